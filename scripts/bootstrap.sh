@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Create (or reuse) the project's virtual environment in .venv with the tested stack
+# (constraints.txt pins torch 2.13.0 and the vLLM-compatible transformers).
+# Idempotent: reinstalls only when pyproject.toml or constraints.txt change.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+stamp=.venv/.grpo-rlvr-installed
+want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "Installing grpo-rlvr and its tested stack into .venv (first run: a minute or two)..." >&2
+  log=.venv/install.log
+  if ! { .venv/bin/python -m pip install --upgrade pip \
+         && .venv/bin/python -m pip install -c constraints.txt -e ".[dev]"; } >"$log" 2>&1; then
+    grep -v "is ignored" "$log" | tail -40 >&2
+    echo "Error: installing into .venv failed; the full log is $log" >&2
+    exit 1
+  fi
+  echo "$want" > "$stamp"
+fi

@@ -1,0 +1,5 @@
+import sys
+
+from grpo_rlvr.cli import main
+
+sys.exit(main())

@@ -1,0 +1,454 @@
+"""Load a brief YAML into the frozen ``Brief``: JSON Schema for shape, then semantic rules, all errors at once.
+
+Every problem names the field path, what is wrong (with the value) and the fix; ``ConfigError`` carries the
+whole list. Defaults are the skill's recipe, not TRL's (see ``RECIPE``). Imports no torch.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib.util
+import json
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+
+import yaml
+
+from grpo_rlvr.brief import model_probe
+from grpo_rlvr.brief.types import Brief, DatasetSpec, Hardware, ModelSpec, RewardSpec, Variant
+from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
+from grpo_rlvr.variants import VARIANTS
+
+# The skill's base recipe: plain GRPO (TRL 1.16 defaults loss_type to "dapo"), lr 5e-7, beta 0.01,
+# num_generations 8 (a floor). Hardware-dependent keys are added by ``_hardware_defaults``.
+RECIPE: dict = {
+    "num_generations": 8,
+    "learning_rate": 5e-7,
+    "beta": 0.01,
+    "loss_type": "grpo",
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 4,
+    "logging_steps": 10,
+    "seed": 3407,
+    "temperature": 1.0,
+    "max_completion_length": 256,
+    "log_completions": True,
+    "report_to": "none",
+}
+NUM_GENERATIONS_FLOOR = 8
+VALUE_SETS = {
+    "loss_type": ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo"),
+    "scale_rewards": ("group", "batch", "none", True, False),
+    "importance_sampling_level": ("token", "sequence"),
+    "vllm_mode": ("server", "colocate"),
+}
+# Keys the toolkit owns: set by render from the run directory, not by the brief.
+RESERVED_KEYS = {"output_dir": "set brief.output_dir instead", "reward_weights": "set rewards[i].weight instead"}
+
+
+def _grpo_fields() -> set[str]:
+    data = json.loads(resources.files("grpo_rlvr.brief").joinpath("grpo_config_fields.json").read_text())
+    return set(data["fields"])
+
+
+def _schema() -> dict:
+    return json.loads(resources.files("grpo_rlvr.brief").joinpath("schema.json").read_text())
+
+
+def _path(parts) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def _schema_problems(data: dict) -> list[str]:
+    from jsonschema import Draft202012Validator
+
+    problems = []
+    validator = Draft202012Validator(_schema())
+    for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        where = _path(err.absolute_path)
+        if err.validator == "additionalProperties":
+            allowed = sorted(err.schema.get("properties", {}))
+            extra = sorted(set(err.instance) - set(allowed))
+            for key in extra:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(allowed)}"
+                problems.append(f"{_path([*err.absolute_path, key])}: unknown key; {hint}")
+        elif err.validator == "required":
+            problems.append(f"{where}: {err.message}; add it (see examples/arithmetic/brief.yaml)")
+        elif err.validator == "enum":
+            problems.append(f"{where}: {err.instance!r} is not allowed; use one of "
+                            f"{', '.join(map(repr, err.validator_value))}")
+        elif err.validator == "type":
+            problems.append(f"{where}: expected {err.validator_value}, got {type(err.instance).__name__} "
+                            f"{err.instance!r}; fix the value's type")
+        else:
+            problems.append(f"{where}: {err.message}")
+    return problems
+
+
+def read_yaml(path: Path) -> dict:
+    """Parse the brief file. Raises InputFileError naming the file (and line) on any read/parse failure."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputFileError(f"brief {path}: file not found; pass the path to a brief YAML "
+                             "(see examples/arithmetic/brief.yaml)") from None
+    except OSError as e:
+        raise InputFileError(f"brief {path}: cannot read it ({e.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise InputFileError(f"brief {path}: not valid YAML{where}: {getattr(e, 'problem', e)}; fix the syntax") \
+            from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"(top level): expected a mapping of keys (model, dataset, rewards, …), got "
+                          f"{type(data).__name__}", source=str(path))
+    return data
+
+
+def _hardware(data: dict) -> Hardware:
+    hw = data.get("hardware") or {}
+    accelerator = hw.get("accelerator") or ("cpu" if hw.get("num_gpus", 1) == 0 else "gpu")
+    num_gpus = 0 if accelerator == "cpu" else int(hw.get("num_gpus", 1))
+    default_vllm = 1 if num_gpus > 1 or hw.get("num_nodes", 1) > 1 else 0
+    return Hardware(accelerator=accelerator, num_gpus=num_gpus, num_nodes=int(hw.get("num_nodes", 1)),
+                    vllm_gpus=int(hw.get("vllm_gpus", default_vllm)) if accelerator == "gpu" else 0,
+                    gpu_type=hw.get("gpu_type"), sharding=hw.get("sharding", "none" if num_gpus <= 1 else "ddp"))
+
+
+def _hardware_defaults(hw: Hardware) -> dict:
+    if hw.accelerator == "cpu":
+        return {"use_vllm": False, "bf16": False, "use_cpu": True, "gradient_checkpointing": False}
+    mode = "server" if hw.vllm_gpus > 0 else "colocate"
+    return {"use_vllm": True, "vllm_mode": mode, "bf16": True}
+
+
+def _resolve_local(base: Path, ref: str) -> tuple[str, bool]:
+    p = Path(ref).expanduser()
+    if not p.is_absolute():
+        p = base / p
+    looks_local = ref.startswith((".", "/", "~")) or p.exists()
+    return (str(p.resolve()), True) if looks_local else (ref, False)
+
+
+def _first_row(path: Path) -> dict | None:
+    """The first record of a local dataset file (jsonl/json), for column checks; None for other formats."""
+    try:
+        if path.suffix == ".jsonl":
+            with path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    if line.strip():
+                        return json.loads(line)
+        elif path.suffix == ".json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            rows = data if isinstance(data, list) else data.get("data") if isinstance(data, dict) else None
+            return rows[0] if rows else None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError, IndexError):
+        return None
+    return None
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def model_identity(spec: ModelSpec) -> dict:
+    """What identifies the model: the hub id and revision, or a local dir's config and weight file sizes."""
+    if not spec.is_local:
+        return {"id": spec.resolved, "revision": spec.revision}
+    d = Path(spec.resolved)
+    cfg = d / "config.json"
+    weights = sorted((p.name, p.stat().st_size) for p in d.glob("*.safetensors")) if d.is_dir() else []
+    h = hashlib.sha256(cfg.read_bytes() if cfg.is_file() else b"")
+    for name, size in weights:
+        h.update(f"{name}:{size}".encode())
+    # Small weights (the tiny demo model) are hashed whole: retraining changes them, not their size.
+    for p in sorted(d.glob("*.safetensors")) if d.is_dir() else []:
+        if p.stat().st_size < 64 << 20:
+            h.update(file_sha256(p).encode())
+    return {"path": spec.name_or_path, "content": h.hexdigest()}
+
+
+def dataset_identity(spec: DatasetSpec) -> dict:
+    ident = {"path": spec.path, "split": spec.split, "prompt_column": spec.prompt_column,
+             "columns": dict(spec.columns)}
+    if spec.is_local and Path(spec.resolved).is_file():
+        ident["sha256"] = file_sha256(Path(spec.resolved))
+    return ident
+
+
+def _fingerprint(model: ModelSpec, dataset: DatasetSpec, rewards, sampling: dict) -> str:
+    ident = {"model": model_identity(model), "dataset": dataset_identity(dataset),
+             "rewards": [{"name": r.name, "weight": r.weight, "kind": r.kind, "params": dict(r.params)}
+                         for r in rewards],
+             "sampling": sampling}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def load_brief(path: str | Path) -> Brief:
+    """Load and validate a brief.
+
+    Args:
+        path: the brief YAML. Relative paths inside it resolve against its folder.
+    Returns:
+        The frozen ``Brief``.
+    Raises:
+        InputFileError: the file is missing or not YAML.
+        ConfigError: every schema and semantic problem found, each with field path and fix.
+    """
+    path = Path(path)
+    data = read_yaml(path)
+    problems = _schema_problems(data)
+    if problems:
+        raise ConfigError(problems, source=str(path))
+    base = path.resolve().parent
+    problems = []
+    warnings: list[str] = []
+
+    # --- model ---------------------------------------------------------------------------------------
+    m = data["model"]
+    resolved, is_local = _resolve_local(base, m["name_or_path"])
+    config = model_probe.read_config(Path(resolved)) if is_local else None
+    if is_local and not Path(resolved).is_dir():
+        problems.append(f"model.name_or_path: {m['name_or_path']!r} looks like a local path but {resolved} is not "
+                        "a directory; point it at a model folder (with config.json) or use a hub id")
+    if model_probe.is_vision_language(m["name_or_path"], config):
+        problems.append(f"model.name_or_path: {m['name_or_path']!r} is a vision-language model. Vision-language RL "
+                        "is out of scope for grpo-rlvr (reference-only): use a text-only model, or TRL's "
+                        "GRPOTrainer with a VLM directly, outside this toolkit")
+    is_moe = model_probe.is_mixture_of_experts(m["name_or_path"], config)
+    model = ModelSpec(m["name_or_path"], resolved, is_local, m.get("revision"), m.get("dtype", "auto"),
+                      bool(m.get("trust_remote_code", False)), is_moe, model_probe.context_length(config))
+
+    # --- dataset -------------------------------------------------------------------------------------
+    d = data["dataset"]
+    d_resolved, d_local = _resolve_local(base, d["path"])
+    columns = dict(d.get("columns") or {})
+    prompt_column = d.get("prompt_column", "prompt")
+    if d_local:
+        p = Path(d_resolved)
+        if not p.is_file():
+            problems.append(f"dataset.path: {d['path']!r} resolves to {p}, which does not exist; fix the path "
+                            "(relative paths resolve against the brief's folder)")
+        elif p.suffix not in (".jsonl", ".json", ".parquet", ".csv"):
+            problems.append(f"dataset.path: {p.name} has suffix {p.suffix!r}; use .jsonl, .json, .parquet or .csv")
+        else:
+            row = _first_row(p)
+            if row is not None:
+                if prompt_column not in row:
+                    problems.append(f"dataset.prompt_column: column {prompt_column!r} is not in {p.name} "
+                                    f"(columns: {', '.join(sorted(row))}); set dataset.prompt_column")
+                for arg, col in columns.items():
+                    if col not in row:
+                        problems.append(f"dataset.columns.{arg}: column {col!r} is not in {p.name} "
+                                        f"(columns: {', '.join(sorted(row))})")
+    dataset = DatasetSpec(d["path"], d_resolved, d_local, d.get("split", "train"), prompt_column,
+                          MappingProxyType(columns), d.get("eval_path"))
+
+    # --- rewards -------------------------------------------------------------------------------------
+    from grpo_rlvr.rewards import build_reward
+
+    rewards = []
+    built = []
+    for i, r in enumerate(data["rewards"]):
+        spec = RewardSpec(r["name"], float(r.get("weight", 1.0)), r.get("kind"),
+                          MappingProxyType(dict(r.get("params") or {})))
+        rewards.append(spec)
+        try:
+            built.append(build_reward(spec.name, dict(spec.params), base_dir=base, kind=spec.kind))
+        except GrpoRlvrError as e:
+            problems.append(f"rewards[{i}].name: {e}")
+    names = [r.name for r in rewards]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        problems.append(f"rewards: {', '.join(dupes)} listed more than once; TRL logs rewards by name, list each once")
+    if built and len(built) == len(rewards):
+        kinds = {b.kind for b in built}
+        if "correctness" not in kinds:
+            warnings.append("rewards: no correctness reward; the gate requires a composite (format + correctness)")
+        if "format" not in kinds:
+            warnings.append("rewards: no format reward; the gate requires a composite (format + correctness)")
+        available = set(columns) | ({*(_first_row(Path(d_resolved)) or {})} if d_local else set())
+        for i, b in enumerate(built):
+            for col in b.columns:
+                if d_local and available and col not in available:
+                    problems.append(f"rewards[{i}] ({b.name}) reads column {col!r}, which the dataset lacks; map it "
+                                    f"with dataset.columns.{col}: <your column>")
+
+    # --- hardware, method, variant ---------------------------------------------------------------------
+    hw = _hardware(data)
+    if hw.accelerator == "gpu" and hw.num_gpus < 1:
+        problems.append("hardware.num_gpus: 0 GPUs with accelerator 'gpu'; set num_gpus ≥ 1 or accelerator: cpu")
+    if hw.accelerator == "gpu" and hw.num_processes < 1:
+        problems.append(f"hardware.vllm_gpus: {hw.vllm_gpus} vLLM GPUs leave no GPU for training out of "
+                        f"{hw.num_gpus * hw.num_nodes}; lower vllm_gpus or add GPUs")
+    method = data.get("method", "full")
+    if method in ("lora", "qlora") and importlib.util.find_spec("peft") is None:
+        warnings.append(f"method: {method!r} needs the 'peft' package on the training machine (pip install peft)")
+
+    variant = None
+    v = data.get("variant")
+    if is_moe:
+        if v and v["name"] != "gspo":
+            problems.append(f"variant.name: {v['name']!r} on a mixture-of-experts model; MoE requires GSPO. "
+                            "Remove the variant (GSPO is applied automatically) or set variant.name: gspo")
+        variant = Variant("gspo", v.get("diagnosis") if v else None, automatic=not v)
+    elif v:
+        spec = VARIANTS[v["name"]]
+        diag = v.get("diagnosis")
+        if not diag:
+            problems.append(f"variant.diagnosis: variant {v['name']!r} needs the diagnosis that showed its failure "
+                            f"mode ({spec.why}); run `grpo-rlvr diagnose RUN` on a base-recipe run and set "
+                            "variant.diagnosis to its diagnosis.json")
+        else:
+            problems.extend(_check_diagnosis(base, diag, spec))
+        variant = Variant(v["name"], diag, automatic=False)
+
+    # --- GRPO config -------------------------------------------------------------------------------------
+    overrides = dict(data.get("grpo") or {})
+    fields = _grpo_fields()
+    grpo, origin = {}, {}
+    for src, values in (("recipe", RECIPE), ("hardware", _hardware_defaults(hw))):
+        for k, val in values.items():
+            grpo[k], origin[k] = val, src
+    if variant is not None:
+        for k, val in VARIANTS[variant.name].delta.items():
+            grpo[k], origin[k] = val, f"variant:{variant.name}"
+    for k, val in overrides.items():
+        if k in RESERVED_KEYS:
+            problems.append(f"grpo.{k}: set by grpo-rlvr; {RESERVED_KEYS[k]}")
+            continue
+        if k not in fields:
+            close = difflib.get_close_matches(k, sorted(fields), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else "see TRL's GRPOConfig for field names"
+            problems.append(f"grpo.{k}: not a GRPOConfig field (TRL 1.16); {hint}")
+            continue
+        grpo[k], origin[k] = val, "brief"
+    grpo["reward_weights"] = [r.weight for r in rewards]
+    origin["reward_weights"] = "rewards"
+    problems.extend(check_grpo(grpo, hw, model))
+    if hw.accelerator == "gpu" and grpo.get("use_vllm") and importlib.util.find_spec("vllm") is None:
+        warnings.append("grpo.use_vllm: vLLM is not installed here; install grpo-rlvr[vllm] on the training machine")
+
+    if problems:
+        raise ConfigError(problems, source=str(path))
+
+    insp = data.get("inspection") or {}
+    pre = data.get("preflight") or {}
+    sampling = {k: grpo.get(k) for k in ("temperature", "top_p", "max_completion_length")}
+    brief = Brief(
+        path=path.resolve(), base_dir=base, name=data.get("name", path.stem),
+        model=model, dataset=dataset, rewards=tuple(rewards), hardware=hw, method=method,
+        lora=MappingProxyType(dict(data.get("lora") or {})),
+        grpo=MappingProxyType(grpo), origin=MappingProxyType(origin), variant=variant,
+        inspection_samples=int(insp.get("samples", 64)), inspection_prompts=int(insp.get("prompts", 32)),
+        inspection_seed=int(insp.get("seed", grpo["seed"])),
+        preflight_prompts=int(pre.get("prompts", 64)), preflight_k=int(pre.get("k", grpo["num_generations"])),
+        preflight_seed=int(pre.get("seed", grpo["seed"])),
+        output_dir=Path(_resolve_local(base, data.get("output_dir", f"./runs/{path.stem}"))[0]),
+        fingerprint=_fingerprint(model, dataset, rewards, sampling),
+        warnings=tuple(warnings),
+        raw=MappingProxyType(data),
+    )
+    return brief
+
+
+def brief_warnings(brief: Brief) -> tuple[str, ...]:
+    return brief.warnings
+
+
+def _check_diagnosis(base: Path, diag: str, spec) -> list[str]:
+    p = Path(diag) if Path(diag).is_absolute() else base / diag
+    try:
+        report = json.loads(p.read_text())
+    except FileNotFoundError:
+        return [f"variant.diagnosis: {p} not found; run `grpo-rlvr diagnose RUN` and point at its diagnosis.json"]
+    except (OSError, json.JSONDecodeError) as e:
+        return [f"variant.diagnosis: {p} is not a readable diagnosis.json ({e})"]
+    found = {f.get("id") for f in report.get("findings", []) if isinstance(f, dict)}
+    if not found & set(spec.failure_modes):
+        return [f"variant.diagnosis: {p.name} shows {', '.join(sorted(map(str, found))) or 'no failure mode'}, "
+                f"none of which calls for {spec.name!r} (it answers: {', '.join(spec.failure_modes)}); "
+                "use the variant the diagnosis recommends"]
+    return []
+
+
+def check_grpo(g: dict, hw: Hardware, model: ModelSpec) -> list[str]:
+    """TRL's constraints and the skill's floors, checked before anything is launched."""
+    problems = []
+    for key, allowed in VALUE_SETS.items():
+        if key in g and g[key] not in allowed:
+            problems.append(f"grpo.{key}: {g[key]!r} is not a value TRL 1.16 accepts (TRL would only fail at the "
+                            f"first step); use one of {', '.join(map(repr, allowed))}")
+
+    def num(key, kind=int):
+        v = g.get(key)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (kind is int and int(v) != v):
+            problems.append(f"grpo.{key}: expected {'an integer' if kind is int else 'a number'}, got {v!r}")
+            return None
+        return kind(v)
+
+    ng = num("num_generations")
+    if ng is not None and ng < NUM_GENERATIONS_FLOOR:
+        problems.append(f"grpo.num_generations: {ng} is below the recipe's floor of {NUM_GENERATIONS_FLOOR} "
+                        "(fewer generations give noisy group advantages); set num_generations: 8 or more")
+    bs, ga = num("per_device_train_batch_size"), num("gradient_accumulation_steps")
+    gbs, spg = num("generation_batch_size"), num("steps_per_generation")
+    for key, v in (("per_device_train_batch_size", bs), ("gradient_accumulation_steps", ga)):
+        if v is not None and v < 1:
+            problems.append(f"grpo.{key}: {v} must be ≥ 1")
+    if gbs is not None and spg is not None:
+        problems.append("grpo.generation_batch_size and grpo.steps_per_generation are mutually exclusive; "
+                        "remove one of them")
+    elif bs and ga and ng:
+        global_bs = bs * hw.num_processes
+        if gbs is not None:
+            if gbs % global_bs:
+                problems.append(f"grpo.generation_batch_size: {gbs} must be divisible by the global batch size "
+                                f"{global_bs} (per_device_train_batch_size {bs} × {hw.num_processes} processes)")
+            gen = gbs
+        else:
+            gen = global_bs * (spg or ga)
+        if gen % ng:
+            fix_bs = next((b for b in range(bs, bs * ng + 1) if (b * hw.num_processes * (spg or ga)) % ng == 0), ng)
+            problems.append(f"grpo.per_device_train_batch_size: the generation batch ({gen} completions = "
+                            f"{bs} per device × {hw.num_processes} processes × {gbs // global_bs if gbs else spg or ga} "
+                            f"steps) must be divisible by num_generations ({ng}) so every prompt gets a full group; "
+                            f"e.g. set per_device_train_batch_size: {fix_bs}")
+    lr = num("learning_rate", float)
+    if lr is not None and not (0 < lr <= 1e-2):
+        problems.append(f"grpo.learning_rate: {lr} is outside (0, 1e-2]; the recipe uses 5e-7")
+    beta = num("beta", float)
+    if beta is not None and not (0 <= beta <= 1):
+        problems.append(f"grpo.beta: {beta} is outside [0, 1]; the recipe uses 0.01 (0 disables the KL term)")
+    temp = num("temperature", float)
+    if temp is not None and temp <= 0:
+        problems.append(f"grpo.temperature: {temp} must be > 0 (GRPO needs diverse samples); the recipe uses 1.0")
+    mcl = num("max_completion_length")
+    if mcl is not None and mcl < 1:
+        problems.append(f"grpo.max_completion_length: {mcl} must be ≥ 1")
+    if mcl and model.context_length and mcl >= model.context_length:
+        problems.append(f"grpo.max_completion_length: {mcl} leaves no room for the prompt in the model's context "
+                        f"of {model.context_length} tokens; lower it")
+    if hw.accelerator == "cpu" and g.get("use_vllm"):
+        problems.append("grpo.use_vllm: vLLM needs a GPU but hardware.accelerator is 'cpu'; set use_vllm: false")
+    if g.get("use_vllm") and g.get("vllm_mode") == "server" and hw.vllm_gpus < 1:
+        problems.append("grpo.vllm_mode: 'server' needs GPUs for the vLLM server; set hardware.vllm_gpus ≥ 1 "
+                        "or vllm_mode: colocate")
+    if g.get("use_vllm") and g.get("vllm_mode") == "colocate" and hw.vllm_gpus > 0:
+        problems.append(f"grpo.vllm_mode: 'colocate' but hardware.vllm_gpus is {hw.vllm_gpus}; colocate shares the "
+                        "training GPUs: set vllm_gpus: 0, or vllm_mode: server")
+    return problems

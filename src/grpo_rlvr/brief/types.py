@@ -1,0 +1,101 @@
+"""The typed, frozen Brief that every phase after ``load_brief`` takes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name_or_path: str        # as written in the brief
+    resolved: str            # an absolute path for local models, the hub id otherwise
+    is_local: bool
+    revision: str | None
+    dtype: str
+    trust_remote_code: bool
+    is_moe: bool
+    context_length: int | None
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    path: str
+    resolved: str
+    is_local: bool
+    split: str
+    prompt_column: str
+    columns: MappingProxyType     # reward argument -> dataset column
+    eval_path: str | None
+
+
+@dataclass(frozen=True)
+class RewardSpec:
+    name: str
+    weight: float
+    kind: str | None
+    params: MappingProxyType
+
+
+@dataclass(frozen=True)
+class Hardware:
+    accelerator: str   # "cpu" | "gpu"
+    num_gpus: int      # GPUs per node, all of them (0 on CPU)
+    num_nodes: int
+    vllm_gpus: int     # of those, GPUs on the first node that serve vLLM (server mode; 0 otherwise)
+    gpu_type: str | None
+    sharding: str      # none | ddp | zero2 | zero3 | fsdp2
+
+    @property
+    def num_processes(self) -> int:
+        """Training processes across all nodes (one per training GPU; one on CPU)."""
+        if self.accelerator == "cpu":
+            return 1
+        return self.num_gpus * self.num_nodes - self.vllm_gpus
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    diagnosis: str | None
+    automatic: bool      # applied by the toolkit (GSPO for MoE), not asked for
+
+
+@dataclass(frozen=True)
+class Brief:
+    """A validated brief. ``grpo`` holds the resolved GRPOConfig kwargs (TRL field names)."""
+
+    path: Path
+    base_dir: Path
+    name: str
+    model: ModelSpec
+    dataset: DatasetSpec
+    rewards: tuple[RewardSpec, ...]
+    hardware: Hardware
+    method: str
+    lora: MappingProxyType
+    grpo: MappingProxyType
+    origin: MappingProxyType         # GRPOConfig key -> "recipe" | "hardware" | "variant:<name>" | "brief"
+    variant: Variant | None
+    inspection_samples: int
+    inspection_prompts: int
+    inspection_seed: int
+    preflight_prompts: int
+    preflight_k: int
+    preflight_seed: int
+    output_dir: Path
+    fingerprint: str                 # identity: model, dataset, rewards, sampling
+    warnings: tuple[str, ...] = ()   # non-fatal findings (validate prints them)
+    raw: MappingProxyType = field(repr=False, default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def reward_weights(self) -> list[float]:
+        return [r.weight for r in self.rewards]
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling parameters training uses (inspection and preflight sample the same way)."""
+        g = self.grpo
+        return {"temperature": g.get("temperature", 1.0), "top_p": g.get("top_p", 1.0),
+                "max_completion_length": g.get("max_completion_length", 256)}

@@ -1,0 +1,247 @@
+"""The ``grpo-rlvr`` command line: a thin shell over the package's functions.
+
+Exit codes: 0 success, 1 the check or run failed, 2 bad input or usage. Heavy imports (torch, transformers,
+trl) happen only inside the commands that need them, so ``--help``, ``validate``, ``gate`` and ``score`` for
+rewards that need no model start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable
+
+from grpo_rlvr import __version__
+from grpo_rlvr.errors import GrpoRlvrError
+
+log = logging.getLogger("grpo_rlvr")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the house error format: usage errors exit 2 and point at --help."""
+
+    def error(self, message: str):  # noqa: D102
+        self.exit(2, f"Error: {message}\nTry '{self.prog} --help'.\n")
+
+
+def _emit(result: dict, as_json: bool, text: Callable[[dict], str]) -> None:
+    if as_json:
+        print(json.dumps(result, indent=2, default=str))
+    else:
+        print(text(result))
+
+
+# --- commands -----------------------------------------------------------------------------------------------
+# Each takes the parsed args and returns the exit code. Imports are local on purpose (start-up time).
+
+def cmd_validate(args) -> int:
+    from grpo_rlvr.validation import validate_report, format_validate_report
+
+    report = validate_report(args.brief)
+    _emit(report, args.json, format_validate_report)
+    return 0
+
+
+def cmd_preflight(args) -> int:
+    from grpo_rlvr.preflight import preflight
+
+    result = preflight(args.brief, prompts=args.prompts, k=args.k, filter_out=args.filter,
+                       keep_share=args.keep_share)
+    _emit(result.to_dict(), args.json, lambda _: result.format())
+    return 0 if result.verdict == "grpo" else 1
+
+
+def cmd_score(args) -> int:
+    from grpo_rlvr.scoring import score_file, format_scores
+
+    rows = score_file(args.input, brief=args.brief, reward=args.reward, options=args.option)
+    if args.json:
+        for row in rows:
+            print(json.dumps(row, default=str))
+    else:
+        print(format_scores(rows))
+    return 0
+
+
+def cmd_inspect(args) -> int:
+    from grpo_rlvr.inspection import inspect_rewards
+
+    result = inspect_rewards(args.brief, out_dir=args.out, samples=args.samples)
+    _emit(result.to_dict(), args.json, lambda _: result.format())
+    return 0
+
+
+def cmd_review(args) -> int:
+    from grpo_rlvr.review import review
+
+    return review(args.dir, reviewer=args.reviewer)
+
+
+def cmd_gate(args) -> int:
+    from grpo_rlvr.gate import check_gate
+
+    result = check_gate(args.dir, brief=args.brief)
+    _emit(result.to_dict(), args.json, lambda _: result.format())
+    return 0 if result.passed else 1
+
+
+def cmd_render(args) -> int:
+    from grpo_rlvr.render import render
+
+    result = render(args.brief, out=args.out, inspection=args.inspection)
+    _emit(result.to_dict(), args.json, lambda _: result.format())
+    return 0
+
+
+def cmd_train(args) -> int:
+    from grpo_rlvr.launch import train
+
+    result = train(args.run, resume=args.resume, dry_run=args.dry_run, max_steps=args.max_steps)
+    _emit(result.to_dict(), args.json, lambda _: result.format())
+    return 0 if result.ok else 1
+
+
+def cmd_diagnose(args) -> int:
+    from grpo_rlvr.diagnosis import diagnose
+
+    result = diagnose(args.run, apply_to=args.apply)
+    _emit(result.to_dict(), args.json, lambda _: result.format())
+    return 0
+
+
+def cmd_memory(args) -> int:
+    from grpo_rlvr.memory_cli import run_memory
+
+    return run_memory(args)
+
+
+def cmd_demo(args) -> int:
+    from grpo_rlvr.demo.pipeline import run_demo
+
+    result = run_demo(workdir=args.workdir, grpo_steps=args.steps, seed=args.seed, eval_samples=args.eval_samples,
+                      fresh=args.fresh)
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+    return 0 if result["ok"] else 1
+
+
+# --- parser -------------------------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="grpo-rlvr", description="GRPO / RLVR on TRL: verifiable rewards, a human reward-inspection "
+                "gate, validated configs, launch and diagnosis.")
+    p.add_argument("--version", action="version", version=f"grpo-rlvr {__version__}")
+    p.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def add(name, fn, help_):
+        sp = sub.add_parser(name, help=help_, description=help_)
+        sp.set_defaults(func=fn)
+        return sp
+
+    def brief_arg(sp):
+        sp.add_argument("brief", metavar="BRIEF", help="the brief YAML")
+
+    def json_arg(sp):
+        sp.add_argument("--json", action="store_true", help="machine-readable output")
+
+    sp = add("demo", cmd_demo, "the whole pipeline on CPU with a tiny model built locally")
+    sp.add_argument("--workdir", default="runs/demo", help="where the demo writes (default: runs/demo)")
+    sp.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the demo brief's max_steps)")
+    sp.add_argument("--seed", type=int, default=0, help="seed for the model, data and warmup (default 0)")
+    sp.add_argument("--eval-samples", type=int, default=400, help="samples for accuracy before/after (≥ 400)")
+    sp.add_argument("--fresh", action="store_true", help="rebuild the cached tiny model")
+    json_arg(sp)
+
+    sp = add("validate", cmd_validate, "schema + semantic checks, memory fit; prints the resolved config")
+    brief_arg(sp)
+    json_arg(sp)
+
+    sp = add("preflight", cmd_preflight, "base success rate from k samples per prompt; routes to SFT or GRPO")
+    brief_arg(sp)
+    sp.add_argument("--prompts", type=int, default=None, help="prompts to sample (default: brief.preflight.prompts)")
+    sp.add_argument("--k", type=int, default=None, help="completions per prompt (default: num_generations)")
+    sp.add_argument("--filter", metavar="OUT", default=None, help="write the learnable subset of the dataset here")
+    sp.add_argument("--keep-share", type=float, default=0.1,
+                    help="with --filter: share of never/always-solved prompts to keep (default 0.1)")
+    json_arg(sp)
+
+    sp = add("score", cmd_score, "score completions from a JSONL file with the brief's rewards or one reward")
+    sp.add_argument("--input", required=True, metavar="FILE.jsonl",
+                    help='lines of {"prompt", "completion", ...ground-truth columns}')
+    src = sp.add_mutually_exclusive_group(required=True)
+    src.add_argument("--brief", metavar="BRIEF", help="use the brief's reward list and weights")
+    src.add_argument("--reward", metavar="NAME", help="one reward by name, or module:function / file.py:function")
+    sp.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="a reward parameter (repeatable; values are parsed as JSON when they can be)")
+    json_arg(sp)
+
+    sp = add("inspect", cmd_inspect, "sample 50–100 outputs, score them, write the inspection artifact")
+    brief_arg(sp)
+    sp.add_argument("--out", default=None, help="artifact folder (default: OUTPUT_DIR/inspection)")
+    sp.add_argument("--samples", type=int, default=None, help="50–100 (default: brief.inspection.samples, 64)")
+    json_arg(sp)
+
+    sp = add("review", cmd_review, "terminal review: agree/disagree with each scored sample; resumable")
+    sp.add_argument("dir", metavar="DIR", help="the inspection folder")
+    sp.add_argument("--reviewer", default=None, help="your name for the record (default: $USER)")
+
+    sp = add("gate", cmd_gate, "the Phase 1 checker: passes only on a complete, current, human-reviewed inspection")
+    sp.add_argument("dir", metavar="DIR", help="the inspection folder")
+    sp.add_argument("--brief", default=None, help="the brief to check against (default: the one recorded)")
+    json_arg(sp)
+
+    sp = add("render", cmd_render, "write the run directory (config, train.py, accelerate.yaml, launch.sh)")
+    brief_arg(sp)
+    sp.add_argument("--out", default=None, help="run folder (default: OUTPUT_DIR/run)")
+    sp.add_argument("--inspection", default=None, help="inspection folder (default: OUTPUT_DIR/inspection)")
+    json_arg(sp)
+
+    sp = add("train", cmd_train, "launch a rendered run directory (refuses without a passing gate)")
+    sp.add_argument("run", metavar="RUN", help="the run folder written by render")
+    sp.add_argument("--resume", action="store_true", help="continue from the newest complete checkpoint")
+    sp.add_argument("--dry-run", action="store_true", help="print the commands and environment, run nothing")
+    sp.add_argument("--max-steps", type=int, default=None, help="override max_steps (smoke runs)")
+    json_arg(sp)
+
+    sp = add("diagnose", cmd_diagnose, "read a run's logs, name failure modes, recommend a variant")
+    sp.add_argument("run", metavar="RUN", help="a run folder, its output folder, or a trainer_state.json")
+    sp.add_argument("--apply", metavar="NEW_BRIEF", default=None,
+                    help="write a new brief with the recommended variant and this diagnosis")
+    json_arg(sp)
+
+    sp = add("memory", cmd_memory, "GPU memory estimate for a model size / method / GPU, with tactics to fit")
+    sp.add_argument("--size", default="7B", help="size class (0.5B … 70B), a parameter count, or a model folder")
+    sp.add_argument("--method", choices=["full", "lora", "qlora"], default="full")
+    sp.add_argument("--gpu", default="80GB", help="GPU type: 24GB, 40GB, 48GB, 80GB, 141GB, dgx-spark")
+    sp.add_argument("--num-gpus", type=int, default=1, help="training GPUs (sharded with --sharding)")
+    sp.add_argument("--sharding", default="none", choices=["none", "zero2", "zero3", "fsdp2"])
+    sp.add_argument("--vllm-mode", default="colocate", choices=["colocate", "server", "off"])
+    sp.add_argument("--completion-length", type=int, default=256, help="max_completion_length")
+    sp.add_argument("--prompt-length", type=int, default=512, help="longest prompt, tokens")
+    sp.add_argument("--batch-size", type=int, default=8, help="per_device_train_batch_size")
+    json_arg(sp)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except GrpoRlvrError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""The demo's synthetic verifiable task: single-digit addition with a required answer format.
+
+A prompt is the user turn ``"3+4="``; a correct completion is ``"<answer>7</answer>"``. The format part of the
+reward checks the tags, the correctness part checks the number, so the reward is composite. The oracle here is
+independent of the reward code (it recomputes the sum from the prompt and parses the completion its own way);
+the demo uses it in place of a human reviewer and says so in the inspection artifact.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+ORACLE_REVIEWER = "oracle:arithmetic-demo"
+
+
+def make_rows(n: int, seed: int, max_operand: int = 9) -> list[dict]:
+    """``n`` dataset rows ``{"prompt": [user message], "answer": "7"}`` drawn with ``seed``."""
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        a, b = rng.randint(0, max_operand), rng.randint(0, max_operand)
+        rows.append({"prompt": [{"role": "user", "content": f"{a}+{b}="}], "answer": str(a + b)})
+    return rows
+
+
+def target_completion(answer: str) -> str:
+    return f"<answer>{answer}</answer>"
+
+
+_PROMPT = re.compile(r"^(\d+)\+(\d+)=$")
+
+
+def oracle_judgement(prompt_text: str, completion_text: str) -> tuple[bool, bool]:
+    """(well_formed, correct) decided without the reward code: exact structure, integer equality."""
+    m = _PROMPT.match(prompt_text.strip())
+    if m is None:
+        raise ValueError(f"not an arithmetic prompt: {prompt_text!r}")
+    truth = int(m.group(1)) + int(m.group(2))
+    text = completion_text.strip()
+    well_formed = text.startswith("<answer>") and text.endswith("</answer>") and text.count("<answer>") == 1
+    inner = text[len("<answer>"):-len("</answer>")] if well_formed else ""
+    correct = well_formed and inner.strip().isdigit() and int(inner.strip()) == truth
+    return well_formed, correct

@@ -1,0 +1,262 @@
+"""``grpo-rlvr demo``: every phase of the pipeline on CPU, on a tiny model built here, from a shipped brief.
+
+build model → preflight (untrained: sft-first) → SFT warmup → preflight (grpo) → accuracy before →
+inspect → oracle review (labelled as such) → gate → render → train (real GRPOTrainer, from the rendered
+files) → accuracy after → diagnose → summary. The review is done by the task's independent oracle, which
+only the demo may use; the artifact records it as the reviewer.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+from grpo_rlvr.demo import arithmetic_task as task
+from grpo_rlvr.demo.model_cache import cache_key, cache_root
+from grpo_rlvr.files import write_json_atomic, write_jsonl_atomic
+
+TRAIN_ROWS = 2000
+EVAL_PROMPTS = 100
+WARMUP = {"steps": 80, "lr": 1e-3, "batch_size": 32}
+
+
+class _Phases:
+    """Prints each phase as it starts and records its duration."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream, self.times, self._cur, self._t = stream, {}, None, 0.0
+
+    def start(self, name: str, what: str) -> None:
+        self.stop()
+        self._cur, self._t = name, time.monotonic()
+        self.stream.write(f"[{name}] {what}\n")
+        self.stream.flush()
+
+    def stop(self) -> None:
+        if self._cur is not None:
+            self.times[self._cur] = round(time.monotonic() - self._t, 1)
+            self._cur = None
+
+    def note(self, text: str) -> None:
+        self.stream.write(f"    {text}\n")
+        self.stream.flush()
+
+    def progress(self, done: int, total: int) -> None:
+        self.stream.write(f"\r    sampling {done}/{total}")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _build_base_model(seed: int, fresh: bool):
+    from grpo_rlvr.demo import tiny_model
+
+    d = cache_root() / f"tiny-base-{cache_key(seed=seed)}"
+    if fresh or not (d / "config.json").is_file():
+        tok = tiny_model.build_tokenizer()
+        model = tiny_model.build_model(tok, seed)
+        tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "untrained"})
+    return d
+
+
+def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool) -> Path:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from grpo_rlvr.demo import tiny_model
+    from grpo_rlvr.demo.warmup import sft_warmup
+
+    d = cache_root() / f"tiny-warm-{cache_key(seed=seed, **WARMUP, rows=len(rows))}"
+    if fresh or not (d / "config.json").is_file():
+        tok = AutoTokenizer.from_pretrained(base)
+        model = AutoModelForCausalLM.from_pretrained(base)
+        losses = sft_warmup(model, tok, rows, [task.target_completion(r["answer"]) for r in rows],
+                            steps=WARMUP["steps"], lr=WARMUP["lr"], batch_size=WARMUP["batch_size"], seed=seed)
+        tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "sft-warmup", **WARMUP,
+                                                   "final_loss": losses[-1]})
+    return d
+
+
+def sampled_accuracy(model_dir: Path, eval_rows: list[dict], per_prompt: int, temperature: float, seed: int,
+                     max_len: int) -> dict:
+    """Oracle-checked accuracy of sampled completions (the same sampler training uses)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from grpo_rlvr.sampling import SamplingParams, generate, prompt_text
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    samples = generate(model, tok, [r["prompt"] for r in eval_rows], per_prompt,
+                       SamplingParams(temperature=temperature, max_completion_length=max_len, seed=seed,
+                                      batch_size=200))
+    judged = [task.oracle_judgement(prompt_text(s.prompt), s.completion) for s in samples]
+    n = len(judged)
+    return {"samples": n, "accuracy": sum(c for _, c in judged) / n, "well_formed": sum(w for w, _ in judged) / n}
+
+
+def oracle_review(inspection_dir: Path) -> dict:
+    """Record the oracle's verdict on every sample: agree when the rewards say what the oracle says."""
+    from grpo_rlvr.inspection import load_artifact
+    from grpo_rlvr.inspection.report import render_report
+    from grpo_rlvr.sampling import prompt_text
+
+    art = load_artifact(inspection_dir)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    disagree = 0
+    for s in art.samples:
+        well_formed, correct = task.oracle_judgement(prompt_text(s["prompt"]), s["completion"])
+        fmt_ok = s["scores"]["format"]["score"] == 1.0
+        em_ok = s["scores"]["exact_match"]["score"] == 1.0
+        wrong = [n for n, ok, truth in (("format", fmt_ok, well_formed), ("exact_match", em_ok, correct)) if ok != truth]
+        disagree += bool(wrong)
+        s["verdict"] = {"verdict": "disagree" if wrong else "agree",
+                        "note": f"oracle: well_formed={well_formed}, correct={correct}" if wrong else "",
+                        "rewards": wrong, "reviewer": task.ORACLE_REVIEWER, "reviewer_kind": "oracle", "time": stamp}
+    art.save_samples()
+    render_report(art.dir, art.manifest, art.samples)
+    return {"reviewed": len(art.samples), "disagree": disagree}
+
+
+def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, eval_samples: int = 400,
+             fresh: bool = False) -> dict:
+    """Run the whole pipeline; returns the summary (also written to WORKDIR/demo_summary.json)."""
+    import torch
+
+    from grpo_rlvr.diagnosis import diagnose
+    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.inspection import inspect_rewards
+    from grpo_rlvr.launch import train
+    from grpo_rlvr.preflight import preflight
+    from grpo_rlvr.render import render
+
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    t_all = time.monotonic()
+    ph = _Phases()
+    work = Path(workdir).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    brief_path = work / "brief.yaml"
+    shutil.copyfile(str(resources.files("grpo_rlvr.examples.arithmetic").joinpath("brief.yaml")), brief_path)
+    rows = task.make_rows(TRAIN_ROWS, seed=seed + 1)
+    write_jsonl_atomic(work / "data" / "train.jsonl", rows)
+    eval_rows = task.make_rows(EVAL_PROMPTS, seed=seed + 99)
+    per_prompt = max(1, -(-eval_samples // EVAL_PROMPTS))
+    from grpo_rlvr.brief import load_brief
+
+    ph.start("build", "building the tiny model (character tokenizer + ~0.9M-parameter Qwen2), cached on disk")
+    base = _build_base_model(seed, fresh)
+    model_link = work / "model"
+    _point(model_link, base)
+    ph.note(f"untrained model: {base}")
+
+    ph.start("preflight-untrained", "preflight on the untrained model (expect: SFT first)")
+    pre0 = preflight(brief_path, prompts=32)
+    ph.note(pre0.format().splitlines()[0] + f" (pass@1 {pre0.pass_at_1:.3f})")
+
+    ph.start("warmup", f"SFT warmup: {WARMUP['steps']} steps, so the model succeeds sometimes")
+    warm = _warm_model(base, rows, seed, fresh)
+    _point(model_link, warm)
+
+    ph.start("preflight", "preflight on the warmed-up model")
+    pre = preflight(brief_path, progress=ph.progress)
+    for line in pre.format().splitlines():
+        ph.note(line)
+    if pre.verdict == "sft-first":
+        ph.stop()
+        return {"ok": False, "stopped": "preflight routed to SFT", "preflight": pre.to_dict()}
+    brief = load_brief(brief_path)
+    s = brief.sampling()
+
+    ph.start("eval-before", f"sampled accuracy before GRPO ({per_prompt * EVAL_PROMPTS} samples)")
+    before = sampled_accuracy(warm, eval_rows, per_prompt, s["temperature"], seed + 7, s["max_completion_length"])
+    ph.note(f"accuracy {before['accuracy']:.3f}, well-formed {before['well_formed']:.3f}")
+
+    ph.start("inspect", "sampling and scoring outputs for inspection")
+    insp = inspect_rewards(brief_path, progress=ph.progress)
+    ph.note(insp.format().splitlines()[0])
+
+    ph.start("review", "review by the task's oracle (the demo only; a person reviews real runs)")
+    rev = oracle_review(insp.dir)
+    ph.note(f"{rev['reviewed']} samples reviewed by {task.ORACLE_REVIEWER}, {rev['disagree']} disagreements")
+
+    ph.start("gate", "the Phase 1 gate")
+    gate = check_gate(insp.dir, brief=brief_path, demo=True)
+    for line in gate.format().splitlines()[1:]:
+        ph.note(line.strip())
+    if not gate.passed:
+        ph.stop()
+        return {"ok": False, "stopped": "gate failed", "gate": gate.to_dict()}
+
+    ph.start("render", "rendering the run directory from templates")
+    rr = render(brief_path)
+    ph.note(rr.format().splitlines()[0])
+
+    steps = grpo_steps or brief.grpo.get("max_steps")
+    ph.start("train", f"GRPO with TRL's GRPOTrainer on CPU, {steps} steps, from {rr.dir / 'train.py'}")
+    tr = train(rr.dir, max_steps=grpo_steps, demo=True)
+    if not tr.ok:
+        ph.stop()
+        return {"ok": False, "stopped": f"training failed (exit {tr.returncode})"}
+
+    ph.start("eval-after", "sampled accuracy after GRPO")
+    after = sampled_accuracy(rr.dir / "output" / "final", eval_rows, per_prompt, s["temperature"], seed + 7,
+                             s["max_completion_length"])
+    ph.note(f"accuracy {after['accuracy']:.3f}, well-formed {after['well_formed']:.3f}")
+
+    ph.start("diagnose", "diagnosing the run")
+    diag = diagnose(rr.dir)
+    ph.stop()
+    curve = _curve(rr.dir / "output" / "metrics.jsonl")
+    summary = {
+        "ok": True, "seed": seed, "grpo_steps": tr.global_step,
+        "accuracy_before": before, "accuracy_after": after,
+        "improvement": after["accuracy"] / before["accuracy"] if before["accuracy"] else None,
+        "preflight_untrained": pre0.verdict, "preflight": pre.to_dict(), "gate_passed": gate.passed,
+        "reward_curve": curve, "diagnosis": diag.to_dict(), "phase_seconds": ph.times,
+        "total_seconds": round(time.monotonic() - t_all, 1), "workdir": str(work),
+    }
+    write_json_atomic(work / "demo_summary.json", summary)
+    print(format_summary(summary, diag.format()))
+    return summary
+
+
+def _point(link: Path, target: Path) -> None:
+    """Make WORKDIR/model point at a cached model folder (a symlink; the brief names ./model)."""
+    if link.is_symlink() or link.is_file():
+        link.unlink()
+    elif link.is_dir():
+        shutil.rmtree(link)
+    link.symlink_to(target, target_is_directory=True)
+
+
+def _curve(metrics: Path) -> list[dict]:
+    if not metrics.is_file():
+        return []
+    out = []
+    for line in metrics.read_text().splitlines():
+        r = json.loads(line)
+        if "reward" in r:
+            out.append({"step": r["step"], "reward": round(r["reward"], 4),
+                        "exact_match": round(r.get("rewards/exact_match/mean", float("nan")), 4),
+                        "format": round(r.get("rewards/format/mean", float("nan")), 4)})
+    return out
+
+
+def format_summary(s: dict, diagnosis_text: str) -> str:
+    b, a = s["accuracy_before"], s["accuracy_after"]
+    ratio = f"{s['improvement']:.2f}×" if s["improvement"] else "n/a"
+    lines = ["", "=" * 72, "grpo-rlvr demo — summary", "=" * 72,
+             f"preflight: untrained model → {s['preflight_untrained']}; after SFT warmup → {s['preflight']['verdict']} "
+             f"(pass@1 {s['preflight']['pass_at_1']:.3f}, pass@{s['preflight']['k']} {s['preflight']['pass_at_k']:.3f})",
+             f"sampled accuracy before GRPO: {b['accuracy']:.3f} ({b['samples']} samples, well-formed {b['well_formed']:.3f})",
+             f"sampled accuracy after GRPO:  {a['accuracy']:.3f} ({a['samples']} samples, well-formed {a['well_formed']:.3f})",
+             f"improvement: {ratio}  (GRPO steps: {s['grpo_steps']}, seed {s['seed']})", "", "reward curve (step: total / exact_match / format):"]
+    curve = s["reward_curve"]
+    pick = curve if len(curve) <= 8 else [curve[i * (len(curve) - 1) // 7] for i in range(8)]
+    for c in pick:
+        lines.append(f"  {c['step']:>4}: {c['reward']:.3f} / {c['exact_match']:.3f} / {c['format']:.3f}")
+    lines += ["", "time per phase (s): " + ", ".join(f"{k} {v}" for k, v in s["phase_seconds"].items()),
+              f"total: {s['total_seconds']} s", "", diagnosis_text, f"\nEverything is in {s['workdir']}"]
+    return "\n".join(lines)

@@ -1,0 +1,89 @@
+"""Build the embedded tiny causal LM: a character tokenizer with a chat template and a ~1M-parameter Qwen2.
+
+Everything is made locally and deterministically from a seed; nothing is downloaded. The result is a normal
+Hugging Face model directory (``config.json``, ``model.safetensors``, tokenizer files), so every later phase
+loads it with ``from_pretrained`` exactly as it would load a hub model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+# --- vocabulary -------------------------------------------------------------------------------------------
+# Special tokens first (ids 0..3), then one token per character. The chat roles are single tokens so the
+# template costs two tokens per turn, not a dozen characters.
+PAD, EOS, USER, ASSISTANT = "<|pad|>", "<|eos|>", "<|user|>", "<|assistant|>"
+SPECIAL_TOKENS = [PAD, EOS, USER, ASSISTANT]
+CHARACTERS = list("0123456789+-*=<>/ abcdefghijklmnopqrstuvwxyz?.:\n")
+
+# A plain chat template: user turns after <|user|>, assistant turns after <|assistant|> and closed by EOS.
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{% if message['role'] == 'user' %}" + USER + "{{ message['content'] }}"
+    "{% elif message['role'] == 'assistant' %}" + ASSISTANT + "{{ message['content'] }}" + EOS + ""
+    "{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}" + ASSISTANT + "{% endif %}"
+)
+
+MODEL_SHAPE = {  # ~1.06M parameters: 4 layers, hidden 128
+    "hidden_size": 128,
+    "intermediate_size": 384,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 4,
+    "max_position_embeddings": 256,
+}
+
+
+def build_tokenizer():
+    """A character-level ``PreTrainedTokenizerFast`` with the chat template above."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, decoders
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + CHARACTERS)}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token=PAD))
+    # Split into single characters; special tokens are matched before this runs.
+    core.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
+    core.decoder = decoders.Fuse()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token=PAD, eos_token=EOS, unk_token=PAD,
+        additional_special_tokens=[USER, ASSISTANT],
+    )
+    tok.chat_template = CHAT_TEMPLATE
+    tok.padding_side = "left"
+    return tok
+
+
+def build_model(tokenizer, seed: int):
+    """A freshly initialised Qwen2 causal LM sized for the character vocabulary."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(seed)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+        tie_word_embeddings=True,
+        **MODEL_SHAPE,
+    )
+    model = Qwen2ForCausalLM(config)
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    return model
+
+
+def save_pretrained(model, tokenizer, out_dir: Path, meta: dict) -> Path:
+    """Write model + tokenizer + a provenance file into ``out_dir`` atomically (via a sibling temp dir)."""
+    from grpo_rlvr.files import atomic_directory
+
+    with atomic_directory(out_dir) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / "grpo_rlvr_model.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return out_dir

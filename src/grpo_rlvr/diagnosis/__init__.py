@@ -1,0 +1,108 @@
+"""``grpo-rlvr diagnose``: read a run's logs, name failure modes with evidence, recommend a variant with the
+exact brief change. The base recipe stays unless a finding calls for a variant."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+from grpo_rlvr.diagnosis.detectors import DETECTORS, Finding
+from grpo_rlvr.diagnosis.metrics import RunLogs, load_run_logs
+from grpo_rlvr.diagnosis.report import write_markdown, write_plots
+from grpo_rlvr.errors import ConfigError
+from grpo_rlvr.files import write_json_atomic, write_text_atomic
+
+__all__ = ["DETECTORS", "DiagnosisResult", "Finding", "diagnose", "load_run_logs"]
+
+_SEVERITY = {"critical": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class DiagnosisResult:
+    out_dir: Path
+    data: dict
+    findings: list[Finding]
+
+    @property
+    def healthy(self) -> bool:
+        return not self.findings
+
+    def to_dict(self) -> dict:
+        return self.data
+
+    def format(self) -> str:
+        d = self.data
+        lines = [f"Diagnosis of {d['run']}: {d['records']} log records, reward {d['reward_start']} → {d['reward_end']}"]
+        if self.healthy:
+            lines.append("  healthy: no failure mode detected; keep the base recipe")
+        for f in self.findings:
+            lines.append(f"  [{f.severity}] {f.title}")
+            lines += [f"      {e}" for e in f.evidence]
+            lines.append(f"      → {f.recommendation}")
+        if d.get("recommended_variant"):
+            lines.append(f"  recommended variant: {d['recommended_variant']}")
+        lines.append(f"  written: {self.out_dir / 'diagnosis.md'}, diagnosis.json, plots")
+        return "\n".join(lines)
+
+
+def run_detectors(logs: RunLogs) -> list[Finding]:
+    found = [f for f in (d(logs) for d in DETECTORS) if f is not None]
+    return sorted(found, key=lambda f: _SEVERITY[f.severity])
+
+
+def diagnose(target, apply_to=None, out_dir=None) -> DiagnosisResult:
+    """Diagnose the run at ``target`` (run folder, output folder, or trainer_state.json / metrics.jsonl).
+
+    Writes diagnosis.json, diagnosis.md and plots next to the logs (or into ``out_dir``). With ``apply_to``,
+    writes a new brief with the recommended variant and a reference to this diagnosis.
+    Raises:
+        InputFileError: no logs found. ConfigError: --apply without a recommended variant.
+    """
+    logs = load_run_logs(target)
+    findings = run_detectors(logs)
+    out = Path(out_dir) if out_dir else (logs.source.parent if logs.source.is_file() else logs.source)
+    out.mkdir(parents=True, exist_ok=True)
+    rewards = logs.series("reward")
+    variant = next((f.variant for f in findings if f.variant), None)
+    data = {
+        "run": str(Path(target)), "records": len(logs.history),
+        "first_step": logs.history[0]["step"] if logs.history else None,
+        "last_step": logs.history[-1]["step"] if logs.history else None,
+        "reward_start": round(rewards[0][1], 4) if rewards else None,
+        "reward_end": round(rewards[-1][1], 4) if rewards else None,
+        "healthy": not findings,
+        "findings": [asdict(f) for f in findings],
+        "recommended_variant": variant,
+    }
+    plots = write_plots(logs, out) if logs.history else []
+    data["plots"] = plots
+    write_json_atomic(out / "diagnosis.json", data)
+    write_markdown(out, data, plots)
+    if apply_to:
+        _apply(logs, variant, out / "diagnosis.json", Path(apply_to))
+        data["applied_brief"] = str(apply_to)
+    return DiagnosisResult(out, data, findings)
+
+
+def _apply(logs: RunLogs, variant: str | None, diagnosis: Path, new_brief: Path) -> None:
+    if variant is None:
+        raise ConfigError("--apply: the diagnosis recommends no variant (the run looks healthy or its findings call "
+                          "for a data or config change, not a variant); nothing to apply")
+    lock = logs.brief_lock
+    if not lock:
+        raise ConfigError(f"--apply: no brief.lock.json next to {logs.source}; diagnose a run folder written by "
+                          "`grpo-rlvr render`")
+    brief = dict(lock["resolved"])
+    brief["variant"] = {"name": variant, "diagnosis": str(diagnosis.resolve())}
+    src_dir = Path(lock["brief"]).parent
+    # keep relative paths working from the new brief's folder
+    for section, key in (("model", "name_or_path"), ("dataset", "path")):
+        val = (brief.get(section) or {}).get(key)
+        if val and val.startswith("."):
+            brief[section] = {**brief[section], key: str((src_dir / val).resolve())}
+    if str(brief.get("output_dir", "")).startswith("."):
+        brief["output_dir"] = str((src_dir / brief["output_dir"]).resolve()) + f"-{variant}"
+    write_text_atomic(new_brief, f"# Written by grpo-rlvr diagnose --apply from {lock['brief']}\n"
+                      + yaml.safe_dump(brief, sort_keys=False))

@@ -1,0 +1,80 @@
+"""Writing a diagnosis: ``diagnosis.json``, ``diagnosis.md`` and PNG plots linked from the markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grpo_rlvr.diagnosis.detectors import reward_names
+from grpo_rlvr.diagnosis.metrics import RunLogs
+from grpo_rlvr.files import write_text_atomic
+
+PLOTS = {
+    "rewards.png": ("reward per function", None),
+    "entropy.png": ("entropy", "entropy"),
+    "length.png": ("mean completion length (tokens)", "completions/mean_length"),
+    "clipped_ratio.png": ("truncated share (clipped_ratio)", "completions/clipped_ratio"),
+    "zero_std.png": ("share of groups with zero reward std", "frac_reward_zero_std"),
+}
+
+
+def write_plots(logs: RunLogs, out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for name, (title, key) in PLOTS.items():
+        fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
+        if key is None:
+            for r in reward_names(logs):
+                s = logs.series(f"rewards/{r}/mean")
+                ax.plot([x for x, _ in s], [y for _, y in s], label=r)
+            s = logs.series("reward")
+            ax.plot([x for x, _ in s], [y for _, y in s], label="total", color="black", linewidth=2)
+            ax.legend(fontsize=8)
+        else:
+            s = logs.series(key)
+            if not s:
+                plt.close(fig)
+                continue
+            ax.plot([x for x, _ in s], [y for _, y in s])
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("step")
+        fig.tight_layout()
+        tmp = out / f".{name}.tmp.png"
+        fig.savefig(tmp)
+        plt.close(fig)
+        tmp.replace(out / name)
+        written.append(name)
+    return written
+
+
+def markdown(data: dict, plots: list[str]) -> str:
+    lines = [f"# Diagnosis of {data['run']}", "",
+             f"{data['records']} log records, steps {data['first_step']}–{data['last_step']}. "
+             f"Reward {data['reward_start']} → {data['reward_end']}.", ""]
+    if not data["findings"]:
+        lines += ["**Healthy: no failure mode detected.** Keep the base recipe; no variant is called for.", ""]
+    for f in data["findings"]:
+        lines += [f"## {f['title']} ({f['severity']})", ""]
+        lines += [f"- {e}" for e in f["evidence"]]
+        lines += ["", f"**Recommendation:** {f['recommendation']}", ""]
+        if f["brief_change"]:
+            lines += ["Brief change:", "", "```yaml", _yaml(f["brief_change"]).rstrip(), "```", ""]
+    if data.get("recommended_variant"):
+        lines += [f"Recommended variant: **{data['recommended_variant']}** "
+                  f"(`grpo-rlvr diagnose RUN --apply NEW_BRIEF.yaml` writes the brief).", ""]
+    if plots:
+        lines += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]
+    return "\n".join(lines)
+
+
+def _yaml(d: dict) -> str:
+    import yaml
+
+    return yaml.safe_dump(d, sort_keys=False)
+
+
+def write_markdown(out: Path, data: dict, plots: list[str]) -> None:
+    write_text_atomic(out / "diagnosis.md", markdown(data, plots))

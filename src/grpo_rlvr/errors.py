@@ -1,0 +1,51 @@
+"""The exception tree. The CLI catches ``GrpoRlvrError`` once and prints ``Error: <message>`` without a traceback.
+
+Every message says what is wrong, the offending value, and how to fix it. ``exit_code`` is what the CLI
+returns: 2 for bad input (a brief, a file, a flag), 1 for a check or run that failed.
+"""
+
+from __future__ import annotations
+
+
+class GrpoRlvrError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    exit_code = 2
+
+
+class ConfigError(GrpoRlvrError):
+    """A brief, a config value or a command-line option is invalid. Carries every problem found, not just one."""
+
+    def __init__(self, problems: list[str] | str, source: str | None = None):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.source = source
+        head = f"{source}: " if source else ""
+        if len(self.problems) == 1:
+            msg = head + self.problems[0]
+        else:
+            msg = head + f"{len(self.problems)} problems:\n" + "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(msg)
+
+
+class InputFileError(GrpoRlvrError):
+    """A file the user pointed at is missing, unreadable or malformed."""
+
+
+class RewardError(GrpoRlvrError):
+    """A reward cannot be built (unknown name, bad parameters, a user module that fails to import)."""
+
+
+class SandboxError(GrpoRlvrError):
+    """The sandbox itself is broken (not the model's code). Never turned into a reward of 0."""
+
+    exit_code = 1
+
+
+class GateError(GrpoRlvrError):
+    """The inspection artifact is unusable (missing, unreadable). A gate that *fails* returns a result instead."""
+
+
+class LaunchError(GrpoRlvrError):
+    """A run directory cannot be launched, or the launched run failed."""
+
+    exit_code = 1

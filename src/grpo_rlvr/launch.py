@@ -1,0 +1,151 @@
+"""``grpo-rlvr train``: run what ``render`` wrote, nothing else, and only behind a passing gate.
+
+Single process (CPU, or one GPU with vLLM colocated): ``python train.py``. Several processes:
+``accelerate launch --config_file accelerate.yaml train.py``. vLLM server mode: ``bash launch.sh``, which
+owns the server's lifecycle. ``--resume`` continues from the newest *complete* checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grpo_rlvr.errors import GrpoRlvrError, InputFileError, LaunchError
+
+
+class GateRefused(GrpoRlvrError):
+    """Training refused: the inspection gate does not pass for this brief and reward code."""
+
+    exit_code = 1
+
+
+@dataclass
+class TrainResult:
+    run: Path
+    ok: bool
+    returncode: int | None
+    command: list[str]
+    resumed_from: str | None = None
+    seconds: float = 0.0
+    global_step: int | None = None
+    dry_run: bool = False
+    env: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"run": str(self.run), "ok": self.ok, "returncode": self.returncode, "command": self.command,
+                "resumed_from": self.resumed_from, "seconds": round(self.seconds, 1),
+                "global_step": self.global_step, "dry_run": self.dry_run, "env": self.env}
+
+    def format(self) -> str:
+        cmd = " ".join(self.command)
+        if self.dry_run:
+            env = " ".join(f"{k}={v}" for k, v in self.env.items())
+            return f"Would run in {self.run}:\n  {env} {cmd}".rstrip()
+        state = "finished" if self.ok else f"FAILED (exit {self.returncode})"
+        return (f"Training {state} after {self.seconds:.0f}s at step {self.global_step}; outputs in "
+                f"{self.run / 'output'}\nNext: grpo-rlvr diagnose {self.run}")
+
+
+_CKPT = re.compile(r"^checkpoint-(\d+)$")
+_WEIGHTS = ("model.safetensors", "adapter_model.safetensors", "pytorch_model.bin", "model.safetensors.index.json")
+
+
+def is_complete_checkpoint(d: Path) -> bool:
+    """A checkpoint is complete when its trainer state parses and its weights and optimizer state are there."""
+    try:
+        state = json.loads((d / "trainer_state.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    has_weights = any((d / w).is_file() and (d / w).stat().st_size > 0 for w in _WEIGHTS)
+    has_optim = any((d / o).is_file() for o in ("optimizer.pt", "optimizer.bin")) or any(d.glob("global_step*"))
+    return has_weights and has_optim and isinstance(state.get("global_step"), int)
+
+
+def newest_complete_checkpoint(output_dir: Path) -> Path | None:
+    found = []
+    for d in Path(output_dir).glob("checkpoint-*"):
+        m = _CKPT.match(d.name)
+        if m and d.is_dir() and is_complete_checkpoint(d):
+            found.append((int(m.group(1)), d))
+    return max(found)[1] if found else None
+
+
+def read_lock(run: Path) -> dict:
+    try:
+        return json.loads((run / "brief.lock.json").read_text())
+    except FileNotFoundError:
+        raise InputFileError(f"{run}: no brief.lock.json; this is not a run folder (run `grpo-rlvr render BRIEF`)") \
+            from None
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputFileError(f"{run / 'brief.lock.json'}: unreadable ({e}); re-run `grpo-rlvr render`") from None
+
+
+def check_before_launch(run: Path, demo: bool = False) -> dict:
+    """The brief is unchanged since render, and the gate passes. Returns the lock. Raises GateRefused."""
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.gate import check_gate
+
+    lock = read_lock(run)
+    brief = load_brief(lock["brief"])
+    if brief.fingerprint != lock["fingerprint"]:
+        raise GateRefused(f"{run}: the brief {lock['brief']} changed since this run was rendered; run "
+                          "`grpo-rlvr render` again (and inspect again if the model, data or rewards changed)")
+    gate = check_gate(lock["inspection"], brief=lock["brief"], demo=demo)
+    if not gate.passed:
+        raise GateRefused("training refused: the inspection gate does not pass.\n" + gate.format())
+    return lock
+
+
+def command_for(run: Path, lock: dict) -> list[str]:
+    plan = lock["launch"]
+    if plan["mode"] == "server":
+        return ["bash", str(run / "launch.sh")]
+    if plan["train_command"].startswith("accelerate launch"):
+        return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(run / "accelerate.yaml"),
+                str(run / "train.py")]
+    return [sys.executable, str(run / "train.py")]
+
+
+def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | None = None, demo: bool = False,
+          stream=None) -> TrainResult:
+    """Launch the run folder ``run``.
+
+    Args:
+        run: the folder ``render`` wrote.
+        resume: continue from the newest complete checkpoint in ``run/output`` (fresh start when none).
+        dry_run: return the command and environment without running anything.
+        max_steps: override ``max_steps`` (smoke runs).
+        demo: accept the demo's oracle review at the gate (only ``grpo-rlvr demo`` sets it).
+    Raises:
+        GateRefused: the gate fails or the brief changed since render.
+        LaunchError: the run folder is incomplete.
+    """
+    run = Path(run).resolve()
+    lock = check_before_launch(run, demo=demo)
+    missing = [f for f in ("train.py", "grpo_config.yaml", "accelerate.yaml", "launch.sh") if not (run / f).is_file()]
+    if missing:
+        raise LaunchError(f"{run}: missing {', '.join(missing)}; run `grpo-rlvr render` again")
+    cmd = command_for(run, lock)
+    ckpt = newest_complete_checkpoint(run / "output") if resume else None
+    if ckpt is not None:
+        cmd += ["--resume", str(ckpt)]
+    if max_steps is not None:
+        cmd += ["--max-steps", str(max_steps)]
+    env_extra = {"TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
+    if dry_run:
+        return TrainResult(run, True, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra)
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, cwd=run, env={**os.environ, **env_extra}, stdout=stream, stderr=subprocess.STDOUT
+                          if stream is not None else None)
+    step = None
+    summary = run / "output" / "train_summary.json"
+    if summary.is_file():
+        step = json.loads(summary.read_text()).get("global_step")
+    return TrainResult(run, proc.returncode == 0, proc.returncode, cmd, str(ckpt) if ckpt else None,
+                       time.monotonic() - t0, step)

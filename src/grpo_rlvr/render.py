@@ -1,0 +1,168 @@
+"""``grpo-rlvr render``: write the run directory a GPU box needs, from Jinja2 template files.
+
+RUN/grpo_config.yaml   GRPOConfig kwargs (TRL field names)
+RUN/train.py           builds GRPOTrainer with the brief's rewards, imported by name
+RUN/accelerate.yaml    single process, multi-GPU DDP, ZeRO-2/3, FSDP2, multi-node
+RUN/launch.sh          colocate: one command; server: vLLM on its own GPUs, health wait, teardown on exit
+RUN/brief.lock.json    the resolved brief, fingerprints and the inspection it was gated on
+
+Values are computed here; templates only substitute and branch. Rendering is deterministic (no timestamps).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from grpo_rlvr import __version__
+from grpo_rlvr.brief import Brief, load_brief
+from grpo_rlvr.files import write_json_atomic, write_text_atomic
+from grpo_rlvr.templating import environment
+
+TRL_VERSION = "1.16"
+VLLM_PORT = 8000
+HEALTH_TIMEOUT_S = 600
+RUN_FILES = ("grpo_config.yaml", "train.py", "accelerate.yaml", "launch.sh", "brief.lock.json")
+
+
+@dataclass
+class RenderResult:
+    dir: Path
+    files: list[str]
+    mode: str
+
+    def to_dict(self) -> dict:
+        return {"dir": str(self.dir), "files": self.files, "mode": self.mode, "next": f"grpo-rlvr train {self.dir}"}
+
+    def format(self) -> str:
+        return (f"Rendered {self.mode} run in {self.dir}: {', '.join(self.files)}\n"
+                f"Next: grpo-rlvr train {self.dir}   (checks the inspection gate first)")
+
+
+def grpo_config_dict(brief: Brief) -> dict:
+    cfg = {k: v for k, v in brief.grpo.items()}
+    cfg["output_dir"] = "output"
+    if cfg.get("use_vllm") and cfg.get("vllm_mode") == "server":
+        cfg.setdefault("vllm_server_port", VLLM_PORT)
+    return cfg
+
+
+def accelerate_config(brief: Brief) -> tuple[dict, str]:
+    """The accelerate config dict and a one-line description."""
+    hw = brief.hardware
+    nproc = hw.num_processes
+    base = {"compute_environment": "LOCAL_MACHINE", "debug": False, "machine_rank": 0, "main_training_function": "main",
+            "num_machines": hw.num_nodes, "num_processes": nproc, "rdzv_backend": "static", "same_network": True,
+            "use_cpu": hw.accelerator == "cpu", "mixed_precision": "bf16" if brief.grpo.get("bf16") else "no",
+            "main_process_ip": None, "main_process_port": None}
+    if hw.num_nodes > 1:
+        base.update(main_process_ip="${MAIN_PROCESS_IP}", main_process_port=29500)
+    if hw.sharding in ("zero2", "zero3"):
+        stage = 3 if hw.sharding == "zero3" else 2
+        base.update(distributed_type="DEEPSPEED", deepspeed_config={
+            "deepspeed_multinode_launcher": "standard", "offload_optimizer_device": "none",
+            "offload_param_device": "none", "zero3_init_flag": stage == 3, "zero3_save_16bit_model": stage == 3,
+            "zero_stage": stage})
+        desc = f"DeepSpeed ZeRO-{stage} over {nproc} processes on {hw.num_nodes} node(s)"
+    elif hw.sharding == "fsdp2":
+        base.update(distributed_type="FSDP", fsdp_config={
+            "fsdp_version": 2, "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP", "fsdp_cpu_ram_efficient_loading": True,
+            "fsdp_offload_params": False, "fsdp_reshard_after_forward": True, "fsdp_state_dict_type": "SHARDED_STATE_DICT"})
+        desc = f"FSDP2 over {nproc} processes on {hw.num_nodes} node(s)"
+    elif nproc > 1:
+        base.update(distributed_type="MULTI_CPU" if hw.accelerator == "cpu" else "MULTI_GPU")
+        desc = f"DDP over {nproc} processes on {hw.num_nodes} node(s)"
+    else:
+        base.update(distributed_type="NO")
+        desc = "single process (" + ("CPU" if hw.accelerator == "cpu" else "one GPU, vLLM colocated") + ")"
+    return {k: v for k, v in base.items() if v is not None}, desc
+
+
+def _devices(start: int, count: int) -> str:
+    return ",".join(str(i) for i in range(start, start + count))
+
+
+def launch_plan(brief: Brief) -> dict:
+    """The commands launch.sh runs, computed here so `train --dry-run` can print the same."""
+    hw = brief.hardware
+    server = bool(brief.grpo.get("use_vllm")) and brief.grpo.get("vllm_mode") == "server"
+    if hw.num_processes > 1 or hw.num_nodes > 1:
+        train = "accelerate launch --config_file accelerate.yaml"
+        if hw.num_nodes > 1:
+            train += ' --machine_rank "${MACHINE_RANK:?set MACHINE_RANK on each node}"'
+        train += " train.py"
+    else:
+        train = "python train.py"
+    plan = {"mode": "server" if server else ("colocate" if brief.grpo.get("use_vllm") else "local"),
+            "train_command": train}
+    if server:
+        tp = hw.vllm_gpus
+        plan.update(
+            vllm_devices=_devices(0, hw.vllm_gpus),
+            train_devices=_devices(hw.vllm_gpus, hw.num_gpus - hw.vllm_gpus),
+            vllm_command=("env VLLM_SERVER_DEV_MODE=1 vllm serve " + shlex.quote(brief.model.resolved)
+                          + f" --tensor-parallel-size {tp}"
+                          + " --weight-transfer-config '{\"backend\": \"nccl\"}'"
+                          + " --logprobs-mode processed_logprobs --max-logprobs -1"),
+            vllm_port=VLLM_PORT, health_timeout_s=HEALTH_TIMEOUT_S)
+    return plan
+
+
+def render(brief_path, out=None, inspection=None) -> RenderResult:
+    """Write the run directory for ``brief_path`` into ``out`` (default ``<output_dir>/run``).
+
+    Raises:
+        ConfigError: the brief is invalid (every problem listed).
+    """
+    brief = load_brief(brief_path)
+    out = Path(out) if out else brief.output_dir / "run"
+    insp = Path(inspection) if inspection else brief.output_dir / "inspection"
+    env = environment()
+    common = {"version": __version__, "brief_name": brief.name, "fingerprint": brief.fingerprint}
+
+    cfg = grpo_config_dict(brief)
+    body = yaml.safe_dump(cfg, sort_keys=True, default_flow_style=False)
+    files = {"grpo_config.yaml": env.get_template("grpo_config.yaml.j2").render(
+        **common, trl_version=TRL_VERSION, body=body)}
+
+    ds = brief.dataset
+    peft = None
+    if brief.method in ("lora", "qlora"):
+        lora = dict(brief.lora)
+        peft = {"r": lora.get("r", 16), "lora_alpha": lora.get("alpha", 32), "lora_dropout": lora.get("dropout", 0.0),
+                "target_modules": lora.get("target_modules", "all-linear"), "task_type": "CAUSAL_LM"}
+    files["train.py"] = env.get_template("train.py.j2").render(
+        **common, model=brief.model.resolved,
+        dataset={"path": ds.resolved, "local": ds.is_local, "split": ds.split,
+                 "suffix": Path(ds.resolved).suffix.lstrip(".") if ds.is_local else None},
+        prompt_column=ds.prompt_column, column_map=dict(ds.columns),
+        rewards=[{"name": r.name, "params": dict(r.params), "kind": r.kind} for r in brief.rewards],
+        brief_dir=str(brief.base_dir), peft=peft)
+
+    acc, desc = accelerate_config(brief)
+    files["accelerate.yaml"] = env.get_template("accelerate.yaml.j2").render(
+        **common, description=desc, body=yaml.safe_dump(acc, sort_keys=True))
+    plan = launch_plan(brief)
+    files["launch.sh"] = env.get_template("launch.sh.j2").render(
+        **common, description=f"{plan['mode']} mode; {desc}", **{
+            "mode": plan["mode"], "train_command": plan["train_command"],
+            "vllm_devices": plan.get("vllm_devices", ""), "train_devices": plan.get("train_devices", ""),
+            "vllm_command": plan.get("vllm_command", ""), "vllm_port": plan.get("vllm_port", VLLM_PORT),
+            "health_timeout_s": plan.get("health_timeout_s", HEALTH_TIMEOUT_S)})
+    lock = {
+        "tool": f"grpo-rlvr {__version__}", "brief": str(brief.path), "fingerprint": brief.fingerprint,
+        "inspection": str(insp.resolve()), "launch": plan, "accelerate": desc,
+        "resolved": json.loads(json.dumps(dict(brief.raw), default=str)),
+        "grpo_config": cfg,
+        "variant": None if brief.variant is None else {"name": brief.variant.name, "diagnosis": brief.variant.diagnosis,
+                                                        "automatic": brief.variant.automatic},
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        write_text_atomic(out / name, text, mode=0o755 if name in ("launch.sh", "train.py") else None)
+    write_json_atomic(out / "brief.lock.json", lock)
+    return RenderResult(out, list(RUN_FILES), plan["mode"])

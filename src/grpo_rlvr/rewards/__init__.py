@@ -1,0 +1,84 @@
+"""Reward functions: a closed registry of built-ins, plus user rewards by ``module:function`` or ``.py`` path.
+
+Every reward is a ``Reward``: callable with TRL's contract, ``explain``-able (score + reason), fingerprinted.
+The registry is the one list of names: help text, docs and error suggestions come from it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from grpo_rlvr.errors import RewardError
+from grpo_rlvr.rewards._reward import KINDS, Reward, Scored, completion_text
+from grpo_rlvr.rewards.exact_match import exact_match_reward
+from grpo_rlvr.rewards.format import format_reward
+from grpo_rlvr.rewards.math_answer import math_reward
+from grpo_rlvr.rewards.user import user_reward
+
+__all__ = ["KINDS", "REGISTRY", "Reward", "RewardEntry", "Scored", "build_reward", "combine", "completion_text",
+           "exact_match_reward", "format_reward", "math_reward", "user_reward"]
+
+
+@dataclass(frozen=True)
+class RewardEntry:
+    factory: Callable[..., Reward]
+    summary: str
+
+
+REGISTRY: dict[str, RewardEntry] = {
+    "format": RewardEntry(format_reward, "required structure, e.g. <answer>…</answer> (1/0)"),
+    "exact_match": RewardEntry(exact_match_reward, "extracted answer equals the ground truth, normalized (1/0)"),
+    "math": RewardEntry(math_reward, "math-verify equivalence of the final answer (1/0), timeouts in any thread"),
+}
+
+
+def is_user_ref(name: str) -> bool:
+    return ":" in name or name.endswith(".py")
+
+
+def build_reward(name: str, params: dict | None = None, base_dir: Path | None = None,
+                 kind: str | None = None) -> Reward:
+    """Build a reward by registry name, or a user reward from ``module:function`` / ``file.py[:function]``.
+
+    Raises:
+        RewardError: unknown name (with suggestions), unknown or invalid parameters.
+    """
+    params = dict(params or {})
+    if is_user_ref(name):
+        return user_reward(name, kind=kind or "custom", params=params, base_dir=base_dir)
+    entry = REGISTRY.get(name)
+    if entry is None:
+        close = difflib.get_close_matches(name, REGISTRY, n=2)
+        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise RewardError(f"Unknown reward {name!r}.{hint} Available: {', '.join(REGISTRY)}; or a user reward "
+                          "as 'module:function' or 'path/to/file.py:function'.")
+    allowed = inspect.signature(entry.factory).parameters
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise RewardError(f"reward {name!r}: unknown params {', '.join(unknown)}; "
+                          f"allowed: {', '.join(allowed) or 'none'}")
+    try:
+        reward = entry.factory(**params)
+    except TypeError as e:
+        raise RewardError(f"reward {name!r}: bad params {params}: {e}") from e
+    if kind is not None and kind != reward.kind:
+        reward.kind = kind
+    return reward
+
+
+def combine(rewards: list[Reward], weights: list[float], completions, **columns) -> list[dict]:
+    """Score a batch with every reward: per sample ``{"scores": {name: Scored}, "total": float}``.
+
+    The total is the weighted sum TRL computes (None counts as absent, as in TRL's nansum).
+    """
+    per = {r.name: r.explain(completions, **columns) for r in rewards}
+    out = []
+    for i in range(len(completions)):
+        scores = {name: per[name][i] for name in per}
+        total = sum(w * s.score for (name, s), w in zip(scores.items(), weights, strict=True) if s.score is not None)
+        out.append({"scores": scores, "total": total})
+    return out

@@ -1,0 +1,116 @@
+"""The reward object every built-in and user reward is wrapped in.
+
+A ``Reward`` is callable with TRL's contract, ``reward(prompts=..., completions=..., completion_ids=..., **columns)``
+returning one ``float | None`` per completion, and also ``explain(...)`` returning a ``Scored`` (score + reason)
+per completion for inspection. Model output is data: a scorer never raises on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# What a reward measures. The gate's composite rule needs one "format" and one "correctness" reward.
+KINDS = ("format", "correctness", "shaping", "judge", "custom")
+
+
+@dataclass(frozen=True)
+class Scored:
+    score: float | None
+    reason: str
+
+
+# A scorer takes the completion texts and, for each, its row of dataset columns, and returns one Scored each.
+Scorer = Callable[[list[str], list[dict]], list[Scored]]
+
+
+def completion_text(completion) -> str:
+    """The text of a completion: a string as is, or the assistant content of a list of chat messages."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, dict):
+        return str(completion.get("content", ""))
+    if isinstance(completion, Sequence):
+        parts = [str(m.get("content", "")) for m in completion
+                 if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
+        return "".join(parts)
+    return "" if completion is None else str(completion)
+
+
+def source_fingerprint(*objs, extra: object = None) -> str:
+    """sha256 over the source files defining ``objs`` plus the JSON of ``extra`` (the reward's params)."""
+    h = hashlib.sha256(Path(__file__).read_bytes())  # the shared contract code counts too
+    for obj in objs:
+        path = Path(inspect.getsourcefile(obj) or "")
+        h.update(path.name.encode())
+        h.update(path.read_bytes() if path.is_file() else inspect.getsource(obj).encode())
+    h.update(json.dumps(extra, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+@dataclass
+class Reward:
+    """A named reward: TRL-callable, explainable, fingerprinted."""
+
+    name: str
+    kind: str
+    params: dict
+    scorer: Scorer
+    fingerprint: str
+    # Dataset columns this reward reads (by keyword); checked against the brief's column mapping.
+    columns: tuple[str, ...] = ()
+    notes: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        # TRL logs rewards/<__name__>/mean.
+        self.__name__ = self.name
+
+    def explain(self, completions: Sequence, **columns) -> list[Scored]:
+        """Score with reasons. ``columns`` hold one value per completion (TRL passes them so)."""
+        texts = [completion_text(c) for c in completions]
+        n = len(texts)
+        rows = [{} for _ in range(n)]
+        for key, values in columns.items():
+            if key in ("trainer_state", "log_extra", "log_metric", "completion_ids", "prompts"):
+                continue
+            if isinstance(values, (list, tuple)) and len(values) == n:
+                for row, v in zip(rows, values, strict=True):
+                    row[key] = v
+        prompts = columns.get("prompts")
+        if isinstance(prompts, (list, tuple)) and len(prompts) == n:
+            for row, p in zip(rows, prompts, strict=True):
+                row["prompt"] = p
+        ids = columns.get("completion_ids")
+        if isinstance(ids, (list, tuple)) and len(ids) == n:
+            for row, i in zip(rows, ids, strict=True):
+                row["completion_ids"] = i
+        out = self.scorer(texts, rows)
+        if len(out) != n:
+            raise RuntimeError(f"reward {self.name!r} returned {len(out)} scores for {n} completions")
+        return [_finite(s) for s in out]
+
+    def __call__(self, prompts=None, completions=(), **kwargs) -> list[float | None]:
+        return [s.score for s in self.explain(completions, prompts=prompts, **kwargs)]
+
+
+def _finite(s: Scored) -> Scored:
+    if s.score is None:
+        return s
+    x = float(s.score)
+    if not math.isfinite(x):
+        return Scored(0.0, f"non-finite score {x} replaced by 0; {s.reason}")
+    return Scored(x, s.reason)
+
+
+def per_item(fn: Callable[[str, dict], Scored]) -> Scorer:
+    """Lift a one-completion scorer to a batch scorer."""
+
+    def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
+        return [fn(t, r) for t, r in zip(texts, rows, strict=True)]
+
+    return scorer

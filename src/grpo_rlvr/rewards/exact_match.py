@@ -1,0 +1,62 @@
+"""``exact_match``: is the extracted answer equal to the ground truth after normalization?
+
+Normalization: strip, collapse internal whitespace, drop a trailing period, optionally lowercase, and compare
+numbers by value ("7.0" == "7", "1,000" == "1000"). Score 1.0 or 0.0, with a reason ("answer 12 ≠ 13").
+Ground truth is the ``answer`` column unless the brief maps another.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from grpo_rlvr.errors import RewardError
+from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, extract_answer
+from grpo_rlvr.rewards._reward import Reward, Scored, per_item, source_fingerprint
+
+
+def normalize(value: object, case_sensitive: bool = False) -> str:
+    s = re.sub(r"\s+", " ", str(value).strip()).rstrip(".").strip()
+    if not case_sensitive:
+        s = s.lower()
+    num = s.replace(",", "")
+    try:
+        d = Decimal(num)
+        if d.is_finite():
+            return format(d.normalize(), "f")
+    except InvalidOperation:
+        pass
+    return s
+
+
+def exact_match_reward(extract: str = "tag", tag: str = "answer", case_sensitive: bool = False,
+                       answer_column: str = "answer") -> Reward:
+    """Build the exact-match correctness reward.
+
+    Args:
+        extract: where the answer is (``tag``, ``boxed``, ``last_number``, ``full``).
+        tag: the tag name for ``extract="tag"``.
+        case_sensitive: compare text answers with case.
+        answer_column: the dataset column holding the ground truth.
+    Raises:
+        RewardError: an unknown ``extract`` mode.
+    """
+    if extract not in EXTRACT_MODES:
+        raise RewardError(f"reward 'exact_match': params.extract is {extract!r}; use one of {', '.join(EXTRACT_MODES)}")
+
+    def score(text: str, row: dict) -> Scored:
+        if answer_column not in row:
+            raise RewardError(f"reward 'exact_match' needs the dataset column {answer_column!r}; map it under "
+                              f"dataset.columns in the brief (available: {sorted(row)})")
+        got = extract_answer(text, extract, tag)
+        if got is None:
+            return Scored(0.0, describe_missing(extract, tag))
+        want = row[answer_column]
+        if normalize(got, case_sensitive) == normalize(want, case_sensitive):
+            return Scored(1.0, f"answer {got} = {want}")
+        return Scored(0.0, f"answer {got!s:.40} ≠ {want!s:.40}")
+
+    params = {"extract": extract, "tag": tag, "case_sensitive": case_sensitive, "answer_column": answer_column}
+    return Reward("exact_match", "correctness", params, per_item(score),
+                  source_fingerprint(exact_match_reward, normalize, extract_answer, extra=params),
+                  columns=(answer_column,))

@@ -1,0 +1,81 @@
+"""User rewards: ``module:function`` or ``path/to/file.py:function`` (``:function`` defaults to ``reward``).
+
+The function follows TRL's contract (``fn(prompts=..., completions=..., **columns) -> list[float | None]``).
+It may also return ``(score, reason)`` pairs, which inspection then shows. Its source file is fingerprinted,
+so editing it after an inspection fails the gate.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+
+from grpo_rlvr.errors import RewardError
+from grpo_rlvr.rewards._reward import KINDS, Reward, Scored, source_fingerprint
+
+
+def load_callable(ref: str, base_dir: Path | None = None):
+    """Import the function named by ``ref``; relative ``.py`` paths resolve against ``base_dir``."""
+    target, _, func_name = ref.partition(":") if not ref.endswith(".py") else (ref, "", "")
+    func_name = func_name or "reward"
+    if target.endswith(".py"):
+        path = Path(target)
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        if not path.is_file():
+            raise RewardError(f"user reward {ref!r}: file {path} not found; give a path relative to the brief")
+        mod_name = f"grpo_rlvr_user_reward_{abs(hash(str(path.resolve())))}"
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            raise RewardError(f"user reward {ref!r}: importing {path} failed: {type(e).__name__}: {e}") from e
+    else:
+        try:
+            module = importlib.import_module(target)
+        except Exception as e:
+            raise RewardError(f"user reward {ref!r}: cannot import module {target!r}: {type(e).__name__}: {e}; "
+                              "install it or use a path to a .py file") from e
+    fn = getattr(module, func_name, None)
+    if not callable(fn):
+        names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
+        raise RewardError(f"user reward {ref!r}: no function {func_name!r} in {module.__name__}; "
+                          f"functions there: {', '.join(sorted(names)) or 'none'}")
+    return fn
+
+
+def user_reward(ref: str, name: str | None = None, kind: str = "custom", params: dict | None = None,
+                base_dir: Path | None = None) -> Reward:
+    """Wrap a user function as a ``Reward``; ``params`` are passed to it as keyword arguments."""
+    if kind not in KINDS:
+        raise RewardError(f"user reward {ref!r}: kind {kind!r} is not one of {', '.join(KINDS)}")
+    fn = load_callable(ref, base_dir)
+    params = dict(params or {})
+    label = name or getattr(fn, "__name__", "user_reward")
+
+    def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
+        columns: dict = {}
+        for key in {k for r in rows for k in r} - {"prompt", "completion_ids"}:
+            columns[key] = [r.get(key) for r in rows]
+        prompts = [r.get("prompt") for r in rows]
+        ids = [r.get("completion_ids") for r in rows]
+        values = fn(prompts=prompts, completions=texts, completion_ids=ids, **columns, **params)
+        if values is None or len(values) != len(texts):
+            raise RewardError(f"user reward {label!r} returned {None if values is None else len(values)} "
+                              f"values for {len(texts)} completions; return one per completion")
+        out = []
+        for v in values:
+            if isinstance(v, tuple) and len(v) == 2:
+                out.append(Scored(None if v[0] is None else float(v[0]), str(v[1])))
+            else:
+                out.append(Scored(None if v is None else float(v), "user reward"))
+        return out
+
+    src = inspect.getsourcefile(fn)
+    fp = source_fingerprint(fn, extra={"ref": ref, "params": params, "source": src and Path(src).name})
+    return Reward(label, kind, {"ref": ref, **params}, scorer, fp)

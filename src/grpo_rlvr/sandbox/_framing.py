@@ -1,0 +1,64 @@
+"""Length-prefixed JSON messages over a pipe, between the parent and a zygote (both trusted).
+
+Covered: whole-message reads with a deadline (``recv`` returns None at a clean end of stream).
+Not covered: messages over ``MAX_MESSAGE`` bytes (refused).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import struct
+import time
+
+MAX_MESSAGE = 256 * 1024 * 1024
+_HEADER = struct.Struct(">I")
+
+
+class ChannelError(Exception):
+    """The other side is gone, too slow, or sent garbage."""
+
+
+def send(fd: int, obj) -> None:
+    body = json.dumps(obj, ensure_ascii=True).encode()
+    data = memoryview(_HEADER.pack(len(body)) + body)
+    while data:
+        try:
+            data = data[os.write(fd, data) :]
+        except OSError as e:
+            raise ChannelError(f"write failed: {e}") from e
+
+
+def recv(fd: int, deadline: float | None = None):
+    """One message, or None if the stream ended cleanly before a message began."""
+    header = _read_exact(fd, _HEADER.size, deadline, allow_eof=True)
+    if header is None:
+        return None
+    (size,) = _HEADER.unpack(header)
+    if size > MAX_MESSAGE:
+        raise ChannelError(f"message of {size} bytes refused")
+    try:
+        return json.loads(_read_exact(fd, size, deadline, allow_eof=False))
+    except ValueError as e:
+        raise ChannelError(f"malformed message: {e}") from e
+
+
+def _read_exact(fd: int, size: int, deadline: float | None, allow_eof: bool):
+    chunks, got = [], 0
+    while got < size:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise ChannelError("timed out waiting for the other side")
+        try:
+            chunk = os.read(fd, min(size - got, 1 << 20))
+        except OSError as e:
+            raise ChannelError(f"read failed: {e}") from e
+        if not chunk:
+            if allow_eof and got == 0:
+                return None
+            raise ChannelError("the other side closed the stream mid-message")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,148 @@
+"""Namespaces and the read-only file-system jail, set up once per zygote and entered once per execution.
+
+The zygote (root, or an unprivileged user allowed user namespaces) enters a fresh network namespace (only a
+loopback device, left down) and a private mount namespace in which it builds a jail root: a tmpfs holding
+read-only, nosuid bind mounts of the system directories and of the Python paths only. Each execution then
+mounts its own empty size-capped tmpfs at ``/sandbox`` (its working directory) and a fresh ``/proc`` for
+its PID namespace, and ``chroot``s into the jail: the home directory, datasets, the test files and the
+rest of ``/tmp`` are not visible. Not covered: the contents of the Python paths and system directories
+(read-only, but readable), kernel vulnerabilities.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+from . import _syscalls as sc
+
+SANDBOX_DIR = "/sandbox"  # the working directory inside the jail
+SANDBOX_TMPFS_MB = 64  # per-execution disk: a tmpfs of this many MiB (counted in host RAM)
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_DEVICES = ("null", "zero", "full", "random", "urandom")
+
+
+@dataclass
+class ZygoteState:
+    """What the zygote managed to set up; forked supervisors and children read it."""
+
+    privileged: bool = False  # root in the initial user namespace: may drop to a per-execution uid
+    can_unshare: bool = False  # may create PID/mount/IPC namespaces per execution
+    own_pidns_fd: int | None = None  # our own PID namespace, to return to after each execution
+    netns: bool = False
+    root: str | None = None  # the jail root, when the file-system jail was built
+    problems: list[str] = field(default_factory=list)  # why a layer is missing, for the logs
+
+
+def setup_zygote(allow_namespaces: bool) -> ZygoteState:
+    """Enter the zygote-wide namespaces and build the jail. Every step is optional; failures are noted."""
+    state = ZygoteState()
+    if not allow_namespaces or not sc.available():
+        state.problems.append("namespaces disabled or not Linux")
+        return state
+    state.privileged = os.geteuid() == 0
+    if not state.privileged and not _enter_user_namespace(state):
+        return state
+    state.can_unshare = True
+    try:
+        state.own_pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
+    except OSError as e:
+        state.problems.append(f"no PID namespaces: {e}")
+    try:
+        sc.unshare(sc.CLONE_NEWNET)
+        state.netns = True
+    except OSError as e:
+        state.problems.append(f"no network namespace: {e}")
+    try:
+        sc.unshare(sc.CLONE_NEWNS)
+        sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+        state.root = _build_root()
+    except OSError as e:
+        state.problems.append(f"no file-system jail: {e}")
+    return state
+
+
+def _enter_user_namespace(state: ZygoteState) -> bool:
+    """Unprivileged: become root of a new user namespace mapped onto our own uid (no uid switching then)."""
+    uid, gid = os.geteuid(), os.getegid()
+    try:
+        sc.unshare(sc.CLONE_NEWUSER)
+        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+    except OSError as e:
+        state.problems.append(f"no user namespace: {e}")
+        return False
+    return True
+
+
+def _root_mountpoint() -> str:
+    """A directory to mount the jail's tmpfs on (in our private mount namespace only; the host sees it empty)."""
+    path = os.path.join(tempfile.gettempdir(), f"grpo-rlvr-sandbox-root-{os.getuid()}")
+    try:
+        os.mkdir(path, 0o755)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if not os.path.isdir(path) or os.path.islink(path) or st.st_uid != os.getuid():
+        return tempfile.mkdtemp(prefix="grpo-rlvr-sandbox-root-")
+    return path
+
+
+def _build_root() -> str:
+    root = _root_mountpoint()
+    sc.mount("tmpfs", root, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
+    bound: list[str] = []
+    for top in _SYSTEM_DIRS:
+        if os.path.islink(top):
+            os.symlink(os.readlink(top), root + top)
+        elif os.path.isdir(top):
+            _bind(top, root + top)
+            bound.append(top)
+    for path in _python_paths():
+        if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound):
+            _bind(path, root + path)
+            bound.append(path)
+    os.makedirs(root + "/dev", mode=0o755)
+    for name in _DEVICES:
+        if os.path.exists("/dev/" + name):
+            _bind("/dev/" + name, f"{root}/dev/{name}", devices=True)
+    for name in ("proc", SANDBOX_DIR.strip("/")):
+        os.makedirs(f"{root}/{name}", mode=0o755)
+    sc.mount(None, root, None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV)
+    return root
+
+
+def _python_paths() -> list[str]:
+    """Absolute, existing ``sys.path`` entries (the stdlib, site-packages, this package), shortest first."""
+    paths = {os.path.realpath(p) for p in sys.path if p and os.path.isabs(p) and os.path.exists(p)}
+    return sorted((p for p in paths if p != "/"), key=len)
+
+
+def _bind(src: str, dst: str, devices: bool = False) -> None:
+    """Read-only, nosuid bind of ``src`` at ``dst`` (creating ``dst``); ``devices`` keeps device nodes usable."""
+    if os.path.isdir(src):
+        os.makedirs(dst, mode=0o755, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(dst), mode=0o755, exist_ok=True)
+        open(dst, "a").close()
+    sc.mount(src, dst, None, sc.MS_BIND)
+    locked = os.statvfs(src).f_flag & (sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)  # same bits as ST_*
+    flags = sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID | locked
+    if not devices:
+        flags |= sc.MS_NODEV
+    sc.mount(None, dst, None, flags)
+
+
+def enter_jail(root: str, uid: int | None, pidns: bool) -> None:
+    """In the child, in its own mount namespace, before dropping privileges: fresh ``/sandbox`` and
+    ``/proc``, then ``chroot``."""
+    owner = f",uid={uid},gid={uid}" if uid is not None else ""
+    opts = f"size={SANDBOX_TMPFS_MB}m,nr_inodes=4096,mode=700{owner}"
+    sc.mount("tmpfs", root + SANDBOX_DIR, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, opts)
+    if pidns:  # a /proc that shows only this execution's processes
+        sc.mount("proc", root + "/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
+    os.chroot(root)
+    os.chdir(SANDBOX_DIR)

@@ -1,0 +1,136 @@
+"""The wire format for values that cross out of the untrusted process, and the strict comparison used on them.
+
+The untrusted process encodes a value as tagged JSON made only of builtin types (``encode``); the parent
+decodes it with a validating decoder (``decode``) that never imports, unpickles or calls anything, and
+compares with ``strict_equal``: types must match exactly (``True != 1``, ``1 != 1.0``, a subclass of ``int``
+is not plain data at all), containers are compared element by element with the same rule, floats compare
+as Python's ``==`` does (exactly; ``nan`` never equals anything).
+
+Covered: None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, nested up to
+``MAX_DEPTH``. Not covered: any other type (numpy scalars, user classes): such a value is "not plain data".
+"""
+
+from __future__ import annotations
+
+MAX_DEPTH = 100
+
+_SCALARS = {
+    "n": type(None),
+    "b": bool,
+    "i": int,
+    "f": float,
+    "c": complex,
+    "s": str,
+    "y": bytes,
+}
+_SEQUENCES = {"l": list, "t": tuple, "S": set, "F": frozenset}
+
+
+class NotPlainData(TypeError):
+    """The value holds something other than builtin plain data."""
+
+
+def encode(value, depth: int = 0):
+    """Encode ``value`` as tagged JSON-ready lists. Runs inside the untrusted process.
+
+    Raises:
+        NotPlainData: the value (or something inside it) is not exactly one of the builtin types above.
+    """
+    if depth > MAX_DEPTH:
+        raise NotPlainData(f"nested deeper than {MAX_DEPTH} levels")
+    t = type(value)  # exact type: subclasses (an int with a patched __eq__) are rejected
+    if value is None:
+        return ["n"]
+    if t is bool:
+        return ["b", value]
+    if t is int:
+        return ["i", hex(value)]  # hex has no int-to-str digit limit
+    if t is float:
+        return ["f", value.hex()]
+    if t is complex:
+        return ["c", value.real.hex(), value.imag.hex()]
+    if t is str:
+        return ["s", value]
+    if t is bytes:
+        return ["y", value.hex()]
+    if t is dict:
+        return ["d", [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]]
+    for tag, seq_type in _SEQUENCES.items():
+        if t is seq_type:
+            return [tag, [encode(v, depth + 1) for v in value]]
+    raise NotPlainData(f"a {t.__name__} object is not plain data")
+
+
+def decode(obj, depth: int = 0):
+    """Decode what ``encode`` produced, validating every node. Runs in the parent.
+
+    Raises:
+        ValueError: the structure is malformed (a tampered channel).
+    """
+    if depth > MAX_DEPTH + 1:
+        raise ValueError("nested too deep")
+    if type(obj) is not list or not obj or type(obj[0]) is not str:
+        raise ValueError(f"malformed node {str(obj)[:60]!r}")
+    tag, args = obj[0], obj[1:]
+    if tag == "n" and not args:
+        return None
+    if tag == "b" and len(args) == 1 and type(args[0]) is bool:
+        return args[0]
+    if tag in ("i", "f", "c", "s", "y") and all(type(a) is str for a in args):
+        if tag == "i" and len(args) == 1:
+            return int(args[0], 16)
+        if tag == "f" and len(args) == 1:
+            return float.fromhex(args[0])
+        if tag == "c" and len(args) == 2:
+            return complex(float.fromhex(args[0]), float.fromhex(args[1]))
+        if tag == "s" and len(args) == 1:
+            return args[0]
+        if tag == "y" and len(args) == 1:
+            return bytes.fromhex(args[0])
+    if len(args) == 1 and type(args[0]) is list:
+        items = args[0]
+        if tag == "d":
+            out = {}
+            for pair in items:
+                if type(pair) is not list or len(pair) != 2:
+                    raise ValueError("malformed dict item")
+                key = decode(pair[0], depth + 1)
+                if key in out:  # 1 and True collide; a real dict cannot hold both
+                    raise ValueError("duplicate dict key")
+                out[key] = decode(pair[1], depth + 1)
+            return out
+        if tag in _SEQUENCES:
+            values = [decode(v, depth + 1) for v in items]
+            made = _SEQUENCES[tag](values)
+            if tag in ("S", "F") and len(made) != len(values):
+                raise ValueError("duplicate set element")
+            return made
+    raise ValueError(f"malformed node with tag {tag!r}")
+
+
+def strict_equal(a, b) -> bool:
+    """Python ``==`` restricted to plain data of identical types at every level."""
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t in (list, tuple):
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
+    if t is dict:
+        if len(a) != len(b):
+            return False
+        keys = {k: k for k in a}  # maps a loosely-equal key of b back to a's own key object
+        return all(k in keys and strict_equal(keys[k], k) and strict_equal(a[keys[k]], v) for k, v in b.items())
+    if t in (set, frozenset):
+        if len(a) != len(b):
+            return False
+        members = {x: x for x in a}
+        return all(y in members and strict_equal(members[y], y) for y in b)
+    if t not in _SCALARS.values():
+        return False
+    return a == b
+
+
+def short_repr(value, limit: int = 80) -> str:
+    """``repr`` cut to ``limit`` characters, for reasons shown to people."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,175 @@
+"""The parent's side: a pool of zygote processes, one per worker, used from worker threads.
+
+Each zygote serves one request at a time; a batch is spread over the pool by a thread pool (the threads
+only wait on pipes). A zygote that dies or stops answering is replaced and the request retried once; a
+second failure, or a supervisor that reports an infrastructure error, raises ``SandboxError``.
+Covered: respawn, concurrency, shutdown at exit, a pool inherited across ``fork()`` (rebuilt in the child).
+Not covered: sharing one pool between processes.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ..errors import SandboxError
+from . import _framing
+
+_STARTUP_TIMEOUT_S = 60.0
+_REQUEST_SLACK_S = 30.0  # per execution, beyond its own timeout, before the zygote counts as hung
+_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+# Loads the sandbox modules without running grpo_rlvr/__init__.py (which may grow heavy imports):
+# the zygote must stay small, since every program is a fork of it.
+_BOOT = """import sys, types
+for name, path in (("grpo_rlvr", {pkg!r}), ("grpo_rlvr.sandbox", {sandbox!r})):
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+from grpo_rlvr.sandbox._zygote import main
+main()
+"""
+
+
+class _Zygote:
+    def __init__(self, namespaces: bool):
+        if not sys.executable:
+            raise SandboxError("cannot start the sandbox: sys.executable is empty (embedded interpreter?)")
+        here = Path(__file__).resolve().parent
+        boot = _BOOT.format(pkg=str(here.parent), sandbox=str(here))
+        args = [sys.executable, "-I", "-B", "-c", boot] + ([] if namespaces else ["--no-namespaces"])
+        try:
+            self.proc = subprocess.Popen(
+                args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_ENV, cwd="/",
+                close_fds=True, start_new_session=True, bufsize=0,
+            )  # fmt: skip
+        except OSError as e:
+            raise SandboxError(f"cannot start the sandbox zygote ({sys.executable}): {e}") from e
+        try:
+            ready = _framing.recv(self.proc.stdout.fileno(), time.monotonic() + _STARTUP_TIMEOUT_S)
+        except _framing.ChannelError as e:
+            self.close()
+            raise SandboxError(f"the sandbox zygote failed to start: {e}") from e
+        if not ready or not ready.get("ready"):
+            self.close()
+            raise SandboxError(f"the sandbox zygote failed to start (exit code {self.proc.poll()})")
+        self.problems = ready.get("problems", [])
+
+    def request(self, message: dict, timeout_s: float) -> dict:
+        _framing.send(self.proc.stdin.fileno(), message)
+        reply = _framing.recv(self.proc.stdout.fileno(), time.monotonic() + timeout_s)
+        if reply is None:
+            raise _framing.ChannelError(f"the zygote exited (code {self.proc.poll()})")
+        return reply
+
+    def close(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=2)  # EOF on its stdin makes it exit
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Pool:
+    """Zygotes, started lazily up to ``size``. ``namespaces=False`` disables every namespace (tests)."""
+
+    def __init__(self, size: int = 1, namespaces: bool = True):
+        self.size = max(1, size)
+        self.namespaces = namespaces
+        self.owner_pid = os.getpid()
+        self._idle: list[_Zygote] = []
+        self._started = 0
+        self._cond = threading.Condition()
+
+    def grow(self, size: int) -> None:
+        with self._cond:
+            self.size = max(self.size, size)
+
+    def run_many(self, messages: list[dict], timeouts_s: list[float], workers: int) -> list[dict]:
+        """One reply per message, in order, with up to ``workers`` requests in flight."""
+        if not messages:
+            return []
+        workers = max(1, min(workers, len(messages)))
+        if workers == 1:
+            return [self.run(m, t) for m, t in zip(messages, timeouts_s)]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpo-sandbox") as ex:
+            return list(ex.map(self.run, messages, timeouts_s))
+
+    def run(self, message: dict, timeout_s: float) -> dict:
+        zygote = self._checkout()
+        try:
+            try:
+                reply = zygote.request(message, timeout_s)
+            except _framing.ChannelError:  # a dead or hung zygote: replace it, retry once
+                zygote.close()
+                zygote = None
+                zygote = _Zygote(self.namespaces)
+                try:
+                    reply = zygote.request(message, timeout_s)
+                except _framing.ChannelError as e:
+                    zygote.close()
+                    zygote = None
+                    raise SandboxError(f"the sandbox zygote failed twice on the same program: {e}") from e
+        finally:
+            self._checkin(zygote)
+        errors = [r["error"] for r in reply.get("reports", []) if "error" in r]
+        if errors or not reply.get("reports"):
+            raise SandboxError(f"the sandbox is broken: {errors[0] if errors else 'empty reply'}")
+        return reply
+
+    def close(self) -> None:
+        with self._cond:
+            idle, self._idle = self._idle, []
+            self._started -= len(idle)
+        for zygote in idle:
+            zygote.close()
+
+    def _checkout(self) -> _Zygote:
+        with self._cond:
+            while not self._idle and self._started >= self.size:
+                self._cond.wait()
+            if self._idle:
+                return self._idle.pop()
+            self._started += 1
+        try:
+            return _Zygote(self.namespaces)
+        except BaseException:
+            with self._cond:
+                self._started -= 1
+                self._cond.notify()
+            raise
+
+    def _checkin(self, zygote: _Zygote | None) -> None:
+        """Return a zygote to the pool; None gives its slot back (it died and could not be replaced)."""
+        with self._cond:
+            if zygote is None:
+                self._started -= 1
+            else:
+                self._idle.append(zygote)
+            self._cond.notify()
+
+
+_shared: Pool | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_pool(workers: int) -> Pool:
+    """The process-wide pool, grown to ``workers`` zygotes (rebuilt after a ``fork()``)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared.owner_pid != os.getpid():
+            _shared = Pool(workers)
+            atexit.register(_shared.close)
+        _shared.grow(workers)
+        return _shared

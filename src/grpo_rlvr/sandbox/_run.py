@@ -1,0 +1,95 @@
+"""The public entry points: plan the tests, extract the code, run in the pool, decide the verdicts here.
+
+Covered: validation of every job before anything runs, order-preserving parallel batches, "no code found"
+without starting a process. Not covered: per-job limits within one batch (one ``SandboxLimits`` for all).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import SandboxError
+from ._extract import extract_program
+from ._limits import SandboxLimits
+from ._plan import Plan, make_plan
+from ._pool import Pool, shared_pool
+from ._verdict import UnitTestVerdict, decide, no_code_verdict
+
+_DEFAULT_LIMITS = SandboxLimits()
+
+
+def run_unit_tests(program: str, tests, *, limits: SandboxLimits = _DEFAULT_LIMITS) -> UnitTestVerdict:
+    """Run a model's completion against ``tests`` in the sandbox and judge it outside the sandbox.
+
+    Args:
+        program: the raw completion text; the last fenced Python block is run (else the whole text).
+        tests: a list of assert strings; a list of ``{"input": str, "output": str}`` stdin/stdout cases;
+            a JSON string of either; or a string of Python test code (weaker: judged inside the sandbox).
+        limits: resource limits of each execution.
+
+    Returns:
+        The verdict: passed/total, a one-line reason, per-test details, the isolation layers in effect.
+
+    Raises:
+        ValueError: ``tests`` (or ``limits``) is malformed. Bad model code is never an error: it scores 0.
+        SandboxError: the sandbox itself is broken.
+    """
+    return run_unit_tests_batch([(program, tests)], limits=limits, workers=1)[0]
+
+
+def run_unit_tests_batch(
+    jobs: list[tuple[str, object]], *, limits: SandboxLimits = _DEFAULT_LIMITS, workers: int | None = None
+) -> list[UnitTestVerdict]:
+    """``run_unit_tests`` over many ``(program, tests)`` pairs, in parallel; verdicts in input order.
+
+    Args:
+        jobs: ``(completion text, tests)`` pairs, as for ``run_unit_tests``.
+        limits: resource limits of each execution.
+        workers: programs run at once (one warm zygote each); default: the number of CPUs.
+
+    Raises:
+        ValueError: a job is malformed; the message names its index. Nothing has run then.
+        SandboxError: the sandbox itself is broken.
+    """
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    return run_batch(jobs, limits, workers, shared_pool(workers))
+
+
+def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool) -> list[UnitTestVerdict]:
+    """``run_unit_tests_batch`` on a given pool (tests use their own pools)."""
+    if not isinstance(limits, SandboxLimits):
+        raise ValueError(f"limits must be a SandboxLimits, got {type(limits).__name__}")
+    plans, programs = [], []
+    for i, job in enumerate(jobs):
+        if not isinstance(job, (tuple, list)) or len(job) != 2:
+            raise ValueError(f"jobs[{i}] must be a (program, tests) pair, got {type(job).__name__}")
+        try:
+            plans.append(make_plan(job[1]))
+        except ValueError as e:
+            raise ValueError(f"jobs[{i}]: {e}") from e
+        programs.append(extract_program(job[0]))
+    todo = [i for i, code in enumerate(programs) if code]
+    messages = [_message(plans[i], programs[i], limits) for i in todo]
+    timeouts = [len(m["stdin"]) * (limits.timeout_s + 30.0) + 30.0 for m in messages]
+    replies = pool.run_many(messages, timeouts, workers)
+    verdicts = [no_code_verdict(plan) for plan in plans]
+    for i, reply in zip(todo, replies):
+        try:
+            verdicts[i] = decide(plans[i], reply["reports"], limits.timeout_s, limits.cpu_s)
+        except (KeyError, TypeError) as e:
+            raise SandboxError(f"the sandbox sent a malformed report: {type(e).__name__}: {e}") from e
+    return verdicts
+
+
+def _message(plan: Plan, program: str, limits: SandboxLimits) -> dict:
+    """What the zygote receives. It never contains an expected value."""
+    stdin = [case_input for case_input, _ in plan.cases] if plan.mode == "stdio" else [""]
+    return {
+        "mode": plan.mode,
+        "program": program,
+        "probes": [list(p) for p in plan.probes],
+        "stdin": stdin,
+        "limits": limits.as_dict(),
+    }

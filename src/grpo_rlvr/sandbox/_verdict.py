@@ -1,0 +1,199 @@
+"""``UnitTestVerdict`` and how it is decided from the supervisors' reports, in the parent process.
+
+Covered: assert/probe plans (values from the result channel, judged against expected values that never
+left this process), stdin/stdout plans (captured stdout compared line by line, trailing whitespace and
+trailing blank lines ignored, exit code 0 required) and test-code plans. Any malformed frame on the result
+channel means the program wrote to it: zero credit. Not covered: partial credit within one test.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from dataclasses import dataclass
+
+from ._plan import Plan, judge_value
+from ._plaindata import decode, short_repr
+
+LAYER_ORDER = (
+    "process", "pidns", "netns", "ipcns", "fs_jail", "tmpdir", "env_scrubbed", "uid_drop", "no_new_privs",
+    "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "pgroup_kill", "sweep",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class UnitTestVerdict:
+    """The outcome of running one program against its tests.
+
+    Attributes:
+        passed: tests that passed. total: tests in all.
+        reason: one human-readable line, e.g. "2/3 passed; test 3 failed: add(2, 2) returned 5, expected 4".
+        layers: isolation layers that were in effect for this run (empty when nothing ran).
+        timed_out: an execution hit the wall-clock limit.
+        details: one line per test.
+    """
+
+    passed: int
+    total: int
+    reason: str
+    layers: tuple[str, ...]
+    timed_out: bool
+    details: tuple[str, ...]
+
+    @property
+    def score(self) -> float:
+        """passed / total (0.0 when there are no tests)."""
+        return self.passed / self.total if self.total else 0.0
+
+
+def ordered_layers(names) -> tuple[str, ...]:
+    names = set(names)
+    return tuple(n for n in LAYER_ORDER if n in names) + tuple(sorted(names - set(LAYER_ORDER)))
+
+
+def no_code_verdict(plan: Plan) -> UnitTestVerdict:
+    details = tuple(f"test {i + 1} failed: no code found" for i in range(plan.total))
+    return UnitTestVerdict(0, plan.total, "no code found", (), False, details)
+
+
+def decide(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: float) -> UnitTestVerdict:
+    """The verdict for ``plan`` from the reports of its executions (one, or one per stdin case)."""
+    layers = ordered_layers(reports[0]["layers"]) if reports else ()
+    if plan.mode == "stdio":
+        outcomes = _stdio_outcomes(plan, reports, timeout_s, cpu_s)
+        banner = ""
+    else:
+        outcomes, banner = _probe_outcomes(plan, reports[0], timeout_s, cpu_s)
+    timed_out = any(r.get("timed_out") for r in reports)
+    passed = sum(ok for ok, _ in outcomes)
+    details = tuple(f"test {i + 1} passed{why}" if ok else f"test {i + 1} failed: {why}"
+                    for i, (ok, why) in enumerate(outcomes))
+    total = plan.total
+    if passed == total:
+        reason = f"{passed}/{total} passed"
+    else:
+        first_fail = next(i for i, (ok, _) in enumerate(outcomes) if not ok)
+        cause = banner or f"test {first_fail + 1} failed: {outcomes[first_fail][1]}"
+        reason = cause if passed == 0 and banner else f"{passed}/{total} passed; {cause}"
+    return UnitTestVerdict(passed, total, reason, layers, timed_out, details)
+
+
+def _death(report: dict, timeout_s: float, cpu_s: float) -> str:
+    """Why an execution stopped before finishing, from what the supervisor observed."""
+    if report["timed_out"]:
+        return f"timed out after {float(timeout_s)} s"
+    if report["output_exceeded"]:
+        return "output limit exceeded"
+    code = report["exit_code"]
+    if code is not None and code < 0:
+        name = _signal_name(-code)
+        if report.get("cpu_s", 0.0) >= max(1.0, cpu_s) - 0.05:
+            return f"CPU limit of {float(cpu_s)} s exceeded ({name})"
+        return f"killed by {name}"
+    return f"the process exited with code {code} before finishing"
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
+    """(outcomes, banner): per-test (ok, why) and a headline that overrides the first failure."""
+    n = len(plan.checks)
+    frames = _parse_channel(report["result"], n)
+    if frames is None:
+        return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
+    load, results = frames
+    if load is None:
+        death = _death(report, timeout_s, cpu_s)
+        return [(False, death)] * n, death
+    if "e" in load:
+        why = f"the program failed to load: {load['e']}"
+        return [(False, "not run: the program failed to load")] * n, why
+    outcomes = []
+    for i, check in enumerate(plan.checks):
+        frame = results.get(i)
+        if frame is None:
+            outcomes.append((False, f"not run: {_death(report, timeout_s, cpu_s)}"))
+        elif "e" in frame:
+            outcomes.append((False, f"{check.label} raised {frame['e']}"))
+        elif check.kind == "ran":
+            outcomes.append((True, " (checked inside the sandbox)"))
+        elif "v" not in frame:
+            return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
+        else:
+            try:
+                value = decode(frame["v"])
+            except (ValueError, TypeError, OverflowError, RecursionError):
+                return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
+            ok, why = judge_value(check, value)
+            weak = " (checked inside the sandbox)" if check.kind == "weak" else ""
+            outcomes.append((ok, weak if ok else why))
+    return outcomes, ""
+
+
+def _parse_channel(text: str, n: int):
+    """(load frame, {index: frame}) or None when any complete line is not a well-formed, in-order frame."""
+    lines = text.encode("latin-1").split(b"\n")[:-1]  # a trailing partial line: the process died mid-write
+    load, results = None, {}
+    for raw in lines:
+        try:
+            frame = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):
+            return None
+        if type(frame) is not dict:
+            return None
+        kind = frame.get("k")
+        if kind == "load" and load is None and set(frame) <= {"k", "e"} and type(frame.get("e", "")) is str:
+            load = frame
+            continue
+        ok_result = (
+            kind == "r"
+            and load is not None
+            and "e" not in load
+            and set(frame) <= {"k", "i", "v", "e"}
+            and not ("v" in frame and "e" in frame)
+            and type(frame.get("i")) is int
+            and 0 <= frame["i"] < n
+            and frame["i"] not in results
+            and type(frame.get("e", "")) is str
+        )
+        if not ok_result:
+            return None
+        results[frame["i"]] = frame
+    return load, results
+
+
+def _normalize(text: str) -> list[str]:
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _stdio_outcomes(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: float):
+    outcomes = []
+    for i, (_, expected) in enumerate(plan.cases):
+        if i >= len(reports):
+            outcomes.append((False, "not run: an earlier case timed out"))
+            continue
+        report = reports[i]
+        if report["timed_out"] or report["output_exceeded"] or report["exit_code"] != 0:
+            why = _death(report, timeout_s, cpu_s)
+            last = report["stderr"].strip().splitlines()[-1:] if report["stderr"].strip() else []
+            if report["exit_code"] and report["exit_code"] > 0 and last:
+                why = f"exited with code {report['exit_code']}: {last[0][:200]}"
+            outcomes.append((False, why))
+            continue
+        got, want = _normalize(report["stdout"]), _normalize(expected)
+        if got == want:
+            outcomes.append((True, ""))
+            continue
+        k = next((j for j, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+        g = short_repr(got[k]) if k < len(got) else "end of output"
+        w = short_repr(want[k]) if k < len(want) else "end of output"
+        outcomes.append((False, f"wrong output at line {k + 1}: got {g}, expected {w}"))
+    return outcomes
