@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from grpo_rlvr.brief import brief_warnings, load_brief
+from grpo_rlvr.errors import ConfigError
+from grpo_rlvr.memory_cli import brief_memory
 
 
 def validate_report(brief_path: str | Path) -> dict:
@@ -29,8 +31,15 @@ def validate_report(brief_path: str | Path) -> dict:
                                                         "diagnosis": brief.variant.diagnosis},
         "grpo_config": {k: {"value": v, "from": brief.origin.get(k, "brief")} for k, v in brief.grpo.items()},
         "warnings": list(brief_warnings(brief)),
+        "memory": brief_memory(brief),
         "valid": True,
     }
+    mem = report["memory"]
+    if mem is not None and not mem["fits"]:
+        fix = "; ".join(f"{t['description']} → {t['changes']}" for t in mem.get("tactics", [])) or \
+            "use more GPUs (hardware.num_gpus with sharding: zero3) or a smaller model"
+        raise ConfigError(f"hardware.gpu_type: the estimated peak memory {mem['total_gib']} GiB per GPU does not fit "
+                          f"{mem['gpu']} ({mem['gpu_gib']} GiB); what makes it fit: {fix}", source=str(brief.path))
     return report
 
 
@@ -47,6 +56,9 @@ def format_validate_report(r: dict) -> str:
     width = max(len(k) for k in r["grpo_config"])
     for k, v in r["grpo_config"].items():
         lines.append(f"  {k:<{width}}  {v['value']!r:<24} ← {v['from']}")
+    if r.get("memory"):
+        m = r["memory"]
+        lines.append(f"Memory: ~{m['total_gib']} GiB peak per GPU on {m['gpu']} ({m['gpu_gib']} GiB): fits")
     for w in r["warnings"]:
         lines.append(f"Warning: {w}")
     return "\n".join(lines)

@@ -80,24 +80,40 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
     params = SamplingParams(temperature=s["temperature"], top_p=s["top_p"],
                             max_completion_length=s["max_completion_length"], seed=brief.inspection_seed)
     drawn = generate(model, tokenizer, [rows[i]["prompt"] for i in chosen_rows], per_prompt, params, progress)
+    cand_rows = [rows[chosen_rows[d.prompt_index]] for d in drawn]
+    candidates = [{"prompt_index": chosen_rows[d.prompt_index], "completion": d.completion, "truncated": d.truncated}
+                  for d in drawn]
+    samples_out = write_artifact(brief, candidates, cand_rows, n, out,
+                                 sampling={**s, "seed": brief.inspection_seed, "candidates_per_prompt": per_prompt})
+    mix = {o: sum(1 for x in samples_out if x["outcome"] == o) for o in ("malformed", "wrong", "partial", "correct")}
+    prompts_used = len({x["prompt_index"] for x in samples_out})
+    return InspectResult(out, len(samples_out), prompts_used, mix, time.monotonic() - t0)
+
+
+def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out: Path, sampling: dict) -> list[dict]:
+    """Score candidate completions, pick ``n`` spread across prompts and outcomes, write the artifact atomically.
+
+    Args:
+        brief: the validated Brief.
+        candidates: ``{"prompt_index", "completion", "truncated"}`` per candidate.
+        rows: the mapped dataset row of each candidate (``prompt`` + ground-truth columns).
+        n: samples to keep. out: the artifact folder (replaced atomically). sampling: recorded in the manifest.
+    Returns:
+        The written samples.
+    """
     rewards = build_rewards(brief)
     kinds = {r.name: r.kind for r in rewards}
-    cand_rows = [rows[chosen_rows[d.prompt_index]] for d in drawn]
-    scored = combine(rewards, brief.reward_weights, [d.completion for d in drawn],
-                     prompts=[r["prompt"] for r in cand_rows], **reward_columns(cand_rows))
-    candidates = []
-    for d, row, sc in zip(drawn, cand_rows, scored, strict=True):
+    scored = combine(rewards, brief.reward_weights, [c["completion"] for c in candidates],
+                     prompts=[r["prompt"] for r in rows], **reward_columns(rows))
+    pool = []
+    for c, row, sc in zip(candidates, rows, scored, strict=True):
         scores = {name: {"score": v.score, "reason": v.reason} for name, v in sc["scores"].items()}
-        candidates.append({
-            "prompt_index": chosen_rows[d.prompt_index], "prompt": row["prompt"], "completion": d.completion,
-            "columns": {k: v for k, v in row.items() if k != "prompt"}, "truncated": d.truncated,
-            "scores": scores, "total": sc["total"],
-            "outcome": outcome({k: v["score"] for k, v in scores.items()}, kinds),
-        })
-    picked = select(candidates, n, brief.inspection_seed)
-    samples_out = [{"id": f"s{i:03d}", **{k: c[k] for k in ("prompt_index", "prompt", "completion", "columns",
-                                                            "truncated", "scores", "total", "outcome")},
-                    "verdict": None} for i, c in enumerate(picked)]
+        pool.append({"prompt_index": c["prompt_index"], "prompt": row["prompt"], "completion": c["completion"],
+                     "columns": {k: v for k, v in row.items() if k != "prompt"}, "truncated": c.get("truncated", False),
+                     "scores": scores, "total": sc["total"],
+                     "outcome": outcome({k: v["score"] for k, v in scores.items()}, kinds)})
+    picked = select(pool, n, brief.inspection_seed)
+    samples_out = [{"id": f"s{i:03d}", **c, "verdict": None} for i, c in enumerate(picked)]
     manifest = {
         "format_version": FORMAT_VERSION,
         "tool": f"grpo-rlvr {__version__}",
@@ -105,16 +121,15 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
         "brief": {"path": str(brief.path), "name": brief.name, "fingerprint": brief.fingerprint},
         "model": model_identity(brief.model),
         "dataset": dataset_identity(brief.dataset),
-        "sampling": {**s, "seed": brief.inspection_seed, "candidates_per_prompt": per_prompt},
+        "sampling": sampling,
         "rewards": [{"name": r.name, "kind": r.kind, "weight": w, "params": r.params, "fingerprint": r.fingerprint}
                     for r, w in zip(rewards, brief.reward_weights, strict=True)],
         "sample_count": len(samples_out),
-        "prompt_count": len({s["prompt_index"] for s in samples_out}),
+        "prompt_count": len({x["prompt_index"] for x in samples_out}),
         "samples_digest": sample_digest(samples_out),
     }
     with atomic_directory(out) as tmp:
         write_json_atomic(tmp / MANIFEST, manifest)
         write_jsonl_atomic(tmp / SAMPLES, samples_out)
         render_report(tmp, manifest, samples_out)
-    mix = {o: sum(1 for s in samples_out if s["outcome"] == o) for o in ("malformed", "wrong", "partial", "correct")}
-    return InspectResult(out, len(samples_out), manifest["prompt_count"], mix, time.monotonic() - t0)
+    return samples_out

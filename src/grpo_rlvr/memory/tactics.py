@@ -2,9 +2,8 @@
 
 Tried cheapest first: changes that cost nothing in quality (gradient checkpointing, vLLM sleep mode,
 vLLM tensor parallelism over the training GPUs, a right-sized vLLM reservation, a smaller micro-batch
-with more accumulation), then ones that change the
-optimizer or method (8-bit AdamW, LoRA, QLoRA), then a shorter ``max_completion_length`` (changes the
-task). Tactics that need more GPUs (ZeRO-3 over N, a separate vLLM server GPU) are a separate ladder.
+with more accumulation), then ones that change the optimizer or method (8-bit AdamW, LoRA, QLoRA), then
+a shorter ``max_completion_length`` (changes the task). Tactics that need more GPUs (ZeRO-3 over N, a separate vLLM server GPU) are a separate ladder.
 Changes are brief deltas: ``{"method": ...}``, ``{"grpo": {<GRPOConfig field>: ...}}``,
 ``{"hardware": {"num_gpus": ..., "sharding": ..., "vllm_gpus": ...}}`` (``num_gpus`` counts vLLM GPUs too).
 """
@@ -21,6 +20,8 @@ from grpo_rlvr.memory.hardware import DEVICES, GpuType, resolve_gpu
 
 @dataclass
 class Tactic:
+    """One way to fit: what it does, the brief change, and the configuration and estimate it leads to."""
+
     description: str
     changes: dict
     estimate: MemoryEstimate
@@ -47,7 +48,7 @@ def _brief_gpus(inp: MemoryInputs) -> int:
 
 
 # ---------------------------------------------------------------------------- single steps
-# Each returns candidate (description, changes, inputs), strongest-but-still-mild first.
+# Each returns candidate (description, brief changes, inputs), mildest first.
 
 
 def _checkpointing(inp: MemoryInputs, gt: GpuType) -> list[Step]:

@@ -20,9 +20,12 @@ def main() -> None:
         job = json.loads(line)
         t = int(job.get("timeout_s", 5)) or 1
         try:
-            gold = parse(str(job["gold"]), extraction_config=configs, parsing_timeout=t)
+            raw = str(job["gold"])
+            # A bare ground truth such as "3x" is read as LaTeX first (the plain-expression extractor would
+            # stop at the number 3), then as written.
+            gold = parse(raw if "$" in raw else f"${raw}$", extraction_config=configs, parsing_timeout=t)
             if not gold:
-                gold = parse(f"${job['gold']}$", extraction_config=configs, parsing_timeout=t)
+                gold = parse(raw, extraction_config=configs, parsing_timeout=t)
             pred = parse(str(job["pred"]), extraction_config=configs, parsing_timeout=t)
             if not gold:
                 res = {"status": "bad_gold"}

@@ -32,14 +32,14 @@ def format_reward(pattern: str = DEFAULT_PATTERN, tag: str = "answer") -> Reward
 
     def score(text: str, row: dict) -> Scored:
         body = text.strip()
-        if rx.fullmatch(body):
-            return Scored(1.0, "well-formed")
         if open_t not in body:
             return Scored(0.0, f"no {open_t} tag")
         if close_t not in body:
             return Scored(0.0, f"no {close_t} closing tag")
-        if body.count(open_t) > 1:
+        if body.count(open_t) > 1:  # checked before the pattern: a lazy .*? would span two answers
             return Scored(0.0, f"{body.count(open_t)} {open_t} tags, expected one")
+        if rx.fullmatch(body):
+            return Scored(1.0, "well-formed")
         return Scored(0.0, "text outside the required structure")
 
     params = {"pattern": pattern, "tag": tag}

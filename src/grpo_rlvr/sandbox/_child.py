@@ -151,9 +151,7 @@ def _run(job: dict) -> int:
         return 0
     except BaseException as e:  # noqa: BLE001 - the program's failure is a result
         if stdio:
-            import traceback
-
-            traceback.print_exc()
+            print(f"Traceback (most recent call last) omitted\n{_describe(e)}", file=sys.stderr)
             return 1
         _send({"k": "load", "e": _describe(e)})
         return 0

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-from dataclasses import dataclass, field
 
 from . import _syscalls as sc
 
@@ -24,16 +22,20 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
 
 
-@dataclass
 class ZygoteState:
-    """What the zygote managed to set up; forked supervisors and children read it."""
+    """What the zygote managed to set up; the supervisor and forked children read it.
 
-    privileged: bool = False  # root in the initial user namespace: may drop to a per-execution uid
-    can_unshare: bool = False  # may create PID/mount/IPC namespaces per execution
-    own_pidns_fd: int | None = None  # our own PID namespace, to return to after each execution
-    netns: bool = False
-    root: str | None = None  # the jail root, when the file-system jail was built
-    problems: list[str] = field(default_factory=list)  # why a layer is missing, for the logs
+    A plain class, not a dataclass: importing ``dataclasses`` would pull ``inspect`` and ``ast`` into the
+    zygote, whose size every fork pays for.
+    """
+
+    def __init__(self) -> None:
+        self.privileged = False  # root in the initial user namespace: may give each child its own uid
+        self.can_unshare = False  # may create PID/mount/IPC namespaces per execution
+        self.own_pidns_fd: int | None = None  # our own PID namespace, to return to after each execution
+        self.netns = False
+        self.root: str | None = None  # the jail root, when the file-system jail was built
+        self.problems: list[str] = []  # why a layer is missing, reported to the parent
 
 
 def setup_zygote(allow_namespaces: bool) -> ZygoteState:
@@ -80,6 +82,8 @@ def _enter_user_namespace(state: ZygoteState) -> bool:
 
 def _root_mountpoint() -> str:
     """A directory to mount the jail's tmpfs on (in our private mount namespace only; the host sees it empty)."""
+    import tempfile  # here, not at the top: the zygote's memory is kept small (see _zygote.PREIMPORT)
+
     path = os.path.join(tempfile.gettempdir(), f"grpo-rlvr-sandbox-root-{os.getuid()}")
     try:
         os.mkdir(path, 0o755)

@@ -16,9 +16,7 @@ import fcntl
 import json
 import os
 import select
-import shutil
 import signal
-import tempfile
 import time
 
 from . import _child
@@ -45,6 +43,8 @@ def execute(job: dict, state: ZygoteState) -> dict:
         if ctx["pidns"]:
             sc.setns(state.own_pidns_fd, sc.CLONE_NEWPID)  # our next children: back in our own namespace
         if ctx["workdir"]:
+            import shutil
+
             shutil.rmtree(ctx["workdir"], ignore_errors=True)
 
 
@@ -59,6 +59,8 @@ def _new_pid_namespace_for_children(state: ZygoteState) -> bool:
 
 
 def _make_workdir(uid: int | None) -> str:
+    import tempfile  # only without the jail; kept out of the zygote's memory otherwise
+
     path = tempfile.mkdtemp(prefix="grpo-rlvr-sandbox-")
     if uid is not None:
         os.chown(path, uid, uid)

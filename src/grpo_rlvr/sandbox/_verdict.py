@@ -71,10 +71,11 @@ def decide(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: float) -> U
     total = plan.total
     if passed == total:
         reason = f"{passed}/{total} passed"
+    elif banner and passed == 0:  # the run as a whole failed: "timed out after 5.0 s"
+        reason = banner
     else:
         first_fail = next(i for i, (ok, _) in enumerate(outcomes) if not ok)
-        cause = banner or f"test {first_fail + 1} failed: {outcomes[first_fail][1]}"
-        reason = cause if passed == 0 and banner else f"{passed}/{total} passed; {cause}"
+        reason = f"{passed}/{total} passed; " + (banner or f"test {first_fail + 1} failed: {outcomes[first_fail][1]}")
     return UnitTestVerdict(passed, total, reason, layers, timed_out, details)
 
 
@@ -113,11 +114,12 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
     if "e" in load:
         why = f"the program failed to load: {load['e']}"
         return [(False, "not run: the program failed to load")] * n, why
-    outcomes = []
+    outcomes, banner = [], ""
     for i, check in enumerate(plan.checks):
         frame = results.get(i)
         if frame is None:
-            outcomes.append((False, f"not run: {_death(report, timeout_s, cpu_s)}"))
+            banner = _death(report, timeout_s, cpu_s)
+            outcomes.append((False, f"not run: {banner}"))
         elif "e" in frame:
             outcomes.append((False, f"{check.label} raised {frame['e']}"))
         elif check.kind == "ran":
@@ -132,7 +134,7 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
             ok, why = judge_value(check, value)
             weak = " (checked inside the sandbox)" if check.kind == "weak" else ""
             outcomes.append((ok, weak if ok else why))
-    return outcomes, ""
+    return outcomes, banner
 
 
 def _parse_channel(text: str, n: int):

@@ -1,0 +1,48 @@
+"""Building real inspection artifacts for tests without sampling a model: synthetic completions of every
+outcome are scored by the real rewards and written by the real ``write_artifact``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from grpo_rlvr.brief import load_brief
+from grpo_rlvr.dataset_io import load_rows
+from grpo_rlvr.inspection import load_artifact
+from grpo_rlvr.inspection.run import write_artifact
+
+
+def completions_for(answer: str, i: int) -> str:
+    kind = i % 4
+    if kind == 0:
+        return f"<answer>{answer}</answer>"                 # correct
+    if kind == 1:
+        return f"<answer>{int(answer) + 1}</answer>"        # well-formed, wrong
+    if kind == 2:
+        return f"{answer}"                                  # malformed
+    return f"<answer>{answer}"                              # malformed (unclosed)
+
+
+def make_artifact(brief_path: Path, out: Path, n: int = 64, prompts: int = 32, verdict: str | None = "agree",
+                  reviewer_kind: str = "human", complete=completions_for) -> Path:
+    brief = load_brief(brief_path)
+    rows = load_rows(brief)[:prompts]
+    per = -(-n * 2 // prompts)
+    cands, cand_rows = [], []
+    for p, row in enumerate(rows):
+        for j in range(per):
+            cands.append({"prompt_index": p, "completion": complete(row["answer"], p + j), "truncated": False})
+            cand_rows.append(row)
+    write_artifact(brief, cands, cand_rows, n, out, sampling={**brief.sampling(), "seed": 0})
+    if verdict:
+        review_all(out, verdict, reviewer_kind)
+    return out
+
+
+def review_all(out: Path, verdict: str = "agree", reviewer_kind: str = "human") -> None:
+    art = load_artifact(out)
+    for s in art.samples:
+        s["verdict"] = {"verdict": verdict, "note": "" if verdict == "agree" else "wrong score", "rewards": [],
+                        "reviewer": "tester", "reviewer_kind": reviewer_kind,
+                        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    art.save_samples()

@@ -1,0 +1,64 @@
+"""Shared fixtures. Nothing is downloaded: HF_HUB_OFFLINE=1 makes an accidental hub access fail loudly, and the
+tiny model is built locally from a seed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "grpo_rlvr"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_cache(tmp_path_factory):
+    """Each test session builds its own tiny models instead of reusing the user's cache."""
+    os.environ["GRPO_RLVR_CACHE"] = str(tmp_path_factory.mktemp("grpo-rlvr-cache"))
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    """An untrained tiny model (character tokenizer + Qwen2), saved like any Hugging Face model."""
+    from grpo_rlvr.demo import tiny_model
+
+    d = tmp_path_factory.mktemp("models") / "tiny"
+    tok = tiny_model.build_tokenizer()
+    model = tiny_model.build_model(tok, seed=0)
+    tiny_model.save_pretrained(model, tok, d, {"seed": 0, "kind": "untrained"})
+    return d
+
+
+def example_brief_text() -> str:
+    return resources.files("grpo_rlvr.examples.arithmetic").joinpath("brief.yaml").read_text()
+
+
+@pytest.fixture
+def workspace(tmp_path, tiny_model_dir) -> Path:
+    """A folder laid out like the demo's: brief.yaml, data/train.jsonl, model -> the tiny model."""
+    from grpo_rlvr.demo import arithmetic_task
+    from grpo_rlvr.files import write_jsonl_atomic
+
+    (tmp_path / "brief.yaml").write_text(example_brief_text())
+    write_jsonl_atomic(tmp_path / "data" / "train.jsonl", arithmetic_task.make_rows(200, seed=1))
+    (tmp_path / "model").symlink_to(tiny_model_dir, target_is_directory=True)
+    return tmp_path
+
+
+def copy_brief(workspace: Path, text: str, name: str = "brief.yaml") -> Path:
+    p = workspace / name
+    p.write_text(text)
+    return p
+
+
+@pytest.fixture
+def clean_dir(tmp_path):
+    yield tmp_path
+    shutil.rmtree(tmp_path, ignore_errors=True)

@@ -1,0 +1,135 @@
+"""Correct programs get credit: partial credit, stdin/stdout cases, fenced code, JSON tests, test code."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import grpo_rlvr.sandbox as sandbox
+from grpo_rlvr.sandbox import SandboxLimits, UnitTestVerdict, run_unit_tests, run_unit_tests_batch
+
+ADD = "def add(a, b):\n    return a + b\n"
+ADD_TESTS = ["assert add(1, 2) == 3", "assert add(0, 0) == 0", "assert add(-1, 1) == 0"]
+SHORT = SandboxLimits(timeout_s=1.0, cpu_s=1.0)
+
+
+def test_public_names():
+    assert sorted(sandbox.__all__) == sorted(
+        ["SandboxLimits", "UnitTestVerdict", "isolation_layers", "run_unit_tests", "run_unit_tests_batch"]
+    )
+
+
+def test_correct_program_passes_all():
+    verdict = run_unit_tests(ADD, ADD_TESTS)
+    assert isinstance(verdict, UnitTestVerdict)
+    assert (verdict.passed, verdict.total, verdict.reason) == (3, 3, "3/3 passed")
+    assert verdict.details == ("test 1 passed", "test 2 passed", "test 3 passed")
+    assert not verdict.timed_out and "process" in verdict.layers
+
+
+def test_partial_credit_and_reason():
+    program = "def add(a, b):\n    return 5 if a == 2 else a + b\n"
+    verdict = run_unit_tests(program, ["assert add(1, 2) == 3", "assert add(0, 0) == 0", "assert add(2, 2) == 4"])
+    assert (verdict.passed, verdict.total) == (2, 3)
+    assert verdict.reason == "2/3 passed; test 3 failed: add(2, 2) returned 5, expected 4"
+    assert verdict.score == pytest.approx(2 / 3)
+
+
+def test_exception_in_one_test_fails_only_that_test():
+    program = "def inv(x):\n    return 1 / x\n"
+    verdict = run_unit_tests(program, ["assert inv(1) == 1.0", "assert inv(0) == 0", "assert inv(2) == 0.5"])
+    assert verdict.passed == 2
+    assert "inv(0) raised ZeroDivisionError" in verdict.details[1]
+
+
+def test_fenced_code_is_extracted():
+    completion = f"Sure! Here is the code:\n\n```python\n{ADD}```\n\nIt adds `a` and `b`."
+    assert run_unit_tests(completion, ADD_TESTS).passed == 3
+
+
+def test_no_code_found():
+    verdict = run_unit_tests("I cannot solve this.\n```text\nsorry\n```", ADD_TESTS)
+    assert (verdict.passed, verdict.total, verdict.reason, verdict.layers) == (0, 3, "no code found", ())
+
+
+def test_syntax_error_fails_every_test():
+    verdict = run_unit_tests("def add(a, b) return a + b", ADD_TESTS)
+    assert verdict.passed == 0 and "failed to load: SyntaxError" in verdict.reason
+
+
+def test_json_string_tests():
+    assert run_unit_tests(ADD, json.dumps(ADD_TESTS)).passed == 3
+
+
+def test_stdin_stdout_cases_ignore_trailing_whitespace():
+    program = "a, b = map(int, input().split())\nprint(a + b, '  ')\nprint()\n"
+    cases = [{"input": "1 2\n", "output": "3\n"}, {"input": "5 5", "output": "10"}, {"input": "2 2\n", "output": "5\n"}]
+    verdict = run_unit_tests(program, cases)
+    assert (verdict.passed, verdict.total) == (2, 3)
+    assert verdict.details[2] == "test 3 failed: wrong output at line 1: got '4', expected '5'"
+
+
+def test_stdin_stdout_runtime_error_and_exit_code():
+    verdict = run_unit_tests("import sys\nx = int(input())\nprint(x)\nsys.exit(3 if x == 2 else 0)\n",
+                             [{"input": "1", "output": "1"}, {"input": "2", "output": "2"}, {"input": "z", "output": "z"}])
+    assert verdict.passed == 1
+    assert verdict.details[1].startswith("test 2 failed: the process exited with code 3")
+    assert "ValueError" in verdict.details[2]
+
+
+def test_stdin_stdout_timeout_skips_later_cases():
+    verdict = run_unit_tests("n = int(input())\nwhile n == 2: pass\nprint(n)\n",
+                             [{"input": "1", "output": "1"}, {"input": "2", "output": "2"}, {"input": "3", "output": "3"}],
+                             limits=SHORT)
+    assert verdict.passed == 1 and verdict.timed_out
+    assert verdict.details[2] == "test 3 failed: not run: an earlier case timed out"
+
+
+def test_json_string_stdio_cases():
+    cases = json.dumps([{"input": "hi\n", "output": "hi\n"}])
+    assert run_unit_tests("print(input())", cases).passed == 1
+
+
+def test_test_code_string_mode():
+    code = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(0, 0) == 0\ncheck(add)\n"
+    assert run_unit_tests(ADD, code).passed == 1
+    failing = run_unit_tests("def add(a, b):\n    return a - b\n", code)
+    assert failing.passed == 0 and "AssertionError" in failing.reason
+
+
+def test_non_equality_asserts_fall_back_inside_the_sandbox():
+    program = "def big(n):\n    return n * 10\n"
+    verdict = run_unit_tests(program, ["assert big(2) > 15", "assert big(1) > 15"])
+    assert verdict.passed == 1
+    assert verdict.details[0] == "test 1 passed (checked inside the sandbox)"
+
+
+def test_floats_and_containers_compare_strictly():
+    program = "def f(x):\n    return {'a': [x, (x, 1.5)], 'b': {x}}\n"
+    verdict = run_unit_tests(program, ["assert f(2) == {'a': [2, (2, 1.5)], 'b': {2}}",
+                                       "assert f(True) == {'a': [1, (1, 1.5)], 'b': {1}}"])
+    assert verdict.passed == 1
+
+
+def test_timeout_reason():
+    verdict = run_unit_tests("while True:\n    pass\n", ["assert f(1) == 1"], limits=SHORT)
+    assert verdict.timed_out and verdict.reason == "timed out after 1.0 s" and verdict.passed == 0
+
+
+def test_batch_preserves_order_and_counts():
+    jobs = [(f"def f(x):\n    return x * {k}\n", ["assert f(2) == 4", "assert f(3) == 6"]) for k in range(6)]
+    jobs.append(("", ["assert f(1) == 1"]))
+    verdicts = run_unit_tests_batch(jobs, workers=2)
+    assert [v.passed for v in verdicts] == [0, 0, 2, 0, 0, 0, 0]
+    assert verdicts[-1].reason == "no code found"
+
+
+def test_batch_malformed_tests_name_the_job():
+    with pytest.raises(ValueError, match=r"jobs\[1\]: tests must be"):
+        run_unit_tests_batch([(ADD, ADD_TESTS), (ADD, 3)])
+
+
+def test_bad_workers():
+    with pytest.raises(ValueError, match="workers"):
+        run_unit_tests_batch([(ADD, ADD_TESTS)], workers=0)

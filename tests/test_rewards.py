@@ -1,0 +1,123 @@
+"""The built-in rewards: TRL's calling contract, reasons, composition, robustness on arbitrary output."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grpo_rlvr.errors import RewardError
+from grpo_rlvr.rewards import REGISTRY, build_reward, combine
+
+CONV = lambda text: [{"role": "assistant", "content": text}]  # noqa: E731 - a conversational completion
+
+
+def test_format_scores_structure_with_reasons():
+    r = build_reward("format")
+    got = r.explain(["<answer>7</answer>", "7", "<answer>7", "<answer>1</answer><answer>2</answer>", "x <answer>7</answer>"])
+    assert [s.score for s in got] == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert got[1].reason == "no <answer> tag"
+    assert got[2].reason == "no </answer> closing tag"
+    assert "2 <answer> tags" in got[3].reason
+    assert got[4].reason == "text outside the required structure"
+
+
+def test_exact_match_normalizes_and_explains():
+    r = build_reward("exact_match")
+    got = r.explain(["<answer> 7.0 </answer>", "<answer>12</answer>", "no tag", "<answer>Paris.</answer>"],
+                    answer=["7", "13", "1", "paris"])
+    assert [s.score for s in got] == [1.0, 0.0, 0.0, 1.0]
+    assert got[1].reason == "answer 12 ≠ 13"
+    assert got[2].reason == "no <answer> tag"
+
+
+def test_trl_calling_contract_plain_and_conversational():
+    r = build_reward("exact_match")
+    kwargs = {"prompts": ["1+1=", [{"role": "user", "content": "1+1="}]], "completion_ids": [[1, 2], [3]],
+              "answer": ["2", "2"], "trainer_state": object(), "log_extra": print, "log_metric": print}
+    out = r(completions=["<answer>2</answer>", CONV("<answer>3</answer>")], **kwargs)
+    assert out == [1.0, 0.0]
+    assert r.__name__ == "exact_match"  # TRL logs rewards/<__name__>/mean
+
+
+def test_missing_ground_truth_column_is_a_config_error_not_a_score():
+    with pytest.raises(RewardError, match="needs the dataset column 'answer'"):
+        build_reward("exact_match")(completions=["<answer>1</answer>"])
+
+
+def test_math_reward_equivalence_and_reasons():
+    r = build_reward("math")
+    got = r.explain(["<answer>\\frac{1}{2}</answer>", "<answer>0.4</answer>", "<answer>2x+x</answer>", "none"],
+                    answer=["0.5", "0.5", "3x", "1"])
+    assert [s.score for s in got] == [1.0, 0.0, 1.0, 0.0]
+    assert "≠" in got[1].reason and got[3].reason == "no <answer> tag"
+
+
+def test_math_timeout_holds_off_the_main_thread():
+    """A pathological expression scored from a worker thread (as TRL may) ends within the timeout."""
+    r = build_reward("math", {"timeout_s": 1})
+    out: list = []
+    evil = "<answer>2^{2^{2^{2^{2^{2^{99}}}}}}</answer>"
+    t = threading.Thread(target=lambda: out.extend(r.explain([evil], answer=["4"])))
+    t.start()
+    t.join(timeout=60)
+    assert not t.is_alive(), "math reward hung off the main thread"
+    assert out[0].score == 0.0
+
+
+def test_unknown_reward_suggests():
+    with pytest.raises(RewardError, match="Did you mean 'exact_match'"):
+        build_reward("exact_mach")
+    with pytest.raises(RewardError, match="unknown params bogus"):
+        build_reward("format", {"bogus": 1})
+    with pytest.raises(RewardError, match="not a valid regular expression"):
+        build_reward("format", {"pattern": "("})
+
+
+def test_user_reward_from_file_with_reasons(tmp_path):
+    (tmp_path / "my_reward.py").write_text(
+        "def reward(completions, answer, **kw):\n"
+        "    return [(1.0, 'yes') if a in c else (0.0, 'no') for c, a in zip(completions, answer)]\n")
+    r = build_reward("my_reward.py", base_dir=tmp_path, kind="correctness")
+    got = r.explain(["abc", "xyz"], answer=["b", "b"])
+    assert [(s.score, s.reason) for s in got] == [(1.0, "yes"), (0.0, "no")]
+    assert r.kind == "correctness"
+
+
+def test_composite_well_formed_wrong_outscores_malformed():
+    fmt, em = build_reward("format"), build_reward("exact_match")
+    res = combine([fmt, em], [0.2, 1.0], ["<answer>8</answer>", "8", "<answer>7</answer>"], answer=["7"] * 3)
+    totals = [r["total"] for r in res]
+    assert totals[2] > totals[0] > totals[1]
+
+
+_text = st.one_of(st.text(max_size=300), st.text(alphabet="<>/answer{}\\$0123456789.+-", max_size=80))
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(_text, min_size=1, max_size=6), conv=st.booleans())
+def test_fuzz_rewards_never_raise_and_return_one_finite_score_each(texts, conv):
+    completions = [CONV(t) if conv else t for t in texts]
+    for name in ("format", "exact_match"):
+        out = build_reward(name)(completions=completions, answer=["7"] * len(texts))
+        assert len(out) == len(texts)
+        assert all(v is None or math.isfinite(v) for v in out)
+
+
+@settings(max_examples=25, deadline=None)
+@given(texts=st.lists(_text, min_size=1, max_size=4))
+def test_fuzz_math_reward(texts):
+    out = _MATH(completions=texts, answer=["7"] * len(texts))
+    assert len(out) == len(texts) and all(v is None or math.isfinite(v) for v in out)
+
+
+_MATH = build_reward("math", {"timeout_s": 2})
+
+
+def test_registry_lists_only_working_rewards():
+    for name, entry in REGISTRY.items():
+        assert build_reward(name).name == name
+        assert entry.summary
