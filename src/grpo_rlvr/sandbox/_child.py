@@ -32,7 +32,7 @@ def run_child(job: dict, state: _jail.ZygoteState, ctx: dict, fds: dict[int, int
     """Never returns: lock down, run ``job``, ``os._exit``.
 
     ``fds`` maps the child's fd numbers (0-4) to the pipe ends made by the supervisor; ``ctx`` holds the
-    supervisor's decisions (uid, pidns, namespaces, jail, workdir).
+    supervisor's decisions (uid, pidns, namespaces, workdir).
     """
     setup_fd = fds[_SETUP_FD]  # until _install_fds moves it to fd 4
     try:
@@ -70,20 +70,20 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
         layers.append("netns")
     if ctx["namespaces"]:
         try:
-            sc.unshare(sc.CLONE_NEWIPC)
+            sc.unshare(sc.CLONE_NEWIPC)  # SysV/POSIX IPC objects die with the execution
             layers.append("ipcns")
         except OSError:
             pass
-        sc.unshare(sc.CLONE_NEWNS)  # required: the mounts below must not land in the zygote's namespace
     uid = ctx["uid"]
-    if ctx["jail"] and ctx["namespaces"]:
-        _jail.enter_jail(state.root, uid, ctx["pidns"])
+    if state.root is not None:
+        workdir = _jail.enter_jail(state.root)
         layers += ["fs_jail", "tmpdir"]
     else:
-        os.chdir(ctx["workdir"])
+        workdir = ctx["workdir"]
+        os.chdir(workdir)
         layers.append("tmpdir")
     os.environ.clear()
-    os.environ.update(_ENV, HOME=os.getcwd(), TMPDIR=os.getcwd())
+    os.environ.update(_ENV, HOME=workdir, TMPDIR=workdir)
     layers.append("env_scrubbed")
     layers += _set_limits(limits, nproc_applies=uid is not None or os.geteuid() != 0)
     sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)

@@ -1,12 +1,14 @@
-"""Namespaces and the read-only file-system jail, set up once per zygote and entered once per execution.
+"""Namespaces and the read-only file-system jail, set up once per zygote and entered by each child.
 
 The zygote (root, or an unprivileged user allowed user namespaces) enters a fresh network namespace (only a
-loopback device, left down) and a private mount namespace in which it builds a jail root: a tmpfs holding
-read-only, nosuid bind mounts of the system directories and of the Python paths only. Each execution then
-mounts its own empty size-capped tmpfs at ``/sandbox`` (its working directory) and a fresh ``/proc`` for
-its PID namespace, and ``chroot``s into the jail: the home directory, datasets, the test files and the
-rest of ``/tmp`` are not visible. Not covered: the contents of the Python paths and system directories
-(read-only, but readable), kernel vulnerabilities.
+loopback device, left down) and a private mount namespace in which it builds a jail root: a read-only tmpfs
+holding read-only, nosuid bind mounts of the system directories and of the Python paths only, plus a
+writable, size-capped tmpfs at ``/sandbox``. Before each execution the zygote creates an empty working
+directory there, owned by the execution's uid, and deletes it afterwards; the child ``chroot``s into the
+jail, so the home directory, datasets, the test files, the rest of ``/tmp`` and ``/proc`` are not visible.
+(A mount namespace per execution would cost ~3 ms of wall time each; the jail makes it unnecessary.)
+Not covered: the contents of the Python paths and system directories (read-only, but readable), kernel
+vulnerabilities.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import sys
 
 from . import _syscalls as sc
 
-SANDBOX_DIR = "/sandbox"  # the working directory inside the jail
-SANDBOX_TMPFS_MB = 64  # per-execution disk: a tmpfs of this many MiB (counted in host RAM)
+SANDBOX_DIR = "/sandbox"  # inside the jail: a tmpfs holding the working directory of the running execution
+WORKDIR = SANDBOX_DIR + "/run"
+SANDBOX_TMPFS_MB = 64  # disk for the running execution, in MiB (tmpfs pages count in host RAM)
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
 
@@ -113,9 +116,11 @@ def _build_root() -> str:
     for name in _DEVICES:
         if os.path.exists("/dev/" + name):
             _bind("/dev/" + name, f"{root}/dev/{name}", devices=True)
-    for name in ("proc", SANDBOX_DIR.strip("/")):
-        os.makedirs(f"{root}/{name}", mode=0o755)
+    os.makedirs(root + SANDBOX_DIR, mode=0o755)
     sc.mount(None, root, None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV)
+    # Writable, but only through the per-execution directory inside it (0711: no listing, no creating).
+    opts = f"size={SANDBOX_TMPFS_MB}m,nr_inodes=8192,mode=711"
+    sc.mount("tmpfs", root + SANDBOX_DIR, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, opts)
     return root
 
 
@@ -140,13 +145,32 @@ def _bind(src: str, dst: str, devices: bool = False) -> None:
     sc.mount(None, dst, None, flags)
 
 
-def enter_jail(root: str, uid: int | None, pidns: bool) -> None:
-    """In the child, in its own mount namespace, before dropping privileges: fresh ``/sandbox`` and
-    ``/proc``, then ``chroot``."""
-    owner = f",uid={uid},gid={uid}" if uid is not None else ""
-    opts = f"size={SANDBOX_TMPFS_MB}m,nr_inodes=4096,mode=700{owner}"
-    sc.mount("tmpfs", root + SANDBOX_DIR, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, opts)
-    if pidns:  # a /proc that shows only this execution's processes
-        sc.mount("proc", root + "/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
+def make_workdir(state: ZygoteState, uid: int | None) -> str:
+    """A fresh, empty working directory for one execution, owned by its uid; returns the host-side path."""
+    if state.root is not None:
+        path = state.root + WORKDIR
+        os.mkdir(path, 0o700)
+    else:
+        import tempfile  # only without the jail
+
+        path = tempfile.mkdtemp(prefix="grpo-rlvr-sandbox-")
+    if uid is not None:
+        os.chown(path, uid, uid)
+    return path
+
+
+def remove_workdir(path: str) -> None:
+    """Delete the working directory once every process of the execution is dead."""
+    try:
+        os.rmdir(path)  # the common case: the program wrote nothing
+    except OSError:
+        import shutil  # imported only when needed: it would enlarge the zygote
+
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def enter_jail(root: str) -> str:
+    """In the child, before dropping privileges: ``chroot`` into the jail; returns the working directory."""
     os.chroot(root)
-    os.chdir(SANDBOX_DIR)
+    os.chdir(WORKDIR)
+    return WORKDIR

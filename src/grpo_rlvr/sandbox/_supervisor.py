@@ -19,7 +19,7 @@ import select
 import signal
 import time
 
-from . import _child
+from . import _child, _jail
 from . import _syscalls as sc
 from ._jail import ZygoteState
 
@@ -34,18 +34,14 @@ def execute(job: dict, state: ZygoteState) -> dict:
     ctx = {"uid": UID_BASE + os.getpid() if state.privileged else None, "pidns": False, "namespaces": False}
     if state.can_unshare:
         ctx["pidns"] = _new_pid_namespace_for_children(state)
-        ctx["namespaces"] = True  # the child unshares its own mount and IPC namespaces
-    ctx["jail"] = state.root is not None
-    ctx["workdir"] = None if ctx["jail"] else _make_workdir(ctx["uid"])
+        ctx["namespaces"] = True  # the child unshares its own IPC namespace
+    ctx["workdir"] = _jail.make_workdir(state, ctx["uid"])
     try:
         return _execute(job, state, ctx)
     finally:
         if ctx["pidns"]:
             sc.setns(state.own_pidns_fd, sc.CLONE_NEWPID)  # our next children: back in our own namespace
-        if ctx["workdir"]:
-            import shutil
-
-            shutil.rmtree(ctx["workdir"], ignore_errors=True)
+        _jail.remove_workdir(ctx["workdir"])
 
 
 def _new_pid_namespace_for_children(state: ZygoteState) -> bool:
@@ -56,15 +52,6 @@ def _new_pid_namespace_for_children(state: ZygoteState) -> bool:
         return True
     except OSError:
         return False
-
-
-def _make_workdir(uid: int | None) -> str:
-    import tempfile  # only without the jail; kept out of the zygote's memory otherwise
-
-    path = tempfile.mkdtemp(prefix="grpo-rlvr-sandbox-")
-    if uid is not None:
-        os.chown(path, uid, uid)
-    return path
 
 
 def _execute(job: dict, state: ZygoteState, ctx: dict) -> dict:
