@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grpo_rlvr.errors import GrpoRlvrError, InputFileError, LaunchError
+from grpo_rlvr.errors import GateError, GrpoRlvrError, InputFileError, LaunchError
 
 
 class GateRefused(GrpoRlvrError):
@@ -96,7 +96,10 @@ def check_before_launch(run: Path, demo: bool = False) -> dict:
     if brief.fingerprint != lock["fingerprint"]:
         raise GateRefused(f"{run}: the brief {lock['brief']} changed since this run was rendered; run "
                           "`grpo-rlvr render` again (and inspect again if the model, data or rewards changed)")
-    gate = check_gate(lock["inspection"], brief=lock["brief"], demo=demo)
+    try:
+        gate = check_gate(lock["inspection"], brief=lock["brief"], demo=demo)
+    except GateError as e:
+        raise GateRefused(f"training refused: {e}") from None
     if not gate.passed:
         raise GateRefused("training refused: the inspection gate does not pass.\n" + gate.format())
     return lock

@@ -15,7 +15,7 @@ import uuid
 import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, isolation_layers, run_unit_tests
-from grpo_rlvr.sandbox._supervisor import UID_BASE
+from grpo_rlvr.sandbox._jail import UID_BASE
 
 TESTS = ["assert solve(3) == 271828", "assert solve(4) == 314159"]
 FAST = SandboxLimits(timeout_s=1.5, cpu_s=1.5)

@@ -61,10 +61,15 @@ def test_uid_drop_means_not_root(layers):
     assert passes("import os\ndef uid():\n    return os.getuid()\n", "assert uid() != 0")
 
 
-def test_pidns_shows_only_the_program(layers):
+def test_pidns_makes_the_program_pid_1(layers):
     needs(layers, "pidns")
-    program = "import os\ndef pids():\n    return (os.getpid(), sorted(p for p in os.listdir('/proc') if p.isdigit()))\n"
-    assert passes(program, "assert pids() == (1, ['1'])")
+    program = "import os\ndef pids():\n    return (os.getpid(), os.getppid())\n"
+    assert passes(program, "assert pids() == (1, 0)")
+
+
+def test_fs_jail_has_no_proc(layers):
+    needs(layers, "fs_jail")
+    assert passes("import os\ndef proc():\n    return os.path.exists('/proc/self')\n", "assert proc() is False")
 
 
 def test_fs_jail_hides_host_files(layers, tmp_path):
@@ -108,7 +113,7 @@ def test_rlimit_nproc_reported_only_when_enforced(layers):
 
 @pytest.fixture(scope="module")
 def bare_pool():
-    pool = Pool(1, namespaces=False)
+    pool = Pool(1, unprivileged=True)
     yield pool
     pool.close()
 

@@ -7,8 +7,7 @@ import threading
 import pytest
 
 from grpo_rlvr.errors import SandboxError
-from grpo_rlvr.sandbox import SandboxLimits
-from grpo_rlvr.sandbox import _pool
+from grpo_rlvr.sandbox import SandboxLimits, _pool
 from grpo_rlvr.sandbox._run import run_batch
 
 OK = ("def f(x):\n    return x\n", ["assert f(2) == 2"])
@@ -53,7 +52,7 @@ def test_supervisor_failure_raises_sandbox_error():
     pool = _pool.Pool(1)
     try:
         with pytest.raises(SandboxError, match="sandbox is broken"):
-            pool.run({"mode": "eval", "program": "x = 1", "probes": [], "stdin": [""], "limits": {}}, 10)
+            pool.run({"mode": "eval", "program": "x = 1", "probes": [], "stdin": [""], "limits": {"timeout_s": 1.0}})
         assert run_batch([OK], LIMITS, 1, pool)[0].passed == 1  # and the zygote still serves
     finally:
         pool.close()

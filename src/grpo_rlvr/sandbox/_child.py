@@ -84,6 +84,8 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
         layers.append("tmpdir")
     os.environ.clear()
     os.environ.update(_ENV, HOME=workdir, TMPDIR=workdir)
+    if "tempfile" in sys.modules:  # loaded in the zygote: forget the temp dir it cached there
+        sys.modules["tempfile"].tempdir = None
     layers.append("env_scrubbed")
     layers += _set_limits(limits, nproc_applies=uid is not None or os.geteuid() != 0)
     sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)
@@ -115,6 +117,9 @@ def _set_limits(limits: dict, nproc_applies: bool) -> list[str]:
     ]
     layers = []
     for which, value, name in pairs:
+        hard = resource.getrlimit(which)[1]
+        if hard != resource.RLIM_INFINITY:  # without privileges a limit can only be lowered
+            value = min(value, hard)
         resource.setrlimit(which, (value, value))
         if name and (name != "rlimit_nproc" or nproc_applies):  # root ignores RLIMIT_NPROC
             layers.append(name)

@@ -18,6 +18,7 @@ import sys
 
 from . import _syscalls as sc
 
+UID_BASE = 1_500_000_000  # + the zygote's pid: the uid of its executions (see execution_uid)
 SANDBOX_DIR = "/sandbox"  # inside the jail: a tmpfs holding the working directory of the running execution
 WORKDIR = SANDBOX_DIR + "/run"
 SANDBOX_TMPFS_MB = 64  # disk for the running execution, in MiB (tmpfs pages count in host RAM)
@@ -41,14 +42,24 @@ class ZygoteState:
         self.problems: list[str] = []  # why a layer is missing, reported to the parent
 
 
-def setup_zygote(allow_namespaces: bool) -> ZygoteState:
-    """Enter the zygote-wide namespaces and build the jail. Every step is optional; failures are noted."""
+def execution_uid() -> int:
+    """The uid a child runs as when the zygote is privileged: unique on the host among live zygotes, and a
+    zygote runs one execution at a time."""
+    return UID_BASE + os.getpid()
+
+
+def setup_zygote(unprivileged: bool) -> ZygoteState:
+    """Enter the zygote-wide namespaces and build the jail. Every step is optional; failures are noted.
+
+    ``unprivileged`` makes a root zygote behave as a plain user without user namespaces (for tests).
+    """
     state = ZygoteState()
-    if not allow_namespaces or not sc.available():
-        state.problems.append("namespaces disabled or not Linux")
+    if unprivileged or not sc.available():
+        state.problems.append("running unprivileged: no namespaces, no uid of its own for each execution")
         return state
-    state.privileged = os.geteuid() == 0
-    if not state.privileged and not _enter_user_namespace(state):
+    if os.geteuid() == 0:
+        state.privileged = _can_switch_uid(state)
+    elif not _enter_user_namespace(state):
         return state
     state.can_unshare = True
     try:
@@ -69,6 +80,23 @@ def setup_zygote(allow_namespaces: bool) -> ZygoteState:
     return state
 
 
+def _can_switch_uid(state: ZygoteState) -> bool:
+    """Root may still lack CAP_SETUID (some containers): try it once in a throwaway child."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setresgid(execution_uid(), execution_uid(), execution_uid())
+            os.setresuid(execution_uid(), execution_uid(), execution_uid())
+            os._exit(0)
+        except BaseException:  # noqa: BLE001
+            os._exit(1)
+    ok = os.waitpid(pid, 0)[1] == 0
+    if not ok:
+        state.problems.append("root without CAP_SETUID: programs keep our uid")
+    return ok
+
+
 def _enter_user_namespace(state: ZygoteState) -> bool:
     """Unprivileged: become root of a new user namespace mapped onto our own uid (no uid switching then)."""
     uid, gid = os.geteuid(), os.getegid()
@@ -84,17 +112,21 @@ def _enter_user_namespace(state: ZygoteState) -> bool:
 
 
 def _root_mountpoint() -> str:
-    """A directory to mount the jail's tmpfs on (in our private mount namespace only; the host sees it empty)."""
-    import tempfile  # here, not at the top: the zygote's memory is kept small (see _zygote.PREIMPORT)
+    """A directory to mount the jail's tmpfs on (in our private mount namespace only; the host sees it empty).
 
-    path = os.path.join(tempfile.gettempdir(), f"grpo-rlvr-sandbox-root-{os.getuid()}")
+    One per uid, reused by every zygote (each mounts its own tmpfs over it, privately); not ``tempfile``,
+    which would stay imported in the zygote and cache its temp dir in every child.
+    """
+    base = os.environ.get("TMPDIR") or "/tmp"
+    path = os.path.join(base, f"grpo-rlvr-sandbox-root-{os.getuid()}")
     try:
         os.mkdir(path, 0o755)
     except FileExistsError:
         pass
     st = os.lstat(path)
     if not os.path.isdir(path) or os.path.islink(path) or st.st_uid != os.getuid():
-        return tempfile.mkdtemp(prefix="grpo-rlvr-sandbox-root-")
+        path = os.path.join(base, f"grpo-rlvr-sandbox-root-{os.getuid()}-{os.urandom(8).hex()}")
+        os.mkdir(path, 0o755)
     return path
 
 
@@ -149,6 +181,8 @@ def make_workdir(state: ZygoteState, uid: int | None) -> str:
     """A fresh, empty working directory for one execution, owned by its uid; returns the host-side path."""
     if state.root is not None:
         path = state.root + WORKDIR
+        if os.path.lexists(path):  # left over by an execution whose clean-up failed
+            remove_workdir(path)
         os.mkdir(path, 0o700)
     else:
         import tempfile  # only without the jail
@@ -160,13 +194,19 @@ def make_workdir(state: ZygoteState, uid: int | None) -> str:
 
 
 def remove_workdir(path: str) -> None:
-    """Delete the working directory once every process of the execution is dead."""
-    try:
-        os.rmdir(path)  # the common case: the program wrote nothing
-    except OSError:
-        import shutil  # imported only when needed: it would enlarge the zygote
+    """Delete the working directory once every process of the execution is dead.
 
-        shutil.rmtree(path, ignore_errors=True)
+    Not ``shutil.rmtree``: importing shutil would enlarge the zygote. Symlinks are removed, never followed;
+    directories the program made unreadable are made readable first (it owned them).
+    """
+    os.chmod(path, 0o700)
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                remove_workdir(entry.path)
+            else:
+                os.unlink(entry.path)
+    os.rmdir(path)
 
 
 def enter_jail(root: str) -> str:

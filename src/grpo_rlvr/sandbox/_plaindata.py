@@ -114,7 +114,7 @@ def strict_equal(a, b) -> bool:
     if t is not type(b):
         return False
     if t in (list, tuple):
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
     if t is dict:
         if len(a) != len(b):
             return False

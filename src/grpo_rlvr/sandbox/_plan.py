@@ -17,6 +17,8 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from ._plaindata import short_repr, strict_equal
+
 MODES = ("eval", "stdio", "exec")
 _CONVERTERS = {"set": set, "frozenset": frozenset, "tuple": tuple, "list": list, "float": float}
 _SINGLETONS = (None, True, False)
@@ -193,8 +195,6 @@ def _literal(node: ast.expr) -> tuple[bool, object]:
 
 def judge_value(check: Check, value) -> tuple[bool, str]:
     """(passed, why-not) for a plain-data ``value`` the sandbox returned for a probe."""
-    from ._plaindata import short_repr, strict_equal
-
     if check.kind == "eq":
         if strict_equal(value, check.expected):
             return True, ""

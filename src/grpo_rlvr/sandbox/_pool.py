@@ -10,6 +10,7 @@ Not covered: sharing one pool between processes.
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from pathlib import Path
 from ..errors import SandboxError
 from . import _framing
 
+logger = logging.getLogger(__name__)
 _STARTUP_TIMEOUT_S = 60.0
 _REQUEST_SLACK_S = 30.0  # per execution, beyond its own timeout, before the zygote counts as hung
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
@@ -38,12 +40,12 @@ main()
 
 
 class _Zygote:
-    def __init__(self, namespaces: bool):
+    def __init__(self, unprivileged: bool):
         if not sys.executable:
             raise SandboxError("cannot start the sandbox: sys.executable is empty (embedded interpreter?)")
         here = Path(__file__).resolve().parent
         boot = _BOOT.format(pkg=str(here.parent), sandbox=str(here))
-        args = [sys.executable, "-I", "-B", "-c", boot] + ([] if namespaces else ["--no-namespaces"])
+        args = [sys.executable, "-I", "-B", "-c", boot] + (["--unprivileged"] if unprivileged else [])
         try:
             self.proc = subprocess.Popen(
                 args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_ENV, cwd="/",
@@ -59,7 +61,8 @@ class _Zygote:
         if not ready or not ready.get("ready"):
             self.close()
             raise SandboxError(f"the sandbox zygote failed to start (exit code {self.proc.poll()})")
-        self.problems = ready.get("problems", [])
+        for problem in ready.get("problems", []):
+            logger.info("sandbox layer missing: %s", problem)
 
     def request(self, message: dict, timeout_s: float) -> dict:
         _framing.send(self.proc.stdin.fileno(), message)
@@ -82,11 +85,11 @@ class _Zygote:
 
 
 class Pool:
-    """Zygotes, started lazily up to ``size``. ``namespaces=False`` disables every namespace (tests)."""
+    """Zygotes, started lazily up to ``size``. ``unprivileged=True`` makes them act as a plain user (tests)."""
 
-    def __init__(self, size: int = 1, namespaces: bool = True):
+    def __init__(self, size: int = 1, unprivileged: bool = False):
         self.size = max(1, size)
-        self.namespaces = namespaces
+        self.unprivileged = unprivileged
         self.owner_pid = os.getpid()
         self._idle: list[_Zygote] = []
         self._started = 0
@@ -96,17 +99,24 @@ class Pool:
         with self._cond:
             self.size = max(self.size, size)
 
-    def run_many(self, messages: list[dict], timeouts_s: list[float], workers: int) -> list[dict]:
+    def run_many(self, messages: list[dict], workers: int) -> list[dict]:
         """One reply per message, in order, with up to ``workers`` requests in flight."""
         if not messages:
             return []
         workers = max(1, min(workers, len(messages)))
         if workers == 1:
-            return [self.run(m, t) for m, t in zip(messages, timeouts_s)]
+            return [self.run(m) for m in messages]
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpo-sandbox") as ex:
-            return list(ex.map(self.run, messages, timeouts_s))
+            return list(ex.map(self.run, messages))
 
-    def run(self, message: dict, timeout_s: float) -> dict:
+    def run(self, message: dict) -> dict:
+        """Send one request (a program and its executions) to a zygote; its reply holds one report each.
+
+        Raises:
+            SandboxError: the zygote failed twice, or reported an infrastructure error.
+        """
+        executions = len(message["stdin"])
+        timeout_s = executions * (message["limits"]["timeout_s"] + _REQUEST_SLACK_S) + _REQUEST_SLACK_S
         zygote = self._checkout()
         try:
             try:
@@ -114,7 +124,7 @@ class Pool:
             except _framing.ChannelError:  # a dead or hung zygote: replace it, retry once
                 zygote.close()
                 zygote = None
-                zygote = _Zygote(self.namespaces)
+                zygote = _Zygote(self.unprivileged)
                 try:
                     reply = zygote.request(message, timeout_s)
                 except _framing.ChannelError as e:
@@ -143,7 +153,7 @@ class Pool:
                 return self._idle.pop()
             self._started += 1
         try:
-            return _Zygote(self.namespaces)
+            return _Zygote(self.unprivileged)
         except BaseException:
             with self._cond:
                 self._started -= 1

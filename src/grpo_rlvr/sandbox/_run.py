@@ -72,10 +72,9 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool) -> list[Uni
         programs.append(extract_program(job[0]))
     todo = [i for i, code in enumerate(programs) if code]
     messages = [_message(plans[i], programs[i], limits) for i in todo]
-    timeouts = [len(m["stdin"]) * (limits.timeout_s + 30.0) + 30.0 for m in messages]
-    replies = pool.run_many(messages, timeouts, workers)
+    replies = pool.run_many(messages, workers)
     verdicts = [no_code_verdict(plan) for plan in plans]
-    for i, reply in zip(todo, replies):
+    for i, reply in zip(todo, replies, strict=True):
         try:
             verdicts[i] = decide(plans[i], reply["reports"], limits.timeout_s, limits.cpu_s)
         except (KeyError, TypeError) as e:

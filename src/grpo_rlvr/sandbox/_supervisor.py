@@ -3,8 +3,8 @@ clock, kill it, sweep, report.
 
 Runs inside the zygote (trusted: it never runs model code). Before each fork it gives the child a fresh
 PID namespace when it can, so the child is PID 1 there and the kernel kills every process the program
-started when the child dies; the child also gets the uid ``UID_BASE + zygote pid`` when the zygote is
-root (unique on the host, since a zygote runs one execution at a time). After the child is gone its process
+started when the child dies; it also gets a uid of its own when the zygote is root, and an empty working
+directory (``_jail.make_workdir``), deleted afterwards. After the child is gone its process
 group is killed, then the sweep: the zygote is a subreaper, so any descendant that escaped the group
 (double fork, ``setsid``) has been reparented to it and is killed, until none is left. The report is plain
 data; the verdict is made by the parent process.
@@ -23,7 +23,6 @@ from . import _child, _jail
 from . import _syscalls as sc
 from ._jail import ZygoteState
 
-UID_BASE = 1_500_000_000  # + the zygote's pid
 _SETUP_TIMEOUT_S = 20.0
 _STDERR_TAIL = 4000
 _MAX_SWEEPS = 200
@@ -31,7 +30,7 @@ _MAX_SWEEPS = 200
 
 def execute(job: dict, state: ZygoteState) -> dict:
     """Run one execution of ``job`` (program, probes, stdin, limits) and return its report."""
-    ctx = {"uid": UID_BASE + os.getpid() if state.privileged else None, "pidns": False, "namespaces": False}
+    ctx = {"uid": _jail.execution_uid() if state.privileged else None, "pidns": False, "namespaces": False}
     if state.can_unshare:
         ctx["pidns"] = _new_pid_namespace_for_children(state)
         ctx["namespaces"] = True  # the child unshares its own IPC namespace
@@ -41,7 +40,11 @@ def execute(job: dict, state: ZygoteState) -> dict:
     finally:
         if ctx["pidns"]:
             sc.setns(state.own_pidns_fd, sc.CLONE_NEWPID)  # our next children: back in our own namespace
-        _jail.remove_workdir(ctx["workdir"])
+        try:
+            _jail.remove_workdir(ctx["workdir"])
+        except OSError:
+            if state.root is not None:  # in the jail we are root over a private tmpfs: this must not fail
+                raise
 
 
 def _new_pid_namespace_for_children(state: ZygoteState) -> bool:

@@ -9,11 +9,12 @@ channel means the program wrote to it: zero credit. Not covered: partial credit 
 from __future__ import annotations
 
 import json
+import math
 import signal
 from dataclasses import dataclass
 
-from ._plan import Plan, judge_value
 from ._plaindata import decode, short_repr
+from ._plan import Plan, judge_value
 
 LAYER_ORDER = (
     "process", "pidns", "netns", "ipcns", "fs_jail", "tmpdir", "env_scrubbed", "uid_drop", "no_new_privs",
@@ -88,7 +89,7 @@ def _death(report: dict, timeout_s: float, cpu_s: float) -> str:
     code = report["exit_code"]
     if code is not None and code < 0:
         name = _signal_name(-code)
-        if report.get("cpu_s", 0.0) >= max(1.0, cpu_s) - 0.05:
+        if report.get("cpu_s", 0.0) >= max(1, math.ceil(cpu_s)) - 0.05:  # RLIMIT_CPU is whole seconds
             return f"CPU limit of {float(cpu_s)} s exceeded ({name})"
         return f"killed by {name}"
     return f"the process exited with code {code} before finishing"
@@ -194,7 +195,7 @@ def _stdio_outcomes(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: fl
         if got == want:
             outcomes.append((True, ""))
             continue
-        k = next((j for j, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+        k = next((j for j, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
         g = short_repr(got[k]) if k < len(got) else "end of output"
         w = short_repr(want[k]) if k < len(want) else "end of output"
         outcomes.append((False, f"wrong output at line {k + 1}: got {g}, expected {w}"))

@@ -31,7 +31,7 @@ def main() -> None:
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
-    state = _jail.setup_zygote(allow_namespaces="--no-namespaces" not in sys.argv[1:])
+    state = _jail.setup_zygote(unprivileged="--unprivileged" in sys.argv[1:])
     if sc.available():
         sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)  # orphans of a program are reparented here, then swept
     for name in PREIMPORT:
