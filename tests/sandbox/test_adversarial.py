@@ -327,3 +327,8 @@ def test_ctypes_setuid_root_and_chroot_escape():
         pytest.skip("not root: there is no uid to drop")
     verdict = run(program, tests=["assert escape() == 'root'"])
     assert "returned 'user'" in verdict.details[0]
+
+
+def test_huge_int_result_is_judged_not_crashing():
+    verdict = run("def solve(n):\n    return 7 ** 300000\n")
+    assert "bits" in verdict.details[0]

@@ -1,11 +1,13 @@
 """The sandbox for model-written code, used by the ``unit_tests`` reward (DESIGN.md §5).
 
-Each execution is a fresh process forked from a warm zygote, with: wall-clock and CPU limits, address-space,
-process-count and file-size limits, its own empty working directory, a scrubbed environment, a network
-namespace (no network), its own PID, mount and IPC namespaces, a read-only file-system jail that hides
-everything but the system and Python directories, a uid of its own (when run as root), no-new-privs, and
-the whole process tree killed and swept afterwards. Which of these are in effect depends on the machine:
-``isolation_layers()`` says, and every verdict carries the layers of its own run.
+Each execution is a fresh process forked from a warm zygote (no Python start-up per program), with:
+wall-clock and CPU limits; address-space, process-count and file-size limits; its own empty working
+directory; a scrubbed environment; a network namespace (no network); its own PID and IPC namespaces; a
+read-only file-system jail that shows only the system and Python directories (no home, no datasets, no
+``/proc``); a uid of its own (when run as root); no-new-privs; and the whole process tree killed and swept
+afterwards. Which layers are in effect depends on the machine: ``isolation_layers()`` says, and every
+verdict carries the layers of its own run. Layer names: process, pidns, netns, ipcns, fs_jail, tmpdir,
+env_scrubbed, uid_drop, no_new_privs, rlimit_cpu, rlimit_as, rlimit_nproc, rlimit_fsize, pgroup_kill, sweep.
 
 The verdict is decided in this process. For ``assert CALL == EXPECTED`` style tests and stdin/stdout cases
 the untrusted process never sees the expected values: it only returns plain-data values (or prints), so
@@ -13,11 +15,13 @@ early exits, patched builtins, always-equal objects, fake "PASSED" prints and re
 nothing. What is covered / not covered:
 
 - covered: the layers above; asserts of the forms ``==``, ``!=``, ``is None/True/False``, ``math.isclose``,
-  bare and negated calls; stdin/stdout comparison (trailing whitespace per line ignored).
-- weaker: other asserts (the whole condition is evaluated inside the sandbox) and test-code strings (run
-  inside the sandbox; "no exception" passes, which a hostile program can forge).
+  bare and negated calls (types compared strictly: ``True != 1``, ``1 != 1.0``, numpy scalars are not plain
+  data); stdin/stdout comparison (trailing whitespace per line ignored, exit code 0 required).
+- weaker: other asserts (the whole condition is evaluated inside the sandbox, which can read it) and
+  test-code strings (run inside the sandbox; "no exception" passes, which a hostile program can forge).
 - not covered: kernel exploits and side channels, GPU access, CPU/memory contention between programs that
-  run at once, and - without root or user namespaces - the namespace, jail and uid layers.
+  run at once, the test data itself (``tests`` are trusted), and - on machines without root or user
+  namespaces, or other than Linux - the namespace, jail and uid layers (then reported missing).
 """
 
 from __future__ import annotations

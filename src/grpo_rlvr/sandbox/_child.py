@@ -55,10 +55,29 @@ def run_child(job: dict, state: _jail.ZygoteState, ctx: dict, fds: dict[int, int
 
 def _install_fds(fds: dict[int, int]) -> None:
     """Put the pipe ends at fds 0-4 and close everything else the zygote had open (its protocol pipes)."""
-    high = {target: fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for target, fd in fds.items()}
-    for target, fd in high.items():
+    if min(fds.values()) <= _SETUP_FD:  # a source might be clobbered by an earlier dup2: move them up first
+        fds = {target: fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for target, fd in fds.items()}
+    for target, fd in fds.items():
         os.dup2(fd, target, inheritable=True)
     os.closerange(_SETUP_FD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+
+
+def child_environment(workdir: str) -> dict[str, str]:
+    """The whole environment of a program: nothing from the trainer's."""
+    return {**_ENV, "HOME": workdir, "TMPDIR": workdir}
+
+
+def prepare_zygote(workdir: str | None) -> None:
+    """Done once in the zygote, so each child inherits it instead of paying for it (~0.7 ms per program).
+
+    The environment becomes exactly the child's (``workdir`` is known in advance when there is a jail), and
+    ``sys.std*`` become fresh unbuffered-on-fork streams on fds 0-2, which each child points at its pipes.
+    """
+    os.environ.clear()
+    os.environ.update(child_environment(workdir or "/"))
+    sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
 
 
 def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
@@ -82,14 +101,16 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
         workdir = ctx["workdir"]
         os.chdir(workdir)
         layers.append("tmpdir")
-    os.environ.clear()
-    os.environ.update(_ENV, HOME=workdir, TMPDIR=workdir)
+    if dict(os.environ) != child_environment(workdir):  # prepare_zygote made it so when workdir is fixed
+        os.environ.clear()
+        os.environ.update(child_environment(workdir))
     if "tempfile" in sys.modules:  # loaded in the zygote: forget the temp dir it cached there
         sys.modules["tempfile"].tempdir = None
     layers.append("env_scrubbed")
     layers += _set_limits(limits, nproc_applies=uid is not None or os.geteuid() != 0)
-    sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)
-    layers.append("no_new_privs")
+    if sc.available():
+        sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)  # setuid binaries cannot raise privileges again
+        layers.append("no_new_privs")
     if uid is not None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
@@ -97,10 +118,6 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
         if os.getuid() != uid or os.geteuid() != uid:
             raise OSError("uid did not change")
         layers.append("uid_drop")
-    # Fresh text streams on the new fds (the zygote's objects may hold buffered bytes of its own pipes).
-    sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
-    sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
-    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
     return layers
 
 

@@ -132,5 +132,8 @@ def strict_equal(a, b) -> bool:
 
 def short_repr(value, limit: int = 80) -> str:
     """``repr`` cut to ``limit`` characters, for reasons shown to people."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's int-to-str digit limit
+        text = f"<int of {value.bit_length()} bits>" if type(value) is int else "<unprintable value>"
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -17,6 +17,7 @@ import json
 import os
 import select
 import signal
+import sys
 import time
 
 from . import _child, _jail
@@ -64,6 +65,8 @@ def _execute(job: dict, state: ZygoteState, ctx: dict) -> dict:
     err_r, err_w = os.pipe()
     res_r, res_w = os.pipe()
     setup_r, setup_w = os.pipe()
+    sys.stdout.flush()  # nothing of ours may sit in a buffer the child inherits (normally empty)
+    sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
         _child.run_child(job, state, ctx, {0: stdin_r, 1: out_w, 2: err_w, 3: res_w, 4: setup_w})
@@ -241,10 +244,14 @@ def _children() -> list[int]:
     try:
         with open(f"/proc/{me}/task/{me}/children") as f:
             return [int(p) for p in f.read().split()]
-    except FileNotFoundError:  # kernel without CONFIG_PROC_CHILDREN: scan every process's parent
+    except FileNotFoundError:  # kernel without CONFIG_PROC_CHILDREN (or no /proc): scan every process's parent
         pass
     found = []
-    for name in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        names = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:  # no /proc at all (not Linux): only the process group kill applies
+        return []
+    for name in names:
         try:
             with open(f"/proc/{name}/stat", "rb") as f:
                 ppid = int(f.read().rsplit(b")", 1)[1].split()[1])

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 
-from . import _framing, _jail, _supervisor
+from . import _child, _framing, _jail, _supervisor
 from . import _syscalls as sc
 
 # Imported once here so that forked programs find them loaded. Kept short: every module adds to the zygote's
@@ -32,6 +32,7 @@ def main() -> None:
     os.dup2(null, 1)
     os.close(null)
     state = _jail.setup_zygote(unprivileged="--unprivileged" in sys.argv[1:])
+    _child.prepare_zygote(_jail.WORKDIR if state.root is not None else None)
     if sc.available():
         sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)  # orphans of a program are reparented here, then swept
     for name in PREIMPORT:
