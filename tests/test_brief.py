@@ -8,8 +8,8 @@ import sys
 
 import pytest
 import yaml
-from conftest import example_brief_text
 
+from conftest import example_brief_text
 from grpo_rlvr.brief import RECIPE, load_brief
 from grpo_rlvr.errors import ConfigError, InputFileError
 

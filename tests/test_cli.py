@@ -108,6 +108,7 @@ def test_memory_command(tmp_path):
 
 def test_validate_refuses_a_config_that_cannot_fit_its_gpu(workspace):
     import yaml
+
     from conftest import example_brief_text
 
     data = yaml.safe_load(example_brief_text())

@@ -72,7 +72,6 @@ def test_each_failure_mode_is_named(tmp_path, override, finding, variant):
 
 def test_apply_writes_a_brief_that_loads_with_the_variant(workspace):
     from artifacts import make_artifact
-
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.render import render
 

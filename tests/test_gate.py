@@ -8,8 +8,8 @@ import sys
 import time
 
 import pytest
-from artifacts import make_artifact, review_all
 
+from artifacts import make_artifact, review_all
 from grpo_rlvr.errors import GateError
 from grpo_rlvr.gate import check_gate
 from grpo_rlvr.inspection import load_artifact

@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from artifacts import make_artifact
 
+from artifacts import make_artifact
 from grpo_rlvr.launch import GateRefused, newest_complete_checkpoint, train
 from grpo_rlvr.render import render
 

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 import yaml
-from conftest import example_brief_text
 
+from conftest import example_brief_text
 from grpo_rlvr.render import RUN_FILES, render
 
 MATRIX = {

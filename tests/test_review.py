@@ -11,7 +11,6 @@ import sys
 import time
 
 from artifacts import make_artifact
-
 from grpo_rlvr.gate import check_gate
 from grpo_rlvr.inspection import load_artifact
 

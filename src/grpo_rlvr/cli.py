@@ -37,7 +37,7 @@ def _emit(result: dict, as_json: bool, text: Callable[[dict], str]) -> None:
 # Each takes the parsed args and returns the exit code. Imports are local on purpose (start-up time).
 
 def cmd_validate(args) -> int:
-    from grpo_rlvr.validation import validate_report, format_validate_report
+    from grpo_rlvr.validation import format_validate_report, validate_report
 
     report = validate_report(args.brief)
     _emit(report, args.json, format_validate_report)
@@ -54,7 +54,7 @@ def cmd_preflight(args) -> int:
 
 
 def cmd_score(args) -> int:
-    from grpo_rlvr.scoring import score_file, format_scores
+    from grpo_rlvr.scoring import format_scores, score_file
 
     rows = score_file(args.input, brief=args.brief, reward=args.reward, options=args.option)
     if args.json:

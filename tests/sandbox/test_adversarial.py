@@ -332,3 +332,27 @@ def test_ctypes_setuid_root_and_chroot_escape():
 def test_huge_int_result_is_judged_not_crashing():
     verdict = run("def solve(n):\n    return 7 ** 300000\n")
     assert "bits" in verdict.details[0]
+
+
+def test_expected_values_are_nowhere_in_the_child():
+    # Scans every object the child can reach (gc containers, all frames) for the expected value of test 1.
+    program = (
+        "import gc, sys\n"
+        "def solve(n):\n    return 0\n"
+        "def leak():\n"
+        "    needle_int = int('27182' + '8')\n    needle_str = str(needle_int)\n"
+        "    frame = sys._getframe()\n    while frame is not None:\n"
+        "        for v in list(frame.f_locals.values()) + list(frame.f_globals.values()):\n"
+        "            if (type(v) is int and v == needle_int and v is not needle_int) or "
+        "(type(v) is str and needle_str in v and v is not needle_str):\n"
+        "                return True\n        frame = frame.f_back\n"
+        "    for obj in gc.get_objects():\n"
+        "        items = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple, set)) else ()\n"
+        "        for v in items:\n"
+        "            if (type(v) is int and v == needle_int and v is not needle_int) or "
+        "(type(v) is str and needle_str in v and v is not needle_str):\n"
+        "                return True\n"
+        "    return False\n"
+    )
+    verdict = run_unit_tests(program, ["assert solve(3) == 271828", "assert leak() is False"], limits=FAST)
+    assert verdict.details == ("test 1 failed: solve(3) returned 0, expected 271828", "test 2 passed")

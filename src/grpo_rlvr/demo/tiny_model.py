@@ -41,7 +41,7 @@ MODEL_SHAPE = {  # ~1.06M parameters: 4 layers, hidden 128
 
 def build_tokenizer():
     """A character-level ``PreTrainedTokenizerFast`` with the chat template above."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, decoders
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
     vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + CHARACTERS)}

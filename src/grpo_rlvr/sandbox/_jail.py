@@ -40,6 +40,7 @@ class ZygoteState:
         self.netns = False
         self.root: str | None = None  # the jail root, when the file-system jail was built
         self.problems: list[str] = []  # why a layer is missing, reported to the parent
+        self.tmp_base = os.environ.get("TMPDIR") or "/tmp"  # the host's temp dir (the parent passes it)
 
 
 def execution_uid() -> int:
@@ -74,7 +75,7 @@ def setup_zygote(unprivileged: bool) -> ZygoteState:
     try:
         sc.unshare(sc.CLONE_NEWNS)
         sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
-        state.root = _build_root()
+        state.root = _build_root(state.tmp_base)
     except OSError as e:
         state.problems.append(f"no file-system jail: {e}")
     return state
@@ -111,13 +112,12 @@ def _enter_user_namespace(state: ZygoteState) -> bool:
     return True
 
 
-def _root_mountpoint() -> str:
+def _root_mountpoint(base: str) -> str:
     """A directory to mount the jail's tmpfs on (in our private mount namespace only; the host sees it empty).
 
     One per uid, reused by every zygote (each mounts its own tmpfs over it, privately); not ``tempfile``,
     which would stay imported in the zygote and cache its temp dir in every child.
     """
-    base = os.environ.get("TMPDIR") or "/tmp"
     path = os.path.join(base, f"grpo-rlvr-sandbox-root-{os.getuid()}")
     try:
         os.mkdir(path, 0o755)
@@ -130,8 +130,8 @@ def _root_mountpoint() -> str:
     return path
 
 
-def _build_root() -> str:
-    root = _root_mountpoint()
+def _build_root(tmp_base: str) -> str:
+    root = _root_mountpoint(tmp_base)
     sc.mount("tmpfs", root, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
     bound: list[str] = []
     for top in _SYSTEM_DIRS:
@@ -187,7 +187,7 @@ def make_workdir(state: ZygoteState, uid: int | None) -> str:
     else:
         import tempfile  # only without the jail
 
-        path = tempfile.mkdtemp(prefix="grpo-rlvr-sandbox-")
+        path = tempfile.mkdtemp(prefix="grpo-rlvr-sandbox-", dir=state.tmp_base)
     if uid is not None:
         os.chown(path, uid, uid)
     return path

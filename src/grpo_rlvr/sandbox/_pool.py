@@ -14,6 +14,7 @@ import logging
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -46,9 +47,10 @@ class _Zygote:
         here = Path(__file__).resolve().parent
         boot = _BOOT.format(pkg=str(here.parent), sandbox=str(here))
         args = [sys.executable, "-I", "-B", "-c", boot] + (["--unprivileged"] if unprivileged else [])
+        env = {**_ENV, "TMPDIR": tempfile.gettempdir()}  # the zygote's only setting from us; not its children's
         try:
             self.proc = subprocess.Popen(
-                args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_ENV, cwd="/",
+                args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd="/",
                 close_fds=True, start_new_session=True, bufsize=0,
             )  # fmt: skip
         except OSError as e:

@@ -1,0 +1,36 @@
+"""The embedded default, end to end: ``grpo-rlvr demo`` with few GRPO steps, through every phase."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.e2e
+def test_demo_runs_every_phase(tmp_path):
+    work = tmp_path / "demo"
+    out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "demo", "--workdir", str(work), "--steps", "4"],
+                         capture_output=True, text=True, timeout=1200)
+    assert out.returncode == 0, out.stderr[-3000:]
+    s = json.loads((work / "demo_summary.json").read_text())
+    assert s["preflight_untrained"] == "sft-first" and s["preflight"]["verdict"] == "grpo"
+    assert s["gate_passed"] and s["grpo_steps"] == 4
+    assert s["accuracy_before"]["samples"] >= 400 and s["accuracy_after"]["samples"] >= 400
+    assert 0 < s["accuracy_before"]["accuracy"] < 0.5
+    for phase in ("preflight", "inspect", "review", "gate", "render", "train", "diagnose"):
+        assert phase in s["phase_seconds"]
+    manifest = json.loads((work / "out" / "inspection" / "manifest.json").read_text())
+    samples = [json.loads(x) for x in (work / "out" / "inspection" / "samples.jsonl").read_text().splitlines()]
+    assert manifest["sample_count"] >= 50
+    assert all(x["verdict"]["reviewer_kind"] == "oracle" and x["verdict"]["reviewer"].startswith("oracle:")
+               for x in samples)
+    run = work / "out" / "run"
+    assert (run / "train.py").is_file() and (run / "output" / "diagnosis.md").is_file()
+    assert "grpo-rlvr demo — summary" in out.stdout and "sampled accuracy after GRPO" in out.stdout
+    # the oracle-reviewed artifact passes only for the demo: the CLI gate refuses it
+    gate = subprocess.run([sys.executable, "-m", "grpo_rlvr", "gate", str(work / "out" / "inspection")],
+                          capture_output=True, text=True)
+    assert gate.returncode == 1 and "oracle" in gate.stdout
