@@ -48,6 +48,17 @@ def test_missing_ground_truth_column_is_a_config_error_not_a_score():
         build_reward("exact_match")(completions=["<answer>1</answer>"])
 
 
+def test_correctness_does_not_pay_for_malformed_output():
+    """Found by the demo's review: "<answer>3</answer> garbage" must not earn correctness, else a malformed
+    completion (total 1.0) outscores a well-formed wrong one (0.2)."""
+    for name in ("exact_match", "math"):
+        got = build_reward(name).explain(["<answer>3</answer>\n</ans", "<answer>3</answer>"], answer=["3", "3"])
+        assert [s.score for s in got] == [0.0, 1.0]
+        assert got[0].reason == "malformed, answer not counted: text outside the required structure"
+        loose = build_reward(name, {"require_format": False}).explain(["<answer>3</answer>\n</ans"], answer=["3"])
+        assert loose[0].score == 1.0
+
+
 def test_math_reward_equivalence_and_reasons():
     r = build_reward("math")
     got = r.explain(["<answer>\\frac{1}{2}</answer>", "<answer>0.4</answer>", "<answer>2x+x</answer>", "none"],

@@ -48,7 +48,7 @@ def cmd_preflight(args) -> int:
     from grpo_rlvr.preflight import preflight
 
     result = preflight(args.brief, prompts=args.prompts, k=args.k, filter_out=args.filter,
-                       keep_share=args.keep_share)
+                       keep_share=args.keep_share, batch_size=args.batch_size)
     _emit(result.to_dict(), args.json, lambda _: result.format())
     return 0 if result.verdict == "grpo" else 1
 
@@ -68,7 +68,7 @@ def cmd_score(args) -> int:
 def cmd_inspect(args) -> int:
     from grpo_rlvr.inspection import inspect_rewards
 
-    result = inspect_rewards(args.brief, out_dir=args.out, samples=args.samples)
+    result = inspect_rewards(args.brief, out_dir=args.out, samples=args.samples, batch_size=args.batch_size)
     _emit(result.to_dict(), args.json, lambda _: result.format())
     return 0
 
@@ -144,6 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     def brief_arg(sp):
         sp.add_argument("brief", metavar="BRIEF", help="the brief YAML")
 
+    def batch_arg(sp):
+        sp.add_argument("--batch-size", type=int, default=64, help="sequences generated at once (default 64)")
+
     def json_arg(sp):
         sp.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -166,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--filter", metavar="OUT", default=None, help="write the learnable subset of the dataset here")
     sp.add_argument("--keep-share", type=float, default=0.1,
                     help="with --filter: share of never/always-solved prompts to keep (default 0.1)")
+    batch_arg(sp)
     json_arg(sp)
 
     sp = add("score", cmd_score, "score completions from a JSONL file with the brief's rewards or one reward")
@@ -182,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     brief_arg(sp)
     sp.add_argument("--out", default=None, help="artifact folder (default: OUTPUT_DIR/inspection)")
     sp.add_argument("--samples", type=int, default=None, help="50–100 (default: brief.inspection.samples, 64)")
+    batch_arg(sp)
     json_arg(sp)
 
     sp = add("review", cmd_review, "terminal review: agree/disagree with each scored sample; resumable")

@@ -68,7 +68,7 @@ class PreflightResult:
 
 
 def preflight(brief_path, prompts: int | None = None, k: int | None = None, filter_out=None, keep_share: float = 0.1,
-              model=None, tokenizer=None, progress=None) -> PreflightResult:
+              model=None, tokenizer=None, progress=None, batch_size: int = 64) -> PreflightResult:
     """Measure the base success rate and route to SFT or GRPO. See the module docstring.
 
     Raises:
@@ -101,7 +101,8 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
         model, tokenizer = load_model_and_tokenizer(brief)
     s = brief.sampling()
     params = SamplingParams(temperature=s["temperature"], top_p=s["top_p"],
-                            max_completion_length=s["max_completion_length"], seed=brief.preflight_seed)
+                            max_completion_length=s["max_completion_length"], seed=brief.preflight_seed,
+                            batch_size=batch_size)
     prompt_list = [rows[i]["prompt"] for i in chosen]
     drawn = generate(model, tokenizer, prompt_list, k, params, progress)
     cand = [rows[chosen[d.prompt_index]] for d in drawn]

@@ -23,6 +23,14 @@ class SamplingParams:
     seed: int = 3407
     batch_size: int = 64
 
+    def __post_init__(self):
+        from grpo_rlvr.errors import ConfigError
+
+        if not isinstance(self.batch_size, int) or self.batch_size < 1:
+            raise ConfigError(f"--batch-size: {self.batch_size!r}; use a positive number of sequences")
+        if self.max_completion_length < 1:
+            raise ConfigError(f"max_completion_length: {self.max_completion_length}; must be ≥ 1")
+
 
 @dataclass(frozen=True)
 class Sample:

@@ -18,7 +18,7 @@ from grpo_rlvr.sandbox import SandboxLimits, isolation_layers, run_unit_tests
 from grpo_rlvr.sandbox._jail import UID_BASE
 
 TESTS = ["assert solve(3) == 271828", "assert solve(4) == 314159"]
-FAST = SandboxLimits(timeout_s=1.5, cpu_s=1.5)
+FAST = SandboxLimits(timeout_s=1.0, cpu_s=2.0)
 
 
 def run(program: str, tests=TESTS, limits: SandboxLimits = FAST):
@@ -271,13 +271,12 @@ def test_network_to_a_loopback_listener(layers):
     if "netns" not in layers:
         pytest.skip("no network namespace on this machine")
     server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
+    server.settimeout(0.05)
     port = server.getsockname()[1]
-    got = []
+    got, done = [], threading.Event()
 
     def accept():
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline:
+        while not done.is_set():
             try:
                 got.append(server.accept())
             except (TimeoutError, OSError):
@@ -289,6 +288,7 @@ def test_network_to_a_loopback_listener(layers):
         run(f"import socket\ndef solve(n):\n    s = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
             "    s.sendall(b'exfiltrate')\n    return int(s.recv(16))\n")
     finally:
+        done.set()
         listener.join()
         server.close()
     assert got == []
@@ -336,11 +336,12 @@ def test_huge_int_result_is_judged_not_crashing():
 
 def test_expected_values_are_nowhere_in_the_child():
     # Scans every object the child can reach (gc containers, all frames) for the expected value of test 1.
+    # (The needle is built at run time: a constant like '27182' + '8' would be folded into the code object.)
     program = (
         "import gc, sys\n"
         "def solve(n):\n    return 0\n"
         "def leak():\n"
-        "    needle_int = int('27182' + '8')\n    needle_str = str(needle_int)\n"
+        "    needle_str = ''.join(map(str, [2, 7, 1, 8, 2, 8]))\n    needle_int = int(needle_str)\n"
         "    frame = sys._getframe()\n    while frame is not None:\n"
         "        for v in list(frame.f_locals.values()) + list(frame.f_globals.values()):\n"
         "            if (type(v) is int and v == needle_int and v is not needle_int) or "

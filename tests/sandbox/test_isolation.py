@@ -17,7 +17,7 @@ from grpo_rlvr.sandbox import SandboxLimits, isolation_layers, run_unit_tests
 from grpo_rlvr.sandbox._pool import Pool
 from grpo_rlvr.sandbox._run import run_batch
 
-FAST = SandboxLimits(timeout_s=1.5, cpu_s=1.5)
+FAST = SandboxLimits(timeout_s=1.0, cpu_s=2.0)
 
 
 @pytest.fixture(scope="module")
@@ -133,20 +133,20 @@ def test_degraded_mode_reports_fewer_layers(bare_pool):
 def test_degraded_mode_sweeps_a_double_forked_daemon(bare_pool):
     canary = f"/tmp/grpo-canary-{uuid.uuid4().hex}"
     program = (f"import os, time\ndef solve(n):\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
-               f"            time.sleep(1.0)\n            open({canary!r}, 'w').write('alive')\n        os._exit(0)\n"
+               f"            time.sleep(0.5)\n            open({canary!r}, 'w').write('alive')\n        os._exit(0)\n"
                "    return 0\n")
     assert bare_run(bare_pool, program, ["assert solve(3) == 271828"]).passed == 0
-    time.sleep(1.5)
+    time.sleep(1.0)
     assert not os.path.exists(canary)  # here the write would have worked: the daemon was killed
 
 
 def test_degraded_mode_kills_a_timed_out_group(bare_pool):
     canary = f"/tmp/grpo-canary-{uuid.uuid4().hex}"
-    program = (f"import os, time\nif os.fork() == 0:\n    time.sleep(2.0)\n    open({canary!r}, 'w').write('alive')\n"
+    program = (f"import os, time\nif os.fork() == 0:\n    time.sleep(1.0)\n    open({canary!r}, 'w').write('alive')\n"
                "while True:\n    pass\n")
     verdict = bare_run(bare_pool, program, ["assert solve(3) == 271828"], SandboxLimits(timeout_s=0.5, cpu_s=1.0))
     assert verdict.timed_out
-    time.sleep(2.5)
+    time.sleep(1.5)
     assert not os.path.exists(canary)
 
 

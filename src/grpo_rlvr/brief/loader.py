@@ -34,7 +34,8 @@ RECIPE: dict = {
     "seed": 3407,
     "temperature": 1.0,
     "max_completion_length": 256,
-    "log_completions": True,
+    "log_completions": True,          # completions/*.parquet, read by `grpo-rlvr diagnose`
+    "num_completions_to_print": 0,    # ...but no rich table on the console each log step
     "report_to": "none",
 }
 NUM_GENERATIONS_FLOOR = 8

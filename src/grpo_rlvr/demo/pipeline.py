@@ -21,7 +21,11 @@ from grpo_rlvr.files import write_json_atomic, write_jsonl_atomic
 
 TRAIN_ROWS = 2000
 EVAL_PROMPTS = 100
-WARMUP = {"steps": 80, "lr": 1e-3, "batch_size": 32}
+# Measured on this task: 150 steps with label smoothing 0.075 leave the model knowing many answers (greedy
+# accuracy ≈ 0.5) while sampling at temperature 1 rarely lands on them (≈ 0.07): it succeeds sometimes, and
+# GRPO's sharpening has room to work. Without smoothing the same steps give ≈ 0.14 sampled and GRPO mostly
+# learns the format; at smoothing 0.3 sampled accuracy is 0 (preflight: SFT first).
+WARMUP = {"steps": 150, "lr": 1e-3, "batch_size": 32, "label_smoothing": 0.075}
 
 
 class _Phases:
@@ -73,8 +77,8 @@ def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool) -> Path:
     if fresh or not (d / "config.json").is_file():
         tok = AutoTokenizer.from_pretrained(base)
         model = AutoModelForCausalLM.from_pretrained(base)
-        losses = sft_warmup(model, tok, rows, [task.target_completion(r["answer"]) for r in rows],
-                            steps=WARMUP["steps"], lr=WARMUP["lr"], batch_size=WARMUP["batch_size"], seed=seed)
+        losses = sft_warmup(model, tok, rows, [task.target_completion(r["answer"]) for r in rows], seed=seed,
+                            **WARMUP)
         tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "sft-warmup", **WARMUP,
                                                    "final_loss": losses[-1]})
     return d
@@ -152,7 +156,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     ph.note(f"untrained model: {base}")
 
     ph.start("preflight-untrained", "preflight on the untrained model (expect: SFT first)")
-    pre0 = preflight(brief_path, prompts=32)
+    pre0 = preflight(brief_path, prompts=32, batch_size=256)
     ph.note(pre0.format().splitlines()[0] + f" (pass@1 {pre0.pass_at_1:.3f})")
 
     ph.start("warmup", f"SFT warmup: {WARMUP['steps']} steps, so the model succeeds sometimes")
@@ -160,7 +164,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     _point(model_link, warm)
 
     ph.start("preflight", "preflight on the warmed-up model")
-    pre = preflight(brief_path, progress=ph.progress)
+    pre = preflight(brief_path, progress=ph.progress, batch_size=256)
     for line in pre.format().splitlines():
         ph.note(line)
     if pre.verdict == "sft-first":
@@ -174,7 +178,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     ph.note(f"accuracy {before['accuracy']:.3f}, well-formed {before['well_formed']:.3f}")
 
     ph.start("inspect", "sampling and scoring outputs for inspection")
-    insp = inspect_rewards(brief_path, progress=ph.progress)
+    insp = inspect_rewards(brief_path, progress=ph.progress, batch_size=256)
     ph.note(insp.format().splitlines()[0])
 
     ph.start("review", "review by the task's oracle (the demo only; a person reviews real runs)")

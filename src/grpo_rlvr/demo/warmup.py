@@ -13,9 +13,14 @@ log = logging.getLogger(__name__)
 
 
 def sft_warmup(model, tokenizer, rows: list[dict], completions: list[str], *, steps: int, lr: float,
-               batch_size: int, seed: int) -> list[float]:
-    """Train ``model`` in place for ``steps`` AdamW steps on (prompt, completion) pairs; returns the losses."""
+               batch_size: int, seed: int, label_smoothing: float = 0.0) -> list[float]:
+    """Train ``model`` in place for ``steps`` AdamW steps on (prompt, completion) pairs; returns the losses.
+
+    ``label_smoothing`` > 0 keeps the model's distribution wide: it learns which answer is right (the mode)
+    while sampling at temperature 1 still often misses, the regime where RL's sharpening pays off.
+    """
     import torch
+    import torch.nn.functional as F
 
     g = torch.Generator().manual_seed(seed)
     prompt_ids = [tokenizer.apply_chat_template(r["prompt"], add_generation_prompt=True, tokenize=True)
@@ -39,10 +44,12 @@ def sft_warmup(model, tokenizer, rows: list[dict], completions: list[str], *, st
             attn[j, : len(s)] = 1
             start = len(prompt_ids[i])
             labels[j, start : len(s)] = torch.tensor(target_ids[i])
-        out = model(input_ids=input_ids, attention_mask=attn, labels=labels)
-        out.loss.backward()
+        logits = model(input_ids=input_ids, attention_mask=attn).logits[:, :-1]
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1), ignore_index=-100,
+                               label_smoothing=label_smoothing)
+        loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
-        losses.append(float(out.loss))
+        losses.append(loss.item())
     model.eval()
     return losses

@@ -51,7 +51,7 @@ def build_rewards(brief):
 
 
 def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=None, tokenizer=None,
-                    progress=None) -> InspectResult:
+                    progress=None, batch_size: int = 64) -> InspectResult:
     """Sample, score and write the inspection artifact.
 
     Args:
@@ -78,7 +78,8 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
         model, tokenizer = load_model_and_tokenizer(brief)
     s = brief.sampling()
     params = SamplingParams(temperature=s["temperature"], top_p=s["top_p"],
-                            max_completion_length=s["max_completion_length"], seed=brief.inspection_seed)
+                            max_completion_length=s["max_completion_length"], seed=brief.inspection_seed,
+                            batch_size=batch_size)
     drawn = generate(model, tokenizer, [rows[i]["prompt"] for i in chosen_rows], per_prompt, params, progress)
     cand_rows = [rows[chosen_rows[d.prompt_index]] for d in drawn]
     candidates = [{"prompt_index": chosen_rows[d.prompt_index], "completion": d.completion, "truncated": d.truncated}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import selectors
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import threading
 from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, extract_answer
 from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
+from grpo_rlvr.rewards.format import default_pattern, not_counted, structure_problem
 
 
 class MathWorker:
@@ -92,7 +94,7 @@ class MathWorker:
 
 
 def math_reward(extract: str = "tag", tag: str = "answer", timeout_s: float = 5.0,
-                answer_column: str = "answer") -> Reward:
+                answer_column: str = "answer", require_format: bool = True) -> Reward:
     """Build the math-equivalence correctness reward.
 
     Args:
@@ -100,6 +102,8 @@ def math_reward(extract: str = "tag", tag: str = "answer", timeout_s: float = 5.
         tag: the tag for ``extract="tag"``.
         timeout_s: seconds allowed per parse/compare (enforced in any thread).
         answer_column: the dataset column holding the ground truth.
+        require_format: with ``extract="tag"``, count the answer only in a well-formed completion (see
+            ``exact_match``).
     Raises:
         RewardError: bad parameters.
     """
@@ -108,6 +112,7 @@ def math_reward(extract: str = "tag", tag: str = "answer", timeout_s: float = 5.
     if not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
         raise RewardError(f"reward 'math': params.timeout_s is {timeout_s!r}; use a positive number of seconds")
     worker = MathWorker(float(timeout_s))
+    rx = re.compile(default_pattern(tag), re.DOTALL)
 
     def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
         out: list[Scored | None] = [None] * len(texts)
@@ -116,6 +121,10 @@ def math_reward(extract: str = "tag", tag: str = "answer", timeout_s: float = 5.
             if answer_column not in row:
                 raise RewardError(f"reward 'math' needs the dataset column {answer_column!r}; map it under "
                                   f"dataset.columns in the brief (available: {sorted(row)})")
+            problem = structure_problem(text, rx, tag) if require_format and extract == "tag" else None
+            if problem:
+                out[i] = Scored(0.0, not_counted(problem, tag))
+                continue
             got = extract_answer(text, extract, tag)
             if got is None or not got.strip():
                 out[i] = Scored(0.0, describe_missing(extract, tag))
@@ -127,7 +136,8 @@ def math_reward(extract: str = "tag", tag: str = "answer", timeout_s: float = 5.
             out[i] = _verdict(res, got, rows[i][answer_column])
         return out  # type: ignore[return-value]
 
-    params = {"extract": extract, "tag": tag, "timeout_s": timeout_s, "answer_column": answer_column}
+    params = {"extract": extract, "tag": tag, "timeout_s": timeout_s, "answer_column": answer_column,
+              "require_format": require_format}
     reward = Reward("math", "correctness", params, scorer,
                     source_fingerprint(math_reward, MathWorker, extract_answer, extra=params),
                     columns=(answer_column,))

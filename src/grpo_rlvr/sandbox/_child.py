@@ -5,6 +5,8 @@ every inherited file descriptor closed) runs before any model code, and reports 
 on a setup pipe that it closes before the program starts. After that nothing in this process is trusted:
 it only produces values (plain data on fd 3, the result channel) and output (fd 1/2), which the parent
 judges. Expected values never reach this process.
+Covered: the lock-down above, one result frame per probe, a crash mid-way leaving later probes unanswered.
+Not covered: anything the program does to its own process (it may forge frames: they carry only values).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import math
 import os
 import resource
+import signal
 import sys
 
 from . import _jail
@@ -83,6 +86,7 @@ def prepare_zygote(workdir: str | None) -> None:
 def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
     layers = ["process"]
     os.setsid()  # own session and process group, so the supervisor can kill the group
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # the zygote ignores it; a program need not
     if ctx["pidns"]:
         layers.append("pidns")
     if state.netns:

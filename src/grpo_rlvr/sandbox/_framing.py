@@ -47,10 +47,8 @@ def recv(fd: int, deadline: float | None = None):
 def _read_exact(fd: int, size: int, deadline: float | None, allow_eof: bool):
     chunks, got = [], 0
     while got < size:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise ChannelError("timed out waiting for the other side")
+        if deadline is not None and not _wait_readable(fd, deadline):
+            raise ChannelError("timed out waiting for the other side")
         try:
             chunk = os.read(fd, min(size - got, 1 << 20))
         except OSError as e:
@@ -62,3 +60,11 @@ def _read_exact(fd: int, size: int, deadline: float | None, allow_eof: bool):
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
+
+
+def _wait_readable(fd: int, deadline: float) -> bool:
+    """poll, not select: the parent (a trainer) may hold more than 1024 open files."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    remaining = deadline - time.monotonic()
+    return remaining > 0 and bool(poller.poll(remaining * 1000))

@@ -8,6 +8,8 @@ falls back to evaluating the whole condition inside the sandbox and requiring a 
 weaker, because the program can inspect the expression it is evaluated in. A string of arbitrary test code
 is weaker still: it runs in the sandbox and "no exception" is the verdict, which a hostile program can forge
 (unless the string holds nothing but asserts, which are then planned as a list).
+Covered: the shapes above, with a ValueError naming the problem otherwise. Not covered: HumanEval-style
+``check(candidate)`` functions as strong tests (give their asserts as a list instead).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ._plaindata import short_repr, strict_equal
 
@@ -43,7 +45,6 @@ class Plan:
     probes: tuple[tuple[str, str], ...] = ()
     checks: tuple[Check, ...] = ()
     cases: tuple[tuple[str, str], ...] = ()  # stdio mode: (stdin, expected stdout)
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def total(self) -> int:

@@ -8,6 +8,8 @@ directory (``_jail.make_workdir``), deleted afterwards. After the child is gone 
 group is killed, then the sweep: the zygote is a subreaper, so any descendant that escaped the group
 (double fork, ``setsid``) has been reparented to it and is killed, until none is left. The report is plain
 data; the verdict is made by the parent process.
+Covered: wall clock, output caps (stdout + stderr, and the result channel), stdin feeding, no survivors.
+Not covered: CPU and memory limits (the child's rlimits), judging anything.
 """
 
 from __future__ import annotations
@@ -105,8 +107,10 @@ def _read_setup(fd: int) -> dict:
     """The child's prelude report: ``{"layers": [...]}`` or ``{"error": ...}``."""
     deadline = time.monotonic() + _SETUP_TIMEOUT_S
     data = b""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
     while True:
-        if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+        if not poller.poll(max(0.0, deadline - time.monotonic()) * 1000):
             return {"error": "the child did not finish its setup in time"}
         chunk = os.read(fd, 65536)
         if not chunk:
@@ -132,7 +136,11 @@ def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict) 
     if not pending:
         os.close(stdin_w)
         stdin_open = False
-    readers = set(bufs)
+    poller = select.poll()
+    for fd in (*bufs, pidfd) if pidfd is not None else bufs:
+        poller.register(fd, select.POLLIN)
+    if stdin_open:
+        poller.register(stdin_w, select.POLLOUT)
     timed_out = exceeded = False
     try:
         while True:
@@ -140,28 +148,28 @@ def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict) 
             if remaining <= 0:
                 timed_out = True
                 break
-            waits = [*readers, pidfd] if pidfd is not None else list(readers)
             tick = remaining if pidfd is not None else min(remaining, 0.005)
-            readable, writable, _ = select.select(waits, [stdin_w] if stdin_open else [], [], tick)
-            if writable:
-                try:
-                    pending = pending[os.write(stdin_w, pending[:65536]) :]
-                except BrokenPipeError:
-                    pending = pending[:0]
-                if not pending:
-                    os.close(stdin_w)
-                    stdin_open = False
-            for fd in readable:
-                if fd != pidfd:
+            events = poller.poll(tick * 1000)
+            for fd, _ in events:
+                if fd == stdin_w and stdin_open:
+                    try:
+                        pending = pending[os.write(stdin_w, pending[:65536]) :]
+                    except BrokenPipeError:
+                        pending = pending[:0]
+                    if not pending:
+                        poller.unregister(stdin_w)
+                        os.close(stdin_w)
+                        stdin_open = False
+                elif fd in bufs:
                     chunk = _read(fd)
                     if chunk == b"":
-                        readers.discard(fd)
+                        poller.unregister(fd)  # end of stream (POLLHUP would repeat forever)
                     elif chunk:
                         bufs[fd] += chunk
             if len(bufs[out_r]) + len(bufs[err_r]) > cap or len(bufs[res_r]) > cap:
                 exceeded = True
                 break
-            if (pidfd in readable) if pidfd is not None else _exited(pid):
+            if any(fd == pidfd for fd, _ in events) if pidfd is not None else _exited(pid):
                 break
     finally:
         if pidfd is not None:

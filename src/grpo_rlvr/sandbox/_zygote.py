@@ -4,6 +4,8 @@ Started once per worker by ``_pool`` as a fresh interpreter (never forked from t
 none of the trainer's memory: no expected values, no tokens, no secrets) with a scrubbed environment. It
 enters the zygote-wide namespaces, builds the jail, pre-imports common stdlib modules, then serves requests
 from its parent, one at a time. It never runs model code itself. Run by ``_pool``; not a user entry point.
+Covered: one request at a time, each a program with one execution per stdin case (stopping after a timeout).
+Not covered: concurrency inside one zygote (the pool runs several zygotes instead).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from grpo_rlvr.sandbox import SandboxLimits, UnitTestVerdict, run_unit_tests, ru
 
 ADD = "def add(a, b):\n    return a + b\n"
 ADD_TESTS = ["assert add(1, 2) == 3", "assert add(0, 0) == 0", "assert add(-1, 1) == 0"]
-SHORT = SandboxLimits(timeout_s=1.0, cpu_s=1.0)
+SHORT = SandboxLimits(timeout_s=1.0, cpu_s=2.0)  # the wall clock, not the CPU limit, fires first
 
 
 def test_public_names():
