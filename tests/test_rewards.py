@@ -132,3 +132,42 @@ def test_registry_lists_only_working_rewards():
     for name, entry in REGISTRY.items():
         assert build_reward(name).name == name
         assert entry.summary
+
+
+def test_unit_tests_reward_scores_share_passed_and_reports_isolation():
+    r = build_reward("unit_tests", {"timeout_s": 2})
+    tests = ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]
+    got = r.explain(["```python\ndef add(a, b):\n    return a + b\n```", "def add(a, b):\n    return a - b",
+                     "import sys; sys.exit(0)", "no code at all"], tests=[tests] * 4)
+    assert [s.score for s in got] == [1.0, 0.5, 0.0, 0.0]
+    assert "returned -1, expected 3" in got[1].reason
+    assert "process" in r.notes["isolation_layers"]
+    binary = build_reward("unit_tests", {"threshold": 1.0})
+    assert binary(completions=["def add(a, b):\n    return a - b"], tests=[tests]) == [0.0]
+
+
+def test_unit_tests_reward_rejects_bad_params_and_bad_test_data():
+    with pytest.raises(RewardError, match="threshold"):
+        build_reward("unit_tests", {"threshold": 2})
+    with pytest.raises(RewardError, match="memory_mb"):
+        build_reward("unit_tests", {"memory_mb": 1})
+    with pytest.raises(RewardError, match="column 'tests'"):
+        build_reward("unit_tests")(completions=["x = 1"], tests=[42])
+
+
+def test_length_penalty_soft_overlong_and_linear():
+    soft = build_reward("length_penalty", {"reward": "format", "budget": 20, "cache": 5, "unit": "chars"})
+    ok, ramp, over = "<answer>7</answer>"[:15], "<answer>77</answer>", "<answer>" + "7" * 30 + "</answer>"
+    got = soft.explain([ok, ramp, over])
+    assert got[0].score == 0.0  # malformed, short: no penalty beyond the inner score
+    assert 0 < 1.0 - got[1].score < 1.0 and got[2].score == 0.0
+    assert "length 19 chars" in got[1].reason
+    lin = build_reward("length_penalty", {"reward": "format", "budget": 20, "unit": "chars", "mode": "linear"})
+    assert lin.explain([over])[0].score == pytest.approx(1.0 - 1.0)
+    assert lin.kind == "format"
+    tok_ids = build_reward("length_penalty", {"reward": "format", "budget": 4, "cache": 2})
+    assert tok_ids(completions=["<answer>1</answer>"], completion_ids=[[1, 2, 3]]) == [0.5]
+    with pytest.raises(RewardError, match="needs completion_ids"):
+        tok_ids(completions=["<answer>1</answer>"])
+    with pytest.raises(RewardError, match="params.mode"):
+        build_reward("length_penalty", {"mode": "cubic"})

@@ -123,7 +123,8 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         "model": model_identity(brief.model),
         "dataset": dataset_identity(brief.dataset),
         "sampling": sampling,
-        "rewards": [{"name": r.name, "kind": r.kind, "weight": w, "params": r.params, "fingerprint": r.fingerprint}
+        "rewards": [{"name": r.name, "kind": r.kind, "weight": w, "params": r.params, "fingerprint": r.fingerprint,
+                     "notes": dict(r.notes)}  # e.g. the sandbox's isolation layers for unit_tests
                     for r, w in zip(rewards, brief.reward_weights, strict=True)],
         "sample_count": len(samples_out),
         "prompt_count": len({x["prompt_index"] for x in samples_out}),

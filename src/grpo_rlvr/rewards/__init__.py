@@ -16,11 +16,14 @@ from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards._reward import KINDS, Reward, Scored, completion_text
 from grpo_rlvr.rewards.exact_match import exact_match_reward
 from grpo_rlvr.rewards.format import format_reward
+from grpo_rlvr.rewards.length_penalty import length_penalty_reward
 from grpo_rlvr.rewards.math_answer import math_reward
+from grpo_rlvr.rewards.unit_tests import unit_tests_reward
 from grpo_rlvr.rewards.user import user_reward
 
 __all__ = ["KINDS", "REGISTRY", "Reward", "RewardEntry", "Scored", "build_reward", "combine", "completion_text",
-           "exact_match_reward", "format_reward", "math_reward", "user_reward"]
+           "exact_match_reward", "format_reward", "length_penalty_reward", "math_reward", "unit_tests_reward",
+           "user_reward"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,9 @@ REGISTRY: dict[str, RewardEntry] = {
     "format": RewardEntry(format_reward, "required structure, e.g. <answer>…</answer> (1/0)"),
     "exact_match": RewardEntry(exact_match_reward, "extracted answer equals the ground truth, normalized (1/0)"),
     "math": RewardEntry(math_reward, "math-verify equivalence of the final answer (1/0), timeouts in any thread"),
+    "unit_tests": RewardEntry(unit_tests_reward, "share of tests the completion's program passes, in the sandbox"),
+    "length_penalty": RewardEntry(length_penalty_reward, "wraps a reward; subtracts a penalty beyond a length "
+                                  "budget (linear or DAPO's soft overlong)"),
 }
 
 

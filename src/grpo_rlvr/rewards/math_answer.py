@@ -141,7 +141,6 @@ def math_reward(extract: str = "tag", tag: str = "answer", timeout_s: float = 5.
     reward = Reward("math", "correctness", params, scorer,
                     source_fingerprint(math_reward, MathWorker, extract_answer, extra=params),
                     columns=(answer_column,))
-    reward.notes["worker"] = worker
     return reward
 
 

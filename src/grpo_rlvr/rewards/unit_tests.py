@@ -1,0 +1,64 @@
+"""``unit_tests``: run the completion's program against the row's tests in the sandbox; score = share passed.
+
+Tests (the ``tests`` column) are assert strings, stdin/stdout cases, or a string of test code (see
+``grpo_rlvr.sandbox`` for what each form guarantees). With ``threshold`` set the score is binary (1.0 when at
+least that share passes). The sandbox's isolation layers are recorded in ``reward.notes["isolation_layers"]``.
+A broken sandbox raises SandboxError (never a silent 0); malformed ``tests`` data raise RewardError.
+"""
+
+from __future__ import annotations
+
+from grpo_rlvr.errors import RewardError
+from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
+
+
+def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memory_mb: int = 512,
+                      threshold: float | None = None, workers: int | None = None) -> Reward:
+    """Build the unit-test reward.
+
+    Args:
+        tests_column: the dataset column holding the tests.
+        timeout_s: wall and CPU seconds per program execution.
+        memory_mb: address-space limit per execution (≥ 128).
+        threshold: None for the fraction passed; a share in (0, 1] for a binary score.
+        workers: programs run at once (default: CPU count).
+    Raises:
+        RewardError: bad parameters.
+    """
+    from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests_batch
+
+    try:
+        limits = SandboxLimits(timeout_s=timeout_s, cpu_s=timeout_s, memory_mb=memory_mb)
+    except ValueError as e:
+        raise RewardError(f"reward 'unit_tests': {e}") from None
+    if threshold is not None and not (isinstance(threshold, (int, float)) and 0 < threshold <= 1):
+        raise RewardError(f"reward 'unit_tests': params.threshold is {threshold!r}; use a share in (0, 1] or null")
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise RewardError(f"reward 'unit_tests': params.workers is {workers!r}; use a positive integer or null")
+    notes: dict = {}
+
+    def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
+        jobs = []
+        for i, (text, row) in enumerate(zip(texts, rows, strict=True)):
+            if tests_column not in row:
+                raise RewardError(f"reward 'unit_tests' needs the dataset column {tests_column!r}; map it under "
+                                  f"dataset.columns in the brief (available: {sorted(row)})")
+            jobs.append((text, row[tests_column]))
+        try:
+            verdicts = run_unit_tests_batch(jobs, limits=limits, workers=workers)
+        except ValueError as e:  # malformed tests in the dataset: bad input, not model output
+            raise RewardError(f"reward 'unit_tests': column {tests_column!r}: {e}") from None
+        out = []
+        for v in verdicts:
+            if v.layers:
+                notes["isolation_layers"] = list(v.layers)
+            frac = v.passed / v.total if v.total else 0.0
+            score = frac if threshold is None else float(frac >= threshold - 1e-12)
+            out.append(Scored(score, v.reason))
+        return out
+
+    params = {"tests_column": tests_column, "timeout_s": timeout_s, "memory_mb": memory_mb, "threshold": threshold}
+    reward = Reward("unit_tests", "correctness", params, scorer, source_fingerprint(unit_tests_reward, extra=params),
+                    columns=(tests_column,))
+    reward.notes = notes
+    return reward
