@@ -39,7 +39,7 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
 
     def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
         jobs = []
-        for i, (text, row) in enumerate(zip(texts, rows, strict=True)):
+        for text, row in zip(texts, rows, strict=True):
             if tests_column not in row:
                 raise RewardError(f"reward 'unit_tests' needs the dataset column {tests_column!r}; map it under "
                                   f"dataset.columns in the brief (available: {sorted(row)})")
