@@ -36,17 +36,20 @@ class TrainResult:
     global_step: int | None = None
     dry_run: bool = False
     env: dict = field(default_factory=dict)
+    plan: list[str] = field(default_factory=list)   # server mode dry run: the commands launch.sh would run
 
     def to_dict(self) -> dict:
         return {"run": str(self.run), "ok": self.ok, "returncode": self.returncode, "command": self.command,
                 "resumed_from": self.resumed_from, "seconds": round(self.seconds, 1),
-                "global_step": self.global_step, "dry_run": self.dry_run, "env": self.env}
+                "global_step": self.global_step, "dry_run": self.dry_run, "env": self.env, "plan": self.plan}
 
     def format(self) -> str:
         cmd = " ".join(self.command)
         if self.dry_run:
             env = " ".join(f"{k}={v}" for k, v in self.env.items())
-            return f"Would run in {self.run}:\n  {env} {cmd}".rstrip()
+            lines = [f"Would run in {self.run}:", f"  {env} {cmd}".rstrip()]
+            lines += [f"    {p}" for p in self.plan]
+            return "\n".join(lines)
         state = "finished" if self.ok else f"FAILED (exit {self.returncode})"
         return (f"Training {state} after {self.seconds:.0f}s at step {self.global_step}; outputs in "
                 f"{self.run / 'output'}\nNext: grpo-rlvr diagnose {self.run}")
@@ -142,7 +145,12 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         cmd += ["--max-steps", str(max_steps)]
     env_extra = {"TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
     if dry_run:
-        return TrainResult(run, True, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra)
+        res = TrainResult(run, True, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra)
+        if lock["launch"]["mode"] == "server":  # launch.sh prints the exact commands it would run
+            shown = subprocess.run(cmd, cwd=run, capture_output=True, text=True,
+                                   env={**os.environ, **env_extra, "GRPO_RLVR_DRY_RUN": "1"})
+            res.plan = shown.stdout.splitlines()
+        return res
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=run, env={**os.environ, **env_extra}, stdout=stream, stderr=subprocess.STDOUT
                           if stream is not None else None)

@@ -59,8 +59,8 @@ def accelerate_config(brief: Brief) -> tuple[dict, str]:
             "num_machines": hw.num_nodes, "num_processes": nproc, "rdzv_backend": "static", "same_network": True,
             "use_cpu": hw.accelerator == "cpu", "mixed_precision": "bf16" if brief.grpo.get("bf16") else "no",
             "main_process_ip": None, "main_process_port": None}
-    if hw.num_nodes > 1:
-        base.update(main_process_ip="${MAIN_PROCESS_IP}", main_process_port=29500)
+    if hw.num_nodes > 1:  # the address comes from launch.sh's --main_process_ip "$MAIN_PROCESS_IP"
+        base.update(main_process_port=29500)
     if hw.sharding in ("zero2", "zero3"):
         stage = 3 if hw.sharding == "zero3" else 2
         base.update(distributed_type="DEEPSPEED", deepspeed_config={
@@ -93,7 +93,7 @@ def launch_plan(brief: Brief) -> dict:
     if hw.num_processes > 1 or hw.num_nodes > 1:
         train = "accelerate launch --config_file accelerate.yaml"
         if hw.num_nodes > 1:
-            train += ' --machine_rank "${MACHINE_RANK:?set MACHINE_RANK on each node}"'
+            train += ' --machine_rank "$MACHINE_RANK" --main_process_ip "$MAIN_PROCESS_IP"'
         train += " train.py"
     else:
         train = "python train.py"
@@ -104,6 +104,7 @@ def launch_plan(brief: Brief) -> dict:
         plan.update(
             vllm_devices=_devices(0, hw.vllm_gpus),
             train_devices=_devices(hw.vllm_gpus, hw.num_gpus - hw.vllm_gpus),
+            multinode=hw.num_nodes > 1, num_nodes=hw.num_nodes,
             vllm_command=("env VLLM_SERVER_DEV_MODE=1 vllm serve " + shlex.quote(brief.model.resolved)
                           + f" --tensor-parallel-size {tp}"
                           + " --weight-transfer-config '{\"backend\": \"nccl\"}'"
@@ -152,7 +153,8 @@ def render(brief_path, out=None, inspection=None) -> RenderResult:
             "mode": plan["mode"], "train_command": plan["train_command"],
             "vllm_devices": plan.get("vllm_devices", ""), "train_devices": plan.get("train_devices", ""),
             "vllm_command": plan.get("vllm_command", ""), "vllm_port": plan.get("vllm_port", VLLM_PORT),
-            "health_timeout_s": plan.get("health_timeout_s", HEALTH_TIMEOUT_S)})
+            "health_timeout_s": plan.get("health_timeout_s", HEALTH_TIMEOUT_S),
+            "multinode": plan.get("multinode", False), "num_nodes": brief.hardware.num_nodes})
     lock = {
         "tool": f"grpo-rlvr {__version__}", "brief": str(brief.path), "fingerprint": brief.fingerprint,
         "inspection": str(insp.resolve()), "launch": plan, "accelerate": desc,

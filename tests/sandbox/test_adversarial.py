@@ -208,7 +208,9 @@ def test_fork_bomb(layers):
 
 
 def test_memory_bomb():
-    verdict = run("def solve(n):\n    hog = []\n    while True:\n        hog.append(bytearray(10 ** 7))\n")
+    # A generous wall limit, so the address-space limit (not the clock) is what stops it even on a loaded machine.
+    verdict = run("def solve(n):\n    hog = []\n    while True:\n        hog.append(bytearray(10 ** 7))\n",
+                  limits=SandboxLimits(timeout_s=30, cpu_s=30, memory_mb=512))
     assert "MemoryError" in verdict.details[0]
 
 

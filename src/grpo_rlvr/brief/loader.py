@@ -121,7 +121,8 @@ def _hardware(data: dict) -> Hardware:
     default_vllm = 1 if num_gpus > 1 or hw.get("num_nodes", 1) > 1 else 0
     return Hardware(accelerator=accelerator, num_gpus=num_gpus, num_nodes=int(hw.get("num_nodes", 1)),
                     vllm_gpus=int(hw.get("vllm_gpus", default_vllm)) if accelerator == "gpu" else 0,
-                    gpu_type=hw.get("gpu_type"), sharding=hw.get("sharding", "none" if num_gpus <= 1 else "ddp"))
+                    gpu_type=hw.get("gpu_type"), sharding=hw.get("sharding", "none" if num_gpus <= 1 else "ddp"),
+                    cpu_processes=int(hw.get("cpu_processes", 1)) if accelerator == "cpu" else 1)
 
 
 def _hardware_defaults(hw: Hardware) -> dict:
@@ -289,6 +290,9 @@ def load_brief(path: str | Path) -> Brief:
 
     # --- hardware, method, variant ---------------------------------------------------------------------
     hw = _hardware(data)
+    if hw.accelerator == "gpu" and (data.get("hardware") or {}).get("cpu_processes"):
+        problems.append("hardware.cpu_processes: only for accelerator 'cpu'; on GPUs there is one process per "
+                        "training GPU (set num_gpus)")
     if hw.accelerator == "gpu" and hw.num_gpus < 1:
         problems.append("hardware.num_gpus: 0 GPUs with accelerator 'gpu'; set num_gpus ≥ 1 or accelerator: cpu")
     if hw.accelerator == "gpu" and hw.num_processes < 1:

@@ -44,16 +44,19 @@ class Hardware:
     accelerator: str   # "cpu" | "gpu"
     num_gpus: int      # GPUs per node, all of them (0 on CPU)
     num_nodes: int
-    vllm_gpus: int     # of those, GPUs on the first node that serve vLLM (server mode; 0 otherwise)
+    vllm_gpus: int     # of those, GPUs 0..vllm_gpus-1 serve vLLM on node 0 (server mode; 0 otherwise)
     gpu_type: str | None
     sharding: str      # none | ddp | zero2 | zero3 | fsdp2
+    cpu_processes: int = 1  # training processes on CPU (DDP over gloo)
 
     @property
     def num_processes(self) -> int:
         """Training processes across all nodes (one per training GPU; one on CPU)."""
         if self.accelerator == "cpu":
-            return 1
-        return self.num_gpus * self.num_nodes - self.vllm_gpus
+            return self.cpu_processes
+        # Every node trains on the same GPUs (accelerate wants the same count per node); the first vllm_gpus
+        # GPUs serve vLLM on node 0 and stay free on the others.
+        return (self.num_gpus - self.vllm_gpus) * self.num_nodes
 
 
 @dataclass(frozen=True)

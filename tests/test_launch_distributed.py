@@ -1,0 +1,79 @@
+"""Scale-out and crash recovery on CPU: two training processes through ``accelerate launch`` (gloo, the same
+path a multi-GPU user takes), and a run killed with SIGKILL after a checkpoint, then resumed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+from artifacts import make_artifact
+from conftest import example_brief_text
+
+from grpo_rlvr.launch import is_complete_checkpoint, train
+from grpo_rlvr.render import render
+
+
+def small_brief(workspace, **grpo):
+    data = yaml.safe_load(example_brief_text())
+    data["grpo"].update({"per_device_train_batch_size": 16, "logging_steps": 1, "max_steps": 4, **grpo})
+    data["grpo"].pop("disable_tqdm", None)
+    return data
+
+
+@pytest.mark.e2e
+def test_two_cpu_processes_through_accelerate(workspace):
+    data = small_brief(workspace, per_device_train_batch_size=8, max_steps=2)
+    data["hardware"] = {"accelerator": "cpu", "cpu_processes": 2}
+    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    acc = yaml.safe_load((run / "accelerate.yaml").read_text())
+    assert acc["distributed_type"] == "MULTI_CPU" and acc["num_processes"] == 2
+    log = workspace / "train.log"
+    with log.open("w") as fh:
+        res = train(run, stream=fh)
+    text = log.read_text()
+    assert res.ok, text[-3000:]
+    assert res.command[1:3] == ["-m", "accelerate.commands.launch"]
+    assert res.global_step == 2
+    state = json.loads((run / "output" / "train_summary.json").read_text())
+    assert any("reward" in r for r in state["log_history"])
+
+
+@pytest.mark.e2e
+def test_sigkill_after_checkpoint_then_resume(workspace):
+    data = small_brief(workspace, max_steps=12, save_steps=4)
+    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    out = run / "output"
+    proc = subprocess.Popen([sys.executable, "-m", "grpo_rlvr", "train", str(run)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 600
+    try:
+        while not (out / "checkpoint-8").is_dir() or not is_complete_checkpoint(out / "checkpoint-8"):
+            assert proc.poll() is None, "training ended before the kill"
+            assert time.monotonic() < deadline, "no checkpoint-8 in time"
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    killed_at = max(json.loads(x)["step"] for x in (out / "metrics.jsonl").read_text().splitlines())
+    assert 8 <= killed_at < 12
+    # a half-written newer checkpoint must be ignored on resume
+    (out / "checkpoint-11").mkdir(exist_ok=True)
+    (out / "checkpoint-11" / "model.safetensors").write_text("")
+
+    res = train(run, resume=True)
+    assert res.ok and res.resumed_from.endswith("checkpoint-8") and res.global_step == 12
+    steps = [json.loads(x)["step"] for x in (out / "metrics.jsonl").read_text().splitlines()
+             if "reward" in json.loads(x)]
+    assert sorted(set(steps)) == list(range(1, 13))          # no gap
+    dupes = sorted({s for s in steps if steps.count(s) > 1})
+    assert all(8 < s <= killed_at for s in dupes), dupes     # re-logged only after the last checkpoint

@@ -1,0 +1,166 @@
+"""vLLM server mode: launch.sh for 8 GPUs (2 vLLM + 6 training) and for 2 nodes, checked by its dry run; and
+the server lifecycle (health deadline, teardown on success, failure, Ctrl-C, SIGTERM and SIGKILL of the
+launcher) exercised with STAND-IN processes: a fake `vllm` that serves /health on loopback and a fake
+`accelerate` on PATH. No GPU and no vLLM exist on this machine; the stand-ins are named as such."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from artifacts import make_artifact
+from conftest import example_brief_text
+
+from grpo_rlvr.launch import train
+from grpo_rlvr.render import render
+
+STAND_IN_VLLM = r'''#!/usr/bin/env python3
+# STAND-IN for `vllm serve`: serves /health on loopback after HEALTHY_AFTER_S seconds; records its pid.
+import http.server, os, sys, threading, time
+port = int(sys.argv[sys.argv.index("--port") + 1])
+open(os.environ["STANDIN_DIR"] + "/vllm.pid", "w").write(str(os.getpid()))
+delay = float(os.environ.get("HEALTHY_AFTER_S", "0.5"))
+start = time.time()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        ok = self.path == "/health" and time.time() - start >= delay
+        self.send_response(200 if ok else 503); self.end_headers()
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
+'''
+
+STAND_IN_ACCELERATE = r'''#!/usr/bin/env bash
+# STAND-IN for `accelerate launch ... train.py`: records its arguments, then behaves as TRAIN_BEHAVIOUR says.
+echo "$CUDA_VISIBLE_DEVICES $*" > "$STANDIN_DIR/train.args"
+case "${TRAIN_BEHAVIOUR:-ok}" in
+  ok) exit 0 ;;
+  fail) exit 3 ;;
+  hang) sleep 300 ;;
+esac
+'''
+
+
+def free_port() -> int:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def server_run(workspace, hardware) -> Path:
+    data = yaml.safe_load(example_brief_text())
+    data["hardware"] = hardware
+    data["grpo"]["per_device_train_batch_size"] = 8
+    data["grpo"].pop("disable_tqdm", None)
+    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    return render(workspace / "brief.yaml").dir
+
+
+@pytest.fixture
+def standins(tmp_path):
+    d = tmp_path / "standins"
+    d.mkdir()
+    for name, text in (("vllm", STAND_IN_VLLM), ("accelerate", STAND_IN_ACCELERATE)):
+        p = d / name
+        p.write_text(text)
+        p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    return d
+
+
+def test_dry_run_8_gpus_prints_exact_commands(workspace):
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    res = train(run, dry_run=True)
+    assert res.command == ["bash", str(run / "launch.sh")]
+    plan = "\n".join(res.plan)
+    assert ("CUDA_VISIBLE_DEVICES=0,1 env VLLM_SERVER_DEV_MODE=1 vllm serve " in plan
+            and "--tensor-parallel-size 2" in plan and "--weight-transfer-config" in plan and "--port 8000" in plan)
+    assert "CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml train.py" in plan
+    assert yaml.safe_load((run / "accelerate.yaml").read_text())["num_processes"] == 6
+
+
+def test_dry_run_two_nodes(workspace):
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "num_nodes": 2, "vllm_gpus": 2})
+    def dry(**env):
+        return subprocess.run(["bash", str(run / "launch.sh")], env={**os.environ, "GRPO_RLVR_DRY_RUN": "1", **env},
+                              capture_output=True, text=True)
+
+    missing = dry()
+    assert missing.returncode != 0 and "set MACHINE_RANK" in missing.stderr
+    node0 = dry(MACHINE_RANK="0", MAIN_PROCESS_IP="node0.example")
+    assert node0.returncode == 0
+    lines = node0.stdout.splitlines()
+    assert lines[0].startswith("CUDA_VISIBLE_DEVICES=0,1 env VLLM_SERVER_DEV_MODE=1 vllm serve")
+    assert lines[-1] == ("CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml "
+                         "--machine_rank 0 --main_process_ip node0.example train.py --vllm-server-host node0.example ")
+    node1 = dry(MACHINE_RANK="1", MAIN_PROCESS_IP="node0.example").stdout.splitlines()
+    assert len(node1) == 1 and "--machine_rank 1" in node1[0] and "vllm serve" not in node1[0]
+    acc = yaml.safe_load((run / "accelerate.yaml").read_text())
+    assert acc["num_machines"] == 2 and acc["num_processes"] == 12 and acc["main_process_port"] == 29500
+
+
+def launch(run, standins, port, **env):
+    text = (run / "launch.sh").read_text().replace("VLLM_PORT=8000", f"VLLM_PORT={port}")
+    (run / "launch.sh").write_text(text)
+    full = {**os.environ, "PATH": f"{standins}:{os.environ['PATH']}", "STANDIN_DIR": str(standins),
+            "VLLM_HEALTH_TIMEOUT_S": "20", **env}
+    return subprocess.Popen(["bash", str(run / "launch.sh")], env=full, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def server_gone(standins, timeout_s=30.0) -> bool:
+    pid = int((standins / "vllm.pid").read_text())
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def wait_for(path: Path, timeout_s=30.0):
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("behaviour,expect_rc", [("ok", 0), ("fail", 3)])
+def test_server_lifecycle_success_and_failure(workspace, standins, behaviour, expect_rc):
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
+    p = launch(run, standins, free_port(), TRAIN_BEHAVIOUR=behaviour)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == expect_rc, out
+    assert "vLLM is healthy" in out and "stopping the vLLM server" in out
+    assert (standins / "train.args").read_text().startswith("2,3,4,5,6,7 launch --config_file accelerate.yaml")
+    assert server_gone(standins)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_server_torn_down_when_launcher_is_interrupted_or_killed(workspace, standins, sig):
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
+    p = launch(run, standins, free_port(), TRAIN_BEHAVIOUR="hang")
+    wait_for(standins / "train.args")
+    os.kill(p.pid, sig)  # the launcher only (bash), as Ctrl-C / kill would
+    p.wait(timeout=60)
+    assert server_gone(standins), f"vLLM stand-in survived {sig.name}"
+    os.killpg(p.pid, signal.SIGKILL) if sig == signal.SIGKILL else None
+
+
+def test_health_deadline(workspace, standins):
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
+    p = launch(run, standins, free_port(), HEALTHY_AFTER_S="999", VLLM_HEALTH_TIMEOUT_S="3")
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 1 and "not healthy after 3s" in out
+    assert not (standins / "train.args").exists() and server_gone(standins)
