@@ -12,9 +12,9 @@ import time
 
 import pytest
 import yaml
+
 from artifacts import make_artifact
 from conftest import example_brief_text
-
 from grpo_rlvr.launch import is_complete_checkpoint, train
 from grpo_rlvr.render import render
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from artifacts import make_artifact
 from conftest import example_brief_text
-
 from grpo_rlvr.launch import train
 from grpo_rlvr.render import render
 

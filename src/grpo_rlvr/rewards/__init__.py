@@ -16,14 +16,17 @@ from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards._reward import KINDS, Reward, Scored, completion_text
 from grpo_rlvr.rewards.exact_match import exact_match_reward
 from grpo_rlvr.rewards.format import format_reward
+from grpo_rlvr.rewards.json_schema import json_schema_reward
 from grpo_rlvr.rewards.length_penalty import length_penalty_reward
 from grpo_rlvr.rewards.math_answer import math_reward
+from grpo_rlvr.rewards.rubric_judge import rubric_judge_reward
+from grpo_rlvr.rewards.tool_call import tool_call_reward
 from grpo_rlvr.rewards.unit_tests import unit_tests_reward
 from grpo_rlvr.rewards.user import user_reward
 
 __all__ = ["KINDS", "REGISTRY", "Reward", "RewardEntry", "Scored", "build_reward", "combine", "completion_text",
-           "exact_match_reward", "format_reward", "length_penalty_reward", "math_reward", "unit_tests_reward",
-           "user_reward"]
+           "exact_match_reward", "format_reward", "json_schema_reward", "length_penalty_reward", "math_reward",
+           "rubric_judge_reward", "tool_call_reward", "unit_tests_reward", "user_reward"]
 
 
 @dataclass(frozen=True)
@@ -36,9 +39,15 @@ REGISTRY: dict[str, RewardEntry] = {
     "format": RewardEntry(format_reward, "required structure, e.g. <answer>…</answer> (1/0)"),
     "exact_match": RewardEntry(exact_match_reward, "extracted answer equals the ground truth, normalized (1/0)"),
     "math": RewardEntry(math_reward, "math-verify equivalence of the final answer (1/0), timeouts in any thread"),
+    "json_schema": RewardEntry(json_schema_reward, "JSON in the completion validates against the row's schema "
+                               "(unparseable 0 < invalid 0.25 < valid 1)"),
+    "tool_call": RewardEntry(tool_call_reward, "the completion calls the row's tool with valid arguments "
+                             "(none 0 < wrong name < invalid arguments < valid 1)"),
     "unit_tests": RewardEntry(unit_tests_reward, "share of tests the completion's program passes, in the sandbox"),
     "length_penalty": RewardEntry(length_penalty_reward, "wraps a reward; subtracts a penalty beyond a length "
                                   "budget (linear or DAPO's soft overlong)"),
+    "rubric_judge": RewardEntry(rubric_judge_reward, "an LLM judge scores against a rubric over an OpenAI-compatible "
+                                "endpoint (e.g. vLLM); None when the judge fails"),
 }
 
 
@@ -67,6 +76,10 @@ def build_reward(name: str, params: dict | None = None, base_dir: Path | None = 
     if unknown:
         raise RewardError(f"reward {name!r}: unknown params {', '.join(unknown)}; "
                           f"allowed: {', '.join(allowed) or 'none'}")
+    rubric = params.get("rubric")
+    if name == "rubric_judge" and isinstance(rubric, str) and base_dir is not None and rubric.endswith((".txt", ".md")):
+        path = Path(rubric)
+        params["rubric"] = str(path if path.is_absolute() else Path(base_dir) / path)  # relative to the brief
     try:
         reward = entry.factory(**params)
     except TypeError as e:
