@@ -44,7 +44,8 @@ def test_rendered_run_is_valid(workspace, name):
 
     brief = brief_for(workspace, name, MATRIX[name])
     res = render(brief, out=workspace / "runs" / name)
-    assert sorted(p.name for p in res.dir.iterdir()) == sorted(RUN_FILES)
+    extra = ["slurm.sh"] if name == "2nodes-server" else []
+    assert sorted(p.name for p in res.dir.iterdir()) == sorted([*RUN_FILES, *extra])
     cfg = yaml.safe_load((res.dir / "grpo_config.yaml").read_text())
     # TRL itself accepts every key and value. GPU configs set bf16, which transformers refuses on a machine
     # without a bf16 GPU unless use_cpu is set: that is an environment check (this machine has no GPU), so the
@@ -59,8 +60,10 @@ def test_rendered_run_is_valid(workspace, name):
     assert "Rendered by grpo-rlvr" in header and "fingerprint" in header
     if name == "gpu8-server":
         launch = (res.dir / "launch.sh").read_text()
-        assert "CUDA_VISIBLE_DEVICES=0,1 setsid env VLLM_SERVER_DEV_MODE=1 vllm serve" in launch
-        assert "CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 accelerate launch" in launch
+        assert 'VLLM_CMD=(env VLLM_SERVER_DEV_MODE=1 vllm serve' in launch
+        assert 'CUDA_VISIBLE_DEVICES=0,1 setsid "${VLLM_CMD[@]}"' in launch
+        assert 'TRAIN_CMD=(accelerate launch --config_file accelerate.yaml train.py' in launch
+        assert 'CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 "${TRAIN_CMD[@]}"' in launch
         assert "trap teardown EXIT" in launch and acc["num_processes"] == 6
         assert cfg["vllm_mode"] == "server" and cfg["vllm_server_port"] == 8000
     if name == "gpu4-zero3":
@@ -69,6 +72,9 @@ def test_rendered_run_is_valid(workspace, name):
         assert acc["distributed_type"] == "FSDP" and acc["fsdp_config"]["fsdp_version"] == 2
     if name == "2nodes-server":
         assert acc["num_machines"] == 2 and acc["num_processes"] == 12 and "MACHINE_RANK" in (res.dir / "launch.sh").read_text()
+        slurm = (res.dir / "slurm.sh").read_text()
+        assert "#SBATCH --nodes=2" in slurm and "#SBATCH --gres=gpu:8" in slurm and "MACHINE_RANK=$SLURM_NODEID" in slurm
+        assert subprocess.run(["bash", "-n", str(res.dir / "slurm.sh")]).returncode == 0
     if name == "cpu":
         assert acc["distributed_type"] == "NO" and acc["use_cpu"] is True
 
@@ -86,4 +92,23 @@ def test_every_shipped_template_is_used_and_renders(workspace):
 
     names = {p.name for p in resources.files("grpo_rlvr").joinpath("templates").iterdir() if p.name.endswith(".j2")}
     render(workspace / "brief.yaml", out=workspace / "r")
-    assert names == {"grpo_config.yaml.j2", "train.py.j2", "accelerate.yaml.j2", "launch.sh.j2", "report.html.j2"}
+    assert names == {"grpo_config.yaml.j2", "train.py.j2", "accelerate.yaml.j2", "launch.sh.j2", "report.html.j2",
+                     "slurm.sh.j2"}  # slurm.sh is rendered in the multi-node case of the matrix above
+
+
+@pytest.mark.e2e
+def test_trl_own_cli_accepts_the_rendered_config(workspace, tmp_path):
+    """`trl grpo --config grpo_config.yaml` (TRL's own command line) runs one step on the tiny model."""
+    import os
+    import sys
+    from pathlib import Path
+
+    run = render(workspace / "brief.yaml").dir
+    trl = Path(sys.executable).with_name("trl")
+    out = subprocess.run([str(trl), "grpo", "--config", str(run / "grpo_config.yaml"),
+                          "--model_name_or_path", str(workspace / "model"), "--dataset_name", str(workspace / "data"),
+                          "--reward_funcs", "grpo_rlvr.rewards.trl_cli.format", "grpo_rlvr.rewards.trl_cli.exact_match",
+                          "--max_steps", "1", "--output_dir", str(tmp_path / "trl-out")],
+                         capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert (tmp_path / "trl-out" / "model.safetensors").is_file()

@@ -27,6 +27,7 @@ TRL_VERSION = "1.16"
 VLLM_PORT = 8000
 HEALTH_TIMEOUT_S = 600
 RUN_FILES = ("grpo_config.yaml", "train.py", "accelerate.yaml", "launch.sh", "brief.lock.json")
+MULTINODE_FILES = ("slurm.sh",)  # only for hardware.num_nodes > 1
 
 
 @dataclass
@@ -155,6 +156,10 @@ def render(brief_path, out=None, inspection=None) -> RenderResult:
             "vllm_command": plan.get("vllm_command", ""), "vllm_port": plan.get("vllm_port", VLLM_PORT),
             "health_timeout_s": plan.get("health_timeout_s", HEALTH_TIMEOUT_S),
             "multinode": plan.get("multinode", False), "num_nodes": brief.hardware.num_nodes})
+    if brief.hardware.num_nodes > 1:
+        files["slurm.sh"] = env.get_template("slurm.sh.j2").render(
+            **common, num_nodes=brief.hardware.num_nodes, gpus_per_node=brief.hardware.num_gpus,
+            job_name=brief.name)
     lock = {
         "tool": f"grpo-rlvr {__version__}", "brief": str(brief.path), "fingerprint": brief.fingerprint,
         "inspection": str(insp.resolve()), "launch": plan, "accelerate": desc,
@@ -165,6 +170,6 @@ def render(brief_path, out=None, inspection=None) -> RenderResult:
     }
     out.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
-        write_text_atomic(out / name, text, mode=0o755 if name in ("launch.sh", "train.py") else None)
+        write_text_atomic(out / name, text, mode=0o755 if name.endswith((".sh", ".py")) else None)
     write_json_atomic(out / "brief.lock.json", lock)
-    return RenderResult(out, list(RUN_FILES), plan["mode"])
+    return RenderResult(out, [*files, "brief.lock.json"], plan["mode"])

@@ -93,8 +93,33 @@ class MathWorker:
             self._kill()
 
 
+class MathPool:
+    """Several ``MathWorker``s; a batch is split into contiguous slices checked in parallel (one thread each)."""
+
+    def __init__(self, timeout_s: float, workers: int):
+        self.workers = [MathWorker(timeout_s) for _ in range(workers)]
+
+    def check(self, pairs: list[tuple[str, str]]) -> list[dict]:
+        if len(pairs) < 8 or len(self.workers) == 1:
+            return self.workers[0].check(pairs)
+        k = len(self.workers)
+        size = -(-len(pairs) // k)
+        slices = [pairs[i:i + size] for i in range(0, len(pairs), size)]
+        results: list[list[dict]] = [[] for _ in slices]
+
+        def run(i: int) -> None:
+            results[i] = self.workers[i].check(slices[i])
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(slices))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return [r for part in results for r in part]
+
+
 def math_reward(extract: str = "tag", tag: str = "answer", timeout_s: float = 5.0,
-                answer_column: str = "answer", require_format: bool = True) -> Reward:
+                answer_column: str = "answer", require_format: bool = True, workers: int | None = None) -> Reward:
     """Build the math-equivalence correctness reward.
 
     Args:
@@ -104,6 +129,7 @@ def math_reward(extract: str = "tag", tag: str = "answer", timeout_s: float = 5.
         answer_column: the dataset column holding the ground truth.
         require_format: with ``extract="tag"``, count the answer only in a well-formed completion (see
             ``exact_match``).
+        workers: math-verify worker processes checking a batch in parallel (default: CPU count, at most 4).
     Raises:
         RewardError: bad parameters.
     """
@@ -111,7 +137,9 @@ def math_reward(extract: str = "tag", tag: str = "answer", timeout_s: float = 5.
         raise RewardError(f"reward 'math': params.extract is {extract!r}; use one of {', '.join(EXTRACT_MODES)}")
     if not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
         raise RewardError(f"reward 'math': params.timeout_s is {timeout_s!r}; use a positive number of seconds")
-    worker = MathWorker(float(timeout_s))
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise RewardError(f"reward 'math': params.workers is {workers!r}; use a positive integer or null")
+    worker = MathPool(float(timeout_s), workers or min(4, os.cpu_count() or 1))
     rx = re.compile(default_pattern(tag), re.DOTALL)
 
     def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
