@@ -136,6 +136,9 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     from grpo_rlvr.preflight import preflight
     from grpo_rlvr.render import render
 
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # "Loading weights" bars would drown the phase lines
     torch.set_num_threads(max(1, torch.get_num_threads()))
     t_all = time.monotonic()
     ph = _Phases()
