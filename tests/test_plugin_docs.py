@@ -166,14 +166,21 @@ def shown_commands(doc: Path) -> list[tuple[str, bool]]:
     return found
 
 
-def check_command(line: str, strict: bool) -> str | None:
-    """None when the command exists with the flags shown, else what is wrong."""
+def command_tokens(line: str) -> list[str]:
+    """The words of one shell command line, up to a comment, pipe, redirection or command separator."""
     tokens = []
     for tok in shlex.split(line, comments=True):
         if tok in SHELL_STOPS or tok.startswith((">", "2>")):
             break
         tokens.append(tok)
-    prog, args = tokens[0], tokens[1:]
+    return tokens
+
+
+def check_command(line: str, strict: bool) -> str | None:
+    """None when the command exists with the flags shown, else what is wrong."""
+    prog, *args = command_tokens(line)
+    if args[:1] and re.fullmatch(r"<[^>]+>", args[0]):  # `grpo-rlvr <subcommand> ...`: a placeholder
+        return None
     if prog == "grpo-rlvr-plugin" and args[:1] == ["--plugin-where"]:  # the wrapper's own flag
         args = args[1:]
         if not args:
@@ -194,7 +201,8 @@ def check_command(line: str, strict: bool) -> str | None:
                 return f"grpo-rlvr {args[0]} has no flag {flag}; it has {', '.join(known)}"
         if a.startswith("--reward=") or (args.index(a) > 0 and args[args.index(a) - 1] == "--reward"):
             name = a.split("=", 1)[-1]
-            if ":" not in name and not name.endswith(".py") and name not in REGISTRY:
+            placeholder = re.fullmatch(r"[A-Z][A-Z_]*", name)  # NAME, REWARD: the reader fills it in
+            if not placeholder and ":" not in name and not name.endswith(".py") and name not in REGISTRY:
                 return f"--reward {name}: no such built-in reward; built-ins are {', '.join(REGISTRY)}"
     if strict:
         try:
@@ -229,8 +237,7 @@ def test_command_checker_rejects_what_does_not_exist(capsys):
 
 
 def test_the_docs_show_every_phase_command():
-    shown = {shlex.split(line)[1] for d in DOCS for line, _ in shown_commands(d)
-             if len(shlex.split(line)) > 1}
+    shown = {command_tokens(line)[1] for d in DOCS for line, _ in shown_commands(d) if len(command_tokens(line)) > 1}
     for sub in ("validate", "preflight", "score", "inspect", "review", "gate", "render", "train", "diagnose",
                 "memory"):
         assert sub in shown, f"no doc shows `grpo-rlvr {sub}`"
@@ -318,6 +325,14 @@ def test_skill_builtin_reward_list_matches_the_registry():
     following = SKILL.read_text().split(line, 1)[1].split("\n- ", 1)[0]
     named = set(re.findall(r"`([a-z_]+)`", line + following))
     assert named == set(REGISTRY), f"SKILL.md built-ins {sorted(named)} != registry {sorted(REGISTRY)}"
+
+
+def test_reward_reference_builtin_list_matches_the_registry():
+    text = (REPO / "references" / "reward-functions.md").read_text()
+    listed = re.search(r"built-in rewards \(([^)]*)\)", text, re.S)
+    assert listed, "reward-functions.md should list the built-in rewards"
+    named = set(re.findall(r"`([a-z_]+)`", listed.group(1)))
+    assert named == set(REGISTRY), f"reward-functions.md built-ins {sorted(named)} != registry {sorted(REGISTRY)}"
 
 
 def test_finetune_command():
