@@ -128,6 +128,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
              fresh: bool = False) -> dict:
     """Run the whole pipeline; returns the summary (also written to WORKDIR/demo_summary.json)."""
     import torch
+    from transformers.utils import logging as hf_logging
 
     from grpo_rlvr.diagnosis import diagnose
     from grpo_rlvr.gate import check_gate
@@ -135,8 +136,6 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     from grpo_rlvr.launch import train
     from grpo_rlvr.preflight import preflight
     from grpo_rlvr.render import render
-
-    from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # "Loading weights" bars would drown the phase lines
     torch.set_num_threads(max(1, torch.get_num_threads()))

@@ -1,8 +1,9 @@
 """Failure-mode detectors over a run's logged metrics and completions.
 
 Each detector states its threshold and its false-alarm guard, and returns a ``Finding`` with evidence (steps,
-values, trend) or nothing. Windows compare the first and last quarter of the run (at least 3 log records each);
-runs with fewer than 8 records are too short to judge trends and only get level checks.
+values, trend) or nothing. Trends compare the start of the run (its first 3 log records: the base model's
+behaviour) with its last quarter (at least 3 records); runs with fewer than 8 records are too short to judge
+trends and only get level checks.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def _windows(series: list[tuple[int, float]]):
     if len(series) < MIN_RECORDS_FOR_TREND:
         return None
     q = max(3, len(series) // 4)
-    early, late = series[:q], series[-q:]
+    early, late = series[:3], series[-q:]
     return early, late, statistics.fmean(v for _, v in early), statistics.fmean(v for _, v in late)
 
 

@@ -56,7 +56,11 @@ def user_reward(ref: str, name: str | None = None, kind: str = "custom", params:
         raise RewardError(f"user reward {ref!r}: kind {kind!r} is not one of {', '.join(KINDS)}")
     fn = load_callable(ref, base_dir)
     params = dict(params or {})
-    label = name or getattr(fn, "__name__", "user_reward")
+    # TRL logs rewards/<name>/mean: a file's default function `reward` is named after the file (pays_length.py
+    # logs as "pays_length"), any other function after itself.
+    fn_name = getattr(fn, "__name__", "user_reward")
+    target = ref.partition(":")[0] if not ref.endswith(".py") else ref
+    label = name or (Path(target).stem if fn_name == "reward" and target.endswith(".py") else fn_name)
 
     def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
         columns: dict = {}
