@@ -34,3 +34,11 @@ def test_demo_runs_every_phase(tmp_path):
     gate = subprocess.run([sys.executable, "-m", "grpo_rlvr", "gate", str(work / "out" / "inspection")],
                           capture_output=True, text=True)
     assert gate.returncode == 1 and "oracle" in gate.stdout
+
+
+def test_gpu_smoke_refuses_cleanly_without_cuda():
+    """This machine has no GPU: the smoke script must say so and exit 2 (it runs for real on a GPU box)."""
+    out = subprocess.run(["bash", "scripts/gpu-smoke.sh"], capture_output=True, text=True,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]),
+                         env={**__import__("os").environ, "PYTHON": sys.executable})
+    assert out.returncode == 2 and "no CUDA device" in out.stderr

@@ -20,6 +20,11 @@ class MetricsJsonl(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:
             return
+        import torch
+
+        if torch.cuda.is_available():  # peak since the start of training, for the memory model's comparison
+            logs = {**logs, "gpu/max_memory_allocated_gib": torch.cuda.max_memory_allocated() / 2**30,
+                    "gpu/max_memory_reserved_gib": torch.cuda.max_memory_reserved() / 2**30}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps({"step": state.global_step, **logs}, default=float) + "\n")

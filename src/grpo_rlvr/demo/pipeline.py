@@ -125,8 +125,11 @@ def oracle_review(inspection_dir: Path) -> dict:
 
 
 def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, eval_samples: int = 400,
-             fresh: bool = False) -> dict:
-    """Run the whole pipeline; returns the summary (also written to WORKDIR/demo_summary.json)."""
+             fresh: bool = False, brief_overrides: dict | None = None) -> dict:
+    """Run the whole pipeline; returns the summary (also written to WORKDIR/demo_summary.json).
+
+    ``brief_overrides`` updates sections of the shipped brief (the GPU smoke test sets hardware and bf16).
+    """
     import torch
     from transformers.utils import logging as hf_logging
 
@@ -144,7 +147,15 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     work = Path(workdir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     brief_path = work / "brief.yaml"
-    shutil.copyfile(str(resources.files("grpo_rlvr.examples.arithmetic").joinpath("brief.yaml")), brief_path)
+    shipped = resources.files("grpo_rlvr.examples.arithmetic").joinpath("brief.yaml").read_text()
+    if brief_overrides:
+        import yaml
+
+        data = yaml.safe_load(shipped)
+        for key, value in brief_overrides.items():
+            data[key] = {**data[key], **value} if isinstance(value, dict) and isinstance(data.get(key), dict) else value
+        shipped = "# the demo brief with overrides\n" + yaml.safe_dump(data, sort_keys=False)
+    brief_path.write_text(shipped)
     rows = task.make_rows(TRAIN_ROWS, seed=seed + 1)
     write_jsonl_atomic(work / "data" / "train.jsonl", rows)
     eval_rows = task.make_rows(EVAL_PROMPTS, seed=seed + 99)
