@@ -11,8 +11,9 @@ want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "Installing grpo-rlvr and its tested stack into .venv (first run: a minute or two)..." >&2
   log=.venv/install.log
-  if ! { .venv/bin/python -m pip install --upgrade pip \
-         && .venv/bin/python -m pip install -c constraints.txt -e ".[dev]"; } >"$log" 2>&1; then
+  # --no-compile: byte-compiling torch & co. at install time costs a minute; Python compiles on first import.
+  if ! .venv/bin/python -m pip install --no-compile --disable-pip-version-check -c constraints.txt -e ".[dev]" \
+       >"$log" 2>&1; then
     grep -v "is ignored" "$log" | tail -40 >&2
     echo "Error: installing into .venv failed; the full log is $log" >&2
     exit 1

@@ -56,3 +56,18 @@ def test_inspect_sample_bounds(workspace):
 
     with pytest.raises(ConfigError, match="outside 50–100"):
         inspect_rewards(workspace / "brief.yaml", samples=20)
+
+
+def test_preflight_filter_writes_the_learnable_subset(workspace, tmp_path):
+    """On the untrained model every prompt is never solved: keep-share 0 keeps none, keep-share 1 keeps all,
+    and the filtered file is in the dataset's own column names, loadable as a dataset again."""
+    from grpo_rlvr.dataset_io import read_jsonl
+
+    small = [r for r in read_jsonl(workspace / "data" / "train.jsonl")][:24]
+    (workspace / "data" / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in small))
+    none = preflight(workspace / "brief.yaml", k=8, filter_out=tmp_path / "none.jsonl", keep_share=0.0)
+    assert none.filtered == {"path": str(tmp_path / "none.jsonl"), "rows": 0, "of": 24}
+    every = preflight(workspace / "brief.yaml", k=8, filter_out=tmp_path / "all.jsonl", keep_share=1.0)
+    rows = read_jsonl(tmp_path / "all.jsonl")
+    assert every.filtered["rows"] == 24 and all(set(r) == {"prompt", "answer"} for r in rows)
+    assert sorted(json.dumps(r, sort_keys=True) for r in rows) == sorted(json.dumps(r, sort_keys=True) for r in small)

@@ -20,7 +20,7 @@ from grpo_rlvr.dataset_io import load_rows, reward_columns
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_jsonl_atomic
 from grpo_rlvr.rewards import build_reward, combine
-from grpo_rlvr.sampling import SamplingParams, encode_prompts, generate
+from grpo_rlvr.sampling import SamplingParams, draw, encode_prompts
 
 TOO_EASY_SHARE = 0.9
 
@@ -95,16 +95,17 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
     if not correctness:
         raise ConfigError("rewards: preflight needs a correctness reward (kind 'correctness', e.g. exact_match) to "
                           "measure success")
-    if model is None:
-        from grpo_rlvr.model_loading import load_model_and_tokenizer
-
-        model, tokenizer = load_model_and_tokenizer(brief)
     s = brief.sampling()
     params = SamplingParams(temperature=s["temperature"], top_p=s["top_p"],
                             max_completion_length=s["max_completion_length"], seed=brief.preflight_seed,
                             batch_size=batch_size)
     prompt_list = [rows[i]["prompt"] for i in chosen]
-    drawn = generate(model, tokenizer, prompt_list, k, params, progress)
+    drawn, _engine = draw(brief, prompt_list, k, params, model, tokenizer, progress)
+    if tokenizer is None:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(brief.model.resolved, revision=brief.model.revision,
+                                                  trust_remote_code=brief.model.trust_remote_code)
     cand = [rows[chosen[d.prompt_index]] for d in drawn]
     scored = combine(rewards, brief.reward_weights, [d.completion for d in drawn],
                      prompts=[r["prompt"] for r in cand], **reward_columns(cand))

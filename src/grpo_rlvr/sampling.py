@@ -1,9 +1,9 @@
 """Sampling shared by preflight, inspect, the demo and evaluation.
 
 Completions are drawn with the brief's chat template and the same sampling parameters the training run uses
-(temperature, top_p, ``max_completion_length``), batched and seeded, with transformers generation on CPU or
-GPU. (vLLM offline generation is used by training itself when ``use_vllm`` is on; here transformers keeps the
-sampler identical on every machine.)
+(temperature, top_p, ``max_completion_length``), batched and seeded: with vLLM's offline engine when vLLM is
+installed and a GPU is present (``generate_vllm``), else with transformers generation on CPU or GPU
+(``generate``). Both return the same ``Sample`` list, prompt-major.
 """
 
 from __future__ import annotations
@@ -111,3 +111,57 @@ def generate(model, tokenizer, prompts: Sequence, n: int, params: SamplingParams
         if progress:
             progress(min(start + params.batch_size, len(jobs)), len(jobs))
     return samples
+
+
+def vllm_available() -> bool:
+    """vLLM is installed and a CUDA GPU is visible (vLLM's offline engine needs one)."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def generate_vllm(model_path: str, tokenizer, prompts: Sequence, n: int, params: SamplingParams,
+                  progress: Callable[[int, int], None] | None = None, llm=None) -> list[Sample]:
+    """Draw ``n`` completions per prompt with vLLM's offline engine (same order and fields as ``generate``).
+
+    Args:
+        model_path: the model vLLM loads (ignored when ``llm`` is given).
+        tokenizer: the brief's tokenizer; prompts are encoded with its chat template, as TRL does.
+        llm: an existing ``vllm.LLM`` to reuse.
+    """
+    import vllm
+
+    engine = llm or vllm.LLM(model=model_path, seed=params.seed, gpu_memory_utilization=0.5)
+    sp = vllm.SamplingParams(n=n, temperature=params.temperature, top_p=params.top_p,
+                             max_tokens=params.max_completion_length, seed=params.seed)
+    encoded = encode_prompts(tokenizer, prompts)
+    outputs = engine.generate([{"prompt_token_ids": ids} for ids in encoded], sampling_params=sp, use_tqdm=False)
+    samples: list[Sample] = []
+    for pi, out in enumerate(outputs):
+        for c in out.outputs:
+            samples.append(Sample(pi, prompts[pi], tokenizer.decode(list(c.token_ids), skip_special_tokens=True),
+                                  truncated=c.finish_reason == "length", num_tokens=len(c.token_ids)))
+    if progress:
+        progress(len(samples), len(prompts) * n)
+    return samples
+
+
+def draw(brief, prompts: Sequence, n: int, params: SamplingParams, model=None, tokenizer=None,
+         progress: Callable[[int, int], None] | None = None) -> tuple[list[Sample], str]:
+    """Sample for preflight and inspect: the given model with transformers; else vLLM when available; else
+    the brief's model with transformers. Returns the samples and the engine used."""
+    if model is None and vllm_available():
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(brief.model.resolved, revision=brief.model.revision,
+                                            trust_remote_code=brief.model.trust_remote_code)
+        return generate_vllm(brief.model.resolved, tok, prompts, n, params, progress), "vllm"
+    if model is None:
+        from grpo_rlvr.model_loading import load_model_and_tokenizer
+
+        model, tokenizer = load_model_and_tokenizer(brief)
+    return generate(model, tokenizer, prompts, n, params, progress), "transformers"

@@ -20,7 +20,7 @@ from grpo_rlvr.inspection.artifact import FORMAT_VERSION, MANIFEST, REPORT, SAMP
 from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.selection import outcome, select
 from grpo_rlvr.rewards import build_reward, combine
-from grpo_rlvr.sampling import SamplingParams, generate
+from grpo_rlvr.sampling import SamplingParams, draw
 
 log = logging.getLogger(__name__)
 MIN_SAMPLES, MAX_SAMPLES = 50, 100
@@ -72,20 +72,18 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
     rng = random.Random(brief.inspection_seed)
     chosen_rows = rng.sample(range(len(rows)), min(brief.inspection_prompts, len(rows)))
     per_prompt = max(2, math.ceil(3 * n / len(chosen_rows)))  # 3× candidates, so outcomes can be balanced
-    if model is None:
-        from grpo_rlvr.model_loading import load_model_and_tokenizer
-
-        model, tokenizer = load_model_and_tokenizer(brief)
     s = brief.sampling()
     params = SamplingParams(temperature=s["temperature"], top_p=s["top_p"],
                             max_completion_length=s["max_completion_length"], seed=brief.inspection_seed,
                             batch_size=batch_size)
-    drawn = generate(model, tokenizer, [rows[i]["prompt"] for i in chosen_rows], per_prompt, params, progress)
+    drawn, engine = draw(brief, [rows[i]["prompt"] for i in chosen_rows], per_prompt, params, model, tokenizer,
+                         progress)
     cand_rows = [rows[chosen_rows[d.prompt_index]] for d in drawn]
     candidates = [{"prompt_index": chosen_rows[d.prompt_index], "completion": d.completion, "truncated": d.truncated}
                   for d in drawn]
     samples_out = write_artifact(brief, candidates, cand_rows, n, out,
-                                 sampling={**s, "seed": brief.inspection_seed, "candidates_per_prompt": per_prompt})
+                                 sampling={**s, "seed": brief.inspection_seed, "candidates_per_prompt": per_prompt,
+                                           "engine": engine})
     mix = {o: sum(1 for x in samples_out if x["outcome"] == o) for o in ("malformed", "wrong", "partial", "correct")}
     prompts_used = len({x["prompt_index"] for x in samples_out})
     return InspectResult(out, len(samples_out), prompts_used, mix, time.monotonic() - t0)
