@@ -66,3 +66,33 @@ def test_reward_that_pays_for_length(workspace, warm_model_dir):
     diag = run_case(workspace, warm_model_dir, {"max_completion_length": 64, "learning_rate": 1e-4}, rewards)
     assert "length_reward_coupling" in {f.id for f in diag.findings}, diag.format()
     assert diag.data["recommended_variant"] == "dr_grpo"
+
+
+@pytest.fixture(scope="module")
+def format_only_model_dir(tmp_path_factory):
+    """A model warmed up on the format with *random* answers: it writes <answer>N</answer> but cannot add."""
+    import random
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from grpo_rlvr.demo import arithmetic_task as task
+    from grpo_rlvr.demo import tiny_model
+    from grpo_rlvr.demo.pipeline import _build_base_model
+    from grpo_rlvr.demo.warmup import sft_warmup
+
+    base = _build_base_model(seed=0, fresh=False)
+    tok, model = AutoTokenizer.from_pretrained(base), AutoModelForCausalLM.from_pretrained(base)
+    rows = task.make_rows(2000, seed=1)
+    rng = random.Random(0)
+    sft_warmup(model, tok, rows, [task.target_completion(str(rng.randint(0, 18))) for _ in rows], seed=0,
+               steps=80, lr=1e-3, batch_size=32)
+    d = tmp_path_factory.mktemp("format-only") / "model"
+    tiny_model.save_pretrained(model, tok, d, {"kind": "format-only"})
+    return d
+
+
+def test_format_rewarded_correctness_not(workspace, format_only_model_dir):
+    """Only the format pays (correctness weight 0): the format part saturates while correctness stays at chance."""
+    rewards = [{"name": "format", "weight": 1.0}, {"name": "exact_match", "weight": 0.0}]
+    diag = run_case(workspace, format_only_model_dir, {"learning_rate": 1e-3}, rewards)
+    assert "reward_hacking" in {f.id for f in diag.findings}, diag.format()

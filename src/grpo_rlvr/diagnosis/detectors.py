@@ -126,8 +126,10 @@ def length_reward_coupling(logs: RunLogs) -> Finding | None:
 
 
 def reward_hacking(logs: RunLogs) -> Finding | None:
-    """The format reward saturates (≥ 0.95) or rises ≥ 0.2 while correctness stays flat (gain < 0.02).
-    Guard: needs both a format and a correctness reward; format rising together with correctness is healthy."""
+    """The format reward saturates (≥ 0.95) or rises ≥ 0.2 while correctness barely moves: its gain is below
+    0.02 and below a fifth of the format's gain.
+    Guard: needs both a format and a correctness reward; format rising *with* correctness (the demo: format
+    +0.53, correctness +0.23) is healthy."""
     fmt, cor = _kind_names(logs, "format"), _kind_names(logs, "correctness")
     if not fmt or not cor:
         return None
@@ -136,11 +138,12 @@ def reward_hacking(logs: RunLogs) -> Finding | None:
         return None
     _, _, f0, f1 = f
     _, _, c0, c1 = c
-    if not ((f1 >= 0.95 or f1 - f0 >= 0.2) and c1 - c0 < 0.02):
+    if not ((f1 >= 0.95 or f1 - f0 >= 0.2) and c1 - c0 < max(0.02, 0.2 * (f1 - f0))):
         return None
     return Finding("reward_hacking", "The format part rises while correctness does not (reward hacking suspicion)",
                    "warning",
-                   [f"{fmt[0]} mean {f0:.3f} → {f1:.3f}", f"{cor[0]} mean {c0:.3f} → {c1:.3f} (gain < 0.02)"],
+                   [f"{fmt[0]} mean {f0:.3f} → {f1:.3f}",
+                    f"{cor[0]} mean {c0:.3f} → {c1:.3f} (gain below max(0.02, a fifth of the format's gain))"],
                    "Read the logged completions: the model may be satisfying the format without solving. Lower the "
                    "format weight, or make correctness require the format; Dr.GRPO removes the length/difficulty "
                    "bias if length rises too.", variant="dr_grpo",
