@@ -117,3 +117,13 @@ def test_validate_refuses_a_config_that_cannot_fit_its_gpu(workspace):
     (workspace / "big.yaml").write_text(yaml.safe_dump(data))
     out = run("validate", str(workspace / "big.yaml"))
     assert out.returncode == 2 and "hardware.gpu_type" in out.stderr and "does not fit" in out.stderr
+
+
+def test_public_api_names_resolve_lazily():
+    """Every name in grpo_rlvr.__all__ resolves, and `import grpo_rlvr` alone loads no torch."""
+    code = ("import sys, grpo_rlvr; light = 'torch' not in sys.modules; "
+            "[getattr(grpo_rlvr, n) for n in grpo_rlvr.__all__]; print(light, len(grpo_rlvr.__all__))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    light, count = out.stdout.split()
+    assert light == "True" and int(count) >= 20

@@ -27,7 +27,6 @@ TRL_VERSION = "1.16"
 VLLM_PORT = 8000
 HEALTH_TIMEOUT_S = 600
 RUN_FILES = ("grpo_config.yaml", "train.py", "accelerate.yaml", "launch.sh", "brief.lock.json")
-MULTINODE_FILES = ("slurm.sh",)  # only for hardware.num_nodes > 1
 
 
 @dataclass
