@@ -127,3 +127,13 @@ def test_public_api_names_resolve_lazily():
     assert out.returncode == 0, out.stderr
     light, count = out.stdout.split()
     assert light == "True" and int(count) >= 20
+
+
+def test_exported_functions_are_not_shadowed_by_submodules():
+    import importlib
+
+    import grpo_rlvr
+
+    for name, module in grpo_rlvr._EXPORTS.items():
+        importlib.import_module(module)
+        assert not isinstance(getattr(grpo_rlvr, name), type(grpo_rlvr)), f"grpo_rlvr.{name} is a module"

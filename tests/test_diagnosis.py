@@ -73,7 +73,7 @@ def test_each_failure_mode_is_named(tmp_path, override, finding, variant):
 def test_apply_writes_a_brief_that_loads_with_the_variant(workspace):
     from artifacts import make_artifact
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.render import render
+    from grpo_rlvr.run_dir import render
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir

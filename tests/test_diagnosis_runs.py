@@ -10,7 +10,7 @@ from artifacts import make_artifact
 from conftest import example_brief_text
 from grpo_rlvr.diagnosis import diagnose
 from grpo_rlvr.launch import train
-from grpo_rlvr.render import render
+from grpo_rlvr.run_dir import render
 
 pytestmark = pytest.mark.e2e
 

@@ -9,7 +9,7 @@ import pytest
 
 from grpo_rlvr.inspection import inspect_rewards, load_artifact
 from grpo_rlvr.inspection.selection import outcome, select
-from grpo_rlvr.preflight import pass_at_k, preflight
+from grpo_rlvr.success_rate import pass_at_k, preflight
 
 
 def test_pass_at_k_unbiased_estimator():

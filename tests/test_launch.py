@@ -11,7 +11,7 @@ import pytest
 
 from artifacts import make_artifact
 from grpo_rlvr.launch import GateRefused, newest_complete_checkpoint, train
-from grpo_rlvr.render import render
+from grpo_rlvr.run_dir import render
 
 
 def test_train_refuses_without_inspection(workspace):

@@ -16,7 +16,7 @@ import yaml
 from artifacts import make_artifact
 from conftest import example_brief_text
 from grpo_rlvr.launch import is_complete_checkpoint, train
-from grpo_rlvr.render import render
+from grpo_rlvr.run_dir import render
 
 
 def small_brief(workspace, **grpo):

@@ -18,7 +18,7 @@ import yaml
 from artifacts import make_artifact
 from conftest import example_brief_text
 from grpo_rlvr.launch import train
-from grpo_rlvr.render import render
+from grpo_rlvr.run_dir import render
 
 STAND_IN_VLLM = r'''#!/usr/bin/env python3
 # STAND-IN for `vllm serve`: serves /health on loopback after HEALTHY_AFTER_S seconds; records its pid.

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from conftest import example_brief_text
-from grpo_rlvr.render import RUN_FILES, render
+from grpo_rlvr.run_dir import RUN_FILES, render
 
 MATRIX = {
     "cpu": {},

@@ -73,7 +73,7 @@ def test_inspect_samples_with_vllm_when_available(workspace, fake_vllm):
 
 
 def test_preflight_with_vllm(workspace, fake_vllm):
-    from grpo_rlvr.preflight import preflight
+    from grpo_rlvr.success_rate import preflight
 
     res = preflight(workspace / "brief.yaml", prompts=10, k=8)
     assert fake_vllm[1][2]["n"] == 8

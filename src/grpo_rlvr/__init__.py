@@ -14,11 +14,11 @@ _EXPORTS = {
     "load_brief": "grpo_rlvr.brief",
     "Brief": "grpo_rlvr.brief",
     "validate_report": "grpo_rlvr.validation",
-    "preflight": "grpo_rlvr.preflight",
+    "preflight": "grpo_rlvr.success_rate",
     "score_file": "grpo_rlvr.scoring",
     "inspect_rewards": "grpo_rlvr.inspection",
     "check_gate": "grpo_rlvr.gate",
-    "render": "grpo_rlvr.render",
+    "render": "grpo_rlvr.run_dir",
     "train": "grpo_rlvr.launch",
     "diagnose": "grpo_rlvr.diagnosis",
     "build_reward": "grpo_rlvr.rewards",
@@ -35,6 +35,7 @@ _EXPORTS = {
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
+# No submodule shares a name with an exported function (importing grpo_rlvr.x would shadow a function x).
 
 
 def __getattr__(name: str):

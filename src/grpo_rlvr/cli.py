@@ -45,7 +45,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_preflight(args) -> int:
-    from grpo_rlvr.preflight import preflight
+    from grpo_rlvr.success_rate import preflight
 
     result = preflight(args.brief, prompts=args.prompts, k=args.k, filter_out=args.filter,
                        keep_share=args.keep_share, batch_size=args.batch_size)
@@ -88,7 +88,7 @@ def cmd_gate(args) -> int:
 
 
 def cmd_render(args) -> int:
-    from grpo_rlvr.render import render
+    from grpo_rlvr.run_dir import render
 
     result = render(args.brief, out=args.out, inspection=args.inspection)
     _emit(result.to_dict(), args.json, lambda _: result.format())

@@ -137,8 +137,8 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     from grpo_rlvr.gate import check_gate
     from grpo_rlvr.inspection import inspect_rewards
     from grpo_rlvr.launch import train
-    from grpo_rlvr.preflight import preflight
-    from grpo_rlvr.render import render
+    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.success_rate import preflight
 
     hf_logging.disable_progress_bar()  # "Loading weights" bars would drown the phase lines
     torch.set_num_threads(max(1, torch.get_num_threads()))
