@@ -214,16 +214,17 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
     return result
 
 
-def _min(s: dict, names: list[str]):
+def _scores(s: dict, names: list[str]) -> list[float]:
     vals = [(s.get("scores") or {}).get(n, {}).get("score") for n in names]
-    vals = [v for v in vals if v is not None]
-    return min(vals) if vals else None
+    return [v for v in vals if v is not None]
+
+
+def _min(s: dict, names: list[str]):
+    return min(_scores(s, names), default=None)
 
 
 def _max(s: dict, names: list[str]):
-    vals = [(s.get("scores") or {}).get(n, {}).get("score") for n in names]
-    vals = [v for v in vals if v is not None]
-    return max(vals) if vals else None
+    return max(_scores(s, names), default=None)
 
 
 def _rescore(rewards, weights, samples) -> list[str]:

@@ -32,7 +32,7 @@ def _show(s: dict, i: int, n: int, out) -> None:
     out.write(f"COMPLETION{' (truncated)' if s.get('truncated') else ''}:\n")
     for line in (s["completion"] or "<empty>").splitlines() or [""]:
         out.write(f"  {line}\n")
-    gt = {k: v for k, v in (s.get("columns") or {}).items()}
+    gt = s.get("columns") or {}
     if gt:
         out.write("GROUND TRUTH: " + ", ".join(f"{k}={str(v)[:80]}" for k, v in gt.items()) + "\n")
     out.write("SCORES:\n")

@@ -151,17 +151,17 @@ def generate_vllm(model_path: str, tokenizer, prompts: Sequence, n: int, params:
 
 
 def draw(brief, prompts: Sequence, n: int, params: SamplingParams, model=None, tokenizer=None,
-         progress: Callable[[int, int], None] | None = None) -> tuple[list[Sample], str]:
+         progress: Callable[[int, int], None] | None = None) -> tuple[list[Sample], str, object]:
     """Sample for preflight and inspect: the given model with transformers; else vLLM when available; else
-    the brief's model with transformers. Returns the samples and the engine used."""
+    the brief's model with transformers. Returns the samples, the engine used and the tokenizer."""
     if model is None and vllm_available():
         from transformers import AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(brief.model.resolved, revision=brief.model.revision,
                                             trust_remote_code=brief.model.trust_remote_code)
-        return generate_vllm(brief.model.resolved, tok, prompts, n, params, progress), "vllm"
+        return generate_vllm(brief.model.resolved, tok, prompts, n, params, progress), "vllm", tok
     if model is None:
         from grpo_rlvr.model_loading import load_model_and_tokenizer
 
         model, tokenizer = load_model_and_tokenizer(brief)
-    return generate(model, tokenizer, prompts, n, params, progress), "transformers"
+    return generate(model, tokenizer, prompts, n, params, progress), "transformers", tokenizer

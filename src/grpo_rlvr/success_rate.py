@@ -100,12 +100,7 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
                             max_completion_length=s["max_completion_length"], seed=brief.preflight_seed,
                             batch_size=batch_size)
     prompt_list = [rows[i]["prompt"] for i in chosen]
-    drawn, _engine = draw(brief, prompt_list, k, params, model, tokenizer, progress)
-    if tokenizer is None:
-        from transformers import AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(brief.model.resolved, revision=brief.model.revision,
-                                                  trust_remote_code=brief.model.trust_remote_code)
+    drawn, _engine, tokenizer = draw(brief, prompt_list, k, params, model, tokenizer, progress)
     cand = [rows[chosen[d.prompt_index]] for d in drawn]
     scored = combine(rewards, brief.reward_weights, [d.completion for d in drawn],
                      prompts=[r["prompt"] for r in cand], **reward_columns(cand))

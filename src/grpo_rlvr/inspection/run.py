@@ -76,7 +76,7 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
     params = SamplingParams(temperature=s["temperature"], top_p=s["top_p"],
                             max_completion_length=s["max_completion_length"], seed=brief.inspection_seed,
                             batch_size=batch_size)
-    drawn, engine = draw(brief, [rows[i]["prompt"] for i in chosen_rows], per_prompt, params, model, tokenizer,
+    drawn, engine, _ = draw(brief, [rows[i]["prompt"] for i in chosen_rows], per_prompt, params, model, tokenizer,
                          progress)
     cand_rows = [rows[chosen_rows[d.prompt_index]] for d in drawn]
     candidates = [{"prompt_index": chosen_rows[d.prompt_index], "completion": d.completion, "truncated": d.truncated}
