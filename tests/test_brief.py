@@ -96,6 +96,11 @@ BAD = [
      "leave no GPU for training"),
     ("inspection bounds", _set("inspection.samples", 20), "inspection.samples"),
     ("completion vs context", _set("grpo.max_completion_length", 4096), "leaves no room for the prompt"),
+    ("eval file missing", _set("dataset.eval_path", "./data/held-out.jsonl"), "dataset.eval_path: './data/held-out"),
+    ("eval without held-out", _set("grpo.eval_strategy", "steps"), "grpo.eval_strategy: 'steps' needs held-out"),
+    ("eval split alone", _set("dataset.eval_split", "test"), "dataset.eval_split: set without dataset.eval_path"),
+    ("eval batch", lambda d: d["dataset"].update(eval_path="./data/train.jsonl")
+     or d["grpo"].update(per_device_eval_batch_size=12), "e.g. set per_device_eval_batch_size: 16"),
 ]
 
 
@@ -168,3 +173,17 @@ def test_shipped_grpo_field_list_matches_installed_trl():
     shipped = json.loads(resources.files("grpo_rlvr.brief").joinpath("grpo_config_fields.json").read_text())
     installed = {f.name for f in dataclasses.fields(GRPOConfig) if not f.name.startswith("_")}
     assert set(shipped["fields"]) == installed
+
+
+def test_held_out_set_turns_on_evaluation_with_a_baseline(workspace):
+    data = yaml.safe_load(example_brief_text())
+    data["dataset"]["eval_path"] = "./data/train.jsonl"
+    data["grpo"]["eval_steps"] = 7
+    (workspace / "e.yaml").write_text(yaml.safe_dump(data))
+    b = load_brief(workspace / "e.yaml")
+    assert b.dataset.eval_resolved == str((workspace / "data" / "train.jsonl").resolve()) and b.dataset.eval_is_local
+    assert b.grpo["eval_strategy"] == "steps" and b.origin["eval_strategy"] == "eval"
+    assert b.grpo["eval_on_start"] is True                  # the held-out baseline before the first step
+    assert b.grpo["eval_steps"] == 7 and b.origin["eval_steps"] == "brief"
+    assert b.grpo["per_device_eval_batch_size"] == 64       # the training batch: divisible by num_generations
+    assert "eval_strategy" not in load_brief(workspace / "brief.yaml").grpo

@@ -96,3 +96,127 @@ def test_apply_without_recommendation_is_an_error(tmp_path):
 def test_no_logs_is_a_clear_error(tmp_path):
     with pytest.raises(InputFileError, match="no metrics.jsonl or trainer_state.json"):
         diagnose(tmp_path)
+
+
+# --- evidence from the logged completions and the held-out evaluations ------------------------------------------
+
+def write_completions(tmp_path, steps, make_group, groups_per_step=4, size=8):
+    """completions/completions_<step>.parquet as TRL writes them: step, prompt, completion, rewards, advantage.
+    ``make_group(step_index, group_index)`` returns [(completion, exact_match, advantage), ...]."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = tmp_path / "completions"
+    d.mkdir(exist_ok=True)
+    for i, step in enumerate(steps):
+        rows = []
+        for g in range(groups_per_step):
+            for text, em, adv in make_group(i, g)[:size]:
+                rows.append({"step": step, "prompt": [{"role": "user", "content": f"{g}+{i}="}],
+                             "completion": text, "format": 1.0, "exact_match": em, "advantage": adv})
+        pq.write_table(pa.Table.from_pylist(rows), d / f"completions_{step:05d}.parquet")
+
+
+STEPS = [5 * (i + 1) for i in range(20)]
+
+
+def test_saturated_groups_are_found_even_when_trl_misses_them(tmp_path):
+    # TRL 1.16 logs frac_reward_zero_std 0 here: eight rewards of 1.2 have a float32 std of ~1e-7, not 0
+    write_completions(tmp_path, STEPS, lambda i, g: [("<answer>3</answer>", 1.0, 0.001)] * 8)
+    found, res = ids(tmp_path, frac_reward_zero_std=lambda i: 0.0, rewards__exact_match__mean=lambda i: 1.0,
+                     reward=lambda i: 1.2)
+    f = next(x for x in res.findings if x.id == "no_learning_signal")
+    assert f.cause == "saturated" and "too easy" in f.title
+    assert any("frac_reward_zero_std averaged 0.00" in e for e in f.evidence)
+    assert f.brief_change == {"dataset": {"path": "DATA.learnable.jsonl"}}
+
+
+def test_never_solved_is_too_hard(tmp_path):
+    found, res = ids(tmp_path, frac_reward_zero_std=lambda i: 1.0, rewards__exact_match__mean=lambda i: 0.0,
+                     reward=lambda i: 0.0)
+    f = next(x for x in res.findings if x.id == "no_learning_signal")
+    assert f.cause == "too_hard" and "SFT first" in f.recommendation
+
+
+def test_signal_lost_mid_run_is_a_collapse_with_an_exact_learning_rate(workspace):
+    from artifacts import make_artifact
+    from grpo_rlvr.run_dir import render
+
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir          # the example brief trains at lr 3e-4
+    (run / "output").mkdir()
+    recs = history(**{**HEALTHY, "frac_reward_zero_std": lambda i: 0.1 if i < 3 else 1.0,
+                      "rewards__exact_match__mean": lambda i: 0.1 if i < 3 else 0.0})
+    (run / "output" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    res = diagnose(run)
+    f = next(x for x in res.findings if x.id == "no_learning_signal")
+    assert f.cause == "collapsed"
+    assert f.brief_change == {"grpo": {"learning_rate": 3e-5}}
+
+
+def test_entropy_collapse_cites_the_completions(tmp_path):
+    early = [(f"<answer>{k}</answer>", 0.0, 0.3) for k in range(8)]
+    late = [("<answer></awer></answer>", 0.0, 0.001)] * 8
+    write_completions(tmp_path, STEPS, lambda i, g: early if i < 3 else late)
+    found, res = ids(tmp_path, entropy=lambda i: 0.5 * 0.8 ** i, reward=lambda i: 0.2,
+                     rewards__exact_match__mean=lambda i: 0.0)
+    f = next(x for x in res.findings if x.id == "entropy_collapse")
+    assert any("distinct completions per group: 100% → 12%" in e for e in f.evidence), f.evidence
+    assert f.brief_change["variant"]["name"] == "dapo"
+
+
+def test_degenerate_repetition_in_long_completions(tmp_path):
+    words = "let us think step by step about the sum of the two numbers given here".split()
+    fresh = [(" ".join(words[k:] + words[:k]) * 3, 0.0, 0.1 * k) for k in range(8)]
+    loop = [("the answer is the answer is " * 12 + str(k), 0.0, 0.1 * k) for k in range(8)]
+    write_completions(tmp_path, STEPS, lambda i, g: fresh if i < 3 else loop)
+    found, res = ids(tmp_path, rewards__exact_match__mean=lambda i: 0.1)
+    f = next(x for x in res.findings if x.id == "degenerate_length")
+    assert f.variant == "dapo" and any("repeated 4-grams" in e for e in f.evidence)
+
+
+def test_short_repetitive_answers_are_not_degenerate(tmp_path):
+    write_completions(tmp_path, STEPS, lambda i, g: [("<answer>7</answer>" * 2, 0.0, 0.0)] * 8)
+    found, _ = ids(tmp_path, rewards__exact_match__mean=lambda i: 0.1)
+    assert "degenerate_length" not in found
+
+
+def test_length_coupling_from_within_group_correlation(tmp_path):
+    # +20% length (below the +30% rule alone) but inside every group the longest completion is the rewarded one
+    write_completions(tmp_path, STEPS, lambda i, g: [("x" * (10 + k), 0.0, -1.0 + 0.25 * k) for k in range(8)])
+    found, res = ids(tmp_path, completions__mean_length=lambda i: 20 + 0.25 * i,
+                     rewards__exact_match__mean=lambda i: 0.1)
+    f = next(x for x in res.findings if x.id == "length_reward_coupling")
+    assert any("correlation of length and advantage at the end: +1.00" in e for e in f.evidence), f.evidence
+
+
+def with_evals(records, held_out):
+    """Add held-out evaluation records (at steps 0, 25, 50, 75, 100) as TRL logs them."""
+    evals = [{"step": 25 * j, "eval_reward": 0.2 + v, "eval_rewards/exact_match/mean": v, "eval_loss": 0.0}
+             for j, v in enumerate(held_out)]
+    return sorted(records + evals, key=lambda r: r["step"])
+
+
+def test_training_reward_rising_without_held_out_gain(tmp_path):
+    recs = with_evals(history(**HEALTHY), [0.05, 0.06, 0.05, 0.04, 0.05])
+    res = diagnose(write_state(tmp_path, recs))
+    f = next(x for x in res.findings if x.id == "reward_hacking")
+    assert f.cause == "held_out_gap" and f.variant is None
+    assert any("held-out exact_match 0.050 at step 0" in e for e in f.evidence), f.evidence
+    assert res.data["held_out"]["rewards/exact_match/mean"] == {"first": 0.05, "last": 0.05}
+
+
+def test_held_out_rising_with_training_is_healthy(tmp_path):
+    recs = with_evals(history(**HEALTHY), [0.05, 0.12, 0.2, 0.28, 0.35])
+    res = diagnose(write_state(tmp_path, recs))
+    assert res.healthy, res.format()
+    assert "held-out (5 evaluations" in res.format()
+
+
+def test_an_evaluation_at_a_logging_step_does_not_replace_the_training_record(tmp_path):
+    from grpo_rlvr.diagnosis import load_run_logs
+
+    recs = with_evals(history(**HEALTHY), [0.05, 0.12, 0.2, 0.28, 0.35])  # steps 25, 50, … are logging steps too
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    logs = load_run_logs(tmp_path / "metrics.jsonl")
+    assert len(logs.history) == 20 and len(logs.eval_history) == 5

@@ -1,5 +1,8 @@
 """Real tiny GRPO runs on CPU, each engineered to show one failure mode, diagnosed from the logs TRL wrote.
-A healthy run is the demo's own (see test_demo.py); here each run must raise its own finding."""
+A healthy run is the demo's own (see test_demo.py); here each run must raise its own finding.
+
+Numbers in the docstrings were measured on the 2-core CI machine; the assertions check the diagnosis, not them.
+"""
 
 from __future__ import annotations
 
@@ -8,38 +11,55 @@ import yaml
 
 from artifacts import make_artifact
 from conftest import example_brief_text
+from grpo_rlvr.demo import arithmetic_task as task
 from grpo_rlvr.diagnosis import diagnose
+from grpo_rlvr.files import write_jsonl_atomic
 from grpo_rlvr.launch import train
 from grpo_rlvr.run_dir import render
 
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
-def warm_model_dir(tmp_path_factory):
-    """The demo's warmed-up tiny model (150 SFT steps with label smoothing): it succeeds sometimes."""
+def warmed_model(tmp_path_factory, kind: str, rows: list[dict], completions: list[str], **warmup):
+    """The demo's base model after an SFT warmup on (rows, completions), saved like any HF model."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from grpo_rlvr.demo import arithmetic_task as task
     from grpo_rlvr.demo import tiny_model
-    from grpo_rlvr.demo.pipeline import WARMUP, _build_base_model
+    from grpo_rlvr.demo.pipeline import _build_base_model
     from grpo_rlvr.demo.warmup import sft_warmup
 
     base = _build_base_model(seed=0, fresh=False)
     tok, model = AutoTokenizer.from_pretrained(base), AutoModelForCausalLM.from_pretrained(base)
-    rows = task.make_rows(2000, seed=1)
-    sft_warmup(model, tok, rows, [task.target_completion(r["answer"]) for r in rows], seed=0, **WARMUP)
-    d = tmp_path_factory.mktemp("warm") / "model"
-    tiny_model.save_pretrained(model, tok, d, {"kind": "warm"})
+    sft_warmup(model, tok, rows, completions, seed=0, **warmup)
+    d = tmp_path_factory.mktemp(kind) / "model"
+    tiny_model.save_pretrained(model, tok, d, {"kind": kind})
     return d
 
 
-def run_case(workspace, model_dir, grpo: dict, rewards=None, steps=40):
+def answers(rows):
+    return [task.target_completion(r["answer"]) for r in rows]
+
+
+@pytest.fixture(scope="module")
+def warm_model_dir(tmp_path_factory):
+    """The demo's warmed-up tiny model (150 SFT steps with label smoothing): it succeeds sometimes."""
+    from grpo_rlvr.demo.pipeline import WARMUP
+
+    rows = task.make_rows(2000, seed=1)
+    return warmed_model(tmp_path_factory, "warm", rows, answers(rows), **WARMUP)
+
+
+def run_case(workspace, model_dir, grpo: dict, rewards=None, steps=40, train_rows=None, eval_rows=None):
     data = yaml.safe_load(example_brief_text())
     data["grpo"].update({"per_device_train_batch_size": 32, "logging_steps": 2, "max_steps": steps,
                          "save_steps": 1000, **grpo})
     if rewards is not None:
         data["rewards"] = rewards
+    if train_rows is not None:
+        write_jsonl_atomic(workspace / "data" / "train.jsonl", train_rows)
+    if eval_rows is not None:
+        write_jsonl_atomic(workspace / "data" / "eval.jsonl", eval_rows)
+        data["dataset"]["eval_path"] = "./data/eval.jsonl"
     (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
     (workspace / "model").unlink()
     (workspace / "model").symlink_to(model_dir, target_is_directory=True)
@@ -73,22 +93,11 @@ def format_only_model_dir(tmp_path_factory):
     """A model warmed up on the format with *random* answers: it writes <answer>N</answer> but cannot add."""
     import random
 
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from grpo_rlvr.demo import arithmetic_task as task
-    from grpo_rlvr.demo import tiny_model
-    from grpo_rlvr.demo.pipeline import _build_base_model
-    from grpo_rlvr.demo.warmup import sft_warmup
-
-    base = _build_base_model(seed=0, fresh=False)
-    tok, model = AutoTokenizer.from_pretrained(base), AutoModelForCausalLM.from_pretrained(base)
     rows = task.make_rows(2000, seed=1)
     rng = random.Random(0)
-    sft_warmup(model, tok, rows, [task.target_completion(str(rng.randint(0, 18))) for _ in rows], seed=0,
-               steps=80, lr=1e-3, batch_size=32)
-    d = tmp_path_factory.mktemp("format-only") / "model"
-    tiny_model.save_pretrained(model, tok, d, {"kind": "format-only"})
-    return d
+    return warmed_model(tmp_path_factory, "format-only", rows,
+                        [task.target_completion(str(rng.randint(0, 18))) for _ in rows], steps=80, lr=1e-3,
+                        batch_size=32)
 
 
 def test_format_rewarded_correctness_not(workspace, format_only_model_dir):
@@ -96,3 +105,43 @@ def test_format_rewarded_correctness_not(workspace, format_only_model_dir):
     rewards = [{"name": "format", "weight": 1.0}, {"name": "exact_match", "weight": 0.0}]
     diag = run_case(workspace, format_only_model_dir, {"learning_rate": 1e-3}, rewards)
     assert "reward_hacking" in {f.id for f in diag.findings}, diag.format()
+
+
+def test_learning_rate_high_enough_to_collapse_entropy(workspace, tmp_path_factory):
+    """A model that knows the format but not the sums (200 SFT steps on random answers), trained at lr 1e-3 —
+    three times the demo's. Measured: entropy 0.30 → 0.07 in 40 steps, exact_match 0.016 → 0.000, and the
+    completions converge on one degenerate string ('<answer></awer></answer>') for every prompt."""
+    import random
+
+    rows = task.make_rows(2000, seed=1)
+    rng = random.Random(0)
+    model = warmed_model(tmp_path_factory, "format-only-200", rows,
+                         [task.target_completion(str(rng.randint(0, 18))) for _ in rows], steps=200, lr=1e-3,
+                         batch_size=32)
+    diag = run_case(workspace, model, {"learning_rate": 1e-3})
+    f = next((x for x in diag.findings if x.id == "entropy_collapse"), None)
+    assert f is not None, diag.format()
+    assert f.severity == "critical" and diag.data["recommended_variant"] == "dapo"
+    assert any(e.startswith("distinct completions per group") for e in f.evidence)
+
+
+def test_learning_rate_that_breaks_the_policy(workspace, warm_model_dir):
+    """The warmed model (preflight: pass@1 ≈ 0.08) at lr 3e-3: by the second log every group is all-wrong.
+    That is not a hard dataset but a broken policy: the finding says so and asks for a tenth of the rate."""
+    diag = run_case(workspace, warm_model_dir, {"learning_rate": 3e-3})
+    f = next((x for x in diag.findings if x.id == "no_learning_signal"), None)
+    assert f is not None and f.cause == "collapsed", diag.format()
+    assert f.brief_change == {"grpo": {"learning_rate": 3e-4}}
+    assert diag.data["recommended_variant"] is None      # a broken base run calls for a fix, not a variant
+
+
+def test_saturated_dataset(workspace, tmp_path_factory):
+    """GRPO on the 24 problems the model was fine-tuned on (400 SFT steps): exact_match ≈ 0.95 from the first
+    step, most groups all-correct. Measured: TRL's frac_reward_zero_std logs 0.00 throughout (eight rewards of
+    1.2 have a float32 std of ~1e-7, which TRL does not call zero); the completions show ≈ 0.6."""
+    few = task.make_rows(24, seed=7)
+    model = warmed_model(tmp_path_factory, "memorised", few, answers(few), steps=400, lr=1e-3, batch_size=32)
+    diag = run_case(workspace, model, {"learning_rate": 1e-5}, steps=20, train_rows=few * 10)
+    f = next((x for x in diag.findings if x.id == "no_learning_signal"), None)
+    assert f is not None and f.cause == "saturated", diag.format()
+    assert f.brief_change == {"dataset": {"path": "./data/train.learnable.jsonl"}}

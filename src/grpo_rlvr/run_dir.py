@@ -113,6 +113,11 @@ def launch_plan(brief: Brief) -> dict:
     return plan
 
 
+def _split_spec(resolved: str, local: bool, split: str) -> dict:
+    return {"path": resolved, "local": local, "split": split,
+            "suffix": Path(resolved).suffix.lstrip(".") if local else None}
+
+
 def render(brief_path, out=None, inspection=None) -> RenderResult:
     """Write the run directory for ``brief_path`` into ``out`` (default ``<output_dir>/run``).
 
@@ -138,8 +143,8 @@ def render(brief_path, out=None, inspection=None) -> RenderResult:
                 "target_modules": lora.get("target_modules", "all-linear"), "task_type": "CAUSAL_LM"}
     files["train.py"] = env.get_template("train.py.j2").render(
         **common, model=brief.model.resolved,
-        dataset={"path": ds.resolved, "local": ds.is_local, "split": ds.split,
-                 "suffix": Path(ds.resolved).suffix.lstrip(".") if ds.is_local else None},
+        dataset={**_split_spec(ds.resolved, ds.is_local, ds.split),
+                 "eval": _split_spec(ds.eval_resolved, ds.eval_is_local, ds.eval_split) if ds.eval_path else None},
         prompt_column=ds.prompt_column, column_map=dict(ds.columns),
         rewards=[{"name": r.name, "params": dict(r.params), "kind": r.kind} for r in brief.rewards],
         brief_dir=str(brief.base_dir), peft=peft)

@@ -1,5 +1,6 @@
-"""Trainer callbacks used by the rendered ``train.py``: metrics to ``metrics.jsonl`` as they are logged, and a
-live progress line (step / total, reward, per-reward means, ETA). Imported only inside training."""
+"""Trainer callbacks used by the rendered ``train.py``: metrics to ``metrics.jsonl`` as they are logged, a live
+progress line (step / total, reward, per-reward means, ETA), and held-out completions kept apart from the
+training ones. Imported only inside training."""
 
 from __future__ import annotations
 
@@ -42,7 +43,16 @@ class ProgressLine(TrainerCallback):
         self.t0, self.step0 = time.monotonic(), state.global_step
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if not state.is_world_process_zero or not logs or "reward" not in logs:
+        if not state.is_world_process_zero or not logs:
+            return
+        if "eval_reward" in logs:
+            parts = [f"held-out at step {state.global_step}", f"reward {logs['eval_reward']:.3f}"]
+            parts += [f"{k.split('/')[1]} {v:.3f}" for k, v in logs.items()
+                      if k.startswith("eval_rewards/") and k.endswith("/mean") and isinstance(v, (int, float))]
+            self.stream.write("  " + " | ".join(parts) + "\n")
+            self.stream.flush()
+            return
+        if "reward" not in logs:
             return
         done = state.global_step - self.step0
         elapsed = time.monotonic() - (self.t0 or time.monotonic())
@@ -52,3 +62,38 @@ class ProgressLine(TrainerCallback):
         parts.append(f"ETA {eta:.0f}s")
         self.stream.write("  " + " | ".join(parts) + "\n")
         self.stream.flush()
+
+
+class HeldOutCompletionsApart(TrainerCallback):
+    """Keep held-out completions out of the training completions that `grpo-rlvr diagnose` reads.
+
+    TRL 1.16 writes ``completions/completions_<step>.parquet`` on every log, evaluation included, so an
+    evaluation at a logging step overwrites that step's training completions with held-out ones. Order within
+    a step: the training log writes its file, then the evaluation logs (``on_log`` here, before TRL writes) and
+    ends (``on_evaluate``, after). So the training file is set aside on the evaluation's ``on_log`` and put
+    back on ``on_evaluate``, after the held-out file is moved to ``completions/eval/``.
+    """
+
+    def __init__(self, completions_dir: Path):
+        self.dir = Path(completions_dir)
+
+    def _names(self, step: int) -> tuple[Path, Path, Path]:
+        name = f"completions_{step:05d}.parquet"
+        return self.dir / name, self.dir / f".{name}.train", self.dir / "eval" / name
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not state.is_world_process_zero or not logs or not any(k.startswith("eval_") for k in logs):
+            return
+        current, aside, _ = self._names(state.global_step)
+        if current.is_file():
+            current.replace(aside)
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
+        current, aside, held_out = self._names(state.global_step)
+        if current.is_file():
+            held_out.parent.mkdir(parents=True, exist_ok=True)
+            current.replace(held_out)
+        if aside.is_file():
+            aside.replace(current)

@@ -157,6 +157,27 @@ def _first_row(path: Path) -> dict | None:
     return None
 
 
+def _data_file_problems(field: str, ref: str, p: Path, prompt_column: str, columns: dict) -> list[str]:
+    """A local dataset file exists, has a supported suffix, and holds the prompt and mapped columns."""
+    if not p.is_file():
+        return [f"{field}: {ref!r} resolves to {p}, which does not exist; fix the path "
+                "(relative paths resolve against the brief's folder)"]
+    if p.suffix not in (".jsonl", ".json", ".parquet", ".csv"):
+        return [f"{field}: {p.name} has suffix {p.suffix!r}; use .jsonl, .json, .parquet or .csv"]
+    row = _first_row(p)
+    if row is None:
+        return []
+    problems = []
+    if prompt_column not in row:
+        problems.append(f"dataset.prompt_column: column {prompt_column!r} is not in {p.name} "
+                        f"(columns: {', '.join(sorted(row))}); set dataset.prompt_column")
+    for arg, col in columns.items():
+        if col not in row:
+            problems.append(f"dataset.columns.{arg}: column {col!r} is not in {p.name} "
+                            f"(columns: {', '.join(sorted(row))})")
+    return problems
+
+
 def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with Path(path).open("rb") as fh:
@@ -239,24 +260,17 @@ def load_brief(path: str | Path) -> Brief:
     columns = dict(d.get("columns") or {})
     prompt_column = d.get("prompt_column", "prompt")
     if d_local:
-        p = Path(d_resolved)
-        if not p.is_file():
-            problems.append(f"dataset.path: {d['path']!r} resolves to {p}, which does not exist; fix the path "
-                            "(relative paths resolve against the brief's folder)")
-        elif p.suffix not in (".jsonl", ".json", ".parquet", ".csv"):
-            problems.append(f"dataset.path: {p.name} has suffix {p.suffix!r}; use .jsonl, .json, .parquet or .csv")
-        else:
-            row = _first_row(p)
-            if row is not None:
-                if prompt_column not in row:
-                    problems.append(f"dataset.prompt_column: column {prompt_column!r} is not in {p.name} "
-                                    f"(columns: {', '.join(sorted(row))}); set dataset.prompt_column")
-                for arg, col in columns.items():
-                    if col not in row:
-                        problems.append(f"dataset.columns.{arg}: column {col!r} is not in {p.name} "
-                                        f"(columns: {', '.join(sorted(row))})")
+        problems.extend(_data_file_problems("dataset.path", d["path"], Path(d_resolved), prompt_column, columns))
+    e_resolved, e_local = _resolve_local(base, d["eval_path"]) if d.get("eval_path") else (None, False)
+    if e_local:
+        problems.extend(_data_file_problems("dataset.eval_path", d["eval_path"], Path(e_resolved), prompt_column,
+                                            columns))
+    if d.get("eval_split") and not d.get("eval_path"):
+        problems.append("dataset.eval_split: set without dataset.eval_path; add eval_path (the held-out file or "
+                        "hub dataset) or remove eval_split")
     dataset = DatasetSpec(d["path"], d_resolved, d_local, d.get("split", "train"), prompt_column,
-                          MappingProxyType(columns), d.get("eval_path"))
+                          MappingProxyType(columns), d.get("eval_path"), e_resolved, e_local,
+                          d.get("eval_split", "test"))
 
     # --- rewards -------------------------------------------------------------------------------------
     from grpo_rlvr.rewards import build_reward
@@ -342,7 +356,11 @@ def load_brief(path: str | Path) -> Brief:
         grpo[k], origin[k] = val, "brief"
     grpo["reward_weights"] = [r.weight for r in rewards]
     origin["reward_weights"] = "rewards"
-    problems.extend(check_grpo(grpo, hw, model))
+    if dataset.eval_path:
+        for k, val in _eval_defaults(grpo).items():
+            if k not in overrides:
+                grpo[k], origin[k] = val, "eval"
+    problems.extend(check_grpo(grpo, hw, model, has_eval=bool(dataset.eval_path)))
     if hw.accelerator == "gpu" and grpo.get("use_vllm") and importlib.util.find_spec("vllm") is None:
         warnings.append("grpo.use_vllm: vLLM is not installed here; install grpo-rlvr[vllm] on the training machine")
 
@@ -389,9 +407,19 @@ def _check_diagnosis(base: Path, diag: str, spec) -> list[str]:
     return []
 
 
-def check_grpo(g: dict, hw: Hardware, model: ModelSpec) -> list[str]:
+def _eval_defaults(g: dict) -> dict:
+    """Held-out evaluation when the brief names an eval set: a baseline before the first step (so `diagnose`
+    can compare held-out correctness at the start and the end), then every 5 logging intervals."""
+    return {"eval_strategy": "steps", "eval_on_start": True, "eval_steps": 5 * int(g.get("logging_steps") or 10),
+            "per_device_eval_batch_size": g.get("per_device_train_batch_size", 8)}
+
+
+def check_grpo(g: dict, hw: Hardware, model: ModelSpec, has_eval: bool = False) -> list[str]:
     """TRL's constraints and the skill's floors, checked before anything is launched."""
     problems = []
+    if g.get("eval_strategy", "no") != "no" and not has_eval:
+        problems.append(f"grpo.eval_strategy: {g['eval_strategy']!r} needs held-out prompts; set dataset.eval_path "
+                        "(evaluation is configured for you then) or remove eval_strategy")
     for key, allowed in VALUE_SETS.items():
         if key in g and g[key] not in allowed:
             problems.append(f"grpo.{key}: {g[key]!r} is not a value TRL 1.16 accepts (TRL would only fail at the "
@@ -433,6 +461,14 @@ def check_grpo(g: dict, hw: Hardware, model: ModelSpec) -> list[str]:
                             f"{bs} per device × {hw.num_processes} processes × {gbs // global_bs if gbs else spg or ga} "
                             f"steps) must be divisible by num_generations ({ng}) so every prompt gets a full group; "
                             f"e.g. set per_device_train_batch_size: {fix_bs}")
+    ebs, nge = num("per_device_eval_batch_size"), num("num_generations_eval")
+    if has_eval and g.get("eval_strategy", "no") != "no" and ebs and (nge or ng):
+        groups = nge or ng
+        if (ebs * hw.num_processes) % groups:
+            fix = next(b for b in range(ebs, ebs * groups + 1) if (b * hw.num_processes) % groups == 0)
+            problems.append(f"grpo.per_device_eval_batch_size: {ebs} × {hw.num_processes} processes must be divisible "
+                            f"by the generations per held-out prompt ({groups}); e.g. set per_device_eval_batch_size: "
+                            f"{fix}")
     lr = num("learning_rate", float)
     if lr is not None and not (0 < lr <= 1e-2):
         problems.append(f"grpo.learning_rate: {lr} is outside (0, 1e-2]; the recipe uses 5e-7")

@@ -28,7 +28,10 @@ class DatasetSpec:
     split: str
     prompt_column: str
     columns: MappingProxyType     # reward argument -> dataset column
-    eval_path: str | None
+    eval_path: str | None         # held-out prompts, as written in the brief (None: no evaluation)
+    eval_resolved: str | None
+    eval_is_local: bool
+    eval_split: str               # the split of a hub eval dataset
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from grpo_rlvr.diagnosis.report import write_markdown, write_plots
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_json_atomic, write_text_atomic
 
-__all__ = ["DETECTORS", "DiagnosisResult", "Finding", "diagnose", "load_run_logs"]
+__all__ = ["DETECTORS", "DiagnosisResult", "Finding", "diagnose", "load_run_logs", "recommended_variant"]
 
 _SEVERITY = {"critical": 0, "warning": 1, "info": 2}
 
@@ -35,6 +35,12 @@ class DiagnosisResult:
     def format(self) -> str:
         d = self.data
         lines = [f"Diagnosis of {d['run']}: {d['records']} log records, reward {d['reward_start']} → {d['reward_end']}"]
+        held = d.get("held_out")
+        if held:
+            parts = [f"{k.split('/')[1] if '/' in k else k} {v['first']} → {v['last']}" for k, v in held.items()
+                     if isinstance(v, dict)]
+            lines.append(f"  held-out ({held['evaluations']} evaluations, steps {held['first_step']}–"
+                         f"{held['last_step']}): " + ", ".join(parts))
         if self.healthy:
             lines.append("  healthy: no failure mode detected; keep the base recipe")
         for f in self.findings:
@@ -52,6 +58,15 @@ def run_detectors(logs: RunLogs) -> list[Finding]:
     return sorted(found, key=lambda f: _SEVERITY[f.severity])
 
 
+def recommended_variant(findings: list[Finding]) -> str | None:
+    """The variant of the most severe finding that calls for one, unless the run had no learning signal at all
+    (a critical no_learning_signal): then the fix is the data or the learning rate, the base recipe has not yet
+    shown a failure a variant answers, and the other findings are its symptoms (a broken policy truncates)."""
+    if any(f.id == "no_learning_signal" and f.severity == "critical" for f in findings):
+        return None
+    return next((f.variant for f in findings if f.variant), None)
+
+
 def diagnose(target, apply_to=None, out_dir=None) -> DiagnosisResult:
     """Diagnose the run at ``target`` (run folder, output folder, or trainer_state.json / metrics.jsonl).
 
@@ -65,13 +80,14 @@ def diagnose(target, apply_to=None, out_dir=None) -> DiagnosisResult:
     out = Path(out_dir) if out_dir else (logs.source.parent if logs.source.is_file() else logs.source)
     out.mkdir(parents=True, exist_ok=True)
     rewards = logs.series("reward")
-    variant = next((f.variant for f in findings if f.variant), None)
+    variant = recommended_variant(findings)
     data = {
         "run": str(Path(target)), "records": len(logs.history),
         "first_step": logs.history[0]["step"] if logs.history else None,
         "last_step": logs.history[-1]["step"] if logs.history else None,
         "reward_start": round(rewards[0][1], 4) if rewards else None,
         "reward_end": round(rewards[-1][1], 4) if rewards else None,
+        "held_out": _held_out_summary(logs),
         "healthy": not findings,
         "findings": [asdict(f) for f in findings],
         "recommended_variant": variant,
@@ -84,6 +100,20 @@ def diagnose(target, apply_to=None, out_dir=None) -> DiagnosisResult:
         _apply(logs, variant, out / "diagnosis.json", Path(apply_to))
         data["applied_brief"] = str(apply_to)
     return DiagnosisResult(out, data, findings)
+
+
+def _held_out_summary(logs: RunLogs) -> dict | None:
+    """Each reward's held-out mean at the first and the last evaluation, when the run evaluated."""
+    if not logs.eval_history:
+        return None
+    out = {"evaluations": len(logs.eval_history), "first_step": logs.eval_history[0]["step"],
+           "last_step": logs.eval_history[-1]["step"]}
+    for key in sorted({k for r in logs.eval_history for k in r if k.startswith("eval_rewards/") and k.endswith("/mean")}
+                      | {"eval_reward"}):
+        s = logs.eval_series(key.removeprefix("eval_"))
+        if s:
+            out[key.removeprefix("eval_")] = {"first": round(s[0][1], 4), "last": round(s[-1][1], 4)}
+    return out
 
 
 def _apply(logs: RunLogs, variant: str | None, diagnosis: Path, new_brief: Path) -> None:

@@ -1,9 +1,14 @@
-"""Failure-mode detectors over a run's logged metrics and completions.
+"""Failure-mode detectors over a run's logged metrics, held-out evaluations and completions.
 
 Each detector states its threshold and its false-alarm guard, and returns a ``Finding`` with evidence (steps,
 values, trend) or nothing. Trends compare the start of the run (its first 3 log records: the base model's
 behaviour) with its last quarter (at least 3 records); runs with fewer than 8 records are too short to judge
-trends and only get level checks.
+trends and only get level checks. "Quality" is the correctness reward's mean when the run has one (from the
+brief lock, else by name), else the total reward: a run whose format part rises while correctness is flat has
+not improved.
+
+Brief changes are exact where the run's brief lock gives the current values (``learning_rate: 0.0003 →
+0.00015``); a bare ``trainer_state.json`` gets the rule instead ("halve grpo.learning_rate").
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+from grpo_rlvr.diagnosis import completions as comp
 from grpo_rlvr.diagnosis.metrics import RunLogs
 
 MIN_RECORDS_FOR_TREND = 8
@@ -25,6 +31,7 @@ class Finding:
     recommendation: str
     variant: str | None = None  # the variant this finding calls for, if any
     brief_change: dict = field(default_factory=dict)
+    cause: str = ""             # a finer label where one finding has several causes (no_learning_signal)
 
 
 def _windows(series: list[tuple[int, float]]):
@@ -69,45 +76,182 @@ def _kind_names(logs: RunLogs, kind: str) -> list[str]:
     return [n for n in names if n in guess.get(kind, ())]
 
 
+def _quality(logs: RunLogs) -> tuple[str, list[tuple[int, float]]]:
+    cor = _kind_names(logs, "correctness")
+    if cor and logs.series(f"rewards/{cor[0]}/mean"):
+        return cor[0], logs.series(f"rewards/{cor[0]}/mean")
+    return "reward", logs.series("reward")
+
+
+def _current(logs: RunLogs, key: str):
+    """The value the run trained with (from its brief lock), or None."""
+    return ((logs.brief_lock or {}).get("grpo_config") or {}).get(key)
+
+
+def _scaled(logs: RunLogs, key: str, factor: float, rule: str) -> dict:
+    cur = _current(logs, key)
+    if isinstance(cur, (int, float)) and not isinstance(cur, bool) and cur > 0:
+        new = float(f"{cur * factor:.3g}")
+        return {"grpo": {key: int(new) if isinstance(cur, int) else new}}
+    return {"grpo": {key: rule}}
+
+
+def _variant_change(name: str) -> dict:
+    return {"variant": {"name": name, "diagnosis": "diagnosis.json"}}
+
+
 # --- detectors ------------------------------------------------------------------------------------------------
 
+ZERO_ADVANTAGE = 0.05   # |advantage| below this for a whole group: its rewards were equal (no signal)
+
+
+def _zero_signal_by_step(logs: RunLogs) -> list[tuple[int, float]]:
+    """Per logged step, the share of groups whose completions all got (near) zero advantage, from the logged
+    completions. Unlike TRL 1.16's frac_reward_zero_std, this counts a group of equal rewards as equal even
+    when float32 rounding leaves their std a hair above zero (eight rewards of 0.2 + 1.0 give std 1.3e-7,
+    which torch.isclose does not call zero)."""
+    by_step: dict[int, list[bool]] = {}
+    groups: dict[tuple[int, str], list[float]] = {}
+    for r in logs.completions:
+        a = r.get("advantage")
+        if isinstance(a, (int, float)):
+            groups.setdefault((int(r["step"]), comp.prompt_key(r["prompt"])), []).append(abs(a))
+    for (step, _), adv in groups.items():
+        if len(adv) > 1:
+            by_step.setdefault(step, []).append(max(adv) < ZERO_ADVANTAGE)
+    return [(s, sum(v) / len(v)) for s, v in sorted(by_step.items())]
+
+
 def no_learning_signal(logs: RunLogs) -> Finding | None:
-    """frac_reward_zero_std mean ≥ 0.5: most groups have identical rewards, so zero advantage.
+    """Most groups (mean share ≥ 0.5 over the run) have equal rewards, so zero advantage. The share comes from
+    the logged completions when there are any, else from frac_reward_zero_std. Causes, told apart by quality:
+    - *saturated*: quality ≥ 0.9 at the end; too easy, filter out the always-solved prompts;
+    - *collapsed*: the first log had successes and the end has none (≥ 0.8 equal-reward groups, quality below
+      its first value), and either the first log had signal (share ≤ 0.5) or the total reward fell by half:
+      training broke the policy, lower the learning rate;
+    - *too hard*: quality ≤ 0.1 at the end; filter, or SFT first;
+    - *polarised*: in between; prompts are either always or never solved, filter them.
     Guard: a healthy run sits well below 0.5 (every group with a mix of outcomes contributes)."""
-    s = logs.series("frac_reward_zero_std")
+    trl = logs.series("frac_reward_zero_std")
+    own = _zero_signal_by_step(logs)
+    s = own or trl
     if not s:
         return None
     mean = statistics.fmean(v for _, v in s)
     if mean < 0.5:
         return None
-    return Finding("no_learning_signal", "Most groups have no reward variance (no learning signal)",
-                   "critical" if mean >= 0.8 else "warning",
-                   [f"frac_reward_zero_std averaged {mean:.2f} over {len(s)} logs (threshold 0.5)",
-                    f"last value {s[-1][1]:.2f} at step {s[-1][0]}"],
-                   "Filter the dataset to prompts the model solves sometimes: `grpo-rlvr preflight BRIEF --filter "
-                   "OUT.jsonl`, then point dataset.path at it. If it never solves them, SFT first.",
-                   brief_change={"dataset": {"path": "<the file written by preflight --filter>"}})
+    qname, q = _quality(logs)
+    evidence = [f"{'groups with equal rewards (from the logged completions)' if own else 'frac_reward_zero_std'} "
+                f"averaged {mean:.2f} over {len(s)} logs (threshold 0.5); last {s[-1][1]:.2f} at step {s[-1][0]}"]
+    if own and trl:
+        t = statistics.fmean(v for _, v in trl)
+        if abs(t - mean) > 0.2:
+            evidence.append(f"TRL's frac_reward_zero_std averaged {t:.2f}: it misses groups of equal rewards whose "
+                            "float32 std is not exactly zero")
+    q_end = statistics.fmean(v for _, v in q[-max(1, len(q) // 4):]) if q else 0.0
+    q_start = statistics.fmean(v for _, v in q[:3]) if q else 0.0
+    q_first = q[0][1] if q else 0.0
+    data_path = ((logs.brief_lock or {}).get("resolved") or {}).get("dataset", {}).get("path", "DATA.jsonl")
+    filtered = str(data_path).rsplit(".", 1)[0] + ".learnable.jsonl"
+    filter_change = {"dataset": {"path": filtered}}
+    filter_cmd = f"`grpo-rlvr preflight BRIEF --filter {filtered}`"
+    evidence.append(f"{qname} mean {q_start:.3f} at the start, {q_end:.3f} at the end")
+    if q_end >= 0.9:
+        return Finding("no_learning_signal", "No learning signal: the dataset is saturated (too easy)", "critical",
+                       evidence, f"The model already solves these prompts; every group is all-correct. Keep only "
+                       f"prompts it solves sometimes: {filter_cmd} drops the always-solved ones; or use harder data.",
+                       brief_change=filter_change, cause="saturated")
+    # The first log is the closest look at the base model: TRL's metric averages every step since the start,
+    # while the logged completions are only the last step's.
+    first = (trl or own)[0]
+    total = logs.series("reward")
+    total_fell = bool(total) and total[0][1] > 0 and statistics.fmean(v for _, v in total[-3:]) <= 0.5 * total[0][1]
+    if q_first > 0 and q_end < q_first and s[-1][1] >= 0.8 and (first[1] <= 0.5 or total_fell):
+        return Finding("no_learning_signal", "No learning signal: the run lost it (the policy collapsed)", "critical",
+                       evidence + [f"at the first log (step {first[0]}) the share of equal-reward groups was "
+                                   f"{first[1]:.2f}, {qname} {q_first:.3f} and the reward {total[0][1]:.3f} (now "
+                                   f"{total[-1][1]:.3f}): the model had signal, training lost it"],
+                       "Training broke a policy that had signal: lower the learning rate (a tenth) and restart "
+                       "from the base model or the last checkpoint before the collapse.",
+                       brief_change=_scaled(logs, "learning_rate", 0.1, "divide grpo.learning_rate by 10"),
+                       cause="collapsed")
+    severity = "critical" if mean >= 0.8 else "warning"
+    if q_end <= 0.1:
+        return Finding("no_learning_signal", "No learning signal: the model rarely or never succeeds", severity,
+                       evidence, f"Filter the dataset to prompts the model solves sometimes ({filter_cmd}, then point "
+                       "dataset.path at it). If it never solves them, SFT first: GRPO sharpens a skill, it does not "
+                       "install one.", brief_change=filter_change, cause="too_hard")
+    return Finding("no_learning_signal", "Little learning signal: most prompts are always solved or never solved",
+                   severity, evidence, f"Keep the prompts the model solves sometimes ({filter_cmd}, then point "
+                   "dataset.path at it): the others give every completion the same reward.",
+                   brief_change=filter_change, cause="polarised")
 
 
 def entropy_collapse(logs: RunLogs) -> Finding | None:
-    """Entropy falls below 30% of its early level while the reward stalls (late-early gain < 0.05).
-    Guard: entropy falling *with* rising reward is normal sharpening and is not flagged."""
-    w, r = _windows(logs.series("entropy")), _windows(logs.series("reward"))
+    """Entropy falls below 30% of its early level while quality stalls (late-early gain < 0.05).
+    Guard: entropy falling *with* rising quality is normal sharpening and is not flagged. Evidence from the
+    completions: distinct completions per group, and repeated n-grams."""
+    w = _windows(logs.series("entropy"))
+    qname, q = _quality(logs)
+    r = _windows(q)
     if not w or not r:
         return None
     _, _, e0, e1 = w
     _, _, r0, r1 = r
     if e0 <= 0 or e1 / e0 >= 0.3 or r1 - r0 >= 0.05:
         return None
-    return Finding("entropy_collapse", "Entropy collapsed while reward stalled", "critical",
-                   [f"entropy fell from {e0:.3f} to {e1:.3f} ({e1 / e0:.0%} of its early level; threshold 30%)",
-                    f"reward moved {r0:.3f} → {r1:.3f} (gain < 0.05)"],
-                   "Switch to DAPO (clip-higher keeps low-probability tokens explorable), and check the learning "
-                   "rate.", variant="dapo", brief_change={"variant": {"name": "dapo", "diagnosis": "diagnosis.json"}})
+    evidence = [f"entropy fell from {e0:.3f} to {e1:.3f} ({e1 / e0:.0%} of its early level; threshold 30%)",
+                f"{qname} mean {r0:.3f} → {r1:.3f} (gain < 0.05)"]
+    cw = comp.windows(logs.completions)
+    if cw:
+        early, late = cw
+        evidence.append(f"distinct completions per group: {comp.distinct_share(early):.0%} → "
+                        f"{comp.distinct_share(late):.0%} (steps {early.steps[0]}–{early.steps[-1]} vs "
+                        f"{late.steps[0]}–{late.steps[-1]})")
+        evidence.append(f"repeated {comp.REPETITION_NGRAM}-grams: {comp.mean_repetition(early):.0%} → "
+                        f"{comp.mean_repetition(late):.0%} of each completion")
+        sample = comp.text_of(late.groups[-1][0]["completion"]) if late.groups else ""
+        if sample:
+            evidence.append(f"a late completion: {sample[:120]!r}")
+    return Finding("entropy_collapse", "Entropy collapsed while quality stalled", "critical", evidence,
+                   "Switch to DAPO (clip-higher keeps low-probability tokens explorable), and lower the learning "
+                   "rate: the policy stopped exploring before it learned the task.", variant="dapo",
+                   brief_change={**_variant_change("dapo"), **_scaled(logs, "learning_rate", 0.5,
+                                                                      "halve grpo.learning_rate")})
+
+
+DEGENERATE_REPETITION = 0.3   # share of a completion's n-grams that repeat
+DEGENERATE_MIN_CHARS = 200    # "long" completions: the failure is about long chains of thought
+
+
+def degenerate_length(logs: RunLogs) -> Finding | None:
+    """Long completions (≥ 200 characters on average at the end) that repeat themselves (≥ 30% repeated
+    n-grams, up ≥ 15 points from the start) while quality stalls (gain < 0.05).
+    Guard: short answers, or repetition that came with rising quality, are not flagged."""
+    cw = comp.windows(logs.completions)
+    qname, q = _quality(logs)
+    r = _windows(q)
+    if not cw or not r:
+        return None
+    early, late = cw
+    rep0, rep1, length = comp.mean_repetition(early), comp.mean_repetition(late), comp.mean_length(late)
+    _, _, q0, q1 = r
+    if length < DEGENERATE_MIN_CHARS or rep1 < DEGENERATE_REPETITION or rep1 - rep0 < 0.15 or q1 - q0 >= 0.05:
+        return None
+    sample = comp.text_of(late.groups[-1][0]["completion"]) if late.groups else ""
+    return Finding("degenerate_length", "Long completions degenerate into repetition", "warning",
+                   [f"repeated {comp.REPETITION_NGRAM}-grams: {rep0:.0%} → {rep1:.0%} of each completion "
+                    f"(threshold {DEGENERATE_REPETITION:.0%})",
+                    f"mean completion length {comp.mean_length(early):.0f} → {length:.0f} characters",
+                    f"{qname} mean {q0:.3f} → {q1:.3f} (gain < 0.05)",
+                    f"a late completion ends: {sample[-120:]!r}"],
+                   "Switch to DAPO (token-level loss, clip-higher, truncated completions masked).", variant="dapo",
+                   brief_change=_variant_change("dapo"))
 
 
 def length_reward_coupling(logs: RunLogs) -> Finding | None:
-    """Mean completion length grows ≥ 30% while correctness is flat (gain < 0.02).
+    """Mean completion length grows ≥ 30% (or ≥ 15% with a within-group length–advantage correlation ≥ 0.5
+    in the logged completions) while correctness is flat (gain < 0.02).
     Guard: length growth with rising correctness is not flagged (longer reasoning can be right)."""
     w = _windows(logs.series("completions/mean_length"))
     cor = _kind_names(logs, "correctness")
@@ -116,42 +260,74 @@ def length_reward_coupling(logs: RunLogs) -> Finding | None:
         return None
     _, _, l0, l1 = w
     _, _, c0, c1 = c
-    if l0 <= 0 or l1 / l0 < 1.3 or c1 - c0 >= 0.02:
+    cw = comp.windows(logs.completions)
+    corr = comp.length_advantage_correlation(cw[1]) if cw else None
+    grows = l0 > 0 and (l1 / l0 >= 1.3 or (l1 / l0 >= 1.15 and corr is not None and corr[0] >= 0.5))
+    if not grows or c1 - c0 >= 0.02:
         return None
+    evidence = [f"mean length {l0:.1f} → {l1:.1f} tokens (+{l1 / l0 - 1:.0%}; threshold +30%, or +15% with a "
+                "length–advantage correlation ≥ 0.5)",
+                f"{cor[0]} mean {c0:.3f} → {c1:.3f} (gain < 0.02)"]
+    if corr is not None:
+        evidence.append(f"within-group correlation of length and advantage at the end: {corr[0]:+.2f} over "
+                        f"{corr[1]} groups (longer completions are the ones rewarded)")
     return Finding("length_reward_coupling", "Completions grow longer while correctness is flat", "warning",
-                   [f"mean length {l0:.1f} → {l1:.1f} tokens (+{l1 / l0 - 1:.0%}; threshold +30%)",
-                    f"{cor[0]} mean {c0:.3f} → {c1:.3f} (gain < 0.02)"],
+                   evidence,
                    "Switch to Dr.GRPO (no length normalisation bias, no std scaling), and consider a length_penalty.",
-                   variant="dr_grpo", brief_change={"variant": {"name": "dr_grpo", "diagnosis": "diagnosis.json"}})
+                   variant="dr_grpo", brief_change=_variant_change("dr_grpo"))
 
 
 def reward_hacking(logs: RunLogs) -> Finding | None:
-    """The format reward saturates (≥ 0.95) or rises ≥ 0.2 while correctness barely moves: its gain is below
-    0.02 and below a fifth of the format's gain.
-    Guard: needs both a format and a correctness reward; format rising *with* correctness (the demo: format
-    +0.53, correctness +0.23) is healthy."""
+    """Two signals. (a) The format reward rises ≥ 0.2, or ≥ 0.05 into saturation (≥ 0.95), while correctness
+    barely moves: its gain is below 0.02 and below a fifth of the format's gain. (b) With held-out evaluations
+    (dataset.eval_path, ≥ 3 of them): training quality rises ≥ 0.1 while held-out quality gains less than
+    max(0.02, a quarter of it) from its baseline before the first step to the last quarter of the evaluations.
+    Guard: (a) needs both a format and a correctness reward; format rising *with* correctness (the demo:
+    format +0.53, correctness +0.23) is healthy, and so is a format that was saturated from the start; (b)
+    held-out quality rising along with training is healthy."""
     fmt, cor = _kind_names(logs, "format"), _kind_names(logs, "correctness")
-    if not fmt or not cor:
-        return None
-    f, c = _windows(logs.series(f"rewards/{fmt[0]}/mean")), _windows(logs.series(f"rewards/{cor[0]}/mean"))
-    if not f or not c:
-        return None
-    _, _, f0, f1 = f
-    _, _, c0, c1 = c
-    if not ((f1 >= 0.95 or f1 - f0 >= 0.2) and c1 - c0 < max(0.02, 0.2 * (f1 - f0))):
-        return None
-    return Finding("reward_hacking", "The format part rises while correctness does not (reward hacking suspicion)",
-                   "warning",
-                   [f"{fmt[0]} mean {f0:.3f} → {f1:.3f}",
-                    f"{cor[0]} mean {c0:.3f} → {c1:.3f} (gain below max(0.02, a fifth of the format's gain))"],
-                   "Read the logged completions: the model may be satisfying the format without solving. Lower the "
-                   "format weight, or make correctness require the format; Dr.GRPO removes the length/difficulty "
-                   "bias if length rises too.", variant="dr_grpo",
-                   brief_change={"variant": {"name": "dr_grpo", "diagnosis": "diagnosis.json"}})
+    format_hack = None
+    if fmt and cor:
+        f, c = _windows(logs.series(f"rewards/{fmt[0]}/mean")), _windows(logs.series(f"rewards/{cor[0]}/mean"))
+        if f and c:
+            _, _, f0, f1 = f
+            _, _, c0, c1 = c
+            rises = f1 - f0 >= 0.2 or (f1 >= 0.95 and f1 - f0 >= 0.05)
+            if rises and c1 - c0 < max(0.02, 0.2 * (f1 - f0)):
+                format_hack = [f"{fmt[0]} mean {f0:.3f} → {f1:.3f}",
+                               f"{cor[0]} mean {c0:.3f} → {c1:.3f} (gain below max(0.02, a fifth of the format's "
+                               "gain))"]
+    qname, q = _quality(logs)
+    held = logs.eval_series(f"rewards/{qname}/mean") if qname != "reward" else logs.eval_series("reward")
+    gap = None
+    r = _windows(q)
+    if r and len(held) >= 3:
+        _, _, t0, t1 = r
+        h0 = held[0][1]
+        tail = held[-max(1, len(held) // 4):]
+        h1 = statistics.fmean(v for _, v in tail)
+        if t1 - t0 >= 0.1 and h1 - h0 < max(0.02, 0.25 * (t1 - t0)):
+            gap = [f"training {qname} mean {t0:.3f} → {t1:.3f}",
+                   f"held-out {qname} {h0:.3f} at step {held[0][0]} → {h1:.3f} over steps {tail[0][0]}–{tail[-1][0]} "
+                   f"({len(held)} evaluations; gain below max(0.02, a quarter of training's))"]
+    if format_hack:
+        return Finding("reward_hacking", "The format part rises while correctness does not (reward hacking "
+                       "suspicion)", "warning", format_hack + (gap or []),
+                       "Read the logged completions: the model may be satisfying the format without solving. Lower "
+                       "the format weight, or make correctness require the format; Dr.GRPO removes the "
+                       "length/difficulty bias if length rises too.", variant="dr_grpo",
+                       brief_change=_variant_change("dr_grpo"))
+    if gap:
+        return Finding("reward_hacking", "Training reward rises but held-out correctness does not", "warning", gap,
+                       "The model fits the training prompts (memorises them) or exploits the reward on them. Read "
+                       "the logged completions: if they are right only on training prompts, train on more and more "
+                       "varied prompts; if they game the reward, fix the reward and inspect again. No variant "
+                       "fixes this.", cause="held_out_gap")
+    return None
 
 
 def truncation(logs: RunLogs) -> Finding | None:
-    """completions/clipped_ratio mean ≥ 0.2: many completions hit max_completion_length.
+    """completions/clipped_ratio mean ≥ 0.2 over the last quarter: many completions hit max_completion_length.
     Guard: a few truncated completions (< 20%) are normal."""
     s = logs.series("completions/clipped_ratio")
     if not s:
@@ -162,8 +338,9 @@ def truncation(logs: RunLogs) -> Finding | None:
         return None
     return Finding("truncation", "Many completions are truncated", "warning",
                    [f"clipped_ratio averaged {mean:.2f} over the last {len(late)} logs (threshold 0.2)"],
-                   "Raise max_completion_length, or mask truncated completions (DAPO does).", variant="dapo",
-                   brief_change={"grpo": {"mask_truncated_completions": True}})
+                   "Raise max_completion_length if the answers need the room; if the long completions are "
+                   "degenerate, DAPO masks truncated completions out of the loss.", variant="dapo",
+                   brief_change={**_scaled(logs, "max_completion_length", 2, "double grpo.max_completion_length")})
 
 
 def kl_blowup(logs: RunLogs) -> Finding | None:
@@ -175,10 +352,12 @@ def kl_blowup(logs: RunLogs) -> Finding | None:
     _, _, k0, k1 = w
     if k1 < 0.1 or k1 < 10 * max(k0, 1e-6):
         return None
+    change = _scaled(logs, "learning_rate", 0.5, "halve grpo.learning_rate")
+    change["grpo"].update(_scaled(logs, "beta", 2, "double grpo.beta")["grpo"])
     return Finding("kl_blowup", "KL to the reference model is blowing up", "critical",
                    [f"kl {k0:.4f} → {k1:.4f} (≥ 10× and > 0.1)"],
-                   "Lower the learning rate or raise beta; check for a reward that pays for degenerate text.",
-                   brief_change={"grpo": {"learning_rate": "halve it"}})
+                   "Lower the learning rate and raise beta; check for a reward that pays for degenerate text.",
+                   brief_change=change)
 
 
 def clipping_saturation(logs: RunLogs) -> Finding | None:
@@ -193,7 +372,7 @@ def clipping_saturation(logs: RunLogs) -> Finding | None:
     return Finding("clipping_saturation", "Most updates are clipped", "warning",
                    [f"clip_ratio/region_mean averaged {mean:.2f} (threshold 0.2)"],
                    "Lower the learning rate or take fewer steps per generation.",
-                   brief_change={"grpo": {"learning_rate": "halve it"}})
+                   brief_change=_scaled(logs, "learning_rate", 0.5, "halve grpo.learning_rate"))
 
 
 def moe_without_gspo(logs: RunLogs) -> Finding | None:
@@ -217,5 +396,5 @@ def moe_without_gspo(logs: RunLogs) -> Finding | None:
                    brief_change={"variant": {"name": "gspo"}})
 
 
-DETECTORS = (no_learning_signal, entropy_collapse, length_reward_coupling, reward_hacking, truncation, kl_blowup,
-             clipping_saturation, moe_without_gspo)
+DETECTORS = (no_learning_signal, entropy_collapse, degenerate_length, length_reward_coupling, reward_hacking,
+             truncation, kl_blowup, clipping_saturation, moe_without_gspo)

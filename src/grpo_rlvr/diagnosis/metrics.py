@@ -1,10 +1,12 @@
-"""Reading what a run logged: the metric history (``metrics.jsonl`` or ``trainer_state.json``) and the
-logged completions (``completions/*.parquet``), from a run folder, its output folder, or a file."""
+"""Reading what a run logged: the metric history (``metrics.jsonl`` or ``trainer_state.json``), the held-out
+evaluations (``eval_*`` records, when the brief set ``dataset.eval_path``) and the logged training completions
+(``completions/*.parquet``; held-out ones are under ``completions/eval/``), from a run folder, its output
+folder, or a file."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
@@ -14,11 +16,21 @@ from grpo_rlvr.errors import InputFileError
 class RunLogs:
     source: Path
     history: list[dict]            # training log records with "step", in order, no eval/summary records
-    completions: list[dict]        # rows of the completions parquet files (may be empty)
+    completions: list[dict]        # rows of the training completions parquet files (may be empty)
     brief_lock: dict | None
+    eval_history: list[dict] = field(default_factory=list)  # held-out evaluations ("eval_reward", …), in order
 
     def series(self, key: str) -> list[tuple[int, float]]:
-        return [(r["step"], float(r[key])) for r in self.history if isinstance(r.get(key), (int, float))]
+        return _series(self.history, key)
+
+    def eval_series(self, key: str) -> list[tuple[int, float]]:
+        """A held-out metric by its training name (``rewards/exact_match/mean`` reads ``eval_rewards/…``)."""
+        return _series(self.eval_history, f"eval_{key}")
+
+
+def _series(records: list[dict], key: str) -> list[tuple[int, float]]:
+    return [(r["step"], float(r[key])) for r in records
+            if isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool)]
 
 
 def _history_from_state(path: Path) -> list[dict]:
@@ -28,10 +40,16 @@ def _history_from_state(path: Path) -> list[dict]:
 
 def _history_from_jsonl(path: Path) -> list[dict]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    by_step: dict[int, dict] = {}
-    for r in rows:  # a resumed run may re-log steps: keep the last record for each step
-        by_step[r["step"]] = r
-    return [by_step[s] for s in sorted(by_step)]
+    by_step: dict[tuple[int, str], dict] = {}
+    for r in rows:  # a resumed run may re-log steps: keep the last record of each kind for each step
+        by_step[(r["step"], _kind(r))] = r
+    return [by_step[k] for k in sorted(by_step)]
+
+
+def _kind(record: dict) -> str:
+    if "train_runtime" in record:
+        return "summary"
+    return "eval" if any(k.startswith("eval_") for k in record) else "train"
 
 
 def load_run_logs(target) -> RunLogs:
@@ -58,8 +76,8 @@ def load_run_logs(target) -> RunLogs:
         history = _history_from_jsonl(src) if src.suffix == ".jsonl" else _history_from_state(src)
     except (OSError, json.JSONDecodeError, KeyError) as e:
         raise InputFileError(f"{src}: unreadable metrics ({e})") from None
-    history = [r for r in history if "reward" in r or "loss" in r]
-    history = [r for r in history if "train_runtime" not in r]
+    eval_history = [r for r in history if "eval_reward" in r]
+    history = [r for r in history if ("reward" in r or "loss" in r) and "train_runtime" not in r]
     completions = []
     files = sorted(comp_dir.glob("*.parquet")) if comp_dir.is_dir() else []
     if files:
@@ -67,4 +85,4 @@ def load_run_logs(target) -> RunLogs:
 
         for f in files:
             completions.extend(pq.read_table(f).to_pylist())
-    return RunLogs(src, history, completions, lock)
+    return RunLogs(src, history, completions, lock, eval_history)

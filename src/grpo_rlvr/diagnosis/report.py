@@ -32,6 +32,10 @@ def write_plots(logs: RunLogs, out: Path) -> list[str]:
                 ax.plot([x for x, _ in s], [y for _, y in s], label=r)
             s = logs.series("reward")
             ax.plot([x for x, _ in s], [y for _, y in s], label="total", color="black", linewidth=2)
+            for r in reward_names(logs):  # held-out evaluations (dataset.eval_path), dashed with markers
+                s = logs.eval_series(f"rewards/{r}/mean")
+                if s:
+                    ax.plot([x for x, _ in s], [y for _, y in s], "--o", markersize=3, label=f"{r} (held-out)")
             ax.legend(fontsize=8)
         else:
             s = logs.series(key)

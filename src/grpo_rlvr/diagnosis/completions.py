@@ -1,0 +1,98 @@
+"""Statistics of the completions a run logged (``completions/*.parquet``: step, prompt, completion, one column
+per reward, advantage), used as evidence by the detectors.
+
+A *group* is the completions of one prompt at one logged step (TRL samples ``num_generations`` per prompt).
+Lengths are in characters: the parquet files hold text, not token ids. Runs that logged no completions get
+``None`` from every statistic, and the detectors fall back to the metrics alone.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+
+MIN_STEPS = 4            # logged steps needed before early and late can be told apart
+REPETITION_NGRAM = 4     # n of the n-grams counted for repetition (words, or characters for short texts)
+MIN_WORDS_FOR_WORD_NGRAMS = 16
+
+
+def text_of(completion) -> str:
+    """A logged completion as text: plain strings, or the assistant turns of a conversational completion."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        return "".join(str(m.get("content", "")) for m in completion if isinstance(m, dict))
+    return str(completion)
+
+
+def prompt_key(prompt) -> str:
+    return prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str)
+
+
+@dataclass
+class Window:
+    steps: list[int]
+    groups: list[list[dict]]   # each group: the rows of one prompt at one step
+
+    @property
+    def texts(self) -> list[str]:
+        return [text_of(r["completion"]) for g in self.groups for r in g]
+
+
+def windows(rows: list[dict]) -> tuple[Window, Window] | None:
+    """The run's early logged steps (the first 3) and its late ones (the last quarter, at least 3)."""
+    by_step: dict[int, dict[str, list[dict]]] = {}
+    for r in rows:
+        by_step.setdefault(int(r["step"]), {}).setdefault(prompt_key(r["prompt"]), []).append(r)
+    steps = sorted(by_step)
+    if len(steps) < MIN_STEPS:
+        return None
+    early, late = steps[:3], steps[-max(3, len(steps) // 4):]
+    early = [s for s in early if s not in late] or early[:1]
+
+    def window(sel):
+        return Window(sel, [g for s in sel for g in by_step[s].values()])
+
+    return window(early), window(late)
+
+
+def distinct_share(w: Window) -> float:
+    """Mean share of distinct completions within a group (1.0: all differ; 1/8: all eight identical)."""
+    shares = [len({text_of(r["completion"]) for r in g}) / len(g) for g in w.groups if len(g) > 1]
+    return statistics.fmean(shares) if shares else 1.0
+
+
+def repetition_share(text: str) -> float:
+    """Share of the text's n-grams that repeat an earlier one (0: none repeat). Words when the text has enough
+    of them, else characters (models without whitespace, the tiny demo model)."""
+    words = text.split()
+    units = words if len(words) >= MIN_WORDS_FOR_WORD_NGRAMS else list(text)
+    grams = [tuple(units[i:i + REPETITION_NGRAM]) for i in range(len(units) - REPETITION_NGRAM + 1)]
+    return 1 - len(set(grams)) / len(grams) if grams else 0.0
+
+
+def mean_repetition(w: Window) -> float:
+    texts = w.texts
+    return statistics.fmean(repetition_share(t) for t in texts) if texts else 0.0
+
+
+def mean_length(w: Window) -> float:
+    texts = w.texts
+    return statistics.fmean(len(t) for t in texts) if texts else 0.0
+
+
+def length_advantage_correlation(w: Window) -> tuple[float, int] | None:
+    """Mean within-group Pearson correlation of completion length and advantage, over the groups where both
+    vary, and how many groups that was. Advantage is the group-normalised reward, so this is the correlation
+    with the reward inside each group, free of differences between prompts."""
+    rs = []
+    for g in w.groups:
+        lengths = [len(text_of(r["completion"])) for r in g]
+        adv = [r.get("advantage") for r in g]
+        if any(not isinstance(a, (int, float)) for a in adv) or len(g) < 3:
+            continue
+        if len(set(lengths)) < 2 or len(set(adv)) < 2:
+            continue
+        rs.append(statistics.correlation(lengths, adv))
+    return (statistics.fmean(rs), len(rs)) if rs else None
