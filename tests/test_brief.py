@@ -141,6 +141,10 @@ def test_moe_model_gets_gspo_automatically(workspace, tiny_model_dir, tmp_path):
     (workspace / "m.yaml").write_text(yaml.safe_dump(data))
     b = load_brief(workspace / "m.yaml")
     assert b.variant.name == "gspo" and b.variant.automatic and b.grpo["importance_sampling_level"] == "sequence"
+    data["grpo"]["importance_sampling_level"] = "token"          # GSPO cannot be overridden away on MoE
+    (workspace / "m.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match="grpo.importance_sampling_level: 'token' on a mixture-of-experts"):
+        load_brief(workspace / "m.yaml")
 
 
 def test_missing_and_unparsable_files(tmp_path):

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
+from conftest import example_brief_text
 from grpo_rlvr.diagnosis import diagnose
 from grpo_rlvr.errors import ConfigError, InputFileError
 
@@ -211,6 +213,7 @@ def test_held_out_rising_with_training_is_healthy(tmp_path):
     res = diagnose(write_state(tmp_path, recs))
     assert res.healthy, res.format()
     assert "held-out (5 evaluations" in res.format()
+    assert "| rewards/exact_match/mean | 0.05 | 0.35 |" in (tmp_path / "diagnosis.md").read_text()
 
 
 def test_an_evaluation_at_a_logging_step_does_not_replace_the_training_record(tmp_path):
@@ -220,3 +223,65 @@ def test_an_evaluation_at_a_logging_step_does_not_replace_the_training_record(tm
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     logs = load_run_logs(tmp_path / "metrics.jsonl")
     assert len(logs.history) == 20 and len(logs.eval_history) == 5
+
+
+def test_apply_keeps_relative_paths_working_from_another_folder(workspace, tmp_path_factory):
+    from artifacts import make_artifact
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.run_dir import render
+
+    (workspace / "pays.py").write_text("def reward(completions, **kw):\n    return [0.0 for _ in completions]\n")
+    data = yaml.safe_load(example_brief_text())
+    data["rewards"].append({"name": "pays.py", "kind": "shaping", "weight": 0.1})
+    data["dataset"]["eval_path"] = "data/train.jsonl"          # relative without "./"
+    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    (run / "output").mkdir()
+    recs = history(**{**HEALTHY, "entropy": lambda i: 0.5 * 0.8 ** i, "reward": lambda i: 0.3,
+                      "rewards__exact_match__mean": lambda i: 0.1})
+    (run / "output" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "brief-dapo.yaml"
+    diagnose(run, apply_to=elsewhere)
+    b = load_brief(elsewhere)                                   # every path still resolves
+    assert b.variant.name == "dapo" and b.dataset.eval_is_local
+    assert b.output_dir == (workspace / "out").resolve().with_name("out-dapo")
+    assert b.rewards[-1].name == str((workspace / "pays.py").resolve())
+
+
+def test_moe_model_trained_without_gspo(tmp_path, tiny_model_dir):
+    """A run trained outside grpo-rlvr's render (which applies GSPO to MoE models and refuses to drop it), with
+    a lock that names an MoE model and token-level ratios."""
+    import shutil
+
+    moe = tmp_path / "moe"
+    shutil.copytree(tiny_model_dir, moe)
+    cfg = json.loads((moe / "config.json").read_text())
+    (moe / "config.json").write_text(json.dumps({**cfg, "num_experts": 8}))
+    run = tmp_path / "run"
+    (run / "output").mkdir(parents=True)
+    (run / "brief.lock.json").write_text(json.dumps({"brief": str(tmp_path / "b.yaml"),
+                                                     "resolved": {"model": {"name_or_path": str(moe)}},
+                                                     "grpo_config": {"importance_sampling_level": "token"}}))
+    (run / "output" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in history(**HEALTHY)))
+    res = diagnose(run)
+    assert [f.id for f in res.findings] == ["moe_without_gspo"] and res.data["recommended_variant"] == "gspo"
+    (run / "brief.lock.json").write_text(json.dumps({"brief": str(tmp_path / "b.yaml"),
+                                                     "resolved": {"model": {"name_or_path": str(moe)}},
+                                                     "grpo_config": {"importance_sampling_level": "sequence"}}))
+    assert diagnose(run).healthy
+
+
+def test_rising_format_is_cleared_by_rising_held_out_correctness(tmp_path):
+    hack = {"rewards__format__mean": lambda i: min(1.0, 0.5 + 0.05 * i), "rewards__exact_match__mean": lambda i: 0.1}
+    assert "reward_hacking" in ids(tmp_path, **hack)[0]
+    recs = with_evals(history(**{**HEALTHY, **hack}), [0.05, 0.08, 0.1, 0.12, 0.14])
+    res = diagnose(write_state(tmp_path, recs))
+    assert "reward_hacking" not in {f.id for f in res.findings}, res.format()
+
+
+def test_moderate_kl_that_bought_quality_is_not_a_blowup(tmp_path):
+    grows = {"kl": lambda i: 0.01 * 1.18 ** i}                  # 0.01 → 0.17: ≥ 10×, above 0.1
+    assert "kl_blowup" in ids(tmp_path, **grows, rewards__exact_match__mean=lambda i: 0.1)[0]
+    assert "kl_blowup" not in ids(tmp_path, **grows)[0]          # HEALTHY: exact_match 0.1 → 0.35
+    assert "kl_blowup" in ids(tmp_path, kl=lambda i: 0.01 * 1.4 ** i)[0]   # → 5.9: too far whatever it bought

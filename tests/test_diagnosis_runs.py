@@ -145,3 +145,52 @@ def test_saturated_dataset(workspace, tmp_path_factory):
     f = next((x for x in diag.findings if x.id == "no_learning_signal"), None)
     assert f is not None and f.cause == "saturated", diag.format()
     assert f.brief_change == {"dataset": {"path": "./data/train.learnable.jsonl"}}
+
+
+def test_the_demo_recipe_is_healthy_and_held_out_rises_with_it(workspace, warm_model_dir):
+    """The demo's own brief (bs 64, lr 3e-4, 150 steps) with a held-out set of other problems: no alarm.
+    Held-out evaluations run before the first step and every 25; their completions stay out of the training
+    ones, even at steps where TRL logs both."""
+    import pyarrow.parquet as pq
+
+    train_facts = {r["prompt"][0]["content"] for r in task.make_rows(200, seed=1)}   # the workspace's data
+    held_out = [r for r in task.make_rows(400, seed=99) if r["prompt"][0]["content"] not in train_facts][:32]
+    diag = run_case(workspace, warm_model_dir, {"per_device_train_batch_size": 64, "logging_steps": 5},
+                    steps=150, eval_rows=held_out)
+    assert diag.healthy, diag.format()
+    held = diag.data["held_out"]
+    assert held["evaluations"] == 7 and held["first_step"] == 0 and held["last_step"] == 150
+    em = held["rewards/exact_match/mean"]
+    assert em["last"] > em["first"], held
+    out = workspace / "out" / "run" / "output" / "completions"
+    eval_files, train_files = sorted((out / "eval").glob("*.parquet")), sorted(out.glob("completions_*.parquet"))
+    assert len(eval_files) == 7 and len(train_files) == 30
+    assert (out / "completions_00050.parquet") in train_files            # a step that logged and evaluated
+    held_facts = {r["prompt"][0]["content"] for r in held_out}
+    for files, facts in ((eval_files, held_facts), (train_files, train_facts)):
+        for f in files:
+            assert {r["prompt"][0]["content"] for r in pq.read_table(f).to_pylist()} <= facts, f
+
+
+def test_training_reward_rises_but_held_out_correctness_does_not(workspace, tmp_path_factory):
+    """A model that knows the sums but rarely tags them (500 SFT steps, 20% of targets in <answer> tags) learns
+    the tags in a few GRPO steps, so training correctness climbs; the held-out prompts say the same sums in words
+    ("three plus four"), which it never learned. Measured: training exact_match 0.14 → 0.69, held-out
+    0.000 → 0.004 while the held-out format rose 0.03 → 0.28 (the tags transfer, the skill does not)."""
+    import random
+
+    rows = task.make_rows(2000, seed=1)
+    rng = random.Random(3)
+    sloppy = [task.target_completion(r["answer"]) if rng.random() < 0.2 else r["answer"] for r in rows]
+    model = warmed_model(tmp_path_factory, "untagged", rows, sloppy, steps=500, lr=1e-3, batch_size=32)
+    names = "zero one two three four five six seven eight nine".split()
+    in_words = []
+    for r in task.make_rows(32, seed=12):
+        a, b = r["prompt"][0]["content"].rstrip("=").split("+")
+        in_words.append({"prompt": [{"role": "user", "content": f"{names[int(a)]} plus {names[int(b)]}"}],
+                         "answer": r["answer"]})
+    diag = run_case(workspace, model, {"learning_rate": 1e-4, "per_device_train_batch_size": 64}, steps=60,
+                    eval_rows=in_words)
+    f = next((x for x in diag.findings if x.id == "reward_hacking"), None)
+    assert f is not None and f.cause == "held_out_gap", diag.format()
+    assert f.variant is None and diag.data["held_out"]["evaluations"] == 7

@@ -67,33 +67,55 @@ class ProgressLine(TrainerCallback):
 class HeldOutCompletionsApart(TrainerCallback):
     """Keep held-out completions out of the training completions that `grpo-rlvr diagnose` reads.
 
-    TRL 1.16 writes ``completions/completions_<step>.parquet`` on every log, evaluation included, so an
-    evaluation at a logging step overwrites that step's training completions with held-out ones. Order within
-    a step: the training log writes its file, then the evaluation logs (``on_log`` here, before TRL writes) and
-    ends (``on_evaluate``, after). So the training file is set aside on the evaluation's ``on_log`` and put
-    back on ``on_evaluate``, after the held-out file is moved to ``completions/eval/``.
+    TRL 1.16 writes ``completions/completions_<step>.parquet`` from its buffer of recent completions on every
+    log, so two logs at one step overwrite each other: an evaluation at a logging step replaces that step's
+    training completions with held-out ones, and the end-of-training summary log writes the buffer once more
+    (held-out completions again when the run ended on an evaluation). Within a step the order is: the training
+    log writes its file; then each later log calls ``on_log`` here before TRL writes, and ends with
+    ``on_evaluate`` (evaluations) or ``on_train_end`` (the summary). So the training file is set aside on those
+    logs and put back afterwards; the evaluation's file goes to ``completions/eval/``, the summary's is dropped.
     """
 
     def __init__(self, completions_dir: Path):
         self.dir = Path(completions_dir)
+        self.last_eval_step: int | None = None
 
     def _names(self, step: int) -> tuple[Path, Path, Path]:
         name = f"completions_{step:05d}.parquet"
         return self.dir / name, self.dir / f".{name}.train", self.dir / "eval" / name
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if not state.is_world_process_zero or not logs or not any(k.startswith("eval_") for k in logs):
+        if not state.is_world_process_zero or not logs:
             return
-        current, aside, _ = self._names(state.global_step)
-        if current.is_file():
-            current.replace(aside)
+        if "train_runtime" in logs or any(k.startswith("eval_") for k in logs):
+            current, aside, _ = self._names(state.global_step)
+            if current.is_file() and not aside.exists():
+                current.replace(aside)
 
-    def on_evaluate(self, args, state, control, **kwargs):
-        if not state.is_world_process_zero:
-            return
-        current, aside, held_out = self._names(state.global_step)
-        if current.is_file():
-            held_out.parent.mkdir(parents=True, exist_ok=True)
-            current.replace(held_out)
+    def _restore(self, step: int, dump: str) -> None:
+        """After a non-training log at ``step``: file what it wrote (``dump``: "eval", "drop" or "keep") and
+        put the step's training file back."""
+        current, aside, held_out = self._names(step)
+        if current.is_file() and (aside.is_file() or dump != "keep"):
+            if dump == "eval":
+                held_out.parent.mkdir(parents=True, exist_ok=True)
+                current.replace(held_out)
+            else:
+                current.unlink()
         if aside.is_file():
             aside.replace(current)
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self.last_eval_step = state.global_step
+            self._restore(state.global_step, "eval")
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
+        # The summary re-writes TRL's buffer. Without a training log at this step it is the only record of the
+        # last steps' completions, worth keeping, unless an evaluation refilled the buffer since the last
+        # generation (one generation per steps_per_generation steps).
+        per_generation = getattr(args, "steps_per_generation", None) or 1
+        refilled = self.last_eval_step is not None and state.global_step - self.last_eval_step < per_generation
+        self._restore(state.global_step, "drop" if refilled else "keep")

@@ -361,6 +361,9 @@ def load_brief(path: str | Path) -> Brief:
             if k not in overrides:
                 grpo[k], origin[k] = val, "eval"
     problems.extend(check_grpo(grpo, hw, model, has_eval=bool(dataset.eval_path)))
+    if is_moe and grpo.get("importance_sampling_level") != "sequence":
+        problems.append(f"grpo.importance_sampling_level: {grpo.get('importance_sampling_level')!r} on a "
+                        "mixture-of-experts model; MoE requires GSPO's sequence-level ratios. Remove the override")
     if hw.accelerator == "gpu" and grpo.get("use_vllm") and importlib.util.find_spec("vllm") is None:
         warnings.append("grpo.use_vllm: vLLM is not installed here; install grpo-rlvr[vllm] on the training machine")
 

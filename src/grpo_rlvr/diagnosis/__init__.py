@@ -127,12 +127,21 @@ def _apply(logs: RunLogs, variant: str | None, diagnosis: Path, new_brief: Path)
     brief = dict(lock["resolved"])
     brief["variant"] = {"name": variant, "diagnosis": str(diagnosis.resolve())}
     src_dir = Path(lock["brief"]).parent
-    # keep relative paths working from the new brief's folder
-    for section, key in (("model", "name_or_path"), ("dataset", "path")):
-        val = (brief.get(section) or {}).get(key)
-        if val and val.startswith("."):
-            brief[section] = {**brief[section], key: str((src_dir / val).resolve())}
-    if str(brief.get("output_dir", "")).startswith("."):
-        brief["output_dir"] = str((src_dir / brief["output_dir"]).resolve()) + f"-{variant}"
+    # Keep relative paths working from the new brief's folder: anything that names a file or folder beside the
+    # old brief (model, data, a reward's .py file or rubric) becomes absolute. The new run gets its own output
+    # folder so it cannot overwrite the run it was diagnosed from.
+    def absolute(val):
+        if isinstance(val, str) and val and not Path(val).expanduser().is_absolute() and (src_dir / val).exists():
+            return str((src_dir / val).resolve())
+        return val
+
+    for section, key in (("model", "name_or_path"), ("dataset", "path"), ("dataset", "eval_path")):
+        if (brief.get(section) or {}).get(key):
+            brief[section] = {**brief[section], key: absolute(brief[section][key])}
+    brief["rewards"] = [{**r, "name": absolute(r["name"]),
+                         **({"params": {k: absolute(v) for k, v in r["params"].items()}} if r.get("params") else {})}
+                        for r in brief.get("rewards") or []]
+    out_dir = Path(str(brief.get("output_dir") or f"./runs/{Path(lock['brief']).stem}")).expanduser()
+    brief["output_dir"] = str((out_dir if out_dir.is_absolute() else src_dir / out_dir).resolve()) + f"-{variant}"
     write_text_atomic(new_brief, f"# Written by grpo-rlvr diagnose --apply from {lock['brief']}\n"
                       + yaml.safe_dump(brief, sort_keys=False))

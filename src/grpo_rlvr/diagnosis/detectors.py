@@ -277,14 +277,18 @@ def length_reward_coupling(logs: RunLogs) -> Finding | None:
                    variant="dr_grpo", brief_change=_variant_change("dr_grpo"))
 
 
+HELD_OUT_GAIN = 0.05   # a held-out correctness gain this large clears a rising format part of suspicion
+
+
 def reward_hacking(logs: RunLogs) -> Finding | None:
     """Two signals. (a) The format reward rises ≥ 0.2, or ≥ 0.05 into saturation (≥ 0.95), while correctness
     barely moves: its gain is below 0.02 and below a fifth of the format's gain. (b) With held-out evaluations
     (dataset.eval_path, ≥ 3 of them): training quality rises ≥ 0.1 while held-out quality gains less than
     max(0.02, a quarter of it) from its baseline before the first step to the last quarter of the evaluations.
     Guard: (a) needs both a format and a correctness reward; format rising *with* correctness (the demo:
-    format +0.53, correctness +0.23) is healthy, and so is a format that was saturated from the start; (b)
-    held-out quality rising along with training is healthy."""
+    format +0.53, correctness +0.23) is healthy, and so is a format that was saturated from the start, or any
+    rise of held-out correctness of ≥ 0.05 (the format is then carrying real answers); (b) held-out quality
+    rising along with training is healthy."""
     fmt, cor = _kind_names(logs, "format"), _kind_names(logs, "correctness")
     format_hack = None
     if fmt and cor:
@@ -301,15 +305,19 @@ def reward_hacking(logs: RunLogs) -> Finding | None:
     held = logs.eval_series(f"rewards/{qname}/mean") if qname != "reward" else logs.eval_series("reward")
     gap = None
     r = _windows(q)
-    if r and len(held) >= 3:
-        _, _, t0, t1 = r
+    if len(held) >= 3:
         h0 = held[0][1]
         tail = held[-max(1, len(held) // 4):]
         h1 = statistics.fmean(v for _, v in tail)
+        if format_hack and h1 - h0 >= HELD_OUT_GAIN:
+            format_hack = None  # held-out correctness rose: the format is carrying real answers, not replacing them
+    if r and len(held) >= 3:
+        _, _, t0, t1 = r
         if t1 - t0 >= 0.1 and h1 - h0 < max(0.02, 0.25 * (t1 - t0)):
             gap = [f"training {qname} mean {t0:.3f} → {t1:.3f}",
-                   f"held-out {qname} {h0:.3f} at step {held[0][0]} → {h1:.3f} over steps {tail[0][0]}–{tail[-1][0]} "
-                   f"({len(held)} evaluations; gain below max(0.02, a quarter of training's))"]
+                   f"held-out {qname} {h0:.3f} at step {held[0][0]} → {h1:.3f} "
+                   + (f"at step {tail[0][0]}" if len(tail) == 1 else f"over steps {tail[0][0]}–{tail[-1][0]}")
+                   + f" ({len(held)} evaluations; gain below max(0.02, a quarter of training's))"]
     if format_hack:
         return Finding("reward_hacking", "The format part rises while correctness does not (reward hacking "
                        "suspicion)", "warning", format_hack + (gap or []),
@@ -344,18 +352,24 @@ def truncation(logs: RunLogs) -> Finding | None:
 
 
 def kl_blowup(logs: RunLogs) -> Finding | None:
-    """kl (logged when beta > 0) ends ≥ 10× its early level and above 0.1.
-    Guard: small absolute KL (< 0.1) is not flagged however it grows."""
+    """kl (logged when beta > 0) ends ≥ 10× its early level, and above 1.0, or above 0.1 without a quality gain
+    of ≥ 0.05.
+    Guard: small absolute KL (< 0.1) is not flagged however it grows, nor a moderate one that bought a real
+    gain in quality (learning a new behaviour moves the policy away from the reference)."""
     w = _windows(logs.series("kl"))
     if not w:
         return None
     _, _, k0, k1 = w
-    if k1 < 0.1 or k1 < 10 * max(k0, 1e-6):
+    qname, q = _quality(logs)
+    r = _windows(q)
+    gain = r[3] - r[2] if r else 0.0
+    if k1 < 10 * max(k0, 1e-6) or k1 < 0.1 or (k1 <= 1.0 and gain >= 0.05):
         return None
     change = _scaled(logs, "learning_rate", 0.5, "halve grpo.learning_rate")
     change["grpo"].update(_scaled(logs, "beta", 2, "double grpo.beta")["grpo"])
     return Finding("kl_blowup", "KL to the reference model is blowing up", "critical",
-                   [f"kl {k0:.4f} → {k1:.4f} (≥ 10× and > 0.1)"],
+                   [f"kl {k0:.4f} → {k1:.4f} (≥ 10×, and > 1.0 or > 0.1 without a quality gain)",
+                    f"{qname} mean moved {gain:+.3f}"],
                    "Lower the learning rate and raise beta; check for a reward that pays for degenerate text.",
                    brief_change=change)
 

@@ -58,6 +58,12 @@ def markdown(data: dict, plots: list[str]) -> str:
     lines = [f"# Diagnosis of {data['run']}", "",
              f"{data['records']} log records, steps {data['first_step']}–{data['last_step']}. "
              f"Reward {data['reward_start']} → {data['reward_end']}.", ""]
+    held = data.get("held_out")
+    if held:
+        lines += [f"Held-out evaluations: {held['evaluations']}, steps {held['first_step']}–{held['last_step']}.", "",
+                  "| metric | first | last |", "|---|---|---|"]
+        lines += [f"| {k} | {v['first']} | {v['last']} |" for k, v in held.items() if isinstance(v, dict)]
+        lines.append("")
     if not data["findings"]:
         lines += ["**Healthy: no failure mode detected.** Keep the base recipe; no variant is called for.", ""]
     for f in data["findings"]:
