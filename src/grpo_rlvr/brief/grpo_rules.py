@@ -1,0 +1,103 @@
+"""The GRPO settings' rules, checked before anything launches: TRL 1.16's constraints (batch divisibility by
+``num_generations``, exclusive options, accepted values) and the skill's floors, each problem with its field
+and fix. Also the evaluation defaults a held-out set turns on. Imports no torch."""
+
+from __future__ import annotations
+
+from grpo_rlvr.brief.types import Hardware, ModelSpec
+
+NUM_GENERATIONS_FLOOR = 8
+VALUE_SETS = {
+    "loss_type": ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo"),
+    "scale_rewards": ("group", "batch", "none", True, False),
+    "importance_sampling_level": ("token", "sequence"),
+    "vllm_mode": ("server", "colocate"),
+}
+
+
+def eval_defaults(g: dict) -> dict:
+    """Held-out evaluation when the brief names an eval set: a baseline before the first step (so `diagnose`
+    can compare held-out correctness at the start and the end), then every 5 logging intervals."""
+    return {"eval_strategy": "steps", "eval_on_start": True, "eval_steps": 5 * int(g.get("logging_steps") or 10),
+            "per_device_eval_batch_size": g.get("per_device_train_batch_size", 8)}
+
+
+def check_grpo(g: dict, hw: Hardware, model: ModelSpec, has_eval: bool = False) -> list[str]:
+    """TRL's constraints and the skill's floors, checked before anything is launched."""
+    problems = []
+    if g.get("eval_strategy", "no") != "no" and not has_eval:
+        problems.append(f"grpo.eval_strategy: {g['eval_strategy']!r} needs held-out prompts; set dataset.eval_path "
+                        "(evaluation is configured for you then) or remove eval_strategy")
+    for key, allowed in VALUE_SETS.items():
+        if key in g and g[key] not in allowed:
+            problems.append(f"grpo.{key}: {g[key]!r} is not a value TRL 1.16 accepts (TRL would only fail at the "
+                            f"first step); use one of {', '.join(map(repr, allowed))}")
+
+    def num(key, kind=int):
+        v = g.get(key)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (kind is int and int(v) != v):
+            problems.append(f"grpo.{key}: expected {'an integer' if kind is int else 'a number'}, got {v!r}")
+            return None
+        return kind(v)
+
+    ng = num("num_generations")
+    if ng is not None and ng < NUM_GENERATIONS_FLOOR:
+        problems.append(f"grpo.num_generations: {ng} is below the recipe's floor of {NUM_GENERATIONS_FLOOR} "
+                        "(fewer generations give noisy group advantages); set num_generations: 8 or more")
+    bs, ga = num("per_device_train_batch_size"), num("gradient_accumulation_steps")
+    gbs, spg = num("generation_batch_size"), num("steps_per_generation")
+    for key, v in (("per_device_train_batch_size", bs), ("gradient_accumulation_steps", ga)):
+        if v is not None and v < 1:
+            problems.append(f"grpo.{key}: {v} must be ≥ 1")
+    if gbs is not None and spg is not None:
+        problems.append("grpo.generation_batch_size and grpo.steps_per_generation are mutually exclusive; "
+                        "remove one of them")
+    elif bs and ga and ng:
+        global_bs = bs * hw.num_processes
+        if gbs is not None:
+            if gbs % global_bs:
+                problems.append(f"grpo.generation_batch_size: {gbs} must be divisible by the global batch size "
+                                f"{global_bs} (per_device_train_batch_size {bs} × {hw.num_processes} processes)")
+            gen = gbs
+        else:
+            gen = global_bs * (spg or ga)
+        if gen % ng:
+            fix_bs = next((b for b in range(bs, bs * ng + 1) if (b * hw.num_processes * (spg or ga)) % ng == 0), ng)
+            problems.append(f"grpo.per_device_train_batch_size: the generation batch ({gen} completions = "
+                            f"{bs} per device × {hw.num_processes} processes × {gbs // global_bs if gbs else spg or ga} "
+                            f"steps) must be divisible by num_generations ({ng}) so every prompt gets a full group; "
+                            f"e.g. set per_device_train_batch_size: {fix_bs}")
+    ebs, nge = num("per_device_eval_batch_size"), num("num_generations_eval")
+    if has_eval and g.get("eval_strategy", "no") != "no" and ebs and (nge or ng):
+        groups = nge or ng
+        if (ebs * hw.num_processes) % groups:
+            fix = next(b for b in range(ebs, ebs * groups + 1) if (b * hw.num_processes) % groups == 0)
+            problems.append(f"grpo.per_device_eval_batch_size: {ebs} × {hw.num_processes} processes must be divisible "
+                            f"by the generations per held-out prompt ({groups}); e.g. set per_device_eval_batch_size: "
+                            f"{fix}")
+    lr = num("learning_rate", float)
+    if lr is not None and not (0 < lr <= 1e-2):
+        problems.append(f"grpo.learning_rate: {lr} is outside (0, 1e-2]; the recipe uses 5e-7")
+    beta = num("beta", float)
+    if beta is not None and not (0 <= beta <= 1):
+        problems.append(f"grpo.beta: {beta} is outside [0, 1]; the recipe uses 0.01 (0 disables the KL term)")
+    temp = num("temperature", float)
+    if temp is not None and temp <= 0:
+        problems.append(f"grpo.temperature: {temp} must be > 0 (GRPO needs diverse samples); the recipe uses 1.0")
+    mcl = num("max_completion_length")
+    if mcl is not None and mcl < 1:
+        problems.append(f"grpo.max_completion_length: {mcl} must be ≥ 1")
+    if mcl and model.context_length and mcl >= model.context_length:
+        problems.append(f"grpo.max_completion_length: {mcl} leaves no room for the prompt in the model's context "
+                        f"of {model.context_length} tokens; lower it")
+    if hw.accelerator == "cpu" and g.get("use_vllm"):
+        problems.append("grpo.use_vllm: vLLM needs a GPU but hardware.accelerator is 'cpu'; set use_vllm: false")
+    if g.get("use_vllm") and g.get("vllm_mode") == "server" and hw.vllm_gpus < 1:
+        problems.append("grpo.vllm_mode: 'server' needs GPUs for the vLLM server; set hardware.vllm_gpus ≥ 1 "
+                        "or vllm_mode: colocate")
+    if g.get("use_vllm") and g.get("vllm_mode") == "colocate" and hw.vllm_gpus > 0:
+        problems.append(f"grpo.vllm_mode: 'colocate' but hardware.vllm_gpus is {hw.vllm_gpus}; colocate shares the "
+                        "training GPUs: set vllm_gpus: 0, or vllm_mode: server")
+    return problems
