@@ -78,14 +78,18 @@ def test_untrained_model_has_no_learning_signal(workspace, tiny_model_dir):
 
 
 def test_reward_that_pays_for_length(workspace, warm_model_dir):
+    """A user reward pays for length up to 208 characters, correctness weighs nothing, lr 1e-4, room for 224
+    tokens. Measured: mean length 28 → 189 tokens, exact_match 0.073 → 0.000, within-group length/advantage
+    correlation +0.99, repeated 4-grams 23% → 49% ('swer>8swer>11</answer>8swer>…'), KL 0.028 → 0.52."""
     (workspace / "pays_length.py").write_text(
         "def reward(completions, **kw):\n"
-        "    return [min(len(c if isinstance(c, str) else c[0]['content']) / 60, 1.0) for c in completions]\n")
+        "    return [min(len(c if isinstance(c, str) else c[0]['content']) / 208, 1.0) for c in completions]\n")
     rewards = [{"name": "format", "weight": 0.2}, {"name": "exact_match", "weight": 0.0},
                {"name": "pays_length.py", "kind": "shaping", "weight": 1.0}]
-    diag = run_case(workspace, warm_model_dir, {"max_completion_length": 64, "learning_rate": 1e-4}, rewards)
-    assert "length_reward_coupling" in {f.id for f in diag.findings}, diag.format()
-    assert diag.data["recommended_variant"] == "dr_grpo"
+    diag = run_case(workspace, warm_model_dir, {"max_completion_length": 224, "learning_rate": 1e-4}, rewards)
+    found = {f.id for f in diag.findings}
+    assert {"length_reward_coupling", "degenerate_length"} <= found, diag.format()
+    assert diag.data["recommended_variant"] == "dr_grpo"   # the cause (length pays), not the symptom
 
 
 @pytest.fixture(scope="module")

@@ -158,7 +158,7 @@ def no_learning_signal(logs: RunLogs) -> Finding | None:
     evidence.append(f"{qname} mean {q_start:.3f} at the start, {q_end:.3f} at the end")
     if q_end >= 0.9:
         return Finding("no_learning_signal", "No learning signal: the dataset is saturated (too easy)", "critical",
-                       evidence, f"The model already solves these prompts; every group is all-correct. Keep only "
+                       evidence, f"The model already solves these prompts: most groups are all-correct. Keep only "
                        f"prompts it solves sometimes: {filter_cmd} drops the always-solved ones; or use harder data.",
                        brief_change=filter_change, cause="saturated")
     # The first log is the closest look at the base model: TRL's metric averages every step since the start,
@@ -169,8 +169,9 @@ def no_learning_signal(logs: RunLogs) -> Finding | None:
     if q_first > 0 and q_end < q_first and s[-1][1] >= 0.8 and (first[1] <= 0.5 or total_fell):
         return Finding("no_learning_signal", "No learning signal: the run lost it (the policy collapsed)", "critical",
                        evidence + [f"at the first log (step {first[0]}) the share of equal-reward groups was "
-                                   f"{first[1]:.2f}, {qname} {q_first:.3f} and the reward {total[0][1]:.3f} (now "
-                                   f"{total[-1][1]:.3f}): the model had signal, training lost it"],
+                                   f"{first[1]:.2f} and {qname} {q_first:.3f}"
+                                   + (f", the reward {total[0][1]:.3f} (now {total[-1][1]:.3f})" if total else "")
+                                   + ": the model had signal, training lost it"],
                        "Training broke a policy that had signal: lower the learning rate (a tenth) and restart "
                        "from the base model or the last checkpoint before the collapse.",
                        brief_change=_scaled(logs, "learning_rate", 0.1, "divide grpo.learning_rate by 10"),
@@ -221,12 +222,14 @@ def entropy_collapse(logs: RunLogs) -> Finding | None:
 
 
 DEGENERATE_REPETITION = 0.3   # share of a completion's n-grams that repeat
-DEGENERATE_MIN_CHARS = 200    # "long" completions: the failure is about long chains of thought
+LONG_CHARS = 200              # "long" completions: the failure is about long chains of thought ...
+GROWN_CHARS = 100             # ... or completions that grew to 1.5× their early length and past this
 
 
 def degenerate_length(logs: RunLogs) -> Finding | None:
-    """Long completions (≥ 200 characters on average at the end) that repeat themselves (≥ 30% repeated
-    n-grams, up ≥ 15 points from the start) while quality stalls (gain < 0.05).
+    """Long completions (≥ 200 characters on average at the end, or ≥ 100 and 1.5× their early length) that
+    repeat themselves (≥ 30% repeated n-grams, up ≥ 15 points from the start) while quality stalls (gain
+    < 0.05).
     Guard: short answers, or repetition that came with rising quality, are not flagged."""
     cw = comp.windows(logs.completions)
     qname, q = _quality(logs)
@@ -235,8 +238,9 @@ def degenerate_length(logs: RunLogs) -> Finding | None:
         return None
     early, late = cw
     rep0, rep1, length = comp.mean_repetition(early), comp.mean_repetition(late), comp.mean_length(late)
+    long = length >= LONG_CHARS or (length >= GROWN_CHARS and length >= 1.5 * comp.mean_length(early))
     _, _, q0, q1 = r
-    if length < DEGENERATE_MIN_CHARS or rep1 < DEGENERATE_REPETITION or rep1 - rep0 < 0.15 or q1 - q0 >= 0.05:
+    if not long or rep1 < DEGENERATE_REPETITION or rep1 - rep0 < 0.15 or q1 - q0 >= 0.05:
         return None
     sample = comp.text_of(late.groups[-1][0]["completion"]) if late.groups else ""
     return Finding("degenerate_length", "Long completions degenerate into repetition", "warning",
@@ -410,5 +414,8 @@ def moe_without_gspo(logs: RunLogs) -> Finding | None:
                    brief_change={"variant": {"name": "gspo"}})
 
 
-DETECTORS = (no_learning_signal, entropy_collapse, degenerate_length, length_reward_coupling, reward_hacking,
+# Order matters among findings of one severity: the first with a variant is recommended. Length–reward
+# coupling comes before degenerate repetition, because a reward that pays for length is the cause the
+# repetition is a symptom of.
+DETECTORS = (no_learning_signal, entropy_collapse, length_reward_coupling, degenerate_length, reward_hacking,
              truncation, kl_blowup, clipping_saturation, moe_without_gspo)
