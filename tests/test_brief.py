@@ -101,6 +101,10 @@ BAD = [
     ("eval split alone", _set("dataset.eval_split", "test"), "dataset.eval_split: set without dataset.eval_path"),
     ("eval batch", lambda d: d["dataset"].update(eval_path="./data/train.jsonl")
      or d["grpo"].update(per_device_eval_batch_size=12), "e.g. set per_device_eval_batch_size: 16"),
+    ("eval_strategy unquoted no", _set("grpo.eval_strategy", False), 'write "no"'),
+    ("eval batch negative", lambda d: d["dataset"].update(eval_path="./data/train.jsonl")
+     or d["grpo"].update(per_device_eval_batch_size=-8), "grpo.per_device_eval_batch_size: -8 must be > 0"),
+    ("logging_steps text", _set("grpo.logging_steps", "ten"), "grpo.logging_steps: expected a number"),
 ]
 
 
@@ -191,3 +195,17 @@ def test_held_out_set_turns_on_evaluation_with_a_baseline(workspace):
     assert b.grpo["eval_steps"] == 7 and b.origin["eval_steps"] == "brief"
     assert b.grpo["per_device_eval_batch_size"] == 64       # the training batch: divisible by num_generations
     assert "eval_strategy" not in load_brief(workspace / "brief.yaml").grpo
+
+
+def test_held_out_file_needs_the_columns_rewards_read(workspace):
+    (workspace / "data" / "held.jsonl").write_text('{"prompt": [{"role": "user", "content": "1+2="}]}\n')
+    msg = _bad(workspace, _set("dataset.eval_path", "./data/held.jsonl"))
+    assert "rewards[1] (exact_match) reads column 'answer', which dataset.eval_path lacks" in msg
+
+
+def test_eval_steps_follow_a_fractional_logging_interval(workspace):
+    data = yaml.safe_load(example_brief_text())
+    data["dataset"]["eval_path"] = "./data/train.jsonl"
+    data["grpo"]["logging_steps"] = 0.05                        # TRL: a share of the run
+    (workspace / "f.yaml").write_text(yaml.safe_dump(data))
+    assert load_brief(workspace / "f.yaml").grpo["eval_steps"] == 0.25

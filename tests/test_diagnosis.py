@@ -285,3 +285,19 @@ def test_moderate_kl_that_bought_quality_is_not_a_blowup(tmp_path):
     assert "kl_blowup" in ids(tmp_path, **grows, rewards__exact_match__mean=lambda i: 0.1)[0]
     assert "kl_blowup" not in ids(tmp_path, **grows)[0]          # HEALTHY: exact_match 0.1 → 0.35
     assert "kl_blowup" in ids(tmp_path, kl=lambda i: 0.01 * 1.4 ** i)[0]   # → 5.9: too far whatever it bought
+
+
+def test_hub_dataset_gets_a_local_filter_path(workspace):
+    from artifacts import make_artifact
+    from grpo_rlvr.run_dir import render
+
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    lock = json.loads((run / "brief.lock.json").read_text())
+    lock["resolved"]["dataset"]["path"] = "openai/gsm8k"
+    (run / "brief.lock.json").write_text(json.dumps(lock))
+    (run / "output").mkdir()
+    recs = history(**{**HEALTHY, "frac_reward_zero_std": lambda i: 1.0, "rewards__exact_match__mean": lambda i: 0.0})
+    (run / "output" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    f = next(x for x in diagnose(run).findings if x.id == "no_learning_signal")
+    assert f.brief_change == {"dataset": {"path": "./openai_gsm8k.learnable.jsonl"}}

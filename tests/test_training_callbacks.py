@@ -19,7 +19,7 @@ class FakeTrl:
         self.dir = tmp_path / "completions"
         self.dir.mkdir()
         self.cb = HeldOutCompletionsApart(self.dir)
-        self.args = SimpleNamespace(steps_per_generation=4)
+        self.args = SimpleNamespace()
 
     def log(self, step, logs, buffer):
         self.cb.on_log(self.args, state(step), None, logs=logs)       # callbacks run inside super().log ...
@@ -53,8 +53,24 @@ def test_summary_dump_is_kept_when_it_is_the_only_record(tmp_path):
     assert (t.dir / "completions_00002.parquet").read_text() == "train@2"
 
 
-def test_summary_dump_right_after_an_evaluation_is_dropped(tmp_path):
+def test_summary_after_an_evaluation_keeps_the_training_buffer(tmp_path):
     t = FakeTrl(tmp_path)
+    t.log(5, {"reward": 0.3}, "train@5")
     t.evaluate(8)
-    t.end(9, "held-out")                                   # no generation since the evaluation
-    assert not (t.dir / "completions_00009.parquet").exists()
+    t.end(9, "train@9")          # held_out_trainer gave the evaluation its own buffer: this is training data
+    assert (t.dir / "completions_00009.parquet").read_text() == "train@9"
+    assert (t.dir / "completions_00005.parquet").read_text() == "train@5"
+
+
+def test_each_evaluation_gets_an_empty_buffer_of_the_same_shape():
+    from collections import defaultdict, deque
+
+    from grpo_rlvr.held_out_trainer import empty_like
+
+    logs = {"prompt": deque(["p"], maxlen=64), "rewards": defaultdict(lambda: deque(maxlen=64)),
+            "advantages": deque([0.5], maxlen=64)}
+    logs["rewards"]["format"].append(1.0)
+    fresh = empty_like(logs)
+    assert not fresh["prompt"] and fresh["prompt"].maxlen == 64 and not fresh["rewards"]
+    assert fresh["rewards"]["format"].maxlen == 64                   # the factory is kept
+    assert list(logs["prompt"]) == ["p"] and logs["rewards"]["format"][0] == 1.0   # the original is untouched

@@ -46,7 +46,9 @@ class ProgressLine(TrainerCallback):
         if not state.is_world_process_zero or not logs:
             return
         if "eval_reward" in logs:
-            parts = [f"held-out at step {state.global_step}", f"reward {logs['eval_reward']:.3f}"]
+            r = logs["eval_reward"]
+            parts = [f"held-out at step {state.global_step}",
+                     f"reward {r:.3f}" if isinstance(r, (int, float)) else "reward n/a"]
             parts += [f"{k.split('/')[1]} {v:.3f}" for k, v in logs.items()
                       if k.startswith("eval_rewards/") and k.endswith("/mean") and isinstance(v, (int, float))]
             self.stream.write("  " + " | ".join(parts) + "\n")
@@ -65,20 +67,20 @@ class ProgressLine(TrainerCallback):
 
 
 class HeldOutCompletionsApart(TrainerCallback):
-    """Keep held-out completions out of the training completions that `grpo-rlvr diagnose` reads.
+    """Keep held-out completions out of the training completions files that `grpo-rlvr diagnose` reads.
 
-    TRL 1.16 writes ``completions/completions_<step>.parquet`` from its buffer of recent completions on every
-    log, so two logs at one step overwrite each other: an evaluation at a logging step replaces that step's
-    training completions with held-out ones, and the end-of-training summary log writes the buffer once more
-    (held-out completions again when the run ended on an evaluation). Within a step the order is: the training
-    log writes its file; then each later log calls ``on_log`` here before TRL writes, and ends with
-    ``on_evaluate`` (evaluations) or ``on_train_end`` (the summary). So the training file is set aside on those
-    logs and put back afterwards; the evaluation's file goes to ``completions/eval/``, the summary's is dropped.
+    TRL 1.16 writes ``completions/completions_<step>.parquet`` on every log, so a second log at a step
+    overwrites the first: an evaluation at a logging step would replace that step's training completions, and
+    the end-of-training summary writes the buffer once more. Within a step the order is: the training log writes
+    its file; each later log calls ``on_log`` here before TRL writes, and ends with ``on_evaluate``
+    (evaluations) or ``on_train_end`` (the summary). So the training file is set aside on those logs and put
+    back afterwards. The evaluation's file moves to ``completions/eval/``. The summary's file is a duplicate
+    when the step had a training log (dropped), else the only record of the last steps' completions (kept):
+    ``held_out_trainer`` gives each evaluation its own buffer, so the summary holds training completions.
     """
 
     def __init__(self, completions_dir: Path):
         self.dir = Path(completions_dir)
-        self.last_eval_step: int | None = None
 
     def _names(self, step: int) -> tuple[Path, Path, Path]:
         name = f"completions_{step:05d}.parquet"
@@ -92,30 +94,19 @@ class HeldOutCompletionsApart(TrainerCallback):
             if current.is_file() and not aside.exists():
                 current.replace(aside)
 
-    def _restore(self, step: int, dump: str) -> None:
-        """After a non-training log at ``step``: file what it wrote (``dump``: "eval", "drop" or "keep") and
-        put the step's training file back."""
-        current, aside, held_out = self._names(step)
-        if current.is_file() and (aside.is_file() or dump != "keep"):
-            if dump == "eval":
-                held_out.parent.mkdir(parents=True, exist_ok=True)
-                current.replace(held_out)
-            else:
-                current.unlink()
+    def on_evaluate(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
+        current, aside, held_out = self._names(state.global_step)
+        if current.is_file():
+            held_out.parent.mkdir(parents=True, exist_ok=True)
+            current.replace(held_out)
         if aside.is_file():
             aside.replace(current)
-
-    def on_evaluate(self, args, state, control, **kwargs):
-        if state.is_world_process_zero:
-            self.last_eval_step = state.global_step
-            self._restore(state.global_step, "eval")
 
     def on_train_end(self, args, state, control, **kwargs):
         if not state.is_world_process_zero:
             return
-        # The summary re-writes TRL's buffer. Without a training log at this step it is the only record of the
-        # last steps' completions, worth keeping, unless an evaluation refilled the buffer since the last
-        # generation (one generation per steps_per_generation steps).
-        per_generation = getattr(args, "steps_per_generation", None) or 1
-        refilled = self.last_eval_step is not None and state.global_step - self.last_eval_step < per_generation
-        self._restore(state.global_step, "drop" if refilled else "keep")
+        current, aside, _ = self._names(state.global_step)
+        if aside.is_file():
+            aside.replace(current)  # the step's own training file wins over the summary's copy

@@ -12,26 +12,33 @@ VALUE_SETS = {
     "scale_rewards": ("group", "batch", "none", True, False),
     "importance_sampling_level": ("token", "sequence"),
     "vllm_mode": ("server", "colocate"),
+    "eval_strategy": ("no", "steps", "epoch"),
 }
 
 
 def eval_defaults(g: dict) -> dict:
     """Held-out evaluation when the brief names an eval set: a baseline before the first step (so `diagnose`
     can compare held-out correctness at the start and the end), then every 5 logging intervals."""
-    return {"eval_strategy": "steps", "eval_on_start": True, "eval_steps": 5 * int(g.get("logging_steps") or 10),
-            "per_device_eval_batch_size": g.get("per_device_train_batch_size", 8)}
+    out = {"eval_strategy": "steps", "eval_on_start": True,
+           "per_device_eval_batch_size": g.get("per_device_train_batch_size", 8)}
+    every = g.get("logging_steps", 10)
+    if isinstance(every, (int, float)) and not isinstance(every, bool) and every > 0:
+        # logging_steps below 1 is a share of the run (TRL's convention): so is eval_steps then
+        out["eval_steps"] = 5 * int(every) if every >= 1 else min(1.0, 5 * every)
+    return out
 
 
 def check_grpo(g: dict, hw: Hardware, model: ModelSpec, has_eval: bool = False) -> list[str]:
     """TRL's constraints and the skill's floors, checked before anything is launched."""
     problems = []
-    if g.get("eval_strategy", "no") != "no" and not has_eval:
+    for key, allowed in VALUE_SETS.items():
+        if key in g and (g[key] not in allowed or isinstance(g[key], bool) and key == "eval_strategy"):
+            hint = " (YAML reads an unquoted no as false: write \"no\")" if g[key] is False and "no" in allowed else ""
+            problems.append(f"grpo.{key}: {g[key]!r} is not a value TRL 1.16 accepts (TRL would only fail at the "
+                            f"first step); use one of {', '.join(map(repr, allowed))}{hint}")
+    if g.get("eval_strategy", "no") in ("steps", "epoch") and not has_eval:
         problems.append(f"grpo.eval_strategy: {g['eval_strategy']!r} needs held-out prompts; set dataset.eval_path "
                         "(evaluation is configured for you then) or remove eval_strategy")
-    for key, allowed in VALUE_SETS.items():
-        if key in g and g[key] not in allowed:
-            problems.append(f"grpo.{key}: {g[key]!r} is not a value TRL 1.16 accepts (TRL would only fail at the "
-                            f"first step); use one of {', '.join(map(repr, allowed))}")
 
     def num(key, kind=int):
         v = g.get(key)
@@ -56,7 +63,7 @@ def check_grpo(g: dict, hw: Hardware, model: ModelSpec, has_eval: bool = False) 
                         "remove one of them")
     elif bs and ga and ng:
         global_bs = bs * hw.num_processes
-        if gbs is not None:
+        if gbs is not None and global_bs > 0:
             if gbs % global_bs:
                 problems.append(f"grpo.generation_batch_size: {gbs} must be divisible by the global batch size "
                                 f"{global_bs} (per_device_train_batch_size {bs} × {hw.num_processes} processes)")
@@ -70,9 +77,13 @@ def check_grpo(g: dict, hw: Hardware, model: ModelSpec, has_eval: bool = False) 
                             f"steps) must be divisible by num_generations ({ng}) so every prompt gets a full group; "
                             f"e.g. set per_device_train_batch_size: {fix_bs}")
     ebs, nge = num("per_device_eval_batch_size"), num("num_generations_eval")
-    if has_eval and g.get("eval_strategy", "no") != "no" and ebs and (nge or ng):
+    for key, v in (("per_device_eval_batch_size", ebs), ("num_generations_eval", nge), ("logging_steps",
+                                                                                       num("logging_steps", float))):
+        if v is not None and v <= 0:
+            problems.append(f"grpo.{key}: {v} must be > 0")
+    if has_eval and g.get("eval_strategy", "no") != "no" and ebs and ebs > 0 and (nge or ng) and (nge or ng) > 0:
         groups = nge or ng
-        if (ebs * hw.num_processes) % groups:
+        if hw.num_processes > 0 and (ebs * hw.num_processes) % groups:
             fix = next(b for b in range(ebs, ebs * groups + 1) if (b * hw.num_processes) % groups == 0)
             problems.append(f"grpo.per_device_eval_batch_size: {ebs} × {hw.num_processes} processes must be divisible "
                             f"by the generations per held-out prompt ({groups}); e.g. set per_device_eval_batch_size: "

@@ -290,11 +290,17 @@ def load_brief(path: str | Path) -> Brief:
         if "format" not in kinds:
             warnings.append("rewards: no format reward; the gate requires a composite (format + correctness)")
         available = set(columns) | ({*(_first_row(Path(d_resolved)) or {})} if d_local else set())
+        held_row = _first_row(Path(e_resolved)) if e_local else None
+        held = set(columns) | set(held_row or {})
         for i, b in enumerate(built):
             for col in b.columns:
                 if d_local and available and col not in available:
                     problems.append(f"rewards[{i}] ({b.name}) reads column {col!r}, which the dataset lacks; map it "
                                     f"with dataset.columns.{col}: <your column>")
+                elif held_row is not None and col not in held:
+                    problems.append(f"rewards[{i}] ({b.name}) reads column {col!r}, which dataset.eval_path lacks "
+                                    f"({Path(e_resolved).name} has {', '.join(sorted(held_row))}); give the "
+                                    "held-out file the training file's columns")
 
     # --- hardware, method, variant ---------------------------------------------------------------------
     hw = _hardware(data)

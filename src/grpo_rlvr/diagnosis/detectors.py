@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from grpo_rlvr.diagnosis import completions as comp
 from grpo_rlvr.diagnosis.metrics import RunLogs
@@ -152,7 +153,11 @@ def no_learning_signal(logs: RunLogs) -> Finding | None:
     q_start = statistics.fmean(v for _, v in q[:3]) if q else 0.0
     q_first = q[0][1] if q else 0.0
     data_path = ((logs.brief_lock or {}).get("resolved") or {}).get("dataset", {}).get("path", "DATA.jsonl")
-    filtered = str(data_path).rsplit(".", 1)[0] + ".learnable.jsonl"
+    data_path = str(data_path)
+    if Path(data_path).suffix in (".jsonl", ".json", ".parquet", ".csv"):
+        filtered = data_path.rsplit(".", 1)[0] + ".learnable.jsonl"
+    else:  # a hub dataset id: the filtered copy is a local file beside the brief
+        filtered = "./" + data_path.replace("/", "_") + ".learnable.jsonl"
     filter_change = {"dataset": {"path": filtered}}
     filter_cmd = f"`grpo-rlvr preflight BRIEF --filter {filtered}`"
     evidence.append(f"{qname} mean {q_start:.3f} at the start, {q_end:.3f} at the end")
@@ -400,8 +405,6 @@ def moe_without_gspo(logs: RunLogs) -> Finding | None:
     model = ((lock.get("resolved") or {}).get("model") or {}).get("name_or_path", "")
     if not model:
         return None
-    from pathlib import Path
-
     from grpo_rlvr.brief.model_probe import is_mixture_of_experts, read_config
 
     if not is_mixture_of_experts(model, read_config(Path(model))):
