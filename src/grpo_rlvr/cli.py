@@ -213,6 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("diagnose", cmd_diagnose, "read a run's logs, name failure modes, recommend a variant")
     sp.add_argument("run", metavar="RUN", help="a run folder, its output folder, or a trainer_state.json")
+    sp.epilog = ("Reads metrics.jsonl (or trainer_state.json), the held-out evaluations when the brief set "
+                 "dataset.eval_path, and the logged completions (output/completions/*.parquet). Writes "
+                 "diagnosis.json, diagnosis.md and PNG plots beside the logs.")
     sp.add_argument("--apply", metavar="NEW_BRIEF", default=None,
                     help="write a new brief with the recommended variant and this diagnosis")
     json_arg(sp)
