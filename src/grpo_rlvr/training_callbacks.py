@@ -94,19 +94,20 @@ class HeldOutCompletionsApart(TrainerCallback):
             if current.is_file() and not aside.exists():
                 current.replace(aside)
 
-    def on_evaluate(self, args, state, control, **kwargs):
-        if not state.is_world_process_zero:
-            return
-        current, aside, held_out = self._names(state.global_step)
-        if current.is_file():
-            held_out.parent.mkdir(parents=True, exist_ok=True)
-            current.replace(held_out)
+    def _put_back(self, step: int, move_new_to: Path | None) -> None:
+        """After a non-training log at ``step``: move what it wrote to ``move_new_to`` (else the step's own
+        training file replaces it), and put the training file back."""
+        current, aside, _ = self._names(step)
+        if move_new_to is not None and current.is_file():
+            move_new_to.parent.mkdir(parents=True, exist_ok=True)
+            current.replace(move_new_to)
         if aside.is_file():
             aside.replace(current)
 
+    def on_evaluate(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self._put_back(state.global_step, move_new_to=self._names(state.global_step)[2])
+
     def on_train_end(self, args, state, control, **kwargs):
-        if not state.is_world_process_zero:
-            return
-        current, aside, _ = self._names(state.global_step)
-        if aside.is_file():
-            aside.replace(current)  # the step's own training file wins over the summary's copy
+        if state.is_world_process_zero:  # the step's own training file wins over the summary's copy
+            self._put_back(state.global_step, move_new_to=None)

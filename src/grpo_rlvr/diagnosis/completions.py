@@ -39,12 +39,23 @@ class Window:
     def texts(self) -> list[str]:
         return [text_of(r["completion"]) for g in self.groups for r in g]
 
+    @property
+    def example(self) -> str:
+        """One completion of the window's last group, quoted as evidence ("" when there is none)."""
+        return text_of(self.groups[-1][0]["completion"]) if self.groups else ""
 
-def windows(rows: list[dict]) -> tuple[Window, Window] | None:
-    """The run's early logged steps (the first 3) and its late ones (the last quarter, at least 3)."""
+
+def groups_by_step(rows: list[dict]) -> dict[int, dict[str, list[dict]]]:
+    """step → prompt → that group's rows."""
     by_step: dict[int, dict[str, list[dict]]] = {}
     for r in rows:
         by_step.setdefault(int(r["step"]), {}).setdefault(prompt_key(r["prompt"]), []).append(r)
+    return by_step
+
+
+def windows(rows: list[dict]) -> tuple[Window, Window] | None:
+    """The run's early logged steps (the first 3) and its late ones (the last quarter, at least 3)."""
+    by_step = groups_by_step(rows)
     steps = sorted(by_step)
     if len(steps) < MIN_STEPS:
         return None

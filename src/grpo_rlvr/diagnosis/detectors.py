@@ -111,16 +111,14 @@ def _zero_signal_by_step(logs: RunLogs) -> list[tuple[int, float]]:
     completions. Unlike TRL 1.16's frac_reward_zero_std, this counts a group of equal rewards as equal even
     when float32 rounding leaves their std a hair above zero (eight rewards of 0.2 + 1.0 give std 1.3e-7,
     which torch.isclose does not call zero)."""
-    by_step: dict[int, list[bool]] = {}
-    groups: dict[tuple[int, str], list[float]] = {}
-    for r in logs.completions:
-        a = r.get("advantage")
-        if isinstance(a, (int, float)):
-            groups.setdefault((int(r["step"]), comp.prompt_key(r["prompt"])), []).append(abs(a))
-    for (step, _), adv in groups.items():
-        if len(adv) > 1:
-            by_step.setdefault(step, []).append(max(adv) < ZERO_ADVANTAGE)
-    return [(s, sum(v) / len(v)) for s, v in sorted(by_step.items())]
+    out = []
+    for step, groups in sorted(comp.groups_by_step(logs.completions).items()):
+        advantages = [[r.get("advantage") for r in g] for g in groups.values()]
+        flat = [max(map(abs, a)) < ZERO_ADVANTAGE for a in advantages
+                if len(a) > 1 and all(isinstance(x, (int, float)) for x in a)]
+        if flat:
+            out.append((step, sum(flat) / len(flat)))
+    return out
 
 
 def no_learning_signal(logs: RunLogs) -> Finding | None:
@@ -208,7 +206,7 @@ def entropy_collapse(logs: RunLogs) -> Finding | None:
         return None
     evidence = [f"entropy fell from {e0:.3f} to {e1:.3f} ({e1 / e0:.0%} of its early level; threshold 30%)",
                 f"{qname} mean {r0:.3f} → {r1:.3f} (gain < 0.05)"]
-    cw = comp.windows(logs.completions)
+    cw = logs.completion_windows
     if cw:
         early, late = cw
         evidence.append(f"distinct completions per group: {comp.distinct_share(early):.0%} → "
@@ -216,9 +214,8 @@ def entropy_collapse(logs: RunLogs) -> Finding | None:
                         f"{late.steps[0]}–{late.steps[-1]})")
         evidence.append(f"repeated {comp.REPETITION_NGRAM}-grams: {comp.mean_repetition(early):.0%} → "
                         f"{comp.mean_repetition(late):.0%} of each completion")
-        sample = comp.text_of(late.groups[-1][0]["completion"]) if late.groups else ""
-        if sample:
-            evidence.append(f"a late completion: {sample[:120]!r}")
+        if late.example:
+            evidence.append(f"a late completion: {late.example[:120]!r}")
     return Finding("entropy_collapse", "Entropy collapsed while quality stalled", "critical", evidence,
                    "Switch to DAPO (clip-higher keeps low-probability tokens explorable), and lower the learning "
                    "rate: the policy stopped exploring before it learned the task.", variant="dapo",
@@ -236,7 +233,7 @@ def degenerate_length(logs: RunLogs) -> Finding | None:
     repeat themselves (≥ 30% repeated n-grams, up ≥ 15 points from the start) while quality stalls (gain
     < 0.05).
     Guard: short answers, or repetition that came with rising quality, are not flagged."""
-    cw = comp.windows(logs.completions)
+    cw = logs.completion_windows
     qname, q = _quality(logs)
     r = _windows(q)
     if not cw or not r:
@@ -247,13 +244,12 @@ def degenerate_length(logs: RunLogs) -> Finding | None:
     _, _, q0, q1 = r
     if not long or rep1 < DEGENERATE_REPETITION or rep1 - rep0 < 0.15 or q1 - q0 >= 0.05:
         return None
-    sample = comp.text_of(late.groups[-1][0]["completion"]) if late.groups else ""
     return Finding("degenerate_length", "Long completions degenerate into repetition", "warning",
                    [f"repeated {comp.REPETITION_NGRAM}-grams: {rep0:.0%} → {rep1:.0%} of each completion "
                     f"(threshold {DEGENERATE_REPETITION:.0%})",
                     f"mean completion length {comp.mean_length(early):.0f} → {length:.0f} characters",
                     f"{qname} mean {q0:.3f} → {q1:.3f} (gain < 0.05)",
-                    f"a late completion ends: {sample[-120:]!r}"],
+                    f"a late completion ends: {late.example[-120:]!r}"],
                    "Switch to DAPO (token-level loss, clip-higher, truncated completions masked).", variant="dapo",
                    brief_change=_variant_change("dapo"))
 
@@ -269,7 +265,7 @@ def length_reward_coupling(logs: RunLogs) -> Finding | None:
         return None
     _, _, l0, l1 = w
     _, _, c0, c1 = c
-    cw = comp.windows(logs.completions)
+    cw = logs.completion_windows
     corr = comp.length_advantage_correlation(cw[1]) if cw else None
     grows = l0 > 0 and (l1 / l0 >= 1.3 or (l1 / l0 >= 1.15 and corr is not None and corr[0] >= 0.5))
     if not grows or c1 - c0 >= 0.02:
@@ -318,10 +314,9 @@ def reward_hacking(logs: RunLogs) -> Finding | None:
         h0 = held[0][1]
         tail = held[-max(1, len(held) // 4):]
         h1 = statistics.fmean(v for _, v in tail)
-        if format_hack and h1 - h0 >= HELD_OUT_GAIN:
+        if h1 - h0 >= HELD_OUT_GAIN:
             format_hack = None  # held-out correctness rose: the format is carrying real answers, not replacing them
-    if r and len(held) >= 3:
-        _, _, t0, t1 = r
+        t0, t1 = (r[2], r[3]) if r else (0.0, 0.0)
         if t1 - t0 >= 0.1 and h1 - h0 < max(0.02, 0.25 * (t1 - t0)):
             gap = [f"training {qname} mean {t0:.3f} → {t1:.3f}",
                    f"held-out {qname} {h0:.3f} at step {held[0][0]} → {h1:.3f} "

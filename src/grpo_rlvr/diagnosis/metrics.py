@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
@@ -22,6 +23,13 @@ class RunLogs:
 
     def series(self, key: str) -> list[tuple[int, float]]:
         return _series(self.history, key)
+
+    @cached_property
+    def completion_windows(self):
+        """Early and late logged completions (``completions.windows``), computed once per diagnosis."""
+        from grpo_rlvr.diagnosis.completions import windows
+
+        return windows(self.completions)
 
     def eval_series(self, key: str) -> list[tuple[int, float]]:
         """A held-out metric by its training name (``rewards/exact_match/mean`` reads ``eval_rewards/…``)."""
