@@ -9,31 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grpo_rlvr.errors import InputFileError
-
-
-def read_jsonl(path: Path, what: str = "file") -> list[dict]:
-    """Rows of a JSONL file; a bad line raises InputFileError naming the file and line."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFileError(f"{what} {path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputFileError(f"{what} {path}: cannot read it ({e})") from None
-    rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputFileError(f"{what} {path}, line {n}: not valid JSON ({e.msg}); each line must be one "
-                                 "JSON object") from None
-        if not isinstance(row, dict):
-            raise InputFileError(f"{what} {path}, line {n}: expected a JSON object, got {type(row).__name__}")
-        rows.append(row)
-    return rows
+from grpo_rlvr.jsonl import read_jsonl
 
 
 def load_rows(brief) -> list[dict]:

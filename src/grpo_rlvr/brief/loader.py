@@ -20,6 +20,7 @@ from grpo_rlvr.brief import model_probe
 from grpo_rlvr.brief.grpo_rules import check_grpo, eval_defaults
 from grpo_rlvr.brief.types import Brief, DatasetSpec, Hardware, ModelSpec, RewardSpec, Variant
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
+from grpo_rlvr.jsonl import first_jsonl_row
 from grpo_rlvr.variants import VARIANTS
 
 # The skill's base recipe: plain GRPO (TRL 1.16 defaults loss_type to "dapo"), lr 5e-7, beta 0.01,
@@ -138,10 +139,7 @@ def _first_row(path: Path) -> dict | None:
     """The first record of a local dataset file (jsonl/json), for column checks; None for other formats."""
     try:
         if path.suffix == ".jsonl":
-            with path.open(encoding="utf-8") as fh:
-                for line in fh:
-                    if line.strip():
-                        return json.loads(line)
+            return first_jsonl_row(path)
         elif path.suffix == ".json":
             data = json.loads(path.read_text(encoding="utf-8"))
             rows = data if isinstance(data, list) else data.get("data") if isinstance(data, dict) else None

@@ -13,6 +13,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from grpo_rlvr.jsonl import read_jsonl
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
@@ -32,7 +34,7 @@ def main(argv=None) -> int:
                  "grpo": {"use_vllm": False, "bf16": True}}
     summary = run_demo(workdir=args.workdir, grpo_steps=args.steps, brief_overrides=overrides)
     run = Path(args.workdir) / "out" / "run"
-    rows = [json.loads(x) for x in (run / "output" / "metrics.jsonl").read_text().splitlines()]
+    rows = read_jsonl(run / "output" / "metrics.jsonl", "metrics")
     step_times = [r["step_time"] for r in rows if "step_time" in r]
     peak = max((r.get("gpu/max_memory_allocated_gib", 0.0) for r in rows), default=0.0)
     from grpo_rlvr.brief import load_brief

@@ -8,7 +8,6 @@ only the demo may use; the artifact records it as the reviewer.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 from grpo_rlvr.demo import arithmetic_task as task
 from grpo_rlvr.demo.model_cache import cache_key, cache_root
 from grpo_rlvr.files import write_json_atomic, write_jsonl_atomic
+from grpo_rlvr.jsonl import read_jsonl
 
 TRAIN_ROWS = 2000
 EVAL_PROMPTS = 100
@@ -252,8 +252,7 @@ def _curve(metrics: Path) -> list[dict]:
     if not metrics.is_file():
         return []
     out = []
-    for line in metrics.read_text().splitlines():
-        r = json.loads(line)
+    for r in read_jsonl(metrics, "metrics"):
         if "reward" in r:
             out.append({"step": r["step"], "reward": round(r["reward"], 4),
                         "exact_match": round(r.get("rewards/exact_match/mean", float("nan")), 4),

@@ -11,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
+from grpo_rlvr.jsonl import read_jsonl
 
 
 @dataclass
@@ -47,7 +48,7 @@ def _history_from_state(path: Path) -> list[dict]:
 
 
 def _history_from_jsonl(path: Path) -> list[dict]:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = read_jsonl(path, "metrics")
     by_step: dict[tuple[int, str], dict] = {}
     for r in rows:  # a resumed run may re-log steps: keep the last record of each kind for each step
         by_step[(r["step"], _kind(r))] = r

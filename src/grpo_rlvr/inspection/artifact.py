@@ -14,6 +14,7 @@ from pathlib import Path
 
 from grpo_rlvr.errors import GateError
 from grpo_rlvr.files import write_json_atomic, write_jsonl_atomic
+from grpo_rlvr.jsonl import read_jsonl
 
 FORMAT_VERSION = 1
 MANIFEST, SAMPLES, REPORT = "manifest.json", "samples.jsonl", "report.html"
@@ -55,20 +56,5 @@ def load_artifact(directory: str | Path) -> Artifact:
         raise GateError(f"{d / MANIFEST}: unreadable ({e}); re-run `grpo-rlvr inspect`") from None
     if not isinstance(manifest, dict):
         raise GateError(f"{d / MANIFEST}: expected a JSON object; re-run `grpo-rlvr inspect`")
-    samples = []
-    try:
-        lines = (d / SAMPLES).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise GateError(f"{d / SAMPLES}: missing; re-run `grpo-rlvr inspect`") from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            s = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise GateError(f"{d / SAMPLES}, line {n}: not valid JSON ({e.msg}); re-run `grpo-rlvr inspect`") \
-                from None
-        if not isinstance(s, dict):
-            raise GateError(f"{d / SAMPLES}, line {n}: expected a JSON object")
-        samples.append(s)
+    samples = read_jsonl(d / SAMPLES, "samples", GateError, "re-run `grpo-rlvr inspect`")
     return Artifact(d, manifest, samples)
