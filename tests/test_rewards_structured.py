@@ -140,7 +140,7 @@ def test_tool_call_each_score_level_with_its_reason():
     assert got[0].reason == "no tool call found"
     assert got[1].reason.startswith("JSON does not parse: ")
     assert got[2].reason == "called get_wether, expected get_weather"
-    assert got[3].reason == "arguments invalid at $.city: 7 is not of type 'string'"
+    assert got[3].reason == "called get_weather: arguments invalid at $.city: 7 is not of type 'string'"
     assert got[4].reason == "called get_weather with valid arguments"
 
 
@@ -159,8 +159,8 @@ def test_tool_call_arguments_problems_keep_the_name_credit():
     got = tool_scores(['{"name": "get_weather", "arguments": "{city: Oslo}"}', '{"name": "get_weather"}',
                        '{"name": "get_weather", "arguments": {"city": "Oslo", "units": "C"}}'])
     assert [s.score for s in got] == [0.5, 0.5, 0.5]
-    assert got[0].reason.startswith("arguments string invalid: JSON does not parse")
-    assert got[1].reason == "arguments invalid at $: 'city' is a required property"
+    assert got[0].reason.startswith("called get_weather: arguments string invalid: JSON does not parse")
+    assert got[1].reason == "called get_weather: arguments invalid at $: 'city' is a required property"
     assert "additional properties" in got[2].reason.lower()
 
 
@@ -221,3 +221,140 @@ def test_fuzz_structured_rewards_never_raise_and_return_one_finite_score_each(te
                 tool_call_reward()(completions=texts, tool=[WEATHER] * n)):
         assert len(out) == n
         assert all(v is not None and math.isfinite(v) and 0 <= v <= 1 for v in out)
+
+
+# --- json_schema: duplicate keys and trailing text ---------------------------------------------------------
+
+def test_json_schema_duplicate_keys_never_get_full_credit():
+    for text in ('{"name": "Ada", "age": 36, "name": "Bob"}', '```json\n{"name": "Ada", "age": 36, "age": 37}\n```',
+                 '{"name": "Ada", "age": 36, "x": {"k": 1, "k": 2}}'):
+        got = schema_scores([text])[0]
+        assert got.score == 0.25 and got.reason.startswith("duplicate key "), text
+    assert schema_scores(['{"name": "Ada", "age": 36}'])[0].score == 1.0
+
+
+def test_json_schema_trailing_text_is_strict_by_default():
+    texts = ['{"name": "Ada", "age": 36} trailing', '```json\n{"name": "Ada", "age": 36}\n```\nHope this helps!',
+             'Here it is: {"name": "Ada", "age": 36}  \n', '```json\n{"name": "Ada", "age": 36}\n```\n']
+    strict = schema_scores(texts)
+    assert [s.score for s in strict] == [0.25, 0.25, 1.0, 1.0]
+    assert strict[0].reason == "valid, but text after the JSON: 'trailing'"
+    loose = schema_scores(texts, strict=False)
+    assert [s.score for s in loose] == [1.0, 1.0, 1.0, 1.0]
+    with pytest.raises(RewardError, match="params.strict"):
+        json_schema_reward(strict="yes")
+
+
+# --- tool_call against expected calls ----------------------------------------------------------------------
+
+BOOK = {"name": "book_flight", "arguments": {"origin": "OSL", "dest": "CDG", "passengers": 2}}
+
+
+def call(name="book_flight", **args):
+    return json.dumps({"name": name, "arguments": args})
+
+
+def expect_scores(texts, tool=BOOK, **params):
+    return tool_call_reward(**params).explain(texts, tool=[tool] * len(texts))
+
+
+def test_expected_call_full_credit_only_for_same_name_and_equal_arguments():
+    got = expect_scores([call(dest="CDG", passengers=2, origin="OSL"),  # key order is free
+                         call(origin="OSL", dest="CDG", passengers=2.0)])  # 2 == 2.0: JSON has one number type
+    assert [s.score for s in got] == [1.0, 1.0]
+    assert got[0].reason == "called book_flight with the expected arguments"
+
+
+@pytest.mark.parametrize("args, why", [
+    ({"origin": "OSL", "dest": "CDG"}, "missing passengers"),
+    ({"origin": "OSL", "dest": "CDG", "passengers": 3}, "passengers=3 expected 2"),
+    ({"origin": "OSL", "dest": "CDG", "passengers": "2"}, 'passengers="2" expected 2'),  # a string is not a number
+    ({"origin": "OSL", "dest": "CDG", "passengers": True}, "passengers=true expected 2"),  # a bool is not a number
+    ({"origin": "OSL", "dest": "CDG", "passengers": 2, "class": "eco"}, "unexpected class"),
+    ({"origin": "CDG", "dest": "OSL", "passengers": 2}, 'origin="CDG" expected "OSL"'),  # swapped arguments
+])
+def test_expected_call_wrong_arguments_get_the_share_of_equal_ones(args, why):
+    got = expect_scores([call(**args)])[0]
+    assert 0.5 <= got.score < 1.0 and why in got.reason, got
+    keys = set(args) | set(BOOK["arguments"])
+    same = sum(1 for k in keys if k in args and k in BOOK["arguments"] and args[k] == BOOK["arguments"][k]
+               and type(args[k]) is type(BOOK["arguments"][k]))
+    assert got.score == pytest.approx(0.5 + 0.5 * same / len(keys))
+
+
+def test_expected_call_arguments_as_a_json_string_on_either_side():
+    as_string = {"name": "book_flight", "arguments": json.dumps(BOOK["arguments"])}
+    openai = {"type": "function", "function": as_string}
+    assert expect_scores([json.dumps(openai)])[0].score == 1.0
+    assert expect_scores([call(**BOOK["arguments"])], tool=json.dumps(openai))[0].score == 1.0
+
+
+def test_expected_call_wrong_name_and_unparseable_arguments():
+    got = expect_scores([call("book_hotel", **BOOK["arguments"]),
+                         '{"name": "book_flight", "arguments": "{origin: OSL}"}', "I booked it."])
+    assert [s.score for s in got] == [0.25, 0.5, 0.0]
+    assert got[0].reason == "called book_hotel, expected book_flight"
+    assert got[2].reason == "no tool call found"
+
+
+def test_expected_call_with_a_schema_invalid_arguments_get_the_floor():
+    tool = dict(BOOK, parameters={"type": "object", "required": ["origin", "dest", "passengers"],
+                                  "properties": {"passengers": {"type": "integer"}}})
+    got = expect_scores([call(origin="OSL", dest="CDG"), call(origin="OSL", dest="CDG", passengers=1)], tool=tool)
+    assert got[0].score == 0.5 and "arguments invalid at $: 'passengers' is a required property" in got[0].reason
+    assert got[1].score == pytest.approx(0.5 + 0.5 * 2 / 3)
+
+
+def test_duplicate_argument_keys_never_get_full_credit():
+    text = '{"name": "book_flight", "arguments": {"origin": "OSL", "dest": "CDG", "passengers": 2, "dest": "CDG"}}'
+    got = expect_scores([text])[0]
+    assert got.score == 0.5 and got.reason == "called book_flight: duplicate argument dest"
+    as_string = json.dumps({"name": "book_flight", "arguments": text[text.index('{"origin'):-1]})
+    assert expect_scores([as_string])[0].score == 0.5
+
+
+def test_the_number_of_calls_is_compared():
+    two = [BOOK, {"name": "book_hotel", "arguments": {"city": "Paris"}}]
+    hotel = call("book_hotel", city="Paris")
+    flight = call(**BOOK["arguments"])
+    got = expect_scores([f"<tool_call>{flight}</tool_call>\n<tool_call>{hotel}</tool_call>",
+                         f"[{hotel}, {flight}]",  # parallel calls in any order
+                         f"<tool_call>{flight}</tool_call>",
+                         f"<tool_call>{flight}</tool_call><tool_call>{flight}</tool_call>"
+                         f"<tool_call>{hotel}</tool_call>"], tool=two)
+    assert [s.score for s in got] == [1.0, 1.0, 0.5, pytest.approx(2 / 3)]
+    assert "book_hotel not called" in got[2].reason and "extra call book_flight" in got[3].reason
+    one = expect_scores([f"<tool_call>{flight}</tool_call><tool_call>{flight}</tool_call>"])[0]
+    assert one.score == 0.5 and one.reason.startswith("2 calls, 1 expected")
+    schema_twice = tool_scores(['[{"name": "get_weather", "arguments": {"city": "Oslo"}}, '
+                                '{"name": "get_weather", "arguments": {"city": "Rome"}}]'])[0]
+    assert schema_twice.score == 0.5
+
+
+def test_an_empty_list_expects_no_call():
+    got = expect_scores(["It is sunny, no tool needed.", call()], tool=[])
+    assert [s.score for s in got] == [1.0, 0.0]
+    assert got[1].reason == "called book_flight, expected no tool call"
+
+
+@pytest.mark.parametrize("text", [
+    f"<tool_call>\n{call(**BOOK['arguments'])}\n</tool_call>",  # Hermes / Qwen
+    f"```json\n{call(**BOOK['arguments'])}\n```",  # fenced
+    f"Sure. {call(**BOOK['arguments'])}",  # bare
+    '<|python_tag|>{"name": "book_flight", "parameters": {"origin": "OSL", "dest": "CDG", "passengers": 2}}',  # Llama
+    '[TOOL_CALLS] [{"name": "book_flight", "arguments": {"origin": "OSL", "dest": "CDG", "passengers": 2}}]',  # Mistral
+    json.dumps({"tool_calls": [{"type": "function", "function": {"name": "book_flight",
+                                                                  "arguments": json.dumps(BOOK["arguments"])}}]}),
+])
+def test_expected_call_is_parsed_in_every_style(text):
+    assert expect_scores([text])[0].score == 1.0
+
+
+@pytest.mark.parametrize("tool, match", [
+    ([{"name": "f"}], "expected call"),
+    ({"name": "f", "arguments": "[1]"}, "arguments are not a JSON object"),
+    ([{"arguments": {}}], "holds"),
+])
+def test_bad_expected_calls_are_reward_errors(tool, match):
+    with pytest.raises(RewardError, match=match):
+        expect_scores([call()], tool=tool)

@@ -40,9 +40,9 @@ REGISTRY: dict[str, RewardEntry] = {
     "exact_match": RewardEntry(exact_match_reward, "extracted answer equals the ground truth, normalized (1/0)"),
     "math": RewardEntry(math_reward, "math-verify equivalence of the final answer (1/0), timeouts in any thread"),
     "json_schema": RewardEntry(json_schema_reward, "JSON in the completion validates against the row's schema "
-                               "(unparseable 0 < invalid 0.25 < valid 1)"),
-    "tool_call": RewardEntry(tool_call_reward, "the completion calls the row's tool with valid arguments "
-                             "(none 0 < wrong name < invalid arguments < valid 1)"),
+                               "(unparseable 0 < invalid, duplicate keys or trailing text 0.25 < valid 1)"),
+    "tool_call": RewardEntry(tool_call_reward, "the completion makes the row's expected call(s), or a valid call "
+                             "of its schema (none 0 < wrong name < right name, share of equal arguments < 1)"),
     "unit_tests": RewardEntry(unit_tests_reward, "share of tests the completion's program passes, in the sandbox"),
     "length_penalty": RewardEntry(length_penalty_reward, "wraps a reward; subtracts a penalty beyond a length "
                                   "budget (linear or DAPO's soft overlong)"),

@@ -7,7 +7,9 @@ close; an unclosed span runs to the end). A span that does not parse is skipped 
 a truncated ``{"a": {"b": 1}`` does not parse, rather than counting as ``{"b": 1}``. When a fenced candidate
 exists, the prose is not searched: the fence is where the model put its answer. Limits: at most
 ``MAX_CANDIDATES`` prose spans are tried; the first parsing one wins, so prose like "see [1]" before the real
-object is taken as the JSON, and a stray unclosed ``{`` before it hides it.
+object is taken as the JSON, and a stray unclosed ``{`` before it hides it. What was found also records the
+object keys given twice (``duplicates``: consumers disagree on which value wins) and the text after the JSON or
+its closing fence (``trailing``), for the rewards to judge.
 """
 from __future__ import annotations
 
@@ -36,6 +38,8 @@ class FoundJson:
     value: object = None
     problem: str = ""
     where: str = ""  # "```json block", "fenced block", "text"
+    duplicates: tuple[str, ...] = ()  # object keys given more than once, in order of appearance
+    trailing: str = ""  # the stripped text after the JSON (after its closing fence when fenced)
 
 
 def short(value: object, n: int = 40) -> str:
@@ -45,10 +49,21 @@ def short(value: object, n: int = 40) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def parse_json(text: str) -> tuple[bool, object]:
-    """``(True, value)`` or ``(False, problem)``; never raises (deep nesting, huge integers included)."""
+def parse_json(text: str, duplicates: list[str] | None = None) -> tuple[bool, object]:
+    """``(True, value)`` or ``(False, problem)``; never raises (deep nesting, huge integers included).
+
+    Keys that an object gives twice are appended to ``duplicates`` when a list is passed (the value keeps the
+    last, as ``json.loads`` does).
+    """
+    def pairs(items: list[tuple[str, object]]) -> dict:
+        out = dict(items)
+        if duplicates is not None and len(out) < len(items):
+            seen: set[str] = set()
+            duplicates.extend(k for k, _ in items if k in seen or seen.add(k))
+        return out
+
     try:
-        return True, json.loads(text)
+        return True, json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as e:
         return False, f"JSON does not parse: {e.msg} at line {e.lineno} col {e.colno}"
     except (ValueError, RecursionError) as e:  # int digit limit; nesting deeper than the C parser allows
@@ -71,42 +86,60 @@ def _span(text: str, start: int) -> str:
     return text[start:]
 
 
-def _from_prose(text: str) -> FoundJson:
+def _from_prose(text: str, every: bool) -> list[FoundJson]:
     problem = ""
     longest = -1
     tried = 0
     pos = 0
+    found: list[FoundJson] = []
     while tried < MAX_CANDIDATES:
         m = _OPENER.search(text, pos)
         if m is None:
             break
         tried += 1
         span = _span(text, m.start())
-        ok, got = parse_json(span)
+        dupes: list[str] = []
+        ok, got = parse_json(span, dupes)
         if ok:
-            return FoundJson(True, got, where="text")
+            found.append(FoundJson(True, got, where="text", duplicates=tuple(dupes),
+                                   trailing=text[m.start() + len(span):].strip()))
+            if not every:
+                break
         # Report the problem of the longest candidate: that is most likely the JSON the model meant.
-        if len(span) > longest:
+        elif len(span) > longest:
             longest, problem = len(span), str(got)
-        # Go on after the failed span, not inside it: '{"a": {"b": 1}' must not be scored as '{"b": 1}'.
+        # Go on after the span, not inside it: '{"a": {"b": 1}' must not be scored as '{"b": 1}'.
         pos = m.start() + len(span)
-    return FoundJson(False, problem=problem or "no JSON found")
+    return found or [FoundJson(False, problem=problem or "no JSON found")]
+
+
+def extract_json_values(text: str, every: bool = True) -> list[FoundJson]:
+    """Every JSON value a completion gives, where ``extract_json`` looks (fences, else the prose), in that
+    order; or one not-``ok`` ``FoundJson`` with the problem when none parses. At most ``MAX_CANDIDATES`` spans."""
+    fences = [(m.group(1).lower(), m.group(2).strip(), m.end()) for m in _FENCE.finditer(text)]
+    candidates = [(b, "```json block", end) for lang, b, end in fences if lang == "json"]
+    candidates += [(b, "fenced block", end) for lang, b, end in fences if lang != "json" and b[:1] in ("{", "[")]
+    problem = ""
+    found: list[FoundJson] = []
+    for body, where, end in candidates[:MAX_CANDIDATES]:
+        dupes: list[str] = []
+        ok, got = parse_json(body, dupes)
+        if ok:
+            found.append(FoundJson(True, got, where=where, duplicates=tuple(dupes), trailing=text[end:].strip()))
+            if not every:
+                break
+        else:
+            problem = problem or f"{got} (in the {where})"
+    if found:
+        return found
+    if problem:
+        return [FoundJson(False, problem=problem)]
+    return _from_prose(text, every)
 
 
 def extract_json(text: str) -> FoundJson:
     """The JSON value a completion gives (see the module docstring for where it is looked for)."""
-    fences = [(lang.lower(), body.strip()) for lang, body in _FENCE.findall(text)]
-    candidates = [(b, "```json block") for lang, b in fences if lang == "json"]
-    candidates += [(b, "fenced block") for lang, b in fences if lang != "json" and b[:1] in ("{", "[")]
-    problem = ""
-    for body, where in candidates:
-        ok, got = parse_json(body)
-        if ok:
-            return FoundJson(True, got, where=where)
-        problem = problem or f"{got} (in the {where})"
-    if problem:
-        return FoundJson(False, problem=problem)
-    return _from_prose(text)
+    return extract_json_values(text, every=False)[0]
 
 
 # --- ground truth -----------------------------------------------------------------------------------------
