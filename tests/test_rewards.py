@@ -26,7 +26,7 @@ def test_format_scores_structure_with_reasons():
 
 
 def test_exact_match_normalizes_and_explains():
-    r = build_reward("exact_match")
+    r = build_reward("exact_match", {"extract": "tag"})
     got = r.explain(["<answer> 7.0 </answer>", "<answer>12</answer>", "no tag", "<answer>Paris.</answer>"],
                     answer=["7", "13", "1", "paris"])
     assert [s.score for s in got] == [1.0, 0.0, 0.0, 1.0]
@@ -51,16 +51,18 @@ def test_missing_ground_truth_column_is_a_config_error_not_a_score():
 def test_correctness_does_not_pay_for_malformed_output():
     """Found by the demo's review: "<answer>3</answer> garbage" must not earn correctness, else a malformed
     completion (total 1.0) outscores a well-formed wrong one (0.2)."""
-    for name in ("exact_match", "math"):
-        got = build_reward(name).explain(["<answer>3</answer>\n</ans", "<answer>3</answer>"], answer=["3", "3"])
+    for name in ("exact_match", "math"):  # extract: tag is what a brief with a format reward sets
+        got = build_reward(name, {"extract": "tag"}).explain(["<answer>3</answer>\n</ans", "<answer>3</answer>"],
+                                                             answer=["3", "3"])
         assert [s.score for s in got] == [0.0, 1.0]
         assert got[0].reason == "malformed, answer not counted: text outside the required structure"
-        loose = build_reward(name, {"require_format": False}).explain(["<answer>3</answer>\n</ans"], answer=["3"])
+        loose = build_reward(name, {"extract": "tag", "require_format": False}).explain(["<answer>3</answer>\n</ans"],
+                                                                                      answer=["3"])
         assert loose[0].score == 1.0
 
 
 def test_math_reward_equivalence_and_reasons():
-    r = build_reward("math")
+    r = build_reward("math", {"extract": "tag"})
     got = r.explain(["<answer>\\frac{1}{2}</answer>", "<answer>0.4</answer>", "<answer>2x+x</answer>", "none"],
                     answer=["0.5", "0.5", "3x", "1"])
     assert [s.score for s in got] == [1.0, 0.0, 1.0, 0.0]

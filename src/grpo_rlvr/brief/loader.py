@@ -265,13 +265,14 @@ def load_brief(path: str | Path) -> Brief:
                           d.get("eval_split", "test"))
 
     # --- rewards -------------------------------------------------------------------------------------
-    from grpo_rlvr.rewards import build_reward
+    from grpo_rlvr.rewards import build_reward, tag_context
 
     rewards = []
     built = []
-    for i, r in enumerate(data["rewards"]):
-        spec = RewardSpec(r["name"], float(r.get("weight", 1.0)), r.get("kind"),
-                          MappingProxyType(dict(r.get("params") or {})))
+    # math/exact_match read the answer from the format reward's tag when it defines one (DESIGN.md §4)
+    resolved = tag_context([(r["name"], dict(r.get("params") or {})) for r in data["rewards"]])
+    for i, (r, params) in enumerate(zip(data["rewards"], resolved, strict=True)):
+        spec = RewardSpec(r["name"], float(r.get("weight", 1.0)), r.get("kind"), MappingProxyType(params))
         rewards.append(spec)
         try:
             built.append(build_reward(spec.name, dict(spec.params), base_dir=base, kind=spec.kind))

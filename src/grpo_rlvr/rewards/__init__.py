@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grpo_rlvr.errors import RewardError
+from grpo_rlvr.rewards._answer import tag_context
 from grpo_rlvr.rewards._reward import KINDS, Reward, Scored, completion_text
 from grpo_rlvr.rewards.exact_match import exact_match_reward
 from grpo_rlvr.rewards.format import format_reward
@@ -26,7 +27,7 @@ from grpo_rlvr.rewards.user import user_reward
 
 __all__ = ["KINDS", "REGISTRY", "Reward", "RewardEntry", "Scored", "build_reward", "combine", "completion_text",
            "exact_match_reward", "format_reward", "json_schema_reward", "length_penalty_reward", "math_reward",
-           "rubric_judge_reward", "tool_call_reward", "unit_tests_reward", "user_reward"]
+           "rubric_judge_reward", "tag_context", "tool_call_reward", "unit_tests_reward", "user_reward"]
 
 
 @dataclass(frozen=True)

@@ -1,39 +1,83 @@
-"""The math-verify worker process: reads JSON lines ``{"gold", "pred"}`` on stdin, writes verdicts on stdout.
+"""The math-verify worker process: warms up, says ``{"status": "ready"}``, then reads JSON lines
+``{"gold", "pred", "timeout_s", "rel_tol"}`` on stdin and writes one verdict line each on stdout.
 
-It runs as its own process so math-verify's signal-based timeouts work (this is that process's main thread),
-and so the parent can kill it when an expression still hangs (sympy can stall inside C code).
+It runs as its own process so a signal timer works (this is that process's main thread) and so the parent
+can kill it when an expression still hangs (sympy can stall inside C code). Each item gets one budget of
+2 × ``timeout_s`` for parsing both sides and comparing (math-verify's own per-call alarms are off: they would
+allow 4 × ``timeout_s``). Number equality is ``_math_compare``'s. Gold answers are parsed once and cached.
 Run: ``python -m grpo_rlvr.rewards._math_worker``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import signal
 import sys
 
 
+class ItemTimeout(BaseException):
+    """Raised by the timer; a BaseException so that math-verify's ``except Exception`` cannot swallow it."""
+
+
+def _alarm(signum, frame):  # noqa: ARG001
+    raise ItemTimeout
+
+
 def main() -> None:
+    logging.disable(logging.WARNING)  # math-verify warns that its own timeouts are off: ours are on
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
+    from grpo_rlvr.rewards import _math_compare
+
     configs = [LatexExtractionConfig(), ExprExtractionConfig()]
-    out = sys.stdout
-    for line in sys.stdin:
-        job = json.loads(line)
-        t = int(job.get("timeout_s", 5)) or 1
-        try:
-            raw = str(job["gold"])
+    installed: float | None = None
+    gold_cache: dict[str, list] = {}
+
+    def parse_gold(raw: str) -> list:
+        if raw not in gold_cache:
             # A bare ground truth such as "3x" is read as LaTeX first (the plain-expression extractor would
             # stop at the number 3), then as written.
-            gold = parse(raw if "$" in raw else f"${raw}$", extraction_config=configs, parsing_timeout=t)
-            if not gold:
-                gold = parse(raw, extraction_config=configs, parsing_timeout=t)
-            pred = parse(str(job["pred"]), extraction_config=configs, parsing_timeout=t)
-            if not gold:
-                res = {"status": "bad_gold"}
-            elif not pred:
-                res = {"status": "unparsed"}
-            else:
-                ok = bool(verify(gold, pred, timeout_seconds=t))
-                res = {"status": "ok", "equal": ok, "pred": str(pred[0])[:80], "gold": str(gold[0])[:80]}
+            gold = parse(raw if "$" in raw else f"${raw}$", extraction_config=configs, parsing_timeout=None)
+            gold_cache[raw] = gold or parse(raw, extraction_config=configs, parsing_timeout=None)
+            if len(gold_cache) > 4096:
+                gold_cache.pop(next(iter(gold_cache)))
+        return gold_cache[raw]
+
+    def check(job: dict) -> dict:
+        nonlocal installed
+        if installed != job.get("rel_tol", _math_compare.REL_TOL):
+            installed = job.get("rel_tol", _math_compare.REL_TOL)
+            _math_compare.install(installed)
+        gold = parse_gold(str(job["gold"]))
+        pred = parse(str(job["pred"]), extraction_config=configs, parsing_timeout=None)
+        if not gold:
+            return {"status": "bad_gold"}
+        if not pred:
+            return {"status": "unparsed"}
+        ok = bool(verify(gold, pred, timeout_seconds=None))
+        return {"status": "ok", "equal": ok, "pred": str(pred[0])[:80], "gold": str(gold[0])[:80]}
+
+    signal.signal(signal.SIGALRM, _alarm)
+    out = sys.stdout
+    # Warm-up before the first item, so no item pays for imports or first-use set-up (the parent waits for
+    # "ready" separately): the parsers and the comparison each run once.
+    check({"gold": "\\frac{1}{2}", "pred": "$0.5$"})
+    check({"gold": "\\{1, 2\\}", "pred": "$[1, 2)$"})
+    gold_cache.clear()
+    out.write(json.dumps({"status": "ready"}) + "\n")
+    out.flush()
+    for line in sys.stdin:
+        job = json.loads(line)
+        budget = 2.0 * float(job.get("timeout_s", 5.0))
+        try:
+            signal.setitimer(signal.ITIMER_REAL, budget)
+            try:
+                res = check(job)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except ItemTimeout:
+            res = {"status": "timeout"}
         except Exception as e:  # noqa: BLE001 - anything math-verify raises is a verdict about this input
             res = {"status": "error", "error": f"{type(e).__name__}: {e}"[:200]}
         out.write(json.dumps(res) + "\n")

@@ -1,8 +1,13 @@
 """``exact_match``: is the extracted answer equal to the ground truth after normalization?
 
-Normalization: strip, collapse internal whitespace, drop a trailing period, optionally lowercase, and compare
-numbers by value ("7.0" == "7", "1,000" == "1000"). Score 1.0 or 0.0, with a reason ("answer 12 ≠ 13").
-Ground truth is the ``answer`` column unless the brief maps another.
+The answer is found as ``math`` finds it (``_answer``: ``auto`` by default; the brief's tag when its ``format``
+reward defines one, a malformed completion's answer then not counted). Normalization, each part an option:
+surrounding whitespace, Markdown bold, a ``$…$`` wrapper and a final period are always dropped; ``whitespace``
+collapses runs to one space (``collapse``), removes them (``remove``) or keeps them (``keep``);
+``case_sensitive`` keeps case; ``thousands`` drops separators between digit groups ("1,000", "1 000",
+"1_000" → "1000"); ``numeric`` compares numbers by value, so trailing zeros and leading zeros do not matter
+("7.0" == "7" == "07", "1e3" == "1000"). Score 1.0 or 0.0, with a reason ("answer 12 ≠ 13"). Ground truth is the
+``answer`` column unless the brief maps another.
 """
 
 from __future__ import annotations
@@ -11,44 +16,77 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from grpo_rlvr.errors import RewardError
-from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, extract_answer
+from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, find_answer
 from grpo_rlvr.rewards._reward import Reward, Scored, per_item, source_fingerprint
-from grpo_rlvr.rewards.format import default_pattern, not_counted, structure_problem
+from grpo_rlvr.rewards.format import not_counted, structure_pattern, structure_problem
+
+WHITESPACE = ("collapse", "remove", "keep")
+_GROUPED = re.compile(r"^[-+]?\d{1,3}(?:([,_ \u00a0\u202f])\d{3})(?:\1\d{3})*(?:\.\d+)?$")
+
+REASONS = ("answer {answer} = {expected}", "answer {answer} ≠ {expected}", "no <{tag}> tag",
+           "malformed, answer not counted: {problem}", "no final answer found (…)", "no \\boxed{} answer",
+           "no number in the completion", "empty completion")
 
 
-def normalize(value: object, case_sensitive: bool = False) -> str:
-    s = re.sub(r"\s+", " ", str(value).strip()).rstrip(".").strip()
+def normalize(value: object, case_sensitive: bool = False, whitespace: str = "collapse", thousands: bool = True,
+              numeric: bool = True) -> str:
+    """``value`` in the form answers are compared in (see the module docstring)."""
+    s = str(value).strip().strip("*").strip()
+    if len(s) > 1 and s[0] == s[-1] == "$":
+        s = s.strip("$").strip()
+    s = s.rstrip(".").strip()
+    if whitespace == "collapse":
+        s = re.sub(r"\s+", " ", s)
+    elif whitespace == "remove":
+        s = re.sub(r"\s+", "", s)
     if not case_sensitive:
         s = s.lower()
-    num = s.replace(",", "")
-    try:
-        d = Decimal(num)
-        if d.is_finite():
-            return format(d.normalize(), "f")
-    except InvalidOperation:
-        pass
-    return s
+    num = s
+    m = _GROUPED.match(s) if thousands else None
+    if m:
+        num = s.replace(m.group(1), "")
+    if numeric:
+        try:
+            d = Decimal(num)
+            if d.is_finite():
+                return format(d.normalize(), "f")
+        except InvalidOperation:
+            pass
+    return num
 
 
-def exact_match_reward(extract: str = "tag", tag: str = "answer", case_sensitive: bool = False,
-                       answer_column: str = "answer", require_format: bool = True) -> Reward:
+def exact_match_reward(extract: str = "auto", tag: str = "answer", case_sensitive: bool = False,
+                       answer_column: str = "answer", require_format: bool = True, pattern: str | None = None,
+                       whitespace: str = "collapse", thousands: bool = True, numeric: bool = True) -> Reward:
     """Build the exact-match correctness reward.
 
     Args:
-        extract: where the answer is (``tag``, ``boxed``, ``last_number``, ``full``).
+        extract: where the answer is: ``auto``, ``tag``, ``boxed``, ``last_number``, ``full`` (see ``math``).
         tag: the tag name for ``extract="tag"``.
         case_sensitive: compare text answers with case.
         answer_column: the dataset column holding the ground truth.
         require_format: with ``extract="tag"``, count the answer only when the completion is well-formed
             (one ``<tag>…</tag>``, nothing around it). Without this, "<answer>7</answer> garbage" earns full
             correctness and outscores a well-formed wrong answer: the composite would pay for malformed output.
+        pattern: the structure a well-formed completion has (default: one ``<tag>…</tag>`` after an optional
+            ``<think>…</think>``); the brief copies its ``format`` reward's pattern here.
+        whitespace: ``collapse`` runs of whitespace to one space, ``remove`` them, or ``keep`` them.
+        thousands: drop thousands separators between digit groups ("1,000" == "1000").
+        numeric: compare numbers by value ("7.0" == "7").
     Raises:
-        RewardError: an unknown ``extract`` mode.
+        RewardError: an unknown ``extract`` or ``whitespace`` mode, a bad pattern.
     """
     if extract not in EXTRACT_MODES:
         raise RewardError(f"reward 'exact_match': params.extract is {extract!r}; use one of {', '.join(EXTRACT_MODES)}")
-
-    rx = re.compile(default_pattern(tag), re.DOTALL)
+    if whitespace not in WHITESPACE:
+        raise RewardError(f"reward 'exact_match': params.whitespace is {whitespace!r}; use one of "
+                          f"{', '.join(WHITESPACE)}")
+    for key, v in (("case_sensitive", case_sensitive), ("require_format", require_format),
+                   ("thousands", thousands), ("numeric", numeric)):
+        if not isinstance(v, bool):
+            raise RewardError(f"reward 'exact_match': params.{key} is {v!r}; use true or false")
+    rx = structure_pattern("exact_match", tag, pattern)
+    norm = dict(case_sensitive=case_sensitive, whitespace=whitespace, thousands=thousands, numeric=numeric)
 
     def score(text: str, row: dict) -> Scored:
         if answer_column not in row:
@@ -58,16 +96,16 @@ def exact_match_reward(extract: str = "tag", tag: str = "answer", case_sensitive
             problem = structure_problem(text, rx, tag)
             if problem:
                 return Scored(0.0, not_counted(problem, tag))
-        got = extract_answer(text, extract, tag)
-        if got is None:
+        found = find_answer(text, extract, tag)
+        if found is None:
             return Scored(0.0, describe_missing(extract, tag))
-        want = row[answer_column]
-        if normalize(got, case_sensitive) == normalize(want, case_sensitive):
-            return Scored(1.0, f"answer {got} = {want}")
+        got, want = found.text, row[answer_column]
+        if normalize(got, **norm) == normalize(want, **norm):
+            return Scored(1.0, f"answer {got!s:.40} = {want!s:.40}")
         return Scored(0.0, f"answer {got!s:.40} ≠ {want!s:.40}")
 
     params = {"extract": extract, "tag": tag, "case_sensitive": case_sensitive, "answer_column": answer_column,
-              "require_format": require_format}
+              "require_format": require_format, "pattern": pattern, **norm}
     return Reward("exact_match", "correctness", params, per_item(score),
-                  source_fingerprint(exact_match_reward, normalize, extract_answer, extra=params),
+                  source_fingerprint(exact_match_reward, normalize, find_answer, extra=params),
                   columns=(answer_column,))

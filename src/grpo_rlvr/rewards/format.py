@@ -18,6 +18,19 @@ def default_pattern(tag: str) -> str:
     return DEFAULT_PATTERN.replace("answer", tag)
 
 
+def structure_pattern(reward: str, tag: str, pattern: str | None) -> re.Pattern:
+    """The compiled structure a correctness reward requires before counting an answer (``require_format``).
+
+    Raises:
+        RewardError: ``pattern`` does not compile.
+    """
+    try:
+        return re.compile(default_pattern(tag) if pattern is None else pattern, re.DOTALL)
+    except (re.error, TypeError) as e:
+        raise RewardError(f"reward {reward!r}: params.pattern {pattern!r} is not a valid regular expression "
+                          f"({e}); fix the pattern in the brief") from e
+
+
 def not_counted(problem: str, tag: str) -> str:
     """The reason a correctness reward gives when it refuses to count the answer of a malformed completion."""
     return problem if problem == f"no <{tag}> tag" else f"malformed, answer not counted: {problem}"
@@ -48,12 +61,8 @@ def format_reward(pattern: str | None = None, tag: str = "answer") -> Reward:
     Raises:
         RewardError: the pattern does not compile.
     """
-    pattern = default_pattern(tag) if pattern is None else pattern
-    try:
-        rx = re.compile(pattern, re.DOTALL)
-    except (re.error, TypeError) as e:
-        raise RewardError(f"reward 'format': params.pattern {pattern!r} is not a valid regular expression ({e}); "
-                          "fix the pattern in the brief") from e
+    rx = structure_pattern("format", tag, pattern)
+    pattern = rx.pattern
 
     def score(text: str, row: dict) -> Scored:
         problem = structure_problem(text, rx, tag)

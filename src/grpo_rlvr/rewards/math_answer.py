@@ -1,10 +1,13 @@
 """``math``: is the completion's final answer mathematically equal to the ground truth (math-verify)?
 
-math-verify guards parsing and comparison with ``signal.alarm``, which only works on a main thread; TRL may
-call rewards off it and then turns the timeouts off. Here the checks run in a persistent worker process
-(``_math_worker``) where the alarms work, and the parent enforces a wall-clock deadline per item as well:
-a worker that still hangs is killed and restarted, the item scores 0 with reason "timed out", and the batch
-goes on. So a pathological expression can never hang training, in any thread.
+The answer is found where models write it (``_answer``; the brief's tag when its ``format`` reward defines
+one). Numbers compare exactly (rationals) or relatively (floats), never with an absolute tolerance
+(``_math_compare``); math-verify's set, interval and equation semantics stay. math-verify guards parsing with
+``signal.alarm``, which only works on a main thread; TRL may call rewards off it. Here the checks run in
+persistent worker processes (``_math_worker``) where a timer works, warmed up before their first item, and the
+parent enforces a wall-clock deadline per item as well: a worker that still hangs is killed and replaced, the
+item scores 0 with reason "timed out", and the batch goes on. So a pathological expression can never hang
+training, in any thread.
 """
 
 from __future__ import annotations
@@ -18,29 +21,88 @@ import sys
 import threading
 
 from grpo_rlvr.errors import RewardError
-from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, extract_answer
+from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, find_answer
+from grpo_rlvr.rewards._math_compare import REL_TOL, install
 from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
-from grpo_rlvr.rewards.format import default_pattern, not_counted, structure_problem
+from grpo_rlvr.rewards.format import not_counted, structure_pattern, structure_problem
+
+
+def _spawn() -> subprocess.Popen:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.Popen([sys.executable, "-m", "grpo_rlvr.rewards._math_worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1, env=env)
+
+
+class Spare:
+    """One worker process kept warming in reserve, so a killed worker is replaced by a warm one at once."""
+
+    def __init__(self):
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+
+    def fill(self) -> None:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._proc = _spawn()
+
+    def take(self) -> subprocess.Popen:
+        with self._lock:
+            proc = self._proc if self._proc is not None and self._proc.poll() is None else _spawn()
+            self._proc = _spawn()
+            return proc
 
 
 class MathWorker:
-    """One persistent ``_math_worker`` process, restarted on a hang or a crash. Thread-safe."""
+    """One persistent ``_math_worker`` process, warmed before its first item and replaced on a hang or a crash.
 
-    def __init__(self, timeout_s: float):
+    Bounds: an item's verdict is awaited at most ``2 × timeout_s + 1`` s from the moment the warm worker takes
+    it, for the first item of a worker as for any other; the worker's start-up (imports and a warm-up check,
+    seconds) happens before any item is handed over and is bounded by ``STARTUP_S``, separately. A killed worker
+    is replaced by the pool's spare, which has been warming meanwhile. Thread-safe.
+    """
+
+    STARTUP_S = 120.0  # a worker that is not ready by then is broken: RewardError, never a score
+
+    def __init__(self, timeout_s: float, rel_tol: float, spare: Spare | None = None):
         self.timeout_s = timeout_s
+        self.rel_tol = rel_tol
+        self._spare = spare
         self._proc: subprocess.Popen | None = None
+        self._ready = False
         self._lock = threading.Lock()
-        self._warm = False  # the first answer of a new worker includes importing math-verify (seconds)
 
-    def _start(self) -> subprocess.Popen:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        return subprocess.Popen([sys.executable, "-m", "grpo_rlvr.rewards._math_worker"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1, env=env)
+    def spawn(self) -> None:
+        """Start the process (if none) without waiting for it; ``_ensure_ready`` waits."""
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = self._spare.take() if self._spare is not None and self._proc is not None else _spawn()
+            self._ready = False
 
-    def _kill(self) -> None:
+    def wait_ready(self) -> None:
+        with self._lock:
+            self._ensure_ready()
+
+    def _ensure_ready(self) -> subprocess.Popen:
+        self.spawn()
+        proc = self._proc
+        if not self._ready:
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ)
+                line = proc.stdout.readline() if sel.select(timeout=self.STARTUP_S) else ""
+            if '"ready"' not in line:
+                self._kill()
+                raise RewardError(f"reward 'math': the math-verify worker did not start within {self.STARTUP_S:.0f} s "
+                                  f"({sys.executable} -m grpo_rlvr.rewards._math_worker); check that math-verify "
+                                  "is installed in this environment")
+            self._ready = True
+        return proc
+
+    def _kill(self, respawn: bool = False) -> None:
         if self._proc is not None:
             self._proc.kill()
             self._proc.wait()
+        if respawn and self._spare is not None:
+            self._proc, self._ready = self._spare.take(), False  # warm (or warming) already
+        else:
             self._proc = None
 
     def check(self, pairs: list[tuple[str, str]]) -> list[dict]:
@@ -52,32 +114,26 @@ class MathWorker:
             return results
 
     def _run(self, pairs: list[tuple[str, str]]) -> list[dict]:
-        if self._proc is None or self._proc.poll() is not None:
-            self._proc, self._warm = self._start(), False
-        proc = self._proc
-        first_grace_s = 0.0 if self._warm else 30.0
-        payload = "".join(json.dumps({"gold": g, "pred": p, "timeout_s": self.timeout_s}) + "\n" for g, p in pairs)
+        proc = self._ensure_ready()
+        payload = "".join(json.dumps({"gold": g, "pred": p, "timeout_s": self.timeout_s, "rel_tol": self.rel_tol})
+                          + "\n" for g, p in pairs)
         writer = threading.Thread(target=self._write, args=(proc, payload), daemon=True)
         writer.start()
         out: list[dict] = []
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        try:
+        deadline_s = self.timeout_s * 2 + 1.0  # per item, from when the worker takes it (the previous verdict)
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
             while len(out) < len(pairs):
-                deadline = self.timeout_s * 2 + 1.0 + (first_grace_s if not out else 0.0)
-                if not sel.select(timeout=deadline):
-                    self._kill()
+                if not sel.select(timeout=deadline_s):
+                    self._kill(respawn=True)
                     out.append({"status": "timeout"})
                     return out
                 line = proc.stdout.readline()
                 if not line:  # the worker died on this item
-                    self._kill()
+                    self._kill(respawn=True)
                     out.append({"status": "error", "error": "math worker crashed"})
                     return out
                 out.append(json.loads(line))
-                self._warm = True
-        finally:
-            sel.close()
         return out
 
     @staticmethod
@@ -96,10 +152,27 @@ class MathWorker:
 class MathPool:
     """Several ``MathWorker``s; a batch is split into contiguous slices checked in parallel (one thread each)."""
 
-    def __init__(self, timeout_s: float, workers: int):
-        self.workers = [MathWorker(timeout_s) for _ in range(workers)]
+    def __init__(self, timeout_s: float, workers: int, rel_tol: float):
+        self.spare = Spare()
+        self.workers = [MathWorker(timeout_s, rel_tol, self.spare) for _ in range(workers)]
+
+    def warm(self) -> None:
+        """Start every worker and the spare now, in parallel (each warms up on its own); no waiting."""
+        for w in self.workers:
+            with w._lock:
+                w.spawn()
+        self.spare.fill()
+
+    def ready(self) -> None:
+        """Block until every worker has warmed up."""
+        self.warm()
+        for w in self.workers:
+            w.wait_ready()
 
     def check(self, pairs: list[tuple[str, str]]) -> list[dict]:
+        if not pairs:
+            return []
+        self.warm()
         if len(pairs) < 8 or len(self.workers) == 1:
             return self.workers[0].check(pairs)
         k = len(self.workers)
@@ -118,29 +191,37 @@ class MathPool:
         return [r for part in results for r in part]
 
 
-def math_reward(extract: str = "tag", tag: str = "answer", timeout_s: float = 5.0,
-                answer_column: str = "answer", require_format: bool = True, workers: int | None = None) -> Reward:
+def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5.0, answer_column: str = "answer",
+                require_format: bool = True, pattern: str | None = None, rel_tol: float = REL_TOL,
+                workers: int | None = None) -> Reward:
     """Build the math-equivalence correctness reward.
 
     Args:
-        extract: where the answer is (``tag``, ``boxed``, ``last_number``, ``full``).
+        extract: where the answer is: ``auto`` (``\\boxed{}``, ``####``, "the answer is", inline math; the
+            brief sets ``tag`` when its ``format`` reward defines an answer tag), ``tag``, ``boxed``,
+            ``last_number``, ``full``.
         tag: the tag for ``extract="tag"``.
-        timeout_s: seconds allowed per parse/compare (enforced in any thread).
+        timeout_s: seconds per parse-and-compare step; an item is given 2 × ``timeout_s`` in the worker and
+            is cut off at 2 × ``timeout_s`` + 1 s, in any thread.
         answer_column: the dataset column holding the ground truth.
-        require_format: with ``extract="tag"``, count the answer only in a well-formed completion (see
-            ``exact_match``).
+        require_format: with ``extract="tag"``, count the answer only in a well-formed completion.
+        pattern: the structure a well-formed completion has (default: one ``<tag>…</tag>`` after an optional
+            ``<think>…</think>``); the brief copies its ``format`` reward's pattern here.
+        rel_tol: relative tolerance when a float is compared (never an absolute one); rationals compare exactly.
         workers: math-verify worker processes checking a batch in parallel (default: CPU count, at most 4).
     Raises:
         RewardError: bad parameters.
     """
     if extract not in EXTRACT_MODES:
         raise RewardError(f"reward 'math': params.extract is {extract!r}; use one of {', '.join(EXTRACT_MODES)}")
-    if not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < 3600:
         raise RewardError(f"reward 'math': params.timeout_s is {timeout_s!r}; use a positive number of seconds")
+    if isinstance(rel_tol, bool) or not isinstance(rel_tol, (int, float)) or not 0 <= rel_tol < 1:
+        raise RewardError(f"reward 'math': params.rel_tol is {rel_tol!r}; use a number in [0, 1) (e.g. 1e-6)")
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise RewardError(f"reward 'math': params.workers is {workers!r}; use a positive integer or null")
-    worker = MathPool(float(timeout_s), workers or min(4, os.cpu_count() or 1))
-    rx = re.compile(default_pattern(tag), re.DOTALL)
+    rx = structure_pattern("math", tag, pattern)
+    pool = MathPool(float(timeout_s), workers or min(4, os.cpu_count() or 1), float(rel_tol))
 
     def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
         out: list[Scored | None] = [None] * len(texts)
@@ -153,23 +234,35 @@ def math_reward(extract: str = "tag", tag: str = "answer", timeout_s: float = 5.
             if problem:
                 out[i] = Scored(0.0, not_counted(problem, tag))
                 continue
-            got = extract_answer(text, extract, tag)
-            if got is None or not got.strip():
+            got = find_answer(text, extract, tag)
+            if got is None or not got.text.strip():
                 out[i] = Scored(0.0, describe_missing(extract, tag))
                 continue
-            # math-verify extracts from LaTeX/expressions; wrap bare answers so both forms parse.
-            jobs.append((str(row[answer_column]), f"${got}$" if "$" not in got and "\\(" not in got else got))
-            where.append((i, got))
-        for (i, got), res in zip(where, worker.check(jobs), strict=True):
+            jobs.append((str(row[answer_column]), _as_math(got.text)))
+            where.append((i, got.text))
+        for (i, got), res in zip(where, pool.check(jobs), strict=True):
             out[i] = _verdict(res, got, rows[i][answer_column])
         return out  # type: ignore[return-value]
 
     params = {"extract": extract, "tag": tag, "timeout_s": timeout_s, "answer_column": answer_column,
-              "require_format": require_format}
+              "require_format": require_format, "pattern": pattern, "rel_tol": rel_tol}
     reward = Reward("math", "correctness", params, scorer,
-                    source_fingerprint(math_reward, MathWorker, extract_answer, extra=params),
+                    source_fingerprint(math_reward, MathWorker, find_answer, install, extra=params),
                     columns=(answer_column,))
+    reward.notes.update(warm=pool.warm, ready=pool.ready)
     return reward
+
+
+# A number followed by words ("42 dollars", "5 cm"): the words are units, which LaTeX parsing would multiply in.
+_UNITS = re.compile(r"^\s*([-+]?\d[\d,]*(?:\.\d+)?)\s*(?:[A-Za-z][A-Za-z.]*\s*){1,3}$")
+
+
+def _as_math(answer: str) -> str:
+    """The answer as math-verify input: units dropped, bare answers wrapped in ``$…$``."""
+    m = _UNITS.match(answer)
+    if m:
+        answer = m.group(1)
+    return f"${answer}$" if "$" not in answer and "\\(" not in answer else answer
 
 
 def _verdict(res: dict, got: str, want: object) -> Scored:
