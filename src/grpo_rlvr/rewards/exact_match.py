@@ -2,7 +2,7 @@
 
 The answer is found as ``math`` finds it (``_answer``: ``auto`` by default; the brief's tag when its ``format``
 reward defines one, a malformed completion's answer then not counted). Normalization, each part an option:
-surrounding whitespace, Markdown bold, a ``$…$`` wrapper and a final period are always dropped; ``whitespace``
+surrounding whitespace, a Markdown ``**bold**`` or ``$…$`` wrapper and a final period are always dropped; ``whitespace``
 collapses runs to one space (``collapse``), removes them (``remove``) or keeps them (``keep``);
 ``case_sensitive`` keeps case; ``thousands`` drops separators between digit groups ("1,000", "1 000",
 "1_000" → "1000"); ``numeric`` compares numbers by value, so trailing zeros and leading zeros do not matter
@@ -31,9 +31,8 @@ REASONS = ("answer {answer} = {expected}", "answer {answer} ≠ {expected}", "no
 def normalize(value: object, case_sensitive: bool = False, whitespace: str = "collapse", thousands: bool = True,
               numeric: bool = True) -> str:
     """``value`` in the form answers are compared in (see the module docstring)."""
-    s = str(value).strip().strip("*").strip()
-    if len(s) > 1 and s[0] == s[-1] == "$":
-        s = s.strip("$").strip()
+    s = str(value).strip()
+    s = re.sub(r"^\*\*(.+)\*\*$|^\$(.+)\$$", lambda m: m.group(1) or m.group(2), s, flags=re.DOTALL).strip()
     s = s.rstrip(".").strip()
     if whitespace == "collapse":
         s = re.sub(r"\s+", " ", s)

@@ -1,0 +1,152 @@
+"""Where ``math`` and ``exact_match`` find the final answer, how they compare it, and the brief's tag rule.
+
+The completions are in the styles instruct and reasoning models write (boxed, ####, "The answer is",
+Minerva's "Final Answer:" line, inline math, tags). ``benchmarks/math_styles.py`` prints the same kind of corpus
+beside stock math-verify's verdicts."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from grpo_rlvr.errors import RewardError
+from grpo_rlvr.rewards import build_reward, tag_context
+from grpo_rlvr.rewards._answer import find_answer
+
+MATH = build_reward("math", {"timeout_s": 1, "workers": 1})
+
+
+@pytest.mark.parametrize("text, answer, where", [
+    ("so $\\boxed{\\frac{1}{2}}$.", "\\frac{1}{2}", "\\boxed{}"),
+    ("\\boxed{1} then \\boxed{\\{2, 3\\}} and more text", "\\{2, 3\\}", "\\boxed{}"),
+    ("48/2 = 24\n#### 72", "72", "####"),
+    ("#### 1,250.\n", "1,250", "####"),
+    ("First 6*7 = 42. The answer is 42.", "42", "'the answer is'"),
+    ("The answer is: **3.5**", "3.5", "'the answer is'"),
+    ("Final Answer: The final answer is $17$. I hope it is correct.", "17", "'the answer is'"),
+    ("**Final Answer:** $\\frac{3}{4}$", "\\frac{3}{4}", "'the answer is'"),
+    ("Answer: 12 apples; done", "12 apples", "'the answer is'"),
+    ("hence \\(x = 3\\) and $y=2$", "y=2", "inline math"),
+    ("<think>maybe 3</think><answer> 4 </answer>", "4", "<answer>"),
+    ("3/4", "3/4", "the one-line completion"),
+])
+def test_auto_finds_the_final_answer(text, answer, where):
+    got = find_answer(text, "auto")
+    assert got is not None and (got.text, got.where) == (answer, where)
+
+
+def test_auto_finds_nothing_in_multi_line_reasoning_without_an_answer():
+    assert find_answer("There are 3 cases.\nAnd 5 subcases.", "auto") is None
+    got = build_reward("exact_match").explain(["There are 3 cases.\nAnd 5 subcases."], answer=["5"])[0]
+    assert got.score == 0.0 and got.reason.startswith("no final answer found")
+
+
+def test_exact_match_auto_and_normalisation_options():
+    texts = ["The answer is 1,000.", "#### 7.50", "Final Answer: PARIS", "The answer is New  York."]
+    got = build_reward("exact_match").explain(texts, answer=["1000", "7.5", "paris", "new york"])
+    assert [s.score for s in got] == [1.0, 1.0, 1.0, 1.0]
+    assert got[0].reason == "answer 1,000 = 1000"
+    strict = build_reward("exact_match", {"case_sensitive": True, "thousands": False, "numeric": False,
+                                          "whitespace": "keep"})
+    assert strict(completions=texts, answer=["1000", "7.5", "paris", "new york"]) == [0.0, 0.0, 0.0, 0.0]
+    removed = build_reward("exact_match", {"whitespace": "remove"})
+    assert removed(completions=["The answer is x + 1."], answer=["x+1"]) == [1.0]
+    for bad in ({"whitespace": "squash"}, {"numeric": "yes"}, {"extract": "last"}, {"pattern": "("}):
+        with pytest.raises(RewardError, match="params"):
+            build_reward("exact_match", bad)
+
+
+@pytest.mark.parametrize("text, gold, score", [
+    ("We get $\\boxed{\\frac{1}{2}}$.", "0.5", 1.0),
+    ("#### 72", "72", 1.0),
+    ("Final Answer: The final answer is $17$. I hope it is correct.", "17", 1.0),
+    ("The answer is 20 dollars.", "20", 1.0),  # units after a number are dropped
+    ("So $x \\in \\boxed{(1, 2]}$", "(1, 2]", 1.0),  # intervals stay math-verify's
+    ("So $x \\in \\boxed{[1, 2]}$", "(1, 2]", 0.0),
+    ("The solutions are $\\boxed{\\{3, -2\\}}$", "\\{-2, 3\\}", 1.0),  # sets in any order
+    ("We find $\\boxed{x = 5}$", "5", 1.0),  # an equation against a value
+    # numbers: rationals exactly, floats relatively, never an absolute tolerance
+    ("$\\boxed{\\frac{1}{2^{99}}}$", "\\frac{1}{2^{98}}", 0.0),
+    ("The answer is $0.0000002$", "0.0000001", 0.0),
+    ("The answer is $0.0000001$", "0.0000001", 1.0),
+    ("The answer is 0.333333", "\\frac{1}{3}", 1.0),
+    ("The answer is 0.3333", "\\frac{1}{3}", 0.0),
+    ("The answer is 1000001.0", "1000000", 0.0),
+    ("The answer is $\\frac{1}{\\sqrt{2}}$", "\\frac{\\sqrt{2}}{2}", 1.0),
+    ("The answer is $25\\%$", "25", 1.0),  # math-verify's percent rule stays
+])
+def test_math_default_verdicts(text, gold, score):
+    got = MATH.explain([text], answer=[gold])[0]
+    assert got.score == score, got.reason
+
+
+def test_math_rel_tol_is_relative_only():
+    loose = build_reward("math", {"rel_tol": 0.01, "workers": 1})
+    got = loose(completions=["The answer is 3.14", "The answer is 0.0000002", "The answer is 101"],
+                answer=["\\pi", "0.0000001", "100"])
+    assert got == [1.0, 0.0, 0.0]  # 3.14 is within 1% of pi (and of its last digit); 2e-7 is not within 1% of 1e-7
+    for bad in (-1, 1.5, True, "1e-6"):
+        with pytest.raises(RewardError, match="params.rel_tol"):
+            build_reward("math", {"rel_tol": bad})
+
+
+def test_pathological_first_item_of_a_fresh_worker_off_the_main_thread():
+    """The first item of a fresh worker gets the same budget as any other (no start-up grace), in a thread;
+    the next item is scored normally."""
+    fresh = build_reward("math", {"timeout_s": 1, "workers": 1})
+    fresh.notes["ready"]()
+    out: list = []
+    evil = "The answer is $\\boxed{2^{2^{2^{2^{2^{2^{99}}}}}}}$"
+    t = threading.Thread(target=lambda: out.extend(fresh.explain([evil, "#### 4"], answer=["4", "4"])))
+    t.start()
+    t.join(timeout=120)
+    assert not t.is_alive()
+    assert out[0].score == 0.0 and out[0].reason.startswith("timed out")
+    assert out[1].score == 1.0
+
+
+def test_a_killed_worker_is_replaced_by_the_warm_spare():
+    r = MATH
+    assert r(completions=["#### 2"], answer=["2"]) == [1.0]
+    worker = r.notes["ready"].__self__.workers[0]
+    worker._proc.kill()  # as if sympy had crashed the process
+    got = r.explain(["#### 3", "#### 4"], answer=["3", "4"])
+    assert got[0].score == 0.0 and "crashed" in got[0].reason
+    assert got[1].score == 1.0
+
+
+# --- the brief's answer tag ----------------------------------------------------------------------------------
+
+def test_tag_context_uses_the_format_rewards_tag():
+    specs = [("format", {"tag": "final"}), ("math", {}), ("exact_match", {"extract": "boxed"}), ("json_schema", {})]
+    assert tag_context(specs) == [{"tag": "final"}, {"extract": "tag", "tag": "final"}, {"extract": "boxed"}, {}]
+    pattern = r"<reasoning>.*</reasoning>\s*<answer>.*</answer>"
+    assert tag_context([("format", {"pattern": pattern}), ("math", {})])[1] == {
+        "extract": "tag", "tag": "answer", "pattern": pattern}
+    # a custom structure without the tag defines no answer tag: the default (auto) stays
+    assert tag_context([("format", {"pattern": r"\d+"}), ("math", {})])[1] == {}
+    assert tag_context([("math", {})]) == [{}]
+
+
+def test_with_the_format_pattern_a_well_formed_answer_counts_and_a_malformed_one_does_not():
+    pattern = r"<reasoning>.*?</reasoning>\s*<answer>.*?</answer>"
+    params = tag_context([("format", {"pattern": pattern}), ("exact_match", {})])[1]
+    r = build_reward("exact_match", params)
+    got = r.explain(["<reasoning>2+2</reasoning>\n<answer>4</answer>", "<answer>4</answer> and more"],
+                    answer=["4", "4"])
+    assert [s.score for s in got] == [1.0, 0.0]
+    assert got[1].reason.startswith("malformed, answer not counted")
+
+
+def test_the_demo_brief_keeps_its_tag_rule(workspace):
+    from grpo_rlvr.brief import load_brief
+
+    b = load_brief(workspace / "brief.yaml")
+    em = next(r for r in b.rewards if r.name == "exact_match")
+    assert dict(em.params) == {"extract": "tag", "tag": "answer"}
+    text = (workspace / "brief.yaml").read_text().replace("  - name: format                   # <answer>…</answer>\n"
+                                                          "    weight: 0.2\n", "")
+    (workspace / "noformat.yaml").write_text(text)
+    alone = load_brief(workspace / "noformat.yaml")
+    assert dict(next(r for r in alone.rewards if r.name == "exact_match").params) == {}
