@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grpo_rlvr.diagnosis.detectors import reward_names
 from grpo_rlvr.diagnosis.metrics import RunLogs
+from grpo_rlvr.diagnosis.roles import reward_names
 from grpo_rlvr.files import write_text_atomic
 
 PLOTS = {
@@ -58,6 +58,11 @@ def markdown(data: dict, plots: list[str]) -> str:
     lines = [f"# Diagnosis of {data['run']}", "",
              f"{data['records']} log records, steps {data['first_step']}–{data['last_step']}. "
              f"Reward {data['reward_start']} → {data['reward_end']}.", ""]
+    if data.get("notes"):
+        lines += ["Reading the logs:", ""] + [f"- {n}" for n in data["notes"]] + [""]
+    if data.get("roles"):
+        lines += ["| reward | role | how |", "|---|---|---|"]
+        lines += [f"| {n} | {r['role']} | {r['how']} |" for n, r in data["roles"].items()] + [""]
     held = data.get("held_out")
     if held:
         lines += [f"Held-out evaluations: {held['evaluations']}, steps {held['first_step']}–{held['last_step']}.", "",
