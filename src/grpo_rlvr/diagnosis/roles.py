@@ -42,7 +42,7 @@ _FORMAT = {"format", "formats", "formatted", "formatting", "structure", "structu
 _CORRECT = {"accuracy", "acc", "accurate", "correct", "correctness", "exact", "em", "math", "pass", "passed",
             "passes", "test", "tests", "unittest", "unittests", "answer", "answers", "solution", "solve",
             "solved", "verify", "verified", "verifier", "code", "equal", "equality", "gold", "label", "judge",
-            "bleu", "rouge", "f1", "reference", "result", "outcome", "success"}
+            "bleu", "rouge", "f1", "reference", "result", "outcome", "success", "equation"}
 # A compound word (xmlcount, formatreward) counts when it starts with one of these.
 _PREFIXES = (("overlong", "length"), ("length", "length"), ("format", "format"), ("xml", "format"),
              ("structur", "format"), ("correct", "correctness"), ("accura", "correctness"),
@@ -189,14 +189,14 @@ def _by_behaviour(names: list[str], logs) -> dict[str, Role]:
     if len(binary) >= 2:
         top = max(binary, key=lambda n: binary[n][2])
         for n, (c, _, late) in binary.items():
-            out[n] = (Role("format", f"behaviour: binary 0/{c:g}, the nearest its ceiling at the end ({late:.0%})")
-                      if n == top else Role("correctness", f"behaviour: binary 0/{c:g}, like a correctness check"))
+            out[n] = (Role("format", f"behaviour: binary 0/{c:.2g}, the nearest its ceiling at the end ({late:.0%})")
+                      if n == top else Role("correctness", f"behaviour: binary 0/{c:.2g}, like a correctness check"))
     for n, (c, early, late) in binary.items() if len(binary) == 1 else ():
         if early < 0.5 and late >= 0.95:
-            out[n] = Role("format", f"behaviour: binary 0/{c:g}, rose from {early:.0%} to {late:.0%} of its scale "
+            out[n] = Role("format", f"behaviour: binary 0/{c:.2g}, rose from {early:.0%} to {late:.0%} of its scale "
                           "(a format part saturating)")
         else:
-            out[n] = Role("correctness", f"behaviour: binary 0/{c:g}, like a correctness check")
+            out[n] = Role("correctness", f"behaviour: binary 0/{c:.2g}, like a correctness check")
     return out
 
 
