@@ -105,8 +105,10 @@ def _kind(record: dict) -> str:
     if "train_runtime" in record:
         return "summary"
     if any(k.startswith("eval_") for k in record):
-        return "eval" if "eval_reward" in record else "other_eval"
-    return "train" if ("reward" in record or "loss" in record) else "other"
+        return "eval" if isinstance(record.get("eval_reward"), (int, float)) else "other_eval"
+    numeric = any(isinstance(record.get(k), (int, float)) and not isinstance(record.get(k), bool)
+                  for k in ("reward", "loss"))
+    return "train" if numeric else "other"
 
 
 def read_tables(records: Iterable[object], notes: list[str]) -> tuple[MetricTable, MetricTable]:
