@@ -21,6 +21,7 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 from pathlib import Path
 
 from grpo_rlvr.diagnosis.log_reader import jsonl_records, peek_global_step, state_records
@@ -51,7 +52,9 @@ class MetricTable:
 
     def non_finite(self, key: str) -> list[tuple[int, float]]:
         col = self.columns.get(key)
-        return [(self.steps[i], v) for i, v in zip(*col, strict=True) if not math.isfinite(v)] if col else []
+        if not col or all(map(math.isfinite, col[1])):
+            return []
+        return [(self.steps[i], v) for i, v in zip(*col, strict=True) if not math.isfinite(v)]
 
 
 class _TableBuilder:
@@ -60,25 +63,59 @@ class _TableBuilder:
 
     def __init__(self):
         self.steps, self.kinds = array("q"), []
-        self.cols: dict[str, tuple[array, array]] = {}
+        self.shapes: dict[tuple[str, ...], tuple[array, array]] = {}   # keys → (record indexes, flat rows)
+        self.odd_cols: dict[str, tuple[array, array]] = {}             # values of records that are not all numbers
         self.nulls: dict[str, list[int]] = {}
 
     def add(self, step: int, kind: str, record: dict) -> None:
         i = len(self.steps)
         self.steps.append(step)
         self.kinds.append(kind)
+        vals = list(record.values())
+        try:  # the usual record, all numbers: one row of a flat array per key set, at C speed
+            if any(map(isinstance, vals, _BOOL)):
+                raise TypeError
+            row = array("d", vals)
+        except (TypeError, OverflowError):
+            self._add_slowly(i, record)
+            return
+        shape = self.shapes.get(keys := tuple(record))
+        if shape is None:
+            shape = self.shapes[tuple(sys.intern(k) for k in keys)] = (array("q"), array("d"))
+        shape[0].append(i)
+        shape[1].extend(row)
+
+    def _add_slowly(self, i: int, record: dict) -> None:
         for k, v in record.items():
-            if isinstance(v, bool) or k == "step":
-                continue
-            if isinstance(v, (int, float)):
-                k = sys.intern(k)
-                col = self.cols.get(k)
+            t = type(v)
+            if t is float or (t is int and k != "step"):
+                col = self.odd_cols.get(k)
                 if col is None:
-                    col = self.cols[k] = (array("q"), array("d"))
+                    col = self.odd_cols[sys.intern(k)] = (array("q"), array("d"))
                 col[0].append(i)
-                col[1].append(float(v) if abs(v) < 1e308 or isinstance(v, float) else math.inf)
+                col[1].append(v if t is float else _as_float(v))
             elif v is None:
                 self.nulls.setdefault(sys.intern(k), []).append(i)
+
+    @cached_property
+    def cols(self) -> dict[str, tuple[array, array]]:
+        """key → (record indexes, values), in file order."""
+        parts: dict[str, list[tuple[array, array]]] = {}
+        for keys, (idx, flat) in self.shapes.items():
+            n = len(keys)
+            for j, k in enumerate(keys):
+                if k != "step":
+                    parts.setdefault(k, []).append((idx, flat[j::n]))
+        for k, col in self.odd_cols.items():
+            parts.setdefault(k, []).append(col)
+        out = {}
+        for k, cols in parts.items():
+            if len(cols) == 1:
+                out[k] = cols[0]
+            else:
+                pairs = sorted((i, v) for idx, vals in cols for i, v in zip(idx, vals, strict=True))
+                out[k] = (array("q", (i for i, _ in pairs)), array("d", (v for _, v in pairs)))
+        return out
 
     def build(self, kind: str) -> MetricTable:
         last: dict[int, int] = {}
@@ -86,6 +123,10 @@ class _TableBuilder:
             if k == kind:
                 last[s] = i
         order = sorted(last.values(), key=lambda i: (self.steps[i], i))
+        if len(order) == len(self.steps) and order == list(range(len(order))):
+            # One kind, in order, no step logged twice (most logs): the columns are already right.
+            nulls = {k: (len(idx), self.steps[idx[0]]) for k, idx in self.nulls.items()}
+            return MetricTable(self.steps, self.cols, nulls)
         pos = {old: new for new, old in enumerate(order)}
         steps = array("q", (self.steps[i] for i in order))
         columns = {}
@@ -101,14 +142,22 @@ class _TableBuilder:
         return MetricTable(steps, columns, nulls)
 
 
+def _as_float(v: int) -> float:
+    return float(v) if abs(v) < 1e308 else math.copysign(math.inf, v)
+
+
+_BOOL = repeat(bool)
+_NUMBER = (int, float)
+
+
 def _kind(record: dict) -> str:
     if "train_runtime" in record:
         return "summary"
+    if type(record.get("loss")) in _NUMBER or type(record.get("reward")) in _NUMBER:
+        return "train"
     if any(k.startswith("eval_") for k in record):
-        return "eval" if isinstance(record.get("eval_reward"), (int, float)) else "other_eval"
-    numeric = any(isinstance(record.get(k), (int, float)) and not isinstance(record.get(k), bool)
-                  for k in ("reward", "loss"))
-    return "train" if numeric else "other"
+        return "eval" if type(record.get("eval_reward")) in _NUMBER else "other_eval"
+    return "other"
 
 
 def read_tables(records: Iterable[object], notes: list[str]) -> tuple[MetricTable, MetricTable]:
