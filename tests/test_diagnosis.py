@@ -39,7 +39,7 @@ def write_state(tmp_path, records) -> str:
 
 
 def ids(tmp_path, **override):
-    res = diagnose(write_state(tmp_path, history(**{**HEALTHY, **override})))
+    res = diagnose(write_state(tmp_path, history(**{**HEALTHY, **override})), out_dir=tmp_path)
     return {f.id for f in res.findings}, res
 
 
@@ -92,7 +92,7 @@ def test_apply_writes_a_brief_that_loads_with_the_variant(workspace):
 
 def test_apply_without_recommendation_is_an_error(tmp_path):
     with pytest.raises(ConfigError, match="recommends no variant"):
-        diagnose(write_state(tmp_path, history(**HEALTHY)), apply_to=tmp_path / "x.yaml")
+        diagnose(write_state(tmp_path, history(**HEALTHY)), apply_to=tmp_path / "x.yaml", out_dir=tmp_path)
 
 
 def test_no_logs_is_a_clear_error(tmp_path):
@@ -201,7 +201,7 @@ def with_evals(records, held_out):
 
 def test_training_reward_rising_without_held_out_gain(tmp_path):
     recs = with_evals(history(**HEALTHY), [0.05, 0.06, 0.05, 0.04, 0.05])
-    res = diagnose(write_state(tmp_path, recs))
+    res = diagnose(write_state(tmp_path, recs), out_dir=tmp_path)
     f = next(x for x in res.findings if x.id == "reward_hacking")
     assert f.cause == "held_out_gap" and f.variant is None
     assert any("held-out exact_match 0.050 at step 0" in e for e in f.evidence), f.evidence
@@ -210,7 +210,7 @@ def test_training_reward_rising_without_held_out_gain(tmp_path):
 
 def test_held_out_rising_with_training_is_healthy(tmp_path):
     recs = with_evals(history(**HEALTHY), [0.05, 0.12, 0.2, 0.28, 0.35])
-    res = diagnose(write_state(tmp_path, recs))
+    res = diagnose(write_state(tmp_path, recs), out_dir=tmp_path)
     assert res.healthy, res.format()
     assert "held-out (5 evaluations" in res.format()
     assert "| rewards/exact_match/mean | 0.05 | 0.35 |" in (tmp_path / "diagnosis.md").read_text()
@@ -276,7 +276,7 @@ def test_rising_format_is_cleared_by_rising_held_out_correctness(tmp_path):
     hack = {"rewards__format__mean": lambda i: min(1.0, 0.5 + 0.05 * i), "rewards__exact_match__mean": lambda i: 0.1}
     assert "reward_hacking" in ids(tmp_path, **hack)[0]
     recs = with_evals(history(**{**HEALTHY, **hack}), [0.05, 0.08, 0.1, 0.12, 0.14])
-    res = diagnose(write_state(tmp_path, recs))
+    res = diagnose(write_state(tmp_path, recs), out_dir=tmp_path)
     assert "reward_hacking" not in {f.id for f in res.findings}, res.format()
 
 

@@ -106,7 +106,7 @@ def cmd_train(args) -> int:
 def cmd_diagnose(args) -> int:
     from grpo_rlvr.diagnosis import diagnose
 
-    result = diagnose(args.run, apply_to=args.apply)
+    result = diagnose(args.run, apply_to=args.apply, out_dir=args.out, roles=args.role)
     _emit(result.to_dict(), args.json, lambda _: result.format())
     return 0
 
@@ -212,10 +212,17 @@ def build_parser() -> argparse.ArgumentParser:
     json_arg(sp)
 
     sp = add("diagnose", cmd_diagnose, "read a run's logs, name failure modes, recommend a variant")
-    sp.add_argument("run", metavar="RUN", help="a run folder, its output folder, or a trainer_state.json")
-    sp.epilog = ("Reads metrics.jsonl (or trainer_state.json), the held-out evaluations when the brief set "
-                 "dataset.eval_path, and the logged completions (output/completions/*.parquet). Writes "
-                 "diagnosis.json, diagnosis.md and PNG plots beside the logs.")
+    sp.add_argument("run", metavar="RUN", help="a grpo-rlvr run folder, a TRL output_dir, a trainer_state.json or a "
+                    "metrics.jsonl")
+    sp.epilog = ("Reads metrics.jsonl, else the newest trainer_state.json (output_dir or checkpoint-*/), the held-out "
+                 "evaluations, and the logged completions (completions/*.parquet). Not TensorBoard event files. "
+                 "Each reward's role (format, correctness, length, other) is stated with --role or inferred from "
+                 "the brief lock, its name or its behaviour, and printed. Writes diagnosis.json, diagnosis.md and "
+                 "PNG plots into --out; by default the folder of the run's logs, or the current folder for a "
+                 "lone file.")
+    sp.add_argument("--role", metavar="NAME=ROLE", action="append", default=None,
+                    help="state a reward's role: format, correctness, length or other (repeatable)")
+    sp.add_argument("--out", metavar="DIR", default=None, help="where to write the diagnosis")
     sp.add_argument("--apply", metavar="NEW_BRIEF", default=None,
                     help="write a new brief with the recommended variant and this diagnosis")
     json_arg(sp)

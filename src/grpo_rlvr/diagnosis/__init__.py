@@ -1,5 +1,7 @@
-"""``grpo-rlvr diagnose``: read a run's logs, name failure modes with evidence, recommend a variant with the
-exact brief change. The base recipe stays unless a finding calls for a variant."""
+"""``grpo-rlvr diagnose``: read a run's logs (a grpo-rlvr run or any TRL run), say what each reward is (its
+role), name failure modes with evidence, recommend a variant with the exact brief change. The base recipe
+stays unless a finding calls for a variant. A log that cannot be judged (empty, too short, non-finite,
+missing key metrics) is a finding, never "healthy"."""
 
 from __future__ import annotations
 
@@ -9,12 +11,15 @@ from pathlib import Path
 import yaml
 
 from grpo_rlvr.diagnosis.detectors import DETECTORS, Finding
+from grpo_rlvr.diagnosis.log_checks import LOG_CHECKS
 from grpo_rlvr.diagnosis.metrics import RunLogs, load_run_logs
 from grpo_rlvr.diagnosis.report import write_markdown, write_plots
+from grpo_rlvr.diagnosis.roles import ROLES, infer_roles, parse_stated
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_json_atomic, write_text_atomic
 
-__all__ = ["DETECTORS", "DiagnosisResult", "Finding", "diagnose", "load_run_logs", "recommended_variant"]
+__all__ = ["DETECTORS", "LOG_CHECKS", "ROLES", "DiagnosisResult", "Finding", "diagnose", "infer_roles", "load_run_logs",
+           "recommended_variant"]
 
 _SEVERITY = {"critical": 0, "warning": 1, "info": 2}
 
@@ -35,6 +40,10 @@ class DiagnosisResult:
     def format(self) -> str:
         d = self.data
         lines = [f"Diagnosis of {d['run']}: {d['records']} log records, reward {d['reward_start']} → {d['reward_end']}"]
+        lines += [f"  note: {n}" for n in d.get("notes") or []]
+        if d.get("roles"):
+            lines.append("  reward roles:")
+            lines += [f"    {n}: {r['role']} ({r['how']})" for n, r in d["roles"].items()]
         held = d.get("held_out")
         if held:
             parts = [f"{k.split('/')[1] if '/' in k else k} {v['first']} → {v['last']}" for k, v in held.items()
@@ -54,7 +63,7 @@ class DiagnosisResult:
 
 
 def run_detectors(logs: RunLogs) -> list[Finding]:
-    found = [f for f in (d(logs) for d in DETECTORS) if f is not None]
+    found = [f for f in (d(logs) for d in LOG_CHECKS + DETECTORS) if f is not None]
     return sorted(found, key=lambda f: _SEVERITY[f.severity])
 
 
@@ -67,24 +76,41 @@ def recommended_variant(findings: list[Finding]) -> str | None:
     return next((f.variant for f in findings if f.variant), None)
 
 
-def diagnose(target, apply_to=None, out_dir=None) -> DiagnosisResult:
-    """Diagnose the run at ``target`` (run folder, output folder, or trainer_state.json / metrics.jsonl).
+def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[str] | None = None) -> DiagnosisResult:
+    """Diagnose the run at ``target``: a grpo-rlvr run folder, a TRL output_dir (trainer_state.json there or in
+    its newest checkpoint-*/, completions/*.parquet), or a trainer_state.json / metrics.jsonl file.
 
-    Writes diagnosis.json, diagnosis.md and plots next to the logs (or into ``out_dir``). With ``apply_to``,
-    writes a new brief with the recommended variant and a reference to this diagnosis.
+    Writes diagnosis.json, diagnosis.md and plots into ``out_dir``; by default into the folder holding the
+    run's logs (RUN/output for a grpo-rlvr run, the output_dir itself for a TRL run) when ``target`` is a folder,
+    and into the current folder when it is a lone file. ``roles`` states reward roles ({name: role}, or
+    ``NAME=ROLE`` strings); the others are inferred. With ``apply_to``, writes a new brief with the recommended
+    variant and a reference to this diagnosis.
     Raises:
-        InputFileError: no logs found. ConfigError: --apply without a recommended variant.
+        InputFileError: no logs found, or a damaged log. ConfigError: a bad --role; --apply without a
+        recommended variant.
     """
+    stated = parse_stated(roles) if isinstance(roles, list) else dict(roles or {})
+    bad = [f"--role {n}={r}: unknown role; use one of {', '.join(ROLES)}" for n, r in stated.items() if r not in ROLES]
+    if bad:
+        raise ConfigError(bad)
     logs = load_run_logs(target)
+    logs.roles = infer_roles(logs, stated)
     findings = run_detectors(logs)
-    out = Path(out_dir) if out_dir else (logs.source.parent if logs.source.is_file() else logs.source)
+    if out_dir:
+        out = Path(out_dir)
+    elif Path(target).is_dir():
+        out = Path(target) / "output" if (Path(target) / "output").is_dir() else Path(target)
+    else:
+        out = Path.cwd()
     out.mkdir(parents=True, exist_ok=True)
     rewards = logs.series("reward")
     variant = recommended_variant(findings)
     data = {
-        "run": str(Path(target)), "records": len(logs.history),
-        "first_step": logs.history[0]["step"] if logs.history else None,
-        "last_step": logs.history[-1]["step"] if logs.history else None,
+        "run": str(Path(target)), "log": str(logs.source), "records": len(logs.history),
+        "first_step": logs.history.steps[0] if len(logs.history) else None,
+        "last_step": logs.history.steps[-1] if len(logs.history) else None,
+        "notes": logs.notes,
+        "roles": {n: {"role": r.role, "how": r.how} for n, r in logs.roles.items()},
         "reward_start": round(rewards[0][1], 4) if rewards else None,
         "reward_end": round(rewards[-1][1], 4) if rewards else None,
         "held_out": _held_out_summary(logs),
@@ -92,7 +118,7 @@ def diagnose(target, apply_to=None, out_dir=None) -> DiagnosisResult:
         "findings": [asdict(f) for f in findings],
         "recommended_variant": variant,
     }
-    plots = write_plots(logs, out) if logs.history else []
+    plots = write_plots(logs, out) if len(logs.history) else []
     data["plots"] = plots
     write_json_atomic(out / "diagnosis.json", data)
     write_markdown(out, data, plots)
@@ -104,11 +130,11 @@ def diagnose(target, apply_to=None, out_dir=None) -> DiagnosisResult:
 
 def _held_out_summary(logs: RunLogs) -> dict | None:
     """Each reward's held-out mean at the first and the last evaluation, when the run evaluated."""
-    if not logs.eval_history:
+    ev = logs.eval_history
+    if not len(ev):
         return None
-    out = {"evaluations": len(logs.eval_history), "first_step": logs.eval_history[0]["step"],
-           "last_step": logs.eval_history[-1]["step"]}
-    for key in sorted({k for r in logs.eval_history for k in r if k.startswith("eval_rewards/") and k.endswith("/mean")}
+    out = {"evaluations": len(ev), "first_step": ev.steps[0], "last_step": ev.steps[-1]}
+    for key in sorted({k for k in ev.keys() if k.startswith("eval_rewards/") and k.endswith("/mean")}
                       | {"eval_reward"}):
         s = logs.eval_series(key.removeprefix("eval_"))
         if s:

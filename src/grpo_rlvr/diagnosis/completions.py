@@ -68,6 +68,12 @@ def windows(rows: list[dict]) -> tuple[Window, Window] | None:
     return window(early), window(late)
 
 
+def length_by_step(rows: list[dict]) -> list[tuple[int, float]]:
+    """Mean completion length in characters per logged step."""
+    return [(step, statistics.fmean(len(text_of(r["completion"])) for g in groups.values() for r in g))
+            for step, groups in sorted(groups_by_step(rows).items())]
+
+
 def distinct_share(w: Window) -> float:
     """Mean share of distinct completions within a group (1.0: all differ; 1/8: all eight identical)."""
     shares = [len({text_of(r["completion"]) for r in g}) / len(g) for g in w.groups if len(g) > 1]

@@ -51,37 +51,23 @@ def _slope(series: list[tuple[int, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else 0.0
 
 
-def reward_names(logs: RunLogs) -> list[str]:
-    keys = {k for r in logs.history for k in r}
-    return sorted(k.split("/")[1] for k in keys if k.startswith("rewards/") and k.endswith("/mean"))
-
-
-def _kind_names(logs: RunLogs, kind: str) -> list[str]:
-    """Reward names of a kind, from the run's brief lock when present, else by name."""
-    names = reward_names(logs)
-    if logs.brief_lock:
-        specs = (logs.brief_lock.get("resolved") or {}).get("rewards") or []
-        from grpo_rlvr.rewards import build_reward
-
-        found = []
-        for s in specs:
-            try:
-                r = build_reward(s["name"], s.get("params") or {}, kind=s.get("kind"))
-            except Exception:  # noqa: BLE001 - an unloadable user reward just isn't classified
-                continue
-            if r.kind == kind and r.name in names:
-                found.append(r.name)
-        if found:
-            return found
-    guess = {"format": ("format",), "correctness": ("exact_match", "math", "unit_tests", "json_schema", "tool_call")}
-    return [n for n in names if n in guess.get(kind, ())]
+def _names(logs: RunLogs, role: str) -> list[str]:
+    """Rewards of a role (``roles.infer_roles``, set on the logs by ``diagnose``), that the run logged."""
+    return [n for n, r in logs.roles.items() if r.role == role and logs.series(f"rewards/{n}/mean")]
 
 
 def _quality(logs: RunLogs) -> tuple[str, list[tuple[int, float]]]:
-    cor = _kind_names(logs, "correctness")
-    if cor and logs.series(f"rewards/{cor[0]}/mean"):
+    cor = _names(logs, "correctness")
+    if cor:
         return cor[0], logs.series(f"rewards/{cor[0]}/mean")
     return "reward", logs.series("reward")
+
+
+def _length_series(logs: RunLogs) -> tuple[list[tuple[int, float]], str]:
+    """Mean completion length per log: TRL's completions/mean_length (tokens), else from the logged
+    completions (characters)."""
+    s = logs.series("completions/mean_length")
+    return (s, "tokens") if s else (comp.length_by_step(logs.completions), "characters")
 
 
 def _current(logs: RunLogs, key: str):
@@ -256,10 +242,11 @@ def degenerate_length(logs: RunLogs) -> Finding | None:
 
 def length_reward_coupling(logs: RunLogs) -> Finding | None:
     """Mean completion length grows ≥ 30% (or ≥ 15% with a within-group length–advantage correlation ≥ 0.5
-    in the logged completions) while correctness is flat (gain < 0.02).
+    in the logged completions, or with a length reward rising ≥ 0.05) while correctness is flat (gain < 0.02).
     Guard: length growth with rising correctness is not flagged (longer reasoning can be right)."""
-    w = _windows(logs.series("completions/mean_length"))
-    cor = _kind_names(logs, "correctness")
+    length, unit = _length_series(logs)
+    w = _windows(length)
+    cor = _names(logs, "correctness")
     c = _windows(logs.series(f"rewards/{cor[0]}/mean")) if cor else None
     if not w or not c:
         return None
@@ -267,19 +254,27 @@ def length_reward_coupling(logs: RunLogs) -> Finding | None:
     _, _, c0, c1 = c
     cw = logs.completion_windows
     corr = comp.length_advantage_correlation(cw[1]) if cw else None
-    grows = l0 > 0 and (l1 / l0 >= 1.3 or (l1 / l0 >= 1.15 and corr is not None and corr[0] >= 0.5))
+    pays = []
+    for n in _names(logs, "length"):
+        lw = _windows(logs.series(f"rewards/{n}/mean"))
+        if lw and lw[3] - lw[2] >= 0.05:
+            pays.append(f"{n} (a length reward) mean {lw[2]:.3f} → {lw[3]:.3f}: the run is paid for length")
+    backed = (corr is not None and corr[0] >= 0.5) or bool(pays)
+    grows = l0 > 0 and (l1 / l0 >= 1.3 or (l1 / l0 >= 1.15 and backed))
     if not grows or c1 - c0 >= 0.02:
         return None
-    evidence = [f"mean length {l0:.1f} → {l1:.1f} tokens (+{l1 / l0 - 1:.0%}; threshold +30%, or +15% with a "
-                "length–advantage correlation ≥ 0.5)",
-                f"{cor[0]} mean {c0:.3f} → {c1:.3f} (gain < 0.02)"]
+    evidence = [f"mean length {l0:.1f} → {l1:.1f} {unit} (+{l1 / l0 - 1:.0%}; threshold +30%, or +15% with a "
+                "length–advantage correlation ≥ 0.5 or a rising length reward)",
+                f"{cor[0]} mean {c0:.3f} → {c1:.3f} (gain < 0.02)"] + pays
     if corr is not None:
         evidence.append(f"within-group correlation of length and advantage at the end: {corr[0]:+.2f} over "
                         f"{corr[1]} groups (longer completions are the ones rewarded)")
+    rec = "Switch to Dr.GRPO (no length normalisation bias, no std scaling), and consider a length_penalty."
+    if pays:
+        rec = ("Stop paying for length: drop or cap the length reward (or make it a penalty beyond a budget, "
+               "e.g. the length_penalty reward), and switch to Dr.GRPO (no length normalisation bias).")
     return Finding("length_reward_coupling", "Completions grow longer while correctness is flat", "warning",
-                   evidence,
-                   "Switch to Dr.GRPO (no length normalisation bias, no std scaling), and consider a length_penalty.",
-                   variant="dr_grpo", brief_change=_variant_change("dr_grpo"))
+                   evidence, rec, variant="dr_grpo", brief_change=_variant_change("dr_grpo"))
 
 
 HELD_OUT_GAIN = 0.05   # a held-out correctness gain this large clears a rising format part of suspicion
@@ -294,7 +289,7 @@ def reward_hacking(logs: RunLogs) -> Finding | None:
     format +0.53, correctness +0.23) is healthy, and so is a format that was saturated from the start, or any
     rise of held-out correctness of ≥ 0.05 (the format is then carrying real answers); (b) held-out quality
     rising along with training is healthy."""
-    fmt, cor = _kind_names(logs, "format"), _kind_names(logs, "correctness")
+    fmt, cor = _names(logs, "format"), _names(logs, "correctness")
     format_hack = None
     if fmt and cor:
         f, c = _windows(logs.series(f"rewards/{fmt[0]}/mean")), _windows(logs.series(f"rewards/{cor[0]}/mean"))

@@ -1,29 +1,200 @@
-"""Reading what a run logged: the metric history (``metrics.jsonl`` or ``trainer_state.json``), the held-out
-evaluations (``eval_*`` records, when the brief set ``dataset.eval_path``) and the logged training completions
-(``completions/*.parquet``; held-out ones are under ``completions/eval/``), from a run folder, its output
-folder, or a file."""
+"""Reading what a run logged: the metric history (``metrics.jsonl`` or ``trainer_state.json``, the newest of the
+top-level one and those in ``checkpoint-*/``), the held-out evaluations (``eval_*`` records) and the logged
+training completions (``completions/*.parquet``, as TRL writes them; held-out ones are under
+``completions/eval/``), from a run folder, a plain TRL output folder, or a file.
+
+Records are kept column by column (a step array and, per metric, the record indexes and float values that
+have it), so a long run costs 16 bytes a logged number, not a Python dict per record. Non-numeric values
+(strings, lists, nested objects) are ignored; ``null`` values are counted, since TRL writes ``null`` for a
+reward that returned None for every completion. Entries that are not records (not an object, no integer
+``step``) are skipped and counted in ``notes``.
+
+Limits: TensorBoard event files are not read (no TensorBoard reader is installed in this stack); a folder
+holding only them gets an error saying so and what to log instead.
+"""
 
 from __future__ import annotations
 
-import json
+import math
+import sys
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 from pathlib import Path
 
+from grpo_rlvr.diagnosis.log_reader import jsonl_records, peek_global_step, state_records
 from grpo_rlvr.errors import InputFileError
-from grpo_rlvr.jsonl import read_jsonl
+
+
+class MetricTable:
+    """Log records column by column: ``steps[i]`` is record i's step; ``columns[key]`` holds the (record index,
+    value) pairs of the records that logged ``key`` as a number, NaN and inf included."""
+
+    def __init__(self, steps: array, columns: dict[str, tuple[array, array]], nulls: dict[str, tuple[int, int]]):
+        self.steps = steps
+        self.columns = columns
+        self.nulls = nulls          # key → (how many records logged it as null, first such step)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def keys(self) -> set[str]:
+        return set(self.columns)
+
+    def series(self, key: str) -> list[tuple[int, float]]:
+        """(step, value) of the records that logged ``key`` as a finite number, in step order."""
+        col = self.columns.get(key)
+        if not col:
+            return []
+        return [(self.steps[i], v) for i, v in zip(*col, strict=True) if math.isfinite(v)]
+
+    def non_finite(self, key: str) -> list[tuple[int, float]]:
+        col = self.columns.get(key)
+        if not col or all(map(math.isfinite, col[1])):
+            return []
+        return [(self.steps[i], v) for i, v in zip(*col, strict=True) if not math.isfinite(v)]
+
+
+class _TableBuilder:
+    """Collects records in file order; ``build`` keeps the last record of each kind for each step (a resumed
+    run re-logs the steps after its checkpoint) and sorts them by step."""
+
+    def __init__(self):
+        self.steps, self.kinds = array("q"), []
+        self.shapes: dict[tuple[str, ...], tuple[array, array]] = {}   # keys → (record indexes, flat rows)
+        self.odd_cols: dict[str, tuple[array, array]] = {}             # values of records that are not all numbers
+        self.nulls: dict[str, list[int]] = {}
+
+    def add(self, step: int, kind: str, record: dict) -> None:
+        i = len(self.steps)
+        self.steps.append(step)
+        self.kinds.append(kind)
+        vals = list(record.values())
+        try:  # the usual record, all numbers: one row of a flat array per key set, at C speed
+            if any(map(isinstance, vals, _BOOL)):
+                raise TypeError
+            row = array("d", vals)
+        except (TypeError, OverflowError):
+            self._add_slowly(i, record)
+            return
+        shape = self.shapes.get(keys := tuple(record))
+        if shape is None:
+            shape = self.shapes[tuple(sys.intern(k) for k in keys)] = (array("q"), array("d"))
+        shape[0].append(i)
+        shape[1].extend(row)
+
+    def _add_slowly(self, i: int, record: dict) -> None:
+        for k, v in record.items():
+            t = type(v)
+            if t is float or (t is int and k != "step"):
+                col = self.odd_cols.get(k)
+                if col is None:
+                    col = self.odd_cols[sys.intern(k)] = (array("q"), array("d"))
+                col[0].append(i)
+                col[1].append(v if t is float else _as_float(v))
+            elif v is None:
+                self.nulls.setdefault(sys.intern(k), []).append(i)
+
+    @cached_property
+    def cols(self) -> dict[str, tuple[array, array]]:
+        """key → (record indexes, values), in file order."""
+        parts: dict[str, list[tuple[array, array]]] = {}
+        for keys, (idx, flat) in self.shapes.items():
+            n = len(keys)
+            for j, k in enumerate(keys):
+                if k != "step":
+                    parts.setdefault(k, []).append((idx, flat[j::n]))
+        for k, col in self.odd_cols.items():
+            parts.setdefault(k, []).append(col)
+        out = {}
+        for k, cols in parts.items():
+            if len(cols) == 1:
+                out[k] = cols[0]
+            else:
+                pairs = sorted((i, v) for idx, vals in cols for i, v in zip(idx, vals, strict=True))
+                out[k] = (array("q", (i for i, _ in pairs)), array("d", (v for _, v in pairs)))
+        return out
+
+    def build(self, kind: str) -> MetricTable:
+        last: dict[int, int] = {}
+        for i, (s, k) in enumerate(zip(self.steps, self.kinds, strict=True)):
+            if k == kind:
+                last[s] = i
+        order = sorted(last.values(), key=lambda i: (self.steps[i], i))
+        if len(order) == len(self.steps) and order == list(range(len(order))):
+            # One kind, in order, no step logged twice (most logs): the columns are already right.
+            nulls = {k: (len(idx), self.steps[idx[0]]) for k, idx in self.nulls.items()}
+            return MetricTable(self.steps, self.cols, nulls)
+        pos = {old: new for new, old in enumerate(order)}
+        steps = array("q", (self.steps[i] for i in order))
+        columns = {}
+        for key, (idx, vals) in self.cols.items():
+            pairs = sorted((pos[i], v) for i, v in zip(idx, vals, strict=True) if i in pos)
+            if pairs:
+                columns[key] = (array("q", (p for p, _ in pairs)), array("d", (v for _, v in pairs)))
+        nulls = {}
+        for key, idx in self.nulls.items():
+            kept = sorted(pos[i] for i in idx if i in pos)
+            if kept:
+                nulls[key] = (len(kept), steps[kept[0]])
+        return MetricTable(steps, columns, nulls)
+
+
+def _as_float(v: int) -> float:
+    return float(v) if abs(v) < 1e308 else math.copysign(math.inf, v)
+
+
+_BOOL = repeat(bool)
+_NUMBER = (int, float)
+
+
+def _kind(record: dict) -> str:
+    if "train_runtime" in record:
+        return "summary"
+    if type(record.get("loss")) in _NUMBER or type(record.get("reward")) in _NUMBER:
+        return "train"
+    if any(k.startswith("eval_") for k in record):
+        return "eval" if type(record.get("eval_reward")) in _NUMBER else "other_eval"
+    return "other"
+
+
+def read_tables(records: Iterable[object], notes: list[str]) -> tuple[MetricTable, MetricTable]:
+    """Training and held-out evaluation tables from raw log entries."""
+    b = _TableBuilder()
+    odd: list[str] = []
+    n_odd = 0
+    for r in records:
+        step = r.get("step") if isinstance(r, dict) else None
+        if not isinstance(step, int) or isinstance(step, bool):
+            n_odd += 1
+            if len(odd) < 3:
+                odd.append(repr(r)[:40])
+            continue
+        b.add(step, _kind(r), r)
+    if n_odd:
+        notes.append(f"{n_odd} log entr{'y is' if n_odd == 1 else 'ies are'} not a record with an integer step "
+                     f"(e.g. {', '.join(odd)}): skipped")
+    return b.build("train"), b.build("eval")
 
 
 @dataclass
 class RunLogs:
-    source: Path
-    history: list[dict]            # training log records with "step", in order, no eval/summary records
+    source: Path                   # the metric log read (or the completions folder when there is none)
+    history: MetricTable           # training log records, in step order, no eval/summary records
     completions: list[dict]        # rows of the training completions parquet files (may be empty)
     brief_lock: dict | None
-    eval_history: list[dict] = field(default_factory=list)  # held-out evaluations ("eval_reward", …), in order
+    eval_history: MetricTable      # held-out evaluations ("eval_reward", …), in order
+    notes: list[str] = field(default_factory=list)   # what was skipped or chosen while reading
+    roles: dict = field(default_factory=dict)        # reward name → roles.Role, set by diagnose
 
     def series(self, key: str) -> list[tuple[int, float]]:
-        return _series(self.history, key)
+        return self.history.series(key)
+
+    def eval_series(self, key: str) -> list[tuple[int, float]]:
+        """A held-out metric by its training name (``rewards/exact_match/mean`` reads ``eval_rewards/…``)."""
+        return self.eval_history.series(f"eval_{key}")
 
     @cached_property
     def completion_windows(self):
@@ -32,66 +203,103 @@ class RunLogs:
 
         return windows(self.completions)
 
-    def eval_series(self, key: str) -> list[tuple[int, float]]:
-        """A held-out metric by its training name (``rewards/exact_match/mean`` reads ``eval_rewards/…``)."""
-        return _series(self.eval_history, f"eval_{key}")
+
+def _newest_state(out: Path, notes: list[str]) -> Path | None:
+    """The trainer_state.json with the highest global_step among OUT's and its checkpoint-*/ ones (ties: the
+    top-level one, which ``save_state`` writes at the end)."""
+    found = [out / "trainer_state.json"] if (out / "trainer_state.json").is_file() else []
+    found += [c for c in out.glob("checkpoint-*/trainer_state.json") if c.parent.name.split("-")[-1].isdigit()]
+    if not found:
+        return None
+
+    def rank(p: Path):
+        step = peek_global_step(p)
+        if step is None and p.parent != out:
+            step = int(p.parent.name.split("-")[-1])
+        return (step if step is not None else -1, p.parent == out)
+
+    best = max(found, key=rank)
+    if len(found) > 1:
+        notes.append(f"read {best.relative_to(out)}, the newest of {len(found)} trainer_state.json files "
+                     f"(global_step {rank(best)[0]})")
+    return best
 
 
-def _series(records: list[dict], key: str) -> list[tuple[int, float]]:
-    return [(r["step"], float(r[key])) for r in records
-            if isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool)]
+_TB_GLOB = "**/events.out.tfevents.*"
 
 
-def _history_from_state(path: Path) -> list[dict]:
-    state = json.loads(path.read_text())
-    return [r for r in state.get("log_history", []) if "step" in r]
+def _locate(p: Path, notes: list[str]) -> tuple[Path | None, Path, Path]:
+    """(metric log or None, completions folder, the output folder) for a target path."""
+    if p.is_file():
+        if p.suffix == ".parquet":
+            return None, p.parent, p.parent
+        if p.name.startswith("events.out.tfevents"):
+            raise _tensorboard_error(p)
+        return p, p.parent / "completions", p.parent
+    out = p / "output" if (p / "output").is_dir() else p
+    if out.name == "completions" and any(out.glob("*.parquet")):
+        return None, out, out.parent
+    jsonl = out / "metrics.jsonl"
+    src = jsonl if jsonl.is_file() else _newest_state(out, notes)
+    comp = out / "completions"
+    if src is None and not (comp.is_dir() and any(comp.glob("*.parquet"))):
+        if next(iter(out.glob(_TB_GLOB)), None) is not None:
+            raise _tensorboard_error(out)
+        raise InputFileError(f"{p}: no metrics.jsonl or trainer_state.json (nor in checkpoint-*/), and no "
+                             "completions/*.parquet; has the run logged anything? Point at the run's output_dir")
+    return src, comp, out
 
 
-def _history_from_jsonl(path: Path) -> list[dict]:
-    rows = read_jsonl(path, "metrics")
-    by_step: dict[tuple[int, str], dict] = {}
-    for r in rows:  # a resumed run may re-log steps: keep the last record of each kind for each step
-        by_step[(r["step"], _kind(r))] = r
-    return [by_step[k] for k in sorted(by_step)]
-
-
-def _kind(record: dict) -> str:
-    if "train_runtime" in record:
-        return "summary"
-    return "eval" if any(k.startswith("eval_") for k in record) else "train"
+def _tensorboard_error(p: Path) -> InputFileError:
+    return InputFileError(f"{p}: only TensorBoard event files here, and no TensorBoard reader is installed with "
+                          "grpo-rlvr. Diagnose the run's trainer_state.json instead (the Trainer writes one into "
+                          "each checkpoint-*/ folder; trainer.save_state() writes one into output_dir)")
 
 
 def load_run_logs(target) -> RunLogs:
-    """Find and read the logs of a run. Raises InputFileError when there are none."""
+    """Find and read the logs of a run.
+
+    Raises:
+        InputFileError: nothing to read, or a log file that is damaged beyond its last line.
+    """
     p = Path(target)
     if not p.exists():
-        raise InputFileError(f"{p}: not found; pass a run folder, its output folder or a trainer_state.json")
-    lock = None
-    if p.is_dir():
-        out = p / "output" if (p / "output").is_dir() else p
-        run = out.parent if out.name == "output" else out
-        if (run / "brief.lock.json").is_file():
-            lock = json.loads((run / "brief.lock.json").read_text())
-        candidates = [out / "metrics.jsonl", out / "trainer_state.json"]
-        ckpts = sorted(out.glob("checkpoint-*/trainer_state.json"), key=lambda q: int(q.parent.name.split("-")[-1]))
-        candidates += ckpts[::-1]
-        src = next((c for c in candidates if c.is_file()), None)
-        if src is None:
-            raise InputFileError(f"{p}: no metrics.jsonl or trainer_state.json; has the run logged anything?")
-        comp_dir = out / "completions"
+        raise InputFileError(f"{p}: not found; pass a run folder, a TRL output_dir, a trainer_state.json or a "
+                             "metrics.jsonl")
+    notes: list[str] = []
+    src, comp_dir, out = _locate(p, notes)
+    lock = _brief_lock(out, notes)
+    if src is None:
+        history, eval_history = read_tables([], notes)
+        notes.append("no metric log (metrics.jsonl or trainer_state.json): only the logged completions are read")
     else:
-        src, comp_dir = p, p.parent / "completions"
-    try:
-        history = _history_from_jsonl(src) if src.suffix == ".jsonl" else _history_from_state(src)
-    except (OSError, json.JSONDecodeError, KeyError) as e:
-        raise InputFileError(f"{src}: unreadable metrics ({e})") from None
-    eval_history = [r for r in history if "eval_reward" in r]
-    history = [r for r in history if ("reward" in r or "loss" in r) and "train_runtime" not in r]
+        reader = jsonl_records if src.suffix == ".jsonl" else state_records
+        history, eval_history = read_tables(reader(src, notes), notes)
     completions = []
     files = sorted(comp_dir.glob("*.parquet")) if comp_dir.is_dir() else []
     if files:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         for f in files:
-            completions.extend(pq.read_table(f).to_pylist())
-    return RunLogs(src, history, completions, lock, eval_history)
+            try:
+                completions.extend(pq.read_table(f).to_pylist())
+            except (OSError, pa.ArrowException) as e:
+                notes.append(f"{f.name}: unreadable parquet ({e}): skipped")
+        completions = [r for r in completions if isinstance(r.get("step"), int) and "completion" in r]
+    return RunLogs(src or comp_dir, history, completions, lock, eval_history, notes)
+
+
+def _brief_lock(out: Path, notes: list[str]) -> dict | None:
+    import json
+
+    run = out.parent if out.name == "output" else out
+    f = run / "brief.lock.json"
+    if not f.is_file():
+        return None
+    try:
+        lock = json.loads(f.read_text())
+    except (OSError, ValueError) as e:
+        notes.append(f"{f}: unreadable ({e}): read as a run without a brief lock")
+        return None
+    return lock if isinstance(lock, dict) else None

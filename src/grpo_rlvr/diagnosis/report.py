@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grpo_rlvr.diagnosis.detectors import reward_names
 from grpo_rlvr.diagnosis.metrics import RunLogs
+from grpo_rlvr.diagnosis.roles import reward_names
 from grpo_rlvr.files import write_text_atomic
 
 PLOTS = {
@@ -15,6 +15,17 @@ PLOTS = {
     "clipped_ratio.png": ("truncated share (clipped_ratio)", "completions/clipped_ratio"),
     "zero_std.png": ("share of groups with zero reward std", "frac_reward_zero_std"),
 }
+
+
+MAX_POINTS = 2000   # a longer series is drawn as the means of this many bins (a 300k-step log plots in seconds)
+
+
+def _xy(series: list[tuple[int, float]]) -> tuple[list[float], list[float]]:
+    if len(series) <= MAX_POINTS:
+        return [x for x, _ in series], [y for _, y in series]
+    size = len(series) / MAX_POINTS
+    bins = [series[int(b * size):int((b + 1) * size)] for b in range(MAX_POINTS)]
+    return ([sum(x for x, _ in b) / len(b) for b in bins if b], [sum(y for _, y in b) / len(b) for b in bins if b])
 
 
 def write_plots(logs: RunLogs, out: Path) -> list[str]:
@@ -28,21 +39,19 @@ def write_plots(logs: RunLogs, out: Path) -> list[str]:
         fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
         if key is None:
             for r in reward_names(logs):
-                s = logs.series(f"rewards/{r}/mean")
-                ax.plot([x for x, _ in s], [y for _, y in s], label=r)
-            s = logs.series("reward")
-            ax.plot([x for x, _ in s], [y for _, y in s], label="total", color="black", linewidth=2)
+                ax.plot(*_xy(logs.series(f"rewards/{r}/mean")), label=r)
+            ax.plot(*_xy(logs.series("reward")), label="total", color="black", linewidth=2)
             for r in reward_names(logs):  # held-out evaluations (dataset.eval_path), dashed with markers
                 s = logs.eval_series(f"rewards/{r}/mean")
                 if s:
-                    ax.plot([x for x, _ in s], [y for _, y in s], "--o", markersize=3, label=f"{r} (held-out)")
+                    ax.plot(*_xy(s), "--o", markersize=3, label=f"{r} (held-out)")
             ax.legend(fontsize=8)
         else:
             s = logs.series(key)
             if not s:
                 plt.close(fig)
                 continue
-            ax.plot([x for x, _ in s], [y for _, y in s])
+            ax.plot(*_xy(s))
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("step")
         fig.tight_layout()
@@ -58,6 +67,11 @@ def markdown(data: dict, plots: list[str]) -> str:
     lines = [f"# Diagnosis of {data['run']}", "",
              f"{data['records']} log records, steps {data['first_step']}–{data['last_step']}. "
              f"Reward {data['reward_start']} → {data['reward_end']}.", ""]
+    if data.get("notes"):
+        lines += ["Reading the logs:", ""] + [f"- {n}" for n in data["notes"]] + [""]
+    if data.get("roles"):
+        lines += ["| reward | role | how |", "|---|---|---|"]
+        lines += [f"| {n} | {r['role']} | {r['how']} |" for n, r in data["roles"].items()] + [""]
     held = data.get("held_out")
     if held:
         lines += [f"Held-out evaluations: {held['evaluations']}, steps {held['first_step']}–{held['last_step']}.", "",

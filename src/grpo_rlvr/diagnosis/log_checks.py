@@ -1,0 +1,109 @@
+"""Checks of the log itself, run before the failure-mode detectors: a log with no records, too few to judge a
+trend, non-finite (NaN, inf) or null metrics, or without the metrics the detectors need is a finding, never
+"healthy"."""
+
+from __future__ import annotations
+
+from grpo_rlvr.diagnosis.detectors import MIN_RECORDS_FOR_TREND, Finding, _length_series
+from grpo_rlvr.diagnosis.metrics import RunLogs
+
+# Non-finite values in these mean the optimisation itself broke, not one reward.
+TRAINING_KEYS = ("loss", "grad_norm", "reward", "reward_std", "entropy", "kl")
+
+# Metric → the detectors that cannot run without it.
+KEY_METRICS = {
+    "reward": "every trend of the total reward (entropy collapse, KL blow-up when no correctness reward)",
+    "entropy": "entropy collapse",
+    "completions/mean_length": "length–reward coupling",
+    "frac_reward_zero_std": "no learning signal (nor logged completions to recount it from)",
+}
+
+
+def _logging_hint(logs: RunLogs) -> str:
+    steps = ((logs.brief_lock or {}).get("grpo_config") or {}).get("logging_steps")
+    return f" (this run logged every {steps} steps)" if isinstance(steps, int) else ""
+
+
+def no_records(logs: RunLogs) -> Finding | None:
+    if len(logs.history):
+        return None
+    evidence = [f"{logs.source}: no training log records (objects with a step and a loss or reward)"] + logs.notes
+    return Finding("no_records", "The log has no training records: nothing to judge", "critical", evidence,
+                   "The run logged nothing: it may have stopped before its first logging step (read its stderr), "
+                   "or this is not the run's output folder. Rerun it, or point diagnose at the folder that holds "
+                   "its trainer_state.json or metrics.jsonl.")
+
+
+def too_few_records(logs: RunLogs) -> Finding | None:
+    n = len(logs.history)
+    if n == 0 or n >= MIN_RECORDS_FOR_TREND:
+        return None
+    s = logs.history.steps
+    return Finding("too_few_records", f"Too few log records to judge trends ({n}; {MIN_RECORDS_FOR_TREND} needed)",
+                   "warning",
+                   [f"{n} training log record{'s' if n != 1 else ''}, steps {s[0]}–{s[-1]}{_logging_hint(logs)}; "
+                    f"the trend checks (entropy, length, format against correctness, KL) need at least "
+                    f"{MIN_RECORDS_FOR_TREND}, so only level checks ran"],
+                   f"Train longer or log more often, so the run logs at least {MIN_RECORDS_FOR_TREND} times "
+                   f"(grpo.logging_steps ≤ max_steps / {MIN_RECORDS_FOR_TREND}), then diagnose again.",
+                   brief_change={"grpo": {"logging_steps": f"≤ max_steps / {MIN_RECORDS_FOR_TREND}"}})
+
+
+def non_finite_metrics(logs: RunLogs) -> Finding | None:
+    """NaN or inf anywhere (named with the first step and how many logs), and null reward means (TRL writes null
+    when a reward returned None for every completion of a step)."""
+    evidence, broke = [], False
+    for table, prefix in ((logs.history, ""), (logs.eval_history, "held-out ")):
+        n = len(table)
+        for key in sorted(table.keys()):
+            bad = table.non_finite(key)
+            if bad:
+                kinds = "/".join(sorted({str(v) for _, v in bad}))
+                evidence.append(f"{prefix}{key} is {kinds} from step {bad[0][0]} ({len(bad)} of {n} logs)")
+                broke |= key in TRAINING_KEYS
+        for key, (count, first) in sorted(table.nulls.items()):
+            if key.startswith(("rewards/", "eval_rewards/")) or key in TRAINING_KEYS:
+                evidence.append(f"{prefix}{key} is null from step {first} ({count} of {n} logs)")
+                broke |= key in TRAINING_KEYS
+    if not evidence:
+        return None
+    if broke:
+        rec = ("Training produced non-finite numbers: lower the learning rate, train in bf16 rather than fp16, "
+               "and restart from the last checkpoint before the first bad step. The trend checks ignore these "
+               "values.")
+    else:
+        rec = ("A reward returned None or NaN for whole steps: check that it can parse every gold answer and "
+               "that it returns a number for every completion. The trend checks ignore these values.")
+    return Finding("non_finite_metrics", "Metrics with NaN, inf or null values", "critical" if broke else "warning",
+                   evidence, rec)
+
+
+def missing_key_metrics(logs: RunLogs) -> Finding | None:
+    """Metrics the detectors need that the log lacks, and a run with several rewards none of which is known to
+    be the correctness part."""
+    if not len(logs.history):
+        return None
+    keys = logs.history.keys()
+    evidence = []
+    for key, needs in KEY_METRICS.items():
+        if key == "completions/mean_length" and _length_series(logs)[0]:
+            continue
+        if key == "frac_reward_zero_std" and any(isinstance(r.get("advantage"), (int, float)) for r in logs.completions):
+            continue
+        if key == "reward" and any(k.startswith("rewards/") for k in keys):
+            continue
+        if key not in keys:
+            evidence.append(f"{key} is not in the log: not checked: {needs}")
+    roles = logs.roles
+    if len(roles) >= 2 and not any(r.role == "correctness" for r in roles.values()):
+        listed = ", ".join(f"{n} ({r.role})" for n, r in roles.items())
+        evidence.append(f"no reward is known to be the correctness part ({listed}): reward hacking and length "
+                        "coupling were not checked, and quality is the total reward")
+    if not evidence:
+        return None
+    return Finding("missing_key_metrics", "Metrics the diagnosis needs are missing", "warning", evidence,
+                   "Log them (TRL's GRPOTrainer logs all of these by default; a custom trainer or callback may "
+                   "drop them), or state what a reward is with --role NAME=correctness|format|length|other.")
+
+
+LOG_CHECKS = (no_records, too_few_records, non_finite_metrics, missing_key_metrics)
