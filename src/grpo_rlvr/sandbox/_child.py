@@ -84,7 +84,7 @@ def prepare_zygote(workdir: str | None) -> None:
 
 
 def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
-    layers = ["process"]
+    layers = ["process", "userns"] if state.userns else ["process"]
     os.setsid()  # own session and process group, so the supervisor can kill the group
     signal.signal(signal.SIGINT, signal.default_int_handler)  # the zygote ignores it; a program need not
     if ctx["pidns"]:
@@ -111,10 +111,9 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
     if "tempfile" in sys.modules:  # loaded in the zygote: forget the temp dir it cached there
         sys.modules["tempfile"].tempdir = None
     layers.append("env_scrubbed")
-    layers += _set_limits(limits, nproc_applies=uid is not None or os.geteuid() != 0)
-    if sc.available():
-        sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)  # setuid binaries cannot raise privileges again
-        layers.append("no_new_privs")
+    layers += _set_limits(limits, nproc_applies=uid is not None or (os.geteuid() != 0 and not state.userns))
+    if sc.available() and (state.privileged or state.userns):
+        sc.lock_capabilities(state.last_cap)  # empty bounding/ambient sets: nothing can grant one again
     if uid is not None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
@@ -122,6 +121,15 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
         if os.getuid() != uid or os.geteuid() != uid:
             raise OSError("uid did not change")
         layers.append("uid_drop")
+    if sc.available():
+        sc.clear_capabilities()
+        if state.privileged or state.userns:
+            layers.append("caps_dropped")
+        sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)  # setuid binaries cannot raise privileges again
+        layers.append("no_new_privs")
+        if state.seccomp is not None:
+            sc.load_seccomp(state.seccomp)
+            layers.append("seccomp")
     return layers
 
 

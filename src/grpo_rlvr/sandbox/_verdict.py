@@ -17,8 +17,8 @@ from ._plaindata import decode, short_repr
 from ._plan import Plan, judge_value
 
 LAYER_ORDER = (
-    "process", "pidns", "netns", "ipcns", "fs_jail", "tmpdir", "env_scrubbed", "uid_drop", "no_new_privs",
-    "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "pgroup_kill", "sweep",
+    "process", "userns", "pidns", "netns", "ipcns", "fs_jail", "tmpdir", "env_scrubbed", "uid_drop",
+    "caps_dropped", "no_new_privs", "seccomp", "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "pgroup_kill", "sweep",
 )  # fmt: skip
 
 
