@@ -112,8 +112,6 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
         sys.modules["tempfile"].tempdir = None
     layers.append("env_scrubbed")
     layers += _set_limits(limits, nproc_applies=uid is not None or (os.geteuid() != 0 and not state.userns))
-    if sc.available() and (state.privileged or state.userns):
-        sc.lock_capabilities(state.last_cap)  # empty bounding/ambient sets: nothing can grant one again
     if uid is not None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
@@ -123,7 +121,7 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
         layers.append("uid_drop")
     if sc.available():
         sc.clear_capabilities()
-        if state.privileged or state.userns:
+        if state.caps_locked:  # the zygote emptied the bounding set: nothing can grant one again
             layers.append("caps_dropped")
         sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)  # setuid binaries cannot raise privileges again
         layers.append("no_new_privs")

@@ -56,7 +56,8 @@ class ZygoteState:
         self.pid1 = False  # we are PID 1 of our own PID namespace: kill(-1) reaches exactly our programs
         self.userns = False  # we run in a user namespace of our own (an unprivileged zygote)
         self.last_cap = 63  # the highest capability number, for dropping them all in the child
-        self.seccomp: bytes | None = None  # the child's seccomp program (raw BPF)
+        self.seccomp: sc.SeccompProgram | None = None  # the child's seccomp filter
+        self.caps_locked = False  # bounding and ambient sets emptied, securebits locked (inherited by children)
 
 
 def execution_uid() -> int:
@@ -73,9 +74,11 @@ def setup_zygote(unprivileged: bool) -> ZygoteState:
     state = ZygoteState()
     if sc.available():
         state.last_cap = sc.last_capability()
-        state.seccomp, why = _seccomp.build()
+        program, why = _seccomp.build()
         if why:
             state.problems.append(why)
+        else:
+            state.seccomp = sc.SeccompProgram(program)
     if unprivileged or not sc.available():
         state.problems.append("running unprivileged: no namespaces, no uid of its own for each execution")
         return state
@@ -98,6 +101,11 @@ def setup_zygote(unprivileged: bool) -> ZygoteState:
         state.root = _build_root(state.tmp_base)
     except OSError as e:
         state.problems.append(f"no file-system jail: {e}")
+    try:
+        sc.lock_capabilities(state.last_cap)
+        state.caps_locked = True
+    except OSError as e:
+        state.problems.append(f"capabilities not dropped: {e}")
     return state
 
 
