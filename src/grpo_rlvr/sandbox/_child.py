@@ -193,13 +193,20 @@ def _run(job: dict) -> int:
     if stdio:
         return 0
     _send({"k": "load"})
-    for i, (kind, source) in enumerate(job["probes"]):
+    scopes: dict[int, dict] = {}  # per-test copies of the module namespace (a test function's locals)
+    for i, (kind, source, scope) in enumerate(job["probes"]):
         try:
+            if scope < 0:
+                where = namespace
+            elif scope in scopes:
+                where = scopes[scope]
+            else:
+                where = scopes[scope] = dict(namespace)
             if kind == "eval":
-                value = eval(compile(source, f"<test {i + 1}>", "eval"), namespace)
+                value = eval(compile(source, f"<test {i + 1}>", "eval"), where)
                 frame = {"k": "r", "i": i, "v": encode(value)}
             else:
-                exec(compile(source, f"<test {i + 1}>", "exec"), namespace)
+                exec(compile(source, f"<test {i + 1}>", "exec"), where)
                 frame = {"k": "r", "i": i}
         except BaseException as e:  # noqa: BLE001 - includes SystemExit raised by the program
             frame = {"k": "r", "i": i, "e": _describe(e)}
