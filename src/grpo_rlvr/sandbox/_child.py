@@ -111,7 +111,7 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
     if "tempfile" in sys.modules:  # loaded in the zygote: forget the temp dir it cached there
         sys.modules["tempfile"].tempdir = None
     layers.append("env_scrubbed")
-    layers += _set_limits(limits, nproc_applies=uid is not None or (os.geteuid() != 0 and not state.userns))
+    layers += _set_limits(limits, nproc_applies=uid is not None or state.userns or os.geteuid() != 0)
     if uid is not None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)

@@ -20,6 +20,7 @@ vulnerabilities.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import stat
@@ -35,6 +36,7 @@ SANDBOX_TMPFS_MB = 64  # disk for the running execution, in MiB (tmpfs pages cou
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
 MAX_TREE_ENTRIES = 1_000_000  # remove_tree gives up past this many entries (the zygote is then replaced)
+_NAME_TAKEN = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR)
 _host_pid = os.getpid()  # our pid as the host sees it (after the fork into our own PID namespace, getpid() is 1)
 
 
@@ -297,13 +299,14 @@ def remove_tree(path: str, max_entries: int = MAX_TREE_ENTRIES) -> None:
                     elif name is None:
                         pending.append(entry)
                     else:
+                        os.chmod(entry, 0o700, dir_fd=fd)  # moving a directory rewrites its "..": needs write
                         while True:  # move it up next to the others, under a name not taken there
                             spare += 1
                             try:
                                 os.rename(entry, f".rm{spare}", src_dir_fd=fd, dst_dir_fd=top)
                                 break
                             except OSError as e:
-                                if spare > max_entries:
+                                if e.errno not in _NAME_TAKEN or spare > max_entries:
                                     raise OSError(f"{path}: cannot move {entry!r} up: {e}") from e
                         pending.append(f".rm{spare}")
             finally:
