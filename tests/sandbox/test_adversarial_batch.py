@@ -14,7 +14,7 @@ import os
 import pytest
 
 from grpo_rlvr.rewards import build_reward
-from grpo_rlvr.sandbox import SandboxLimits, isolation_layers, run_unit_tests, run_unit_tests_batch
+from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests, run_unit_tests_batch
 from grpo_rlvr.sandbox._jail import remove_tree
 from grpo_rlvr.sandbox._plaindata import ValueLimit, decode, encode
 from grpo_rlvr.sandbox._pool import Pool
@@ -24,16 +24,6 @@ from grpo_rlvr.sandbox._seccomp import DENIED
 FAST = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
 ADD = ("def add(a, b):\n    return a + b\n", ["assert add(2, 3) == 5"])
 CHEAT = ["assert solve(3) == 271828", "assert solve(4) == 314159"]
-
-
-@pytest.fixture(scope="module")
-def layers():
-    return isolation_layers()
-
-
-def need(layers, name):
-    if name not in layers:
-        pytest.skip(f"layer {name!r} is not active on this machine")
 
 
 def probe(program: str, test: str):
@@ -50,8 +40,8 @@ def test_every_layer_of_the_unprivileged_path_is_active(layers):
         assert {"userns", "pidns", "netns", "ipcns", "fs_jail", "caps_dropped", "seccomp"} <= set(layers)
 
 
-def test_no_capability_is_left_in_any_set(layers):
-    need(layers, "caps_dropped")
+def test_no_capability_is_left_in_any_set(need):
+    need("caps_dropped")
     program = ("import ctypes\nlibc = ctypes.CDLL(None)\n"
                "def caps():\n    hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)\n    data = (ctypes.c_uint32 * 6)()\n"
                "    libc.capget(hdr, data)\n    bounding = [libc.prctl(23, c, 0, 0, 0) for c in range(41)]\n"
@@ -59,8 +49,8 @@ def test_no_capability_is_left_in_any_set(layers):
     assert probe(program, "assert caps() == ([0, 0, 0, 0, 0, 0], 0)").passed == 1
 
 
-def test_chroot_into_a_subfolder_and_climbing_out_is_refused(layers, tmp_path):
-    need(layers, "caps_dropped")
+def test_chroot_into_a_subfolder_and_climbing_out_is_refused(need, tmp_path):
+    need("caps_dropped")
     canary = tmp_path / "host-canary"
     program = ("import os\ndef escape():\n    os.mkdir('sub')\n    try:\n        os.chroot('sub')\n"
                "    except OSError as e:\n        return e.errno\n    for _ in range(64):\n        os.chdir('..')\n"
@@ -69,8 +59,8 @@ def test_chroot_into_a_subfolder_and_climbing_out_is_refused(layers, tmp_path):
     assert not canary.exists()
 
 
-def test_a_new_user_namespace_cannot_be_made_to_regain_capabilities(layers):
-    need(layers, "seccomp")
+def test_a_new_user_namespace_cannot_be_made_to_regain_capabilities(need):
+    need("seccomp")
     program = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
                "def regain():\n    out = []\n    for flags in (0x10000000, 0x10000000 | 0x20000, 0x20000000):\n"
                "        out.append(ctypes.get_errno() if libc.unshare(flags) else 'made')\n"
@@ -78,8 +68,8 @@ def test_a_new_user_namespace_cannot_be_made_to_regain_capabilities(layers):
     assert probe(program, f"assert regain() == [{errno.EPERM}] * 4").passed == 1
 
 
-def test_every_denied_system_call_fails_with_eperm(layers):
-    need(layers, "seccomp")
+def test_every_denied_system_call_fails_with_eperm(need):
+    need("seccomp")
     seccomp = pytest.importorskip("pyseccomp")
     numbers = {}
     for name in DENIED:
@@ -100,8 +90,8 @@ def test_every_denied_system_call_fails_with_eperm(layers):
     assert verdict.passed == 1, verdict.reason
 
 
-def test_the_kernel_keyring_passes_nothing_between_completions(layers):
-    need(layers, "seccomp")
+def test_the_kernel_keyring_passes_nothing_between_completions(need):
+    need("seccomp")
     pool = Pool(1)
     writer = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
               "def plant():\n    for ring in (-4, -5, -3):  # user, user-session, session keyrings\n"
