@@ -41,11 +41,6 @@ def sandbox_processes() -> list[int]:
     return found
 
 
-@pytest.fixture(scope="module")
-def layers():
-    return isolation_layers()
-
-
 def canary_path() -> str:
     return f"/tmp/grpo-canary-{uuid.uuid4().hex}"
 

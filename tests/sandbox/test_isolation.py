@@ -13,16 +13,11 @@ import uuid
 
 import pytest
 
-from grpo_rlvr.sandbox import SandboxLimits, isolation_layers, run_unit_tests
+from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
 from grpo_rlvr.sandbox._pool import Pool
 from grpo_rlvr.sandbox._run import run_batch
 
 FAST = SandboxLimits(timeout_s=1.0, cpu_s=2.0)
-
-
-@pytest.fixture(scope="module")
-def layers():
-    return isolation_layers()
 
 
 def needs(layers, name):

@@ -91,11 +91,12 @@ def test_json_string_stdio_cases():
     assert run_unit_tests("print(input())", cases).passed == 1
 
 
-def test_test_code_string_mode():
+def test_check_function_called_at_the_end_is_judged_per_assert():
     code = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(0, 0) == 0\ncheck(add)\n"
-    assert run_unit_tests(ADD, code).passed == 1
+    verdict = run_unit_tests(ADD, code)
+    assert (verdict.passed, verdict.total, verdict.weak) == (2, 2, 0)
     failing = run_unit_tests("def add(a, b):\n    return a - b\n", code)
-    assert failing.passed == 0 and "AssertionError" in failing.reason
+    assert failing.passed == 1 and "candidate(2, 3) returned -1, expected 5" in failing.reason
 
 
 def test_non_equality_asserts_fall_back_inside_the_sandbox():

@@ -12,7 +12,7 @@ from grpo_rlvr.sandbox._plan import judge_value, make_plan
 def test_equality_assert_sends_only_the_call():
     plan = make_plan(["assert add(1, 2) == 918273", "assert 55555 == add(2, 3)"])
     assert plan.mode == "eval"
-    assert plan.probes == (("eval", "add(1, 2)"), ("eval", "add(2, 3)"))
+    assert plan.probes == (("eval", "add(1, 2)", -1), ("eval", "add(2, 3)", -1))
     assert [c.expected for c in plan.checks] == [918273, 55555]
     assert "918273" not in json.dumps(plan.probes) and "55555" not in json.dumps(plan.probes)
 
@@ -59,9 +59,9 @@ def test_test_code_string_of_only_asserts_becomes_a_list():
     assert plan.mode == "eval" and plan.total == 2
 
 
-def test_other_test_code_is_one_weak_test():
-    plan = make_plan("def check(f):\n    assert f(1) == 2\ncheck(f)\n")
-    assert plan.mode == "exec" and plan.total == 1 and plan.checks[0].kind == "ran"
+def test_a_plain_script_is_one_weak_test():
+    plan = make_plan("r = f(1)\nif r != 2:\n    raise SystemExit(1)\n")
+    assert plan.total == 1 and [c.kind for c in plan.checks] == ["ran"]
 
 
 @pytest.mark.parametrize(

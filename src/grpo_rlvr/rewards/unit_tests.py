@@ -1,7 +1,10 @@
 """``unit_tests``: run the completion's program against the row's tests in the sandbox; score = share passed.
 
-Tests (the ``tests`` column) are assert strings, stdin/stdout cases, or a string of test code (see
-``grpo_rlvr.sandbox`` for what each form guarantees). With ``threshold`` set the score is binary (1.0 when at
+Tests (the ``tests`` column) are assert strings, stdin/stdout cases, or a string of test code: a script,
+pytest ``test_*`` functions, a ``unittest.TestCase``, or HumanEval's ``check(candidate)``, which checks the
+function the row's ``entry_point`` column names (see ``grpo_rlvr.sandbox`` for how each is counted and
+what each guarantees). Tests judged inside the sandbox are marked in the reason ("(weak: test code ran in
+the sandbox)"); ``reward.notes["weak_samples"]`` counts such samples over the reward's life. With ``threshold`` set the score is binary (1.0 when at
 least that share passes). The sandbox's isolation layers are recorded in ``reward.notes["isolation_layers"]``.
 A broken sandbox raises SandboxError (never a silent 0); malformed ``tests`` data raise RewardError.
 """
@@ -13,7 +16,8 @@ from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
 
 
 def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memory_mb: int = 512,
-                      threshold: float | None = None, workers: int | None = None) -> Reward:
+                      threshold: float | None = None, workers: int | None = None,
+                      entry_point_column: str = "entry_point") -> Reward:
     """Build the unit-test reward.
 
     Args:
@@ -22,6 +26,8 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
         memory_mb: address-space limit per execution (≥ 128).
         threshold: None for the fraction passed; a share in (0, 1] for a binary score.
         workers: programs run at once (default: CPU count).
+        entry_point_column: the column naming the function that ``check(candidate)`` test code checks
+            (HumanEval's ``entry_point``); used only when a row has it.
     Raises:
         RewardError: bad parameters.
     """
@@ -43,7 +49,11 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
             if tests_column not in row:
                 raise RewardError(f"reward 'unit_tests' needs the dataset column {tests_column!r}; map it under "
                                   f"dataset.columns in the brief (available: {sorted(row)})")
-            jobs.append((text, row[tests_column]))
+            entry_point = row.get(entry_point_column)
+            if entry_point is not None and not isinstance(entry_point, str):
+                raise RewardError(f"reward 'unit_tests': column {entry_point_column!r} must hold a function name, "
+                                  f"got {type(entry_point).__name__}")
+            jobs.append((text, row[tests_column], entry_point))
         try:
             verdicts = run_unit_tests_batch(jobs, limits=limits, workers=workers)
         except ValueError as e:  # malformed tests in the dataset: bad input, not model output
@@ -52,12 +62,15 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
         for v in verdicts:
             if v.layers:
                 notes["isolation_layers"] = list(v.layers)
+            notes["samples"] = notes.get("samples", 0) + 1
+            notes["weak_samples"] = notes.get("weak_samples", 0) + (v.weak > 0)
             frac = v.passed / v.total if v.total else 0.0
             score = frac if threshold is None else float(frac >= threshold - 1e-12)
             out.append(Scored(score, v.reason))
         return out
 
-    params = {"tests_column": tests_column, "timeout_s": timeout_s, "memory_mb": memory_mb, "threshold": threshold}
+    params = {"tests_column": tests_column, "timeout_s": timeout_s, "memory_mb": memory_mb, "threshold": threshold,
+              "entry_point_column": entry_point_column}
     reward = Reward("unit_tests", "correctness", params, scorer, source_fingerprint(unit_tests_reward, extra=params),
                     columns=(tests_column,))
     reward.notes = notes

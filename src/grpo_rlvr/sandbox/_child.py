@@ -84,7 +84,7 @@ def prepare_zygote(workdir: str | None) -> None:
 
 
 def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
-    layers = ["process"]
+    layers = ["process", "userns"] if state.userns else ["process"]
     os.setsid()  # own session and process group, so the supervisor can kill the group
     signal.signal(signal.SIGINT, signal.default_int_handler)  # the zygote ignores it; a program need not
     if ctx["pidns"]:
@@ -111,10 +111,7 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
     if "tempfile" in sys.modules:  # loaded in the zygote: forget the temp dir it cached there
         sys.modules["tempfile"].tempdir = None
     layers.append("env_scrubbed")
-    layers += _set_limits(limits, nproc_applies=uid is not None or os.geteuid() != 0)
-    if sc.available():
-        sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)  # setuid binaries cannot raise privileges again
-        layers.append("no_new_privs")
+    layers += _set_limits(limits, nproc_applies=uid is not None or state.userns or os.geteuid() != 0)
     if uid is not None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
@@ -122,6 +119,15 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
         if os.getuid() != uid or os.geteuid() != uid:
             raise OSError("uid did not change")
         layers.append("uid_drop")
+    if sc.available():
+        sc.clear_capabilities()
+        if state.caps_locked:  # the zygote emptied the bounding set: nothing can grant one again
+            layers.append("caps_dropped")
+        sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)  # setuid binaries cannot raise privileges again
+        layers.append("no_new_privs")
+        if state.seccomp is not None:
+            sc.load_seccomp(state.seccomp)
+            layers.append("seccomp")
     return layers
 
 
@@ -187,13 +193,20 @@ def _run(job: dict) -> int:
     if stdio:
         return 0
     _send({"k": "load"})
-    for i, (kind, source) in enumerate(job["probes"]):
+    scopes: dict[int, dict] = {}  # per-test copies of the module namespace (a test function's locals)
+    for i, (kind, source, scope) in enumerate(job["probes"]):
         try:
+            if scope < 0:
+                where = namespace
+            elif scope in scopes:
+                where = scopes[scope]
+            else:
+                where = scopes[scope] = dict(namespace)
             if kind == "eval":
-                value = eval(compile(source, f"<test {i + 1}>", "eval"), namespace)
+                value = eval(compile(source, f"<test {i + 1}>", "eval"), where)
                 frame = {"k": "r", "i": i, "v": encode(value)}
             else:
-                exec(compile(source, f"<test {i + 1}>", "exec"), namespace)
+                exec(compile(source, f"<test {i + 1}>", "exec"), where)
                 frame = {"k": "r", "i": i}
         except BaseException as e:  # noqa: BLE001 - includes SystemExit raised by the program
             frame = {"k": "r", "i": i, "e": _describe(e)}

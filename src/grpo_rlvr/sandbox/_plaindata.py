@@ -6,13 +6,22 @@ compares with ``strict_equal``: types must match exactly (``True != 1``, ``1 != 
 is not plain data at all), containers are compared element by element with the same rule, floats compare
 as Python's ``==`` does (exactly; ``nan`` never equals anything).
 
+Decoding is bounded, since the bytes come from model code: nesting (``MAX_DEPTH``), nodes
+(``MAX_NODES``), CPU time of this thread (``MAX_DECODE_CPU_S``), and hash flooding (a set or dict whose
+members share one hash, which would make building it quadratic: more than ``MAX_SAME_HASH`` alike).
+Past a bound, ``decode`` raises ``ValueLimit``: that test fails, with the bound in the reason.
 Covered: None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, nested up to
 ``MAX_DEPTH``. Not covered: any other type (numpy scalars, user classes): such a value is "not plain data".
 """
 
 from __future__ import annotations
 
+import time
+
 MAX_DEPTH = 100
+MAX_NODES = 1_000_000
+MAX_DECODE_CPU_S = 1.0
+MAX_SAME_HASH = 8
 
 _SCALARS = {
     "n": type(None),
@@ -28,6 +37,35 @@ _SEQUENCES = {"l": list, "t": tuple, "S": set, "F": frozenset}
 
 class NotPlainData(TypeError):
     """The value holds something other than builtin plain data."""
+
+
+class ValueLimit(ValueError):
+    """A returned value is past a decoding bound (size, CPU time, hash flooding): its test fails."""
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.nodes = 0
+        self.deadline = time.thread_time() + MAX_DECODE_CPU_S
+
+    def spend(self, n: int = 1) -> None:
+        self.nodes += n
+        if self.nodes > MAX_NODES:
+            raise ValueLimit(f"the returned value has more than {MAX_NODES} elements")
+        if self.nodes % 1024 < n and time.thread_time() > self.deadline:
+            raise ValueLimit(f"the returned value took more than {MAX_DECODE_CPU_S} s of CPU to read")
+
+
+def _no_flooding(values: list) -> None:
+    """Refuse members that mostly hash alike (a set of them costs quadratic time to build)."""
+    if len(values) <= MAX_SAME_HASH:
+        return
+    counts: dict[int, int] = {}
+    for v in values:
+        h = hash(v)
+        counts[h] = counts.get(h, 0) + 1
+        if counts[h] > MAX_SAME_HASH:
+            raise ValueLimit(f"the returned set or dict has more than {MAX_SAME_HASH} members with one hash")
 
 
 def encode(value, depth: int = 0):
@@ -61,12 +99,15 @@ def encode(value, depth: int = 0):
     raise NotPlainData(f"a {t.__name__} object is not plain data")
 
 
-def decode(obj, depth: int = 0):
+def decode(obj, depth: int = 0, budget: _Budget | None = None):
     """Decode what ``encode`` produced, validating every node. Runs in the parent.
 
     Raises:
         ValueError: the structure is malformed (a tampered channel).
+        ValueLimit: the value is past a bound (a failed test, not tampering).
     """
+    budget = budget or _Budget()
+    budget.spend()
     if depth > MAX_DEPTH + 1:
         raise ValueError("nested too deep")
     if type(obj) is not list or not obj or type(obj[0]) is not str:
@@ -77,6 +118,7 @@ def decode(obj, depth: int = 0):
     if tag == "b" and len(args) == 1 and type(args[0]) is bool:
         return args[0]
     if tag in ("i", "f", "c", "s", "y") and all(type(a) is str for a in args):
+        budget.spend(sum(len(a) for a in args) // 4096)
         if tag == "i" and len(args) == 1:
             return int(args[0], 16)
         if tag == "f" and len(args) == 1:
@@ -90,17 +132,22 @@ def decode(obj, depth: int = 0):
     if len(args) == 1 and type(args[0]) is list:
         items = args[0]
         if tag == "d":
-            out = {}
+            pairs = []
             for pair in items:
                 if type(pair) is not list or len(pair) != 2:
                     raise ValueError("malformed dict item")
-                key = decode(pair[0], depth + 1)
+                pairs.append((decode(pair[0], depth + 1, budget), decode(pair[1], depth + 1, budget)))
+            _no_flooding([k for k, _ in pairs])
+            out = {}
+            for key, value in pairs:
                 if key in out:  # 1 and True collide; a real dict cannot hold both
                     raise ValueError("duplicate dict key")
-                out[key] = decode(pair[1], depth + 1)
+                out[key] = value
             return out
         if tag in _SEQUENCES:
-            values = [decode(v, depth + 1) for v in items]
+            values = [decode(v, depth + 1, budget) for v in items]
+            if tag in ("S", "F"):
+                _no_flooding(values)
             made = _SEQUENCES[tag](values)
             if tag in ("S", "F") and len(made) != len(values):
                 raise ValueError("duplicate set element")

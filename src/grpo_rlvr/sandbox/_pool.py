@@ -1,8 +1,8 @@
 """The parent's side: a pool of zygote processes, one per worker, used from worker threads.
 
 Each zygote serves one request at a time; a batch is spread over the pool by a thread pool (the threads
-only wait on pipes). A zygote that dies or stops answering is replaced and the request retried once; a
-second failure, or a supervisor that reports an infrastructure error, raises ``SandboxError``.
+only wait on pipes). A zygote that dies or stops answering is replaced and the request retried once; one
+that could not clean up after a program is closed and replaced (never reused); a second failure, or a supervisor that reports an infrastructure error, raises ``SandboxError``.
 Covered: respawn, concurrency, shutdown at exit, a pool inherited across ``fork()`` (rebuilt in the child).
 Not covered: sharing one pool between processes.
 """
@@ -133,6 +133,12 @@ class Pool:
                     zygote.close()
                     zygote = None
                     raise SandboxError(f"the sandbox zygote failed twice on the same program: {e}") from e
+            if zygote is not None and any("retire" in r for r in reply.get("reports", [])):
+                for r in reply["reports"]:
+                    if "retire" in r:
+                        logger.info("sandbox zygote replaced: %s", r["retire"])
+                zygote.close()  # never reused: its next program would not start clean
+                zygote = None
         finally:
             self._checkin(zygote)
         errors = [r["error"] for r in reply.get("reports", []) if "error" in r]

@@ -13,18 +13,21 @@ from ._extract import extract_program
 from ._limits import SandboxLimits
 from ._plan import Plan, make_plan
 from ._pool import Pool, shared_pool
-from ._verdict import UnitTestVerdict, decide, no_code_verdict
+from ._verdict import UnitTestVerdict, decide, no_code_verdict, unjudged_verdict
 
 _DEFAULT_LIMITS = SandboxLimits()
 
 
-def run_unit_tests(program: str, tests, *, limits: SandboxLimits = _DEFAULT_LIMITS) -> UnitTestVerdict:
+def run_unit_tests(program: str, tests, *, entry_point: str | None = None,
+                   limits: SandboxLimits = _DEFAULT_LIMITS) -> UnitTestVerdict:
     """Run a model's completion against ``tests`` in the sandbox and judge it outside the sandbox.
 
     Args:
         program: the raw completion text; the last fenced Python block is run (else the whole text).
         tests: a list of assert strings; a list of ``{"input": str, "output": str}`` stdin/stdout cases;
-            a JSON string of either; or a string of Python test code (weaker: judged inside the sandbox).
+            a JSON string of either; or a string of test code (a script, pytest ``test_*`` functions, a
+            ``unittest.TestCase``, HumanEval's ``check(candidate)``; see ``_plan_code``).
+        entry_point: for ``check(candidate)`` test code, the name of the function it checks.
         limits: resource limits of each execution.
 
     Returns:
@@ -34,7 +37,7 @@ def run_unit_tests(program: str, tests, *, limits: SandboxLimits = _DEFAULT_LIMI
         ValueError: ``tests`` (or ``limits``) is malformed. Bad model code is never an error: it scores 0.
         SandboxError: the sandbox itself is broken.
     """
-    return run_unit_tests_batch([(program, tests)], limits=limits, workers=1)[0]
+    return run_unit_tests_batch([(program, tests, entry_point)], limits=limits, workers=1)[0]
 
 
 def run_unit_tests_batch(
@@ -43,7 +46,8 @@ def run_unit_tests_batch(
     """``run_unit_tests`` over many ``(program, tests)`` pairs, in parallel; verdicts in input order.
 
     Args:
-        jobs: ``(completion text, tests)`` pairs, as for ``run_unit_tests``.
+        jobs: ``(completion text, tests)`` pairs or ``(completion text, tests, entry_point)`` triples, as
+            for ``run_unit_tests``.
         limits: resource limits of each execution.
         workers: programs run at once (one warm zygote each); default: the number of CPUs.
 
@@ -63,10 +67,13 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool) -> list[Uni
         raise ValueError(f"limits must be a SandboxLimits, got {type(limits).__name__}")
     plans, programs = [], []
     for i, job in enumerate(jobs):
-        if not isinstance(job, (tuple, list)) or len(job) != 2:
+        if not isinstance(job, (tuple, list)) or len(job) not in (2, 3):
             raise ValueError(f"jobs[{i}] must be a (program, tests) pair, got {type(job).__name__}")
+        entry_point = job[2] if len(job) == 3 else None
+        if entry_point is not None and not isinstance(entry_point, str):
+            raise ValueError(f"jobs[{i}]: entry_point must be a function name, got {type(entry_point).__name__}")
         try:
-            plans.append(make_plan(job[1]))
+            plans.append(make_plan(job[1], entry_point))
         except ValueError as e:
             raise ValueError(f"jobs[{i}]: {e}") from e
         programs.append(extract_program(job[0]))
@@ -77,8 +84,10 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool) -> list[Uni
     for i, reply in zip(todo, replies, strict=True):
         try:
             verdicts[i] = decide(plans[i], reply["reports"], limits.timeout_s, limits.cpu_s)
-        except (KeyError, TypeError) as e:
+        except (KeyError, TypeError) as e:  # our own supervisor's report: not something a program writes
             raise SandboxError(f"the sandbox sent a malformed report: {type(e).__name__}: {e}") from e
+        except (ArithmeticError, RecursionError, MemoryError, ValueError) as e:  # a value no bound foresaw
+            verdicts[i] = unjudged_verdict(plans[i], f"{type(e).__name__}: {e}")
     return verdicts
 
 

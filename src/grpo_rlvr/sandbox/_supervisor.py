@@ -37,17 +37,17 @@ def execute(job: dict, state: ZygoteState) -> dict:
     if state.can_unshare:
         ctx["pidns"] = _new_pid_namespace_for_children(state)
         ctx["namespaces"] = True  # the child unshares its own IPC namespace
-    ctx["workdir"] = _jail.make_workdir(state, ctx["uid"])
     try:
-        return _execute(job, state, ctx)
+        ctx["workdir"] = _jail.make_workdir(state, ctx["uid"])
+        report = _execute(job, state, ctx)
     finally:
         if ctx["pidns"]:
             sc.setns(state.own_pidns_fd, sc.CLONE_NEWPID)  # our next children: back in our own namespace
-        try:
-            _jail.remove_workdir(ctx["workdir"])
-        except OSError:
-            if state.root is not None:  # in the jail we are root over a private tmpfs: this must not fail
-                raise
+    try:
+        _jail.remove_workdir(state, ctx["workdir"])
+    except OSError as e:  # this zygote cannot be trusted to start the next program clean: it is replaced
+        report["retire"] = f"the working directory could not be removed: {e}"
+    return report
 
 
 def _new_pid_namespace_for_children(state: ZygoteState) -> bool:
@@ -83,7 +83,7 @@ def _execute(job: dict, state: ZygoteState, ctx: dict) -> dict:
     finally:
         _kill(pid)
         status, cpu_s = _reap(pid)
-        swept = _sweep()
+        swept = _sweep(state.pid1)
     if "error" in setup:
         _close_all(setup_r, stdin_w, out_r, err_r, res_r)  # _watch did not run, so stdin_w is still open
         return {"error": f"sandbox setup failed: {setup['error']}"}
@@ -226,12 +226,22 @@ def _reap(pid: int) -> tuple[int | None, float]:
     return status, usage.ru_utime + usage.ru_stime
 
 
-def _sweep() -> int:
+def _sweep(pid1: bool) -> int:
     """Kill our children until none is left (orphans of the program are reparented to us, a subreaper).
 
-    Returns how many were killed. Between executions the zygote has no children of its own.
+    As PID 1 of our own namespace, ``kill(-1)`` reaches every process in it but us. Returns how many were
+    killed. Between executions the zygote has no children of its own.
     """
     killed = 0
+    if pid1:
+        for _ in range(_MAX_SWEEPS * 10):
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                return killed + _reap_any()
+            killed += _reap_any()
+            time.sleep(0.001)
+        raise RuntimeError(f"processes of the sandbox keep appearing after {_MAX_SWEEPS * 10} sweeps")
     for _ in range(_MAX_SWEEPS):
         children = _children()
         for pid in children:
@@ -270,13 +280,15 @@ def _children() -> list[int]:
     return found
 
 
-def _reap_any() -> None:
+def _reap_any() -> int:
+    reaped = 0
     while True:
         try:
             if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                return
+                return reaped
         except ChildProcessError:
-            return
+            return reaped
+        reaped += 1
 
 
 def _close_all(*fds: int) -> None:

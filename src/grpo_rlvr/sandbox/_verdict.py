@@ -13,12 +13,14 @@ import math
 import signal
 from dataclasses import dataclass
 
-from ._plaindata import decode, short_repr
-from ._plan import Plan, judge_value
+from ._plaindata import ValueLimit, decode, short_repr
+from ._plan import GLOBAL, WEAK_KINDS, Plan, judge_value
+
+WEAK_NOTE = "weak: test code ran in the sandbox"
 
 LAYER_ORDER = (
-    "process", "pidns", "netns", "ipcns", "fs_jail", "tmpdir", "env_scrubbed", "uid_drop", "no_new_privs",
-    "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "pgroup_kill", "sweep",
+    "process", "userns", "pidns", "netns", "ipcns", "fs_jail", "tmpdir", "env_scrubbed", "uid_drop",
+    "caps_dropped", "no_new_privs", "seccomp", "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "pgroup_kill", "sweep",
 )  # fmt: skip
 
 
@@ -32,6 +34,8 @@ class UnitTestVerdict:
         layers: isolation layers that were in effect for this run (empty when nothing ran).
         timed_out: an execution hit the wall-clock limit.
         details: one line per test.
+        weak: how many of the tests were judged inside the sandbox (a hostile program could forge those);
+            the reason then ends with "(weak: test code ran in the sandbox)".
     """
 
     passed: int
@@ -40,6 +44,7 @@ class UnitTestVerdict:
     layers: tuple[str, ...]
     timed_out: bool
     details: tuple[str, ...]
+    weak: int = 0
 
     @property
     def score(self) -> float:
@@ -57,18 +62,27 @@ def no_code_verdict(plan: Plan) -> UnitTestVerdict:
     return UnitTestVerdict(0, plan.total, "no code found", (), False, details)
 
 
+def unjudged_verdict(plan: Plan, why: str) -> UnitTestVerdict:
+    """Zero credit for a program whose results could not be judged (never an exception out of the reward)."""
+    details = tuple(f"test {i + 1} failed: could not be judged" for i in range(plan.total))
+    return UnitTestVerdict(0, plan.total, f"0/{plan.total} passed; the results could not be judged: {why}"[:300],
+                           (), False, details)
+
+
 def decide(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: float) -> UnitTestVerdict:
     """The verdict for ``plan`` from the reports of its executions (one, or one per stdin case)."""
     layers = ordered_layers(reports[0]["layers"]) if reports else ()
+    weak: set[int] = set()
     if plan.mode == "stdio":
         outcomes = _stdio_outcomes(plan, reports, timeout_s, cpu_s)
         banner = ""
     else:
-        outcomes, banner = _probe_outcomes(plan, reports[0], timeout_s, cpu_s)
+        probe_outcomes, banner = _probe_outcomes(plan, reports[0], timeout_s, cpu_s)
+        outcomes, weak = _test_outcomes(plan, probe_outcomes)
     timed_out = any(r.get("timed_out") for r in reports)
     passed = sum(ok for ok, _ in outcomes)
-    details = tuple(f"test {i + 1} passed{why}" if ok else f"test {i + 1} failed: {why}"
-                    for i, (ok, why) in enumerate(outcomes))
+    details = tuple(f"test {i + 1} passed{' (checked inside the sandbox)' if i in weak else ''}" if ok
+                    else f"test {i + 1} failed: {why}" for i, (ok, why) in enumerate(outcomes))
     total = plan.total
     if passed == total:
         reason = f"{passed}/{total} passed"
@@ -77,7 +91,38 @@ def decide(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: float) -> U
     else:
         first_fail = next(i for i, (ok, _) in enumerate(outcomes) if not ok)
         reason = f"{passed}/{total} passed; " + (banner or f"test {first_fail + 1} failed: {outcomes[first_fail][1]}")
-    return UnitTestVerdict(passed, total, reason, layers, timed_out, details)
+    if weak:
+        reason += f" ({WEAK_NOTE})" if len(weak) == total else f" ({WEAK_NOTE} for {len(weak)} of {total})"
+    return UnitTestVerdict(passed, total, reason, layers, timed_out, details, len(weak))
+
+
+def _test_outcomes(plan: Plan, probe_outcomes: list[tuple[bool, str]]):
+    """Per test (ok, why) from per probe outcomes, and the indices of the weak tests."""
+    n = len(plan.tests)
+    failed_scopes: dict[int, str] = {}  # the first failing setup of each scope
+    results: list[tuple[bool, str] | None] = [None] * n
+    weak: set[int] = set()
+    for check, (ok, why) in zip(plan.checks, probe_outcomes, strict=True):
+        if check.test is None:
+            if not ok:
+                failed_scopes.setdefault(check.scope, f"setup failed: {why}")
+            continue
+        t = check.test
+        if check.kind in WEAK_KINDS:
+            weak.add(t)
+        if results[t] is None and not ok:
+            results[t] = (False, why)
+    outcomes = []
+    scope_of = {c.test: c.scope for c in plan.checks if c.test is not None}
+    for t in range(n):
+        setup_failure = failed_scopes.get(GLOBAL) or failed_scopes.get(scope_of.get(t, GLOBAL))
+        if results[t] is not None and results[t][1].startswith("not run"):
+            outcomes.append(results[t])
+        elif setup_failure:
+            outcomes.append((False, setup_failure))
+        else:
+            outcomes.append(results[t] or (True, ""))
+    return outcomes, weak
 
 
 def _death(report: dict, timeout_s: float, cpu_s: float) -> str:
@@ -123,18 +168,19 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
             outcomes.append((False, f"not run: {banner}"))
         elif "e" in frame:
             outcomes.append((False, f"{check.label} raised {frame['e']}"))
-        elif check.kind == "ran":
-            outcomes.append((True, " (checked inside the sandbox)"))
+        elif check.kind in ("ran", "setup"):
+            outcomes.append((True, ""))
         elif "v" not in frame:
             return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
         else:
             try:
                 value = decode(frame["v"])
+            except ValueLimit as e:
+                outcomes.append((False, f"{check.label}: {e}"))
+                continue
             except (ValueError, TypeError, OverflowError, RecursionError):
                 return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
-            ok, why = judge_value(check, value)
-            weak = " (checked inside the sandbox)" if check.kind == "weak" else ""
-            outcomes.append((ok, weak if ok else why))
+            outcomes.append(judge_value(check, value))
     return outcomes, banner
 
 

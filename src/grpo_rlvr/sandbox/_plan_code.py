@@ -1,0 +1,256 @@
+"""Planning a ``tests`` string of Python test code, in the shapes public datasets use.
+
+- HumanEval ``def check(candidate)`` (with the row's ``entry_point``, or a ``check(NAME)`` call at the end):
+  ``candidate`` is bound to the program's function, and each assert in ``check``'s body is one test (per
+  assert, not whole-check: partial credit, and each assert is judged here when it has the ``CALL ==
+  EXPECTED`` shape). Other statements of the body that do work (a ``for`` loop of asserts) are one weak
+  test each; imports and assignments are setup. A body that cannot be run statement by statement (it
+  ``return``s) is run whole: one weak test.
+- pytest-style module-level ``def test_*()``: each function one test, passing when all its asserts pass.
+- ``unittest.TestCase`` subclasses (and pytest ``class Test*``): each ``test*`` method one test; ``setUp``
+  runs first in its scope; ``self.assertEqual`` and the other common ``assert*`` calls are judged like the
+  matching ``assert``. A class with other members (helpers, class attributes) is sent whole: weak.
+- a plain script: one test, passing when it runs to the end (weak); only asserts and setup: one test each.
+
+Runner calls (``check(f)``, ``unittest.main()``, ``pytest.main()``, ``if __name__ == "__main__":``) are
+dropped: the sandbox runs the tests itself, so patching ``unittest``, ``pytest`` or ``sys.modules``, or a
+``conftest.py`` in the working directory, changes nothing. Code that defines tests but runs none (a
+``check`` without an ``entry_point``; only definitions) is a ValueError that names the fix. Not covered:
+pytest fixtures and ``parametrize`` (refused with a ValueError), ``setUpClass``, async tests.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ._plan import GLOBAL, SETUP_NODES, Plan, PlanBuilder, is_constant_assert, is_docstring
+
+_EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
+          "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
+_COMPARE = {"assertNotEqual": ast.NotEq, "assertIs": ast.Is, "assertIsNot": ast.IsNot, "assertIn": ast.In,
+            "assertNotIn": ast.NotIn, "assertGreater": ast.Gt, "assertGreaterEqual": ast.GtE,
+            "assertLess": ast.Lt, "assertLessEqual": ast.LtE}
+_NO_EXPECTED_VALUE = "the test code defines tests but runs none"
+
+
+def plan_code(code: str, entry_point: str | None) -> Plan:
+    """Plan a string of test code (see the module docstring).
+
+    Raises:
+        ValueError: not Python; a ``check(candidate)`` without an entry point; tests that take fixtures;
+            code that checks nothing.
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as e:
+        raise ValueError(f"tests is a string but not valid Python test code: {e.msg} (line {e.lineno})") from e
+    body = tree.body
+    check = next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == "check"
+                  and len(n.args.args) == 1), None)
+    functions = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.name.startswith("test")]
+    classes = [n for n in body if isinstance(n, ast.ClassDef) and _test_methods(n)
+               and (_is_testcase(n) or n.name.startswith("Test"))]
+    if check is not None:
+        return _plan_check(body, check, entry_point or _called_with(body))
+    if functions or classes:
+        return _plan_test_functions(body, functions, classes)
+    return _plan_script(code, body)
+
+
+def _is_runner(node: ast.stmt) -> bool:
+    if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test) and "__main__" in ast.unparse(node.test):
+        return True
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        if isinstance(func, ast.Name) and func.id == "check":
+            return True
+        if isinstance(func, ast.Attribute) and func.attr == "main":
+            return True
+    return False
+
+
+def _called_with(body: list[ast.stmt]) -> str | None:
+    """``NAME`` of a module-level ``check(NAME)`` call, if any."""
+    for node in body:
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "check" and len(node.value.args) == 1
+                and isinstance(node.value.args[0], ast.Name)):
+            return node.value.args[0].id
+    return None
+
+
+def _module_setup(b: PlanBuilder, body: list[ast.stmt], skip: list[ast.stmt]) -> None:
+    """Module-level statements other than the tests themselves: setup; module-level asserts: tests."""
+    for node in body:
+        if any(node is s for s in skip) or _is_runner(node) or is_docstring(node):
+            continue
+        if isinstance(node, ast.Assert):
+            if not is_constant_assert(node):
+                b.assertion(node, b.new_test(ast.unparse(node.test)))
+        else:
+            b.setup(ast.unparse(node))
+
+
+def _flattenable(fn: ast.FunctionDef) -> bool:
+    """True when the body can run statement by statement outside a function (no return/yield/nonlocal)."""
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Nonlocal, ast.Global, ast.Await)):
+            return False
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return True
+
+
+def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str | None) -> Plan:
+    if not entry_point:
+        raise ValueError(
+            f"{_NO_EXPECTED_VALUE}: it defines check(candidate) (HumanEval style) but not which function to "
+            "check. Add an 'entry_point' column naming the function (HumanEval has one), or end the test "
+            "code with check(<function name>)"
+        )
+    if not entry_point.isidentifier():
+        raise ValueError(f"entry_point {entry_point!r} is not a Python function name")
+    b = PlanBuilder()
+    _module_setup(b, body, [check])
+    scope = 0
+    b.setup(f"candidate = {entry_point}", scope, label=f"the entry_point {entry_point!r}")
+    if not _flattenable(check):
+        b.setup(ast.unparse(check))
+        b.ran(f"check({entry_point})", b.new_test(f"check({entry_point})"))
+        return b.build("tests")
+    for node in check.body:  # per assert: each one test
+        if isinstance(node, ast.Assert):
+            if not is_constant_assert(node):
+                b.assertion(node, b.new_test(ast.unparse(node.test)), scope)
+        elif isinstance(node, SETUP_NODES) or is_docstring(node):
+            b.setup(ast.unparse(node), scope)
+        else:  # a loop of asserts, a helper call: one test, run in the sandbox (weak)
+            b.ran(ast.unparse(node), b.new_test(ast.unparse(node).splitlines()[0]), scope)
+    return b.build("the check(candidate) function in tests")
+
+
+def _test_methods(cls: ast.ClassDef) -> list[ast.FunctionDef]:
+    return [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+
+
+def _is_testcase(cls: ast.ClassDef) -> bool:
+    return any((isinstance(b, ast.Name) and b.id.endswith("TestCase"))
+               or (isinstance(b, ast.Attribute) and b.attr.endswith("TestCase")) for b in cls.bases)
+
+
+def _plan_test_functions(body, functions, classes) -> Plan:
+    b = PlanBuilder()
+    _module_setup(b, body, functions + classes)
+    scope = 0
+    for fn in functions:
+        if fn.args.args or fn.args.vararg or fn.args.kwonlyargs or fn.args.kwarg:
+            raise ValueError(f"tests: {fn.name}() takes arguments (pytest fixtures are not supported); "
+                             "write the values inside the test function")
+        if fn.decorator_list:
+            raise ValueError(f"tests: {fn.name}() is decorated (pytest.mark.parametrize and other "
+                             "decorators are not supported); write one test function per case")
+        test = b.new_test(fn.name)
+        if isinstance(fn, ast.FunctionDef) and _flattenable(fn):
+            _plan_body(b, fn.body, test, scope)
+        else:
+            b.setup(ast.unparse(fn))
+            b.ran(f"{fn.name}()", test)
+        scope += 1
+    for cls in classes:
+        unittest_style = _is_testcase(cls)
+        methods = _test_methods(cls)
+        set_up = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name in ("setUp", "setup_method")]
+        simple = all(
+            is_docstring(n) or (isinstance(n, ast.FunctionDef) and n.name in {m.name for m in methods + set_up}
+                                | {"tearDown", "teardown_method"} and not n.decorator_list
+                                and len(n.args.args) == 1 and _flattenable(n))
+            for n in cls.body
+        )
+        if not simple:
+            b.setup(ast.unparse(cls))
+        for m in methods:
+            test = b.new_test(f"{cls.name}.{m.name}")
+            if simple:
+                self_type = "__import__('unittest').TestCase()" if unittest_style else "type('Test', (), {})()"
+                b.setup(f"self = {self_type}", scope)
+                for node in (set_up[0].body if set_up else []):
+                    b.setup(ast.unparse(node), scope)
+                _plan_body(b, [_unittest_assert(n) for n in m.body], test, scope)
+            else:
+                make = f"{cls.name}({m.name!r})" if unittest_style else f"{cls.name}()"
+                prep = "_t.setUp()\n" if unittest_style else ""
+                b.ran(f"_t = {make}\n{prep}_t.{m.name}()", test)
+            scope += 1
+    return b.build("tests")
+
+
+def _plan_body(b: PlanBuilder, nodes: list[ast.stmt], test: int, scope: int) -> None:
+    """A test function's body in its own scope; with no judged statement at all, all of it runs weakly."""
+    start = len(b.checks)
+    for node in nodes:
+        b.statement(node, test, scope)
+    if not any(c.test == test for c in b.checks[start:]):
+        for i in range(start, len(b.checks)):
+            c = b.checks[i]
+            b.checks[i] = type(c)("ran", label=c.label, test=test, scope=scope)
+        if len(b.checks) == start:
+            b.ran("pass", test, scope)  # an empty test: passes when the program loads, as pytest would
+
+
+def _unittest_assert(node: ast.stmt) -> ast.stmt:
+    """``self.assertEqual(a, b)`` and friends as the matching ``assert`` statement (others unchanged)."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return node
+    call = node.value
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return node
+    name, args = func.attr, call.args
+    test: ast.expr | None = None
+    if name in _EQUAL and len(args) >= 2 and name != "assertCountEqual":
+        test = ast.Compare(args[0], [ast.Eq()], [args[1]])
+    elif name in _COMPARE and len(args) >= 2:
+        test = ast.Compare(args[0], [_COMPARE[name]()], [args[1]])
+    elif name in ("assertTrue", "assert_") and args:
+        test = args[0]
+    elif name == "assertFalse" and args:
+        test = ast.UnaryOp(ast.Not(), args[0])
+    elif name in ("assertIsNone", "assertIsNotNone") and args:
+        op = ast.Is() if name == "assertIsNone" else ast.IsNot()
+        test = ast.Compare(args[0], [op], [ast.Constant(None)])
+    elif name == "assertAlmostEqual" and len(args) >= 2:
+        kw = {k.arg: k.value for k in call.keywords}
+        places = kw.get("places", args[2] if len(args) > 2 else ast.Constant(7))
+        tol = kw["delta"] if "delta" in kw else None
+        if tol is None and isinstance(places, ast.Constant) and type(places.value) is int:
+            tol = ast.Constant(0.5 * 10.0 ** -places.value)
+        if tol is not None:
+            math_isclose = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant("math")], []),
+                                         "isclose", ast.Load())
+            test = ast.Call(math_isclose, [args[0], args[1]],
+                            [ast.keyword("rel_tol", ast.Constant(0.0)), ast.keyword("abs_tol", tol)])
+    if test is None:
+        return node
+    return ast.fix_missing_locations(ast.copy_location(ast.Assert(test=test), node))
+
+
+def _plan_script(code: str, body: list[ast.stmt]) -> Plan:
+    if all(isinstance(n, (ast.Assert, *SETUP_NODES)) or is_docstring(n) for n in body):
+        b = PlanBuilder()
+        _module_setup(b, body, [])
+        if b.tests:
+            return b.build("tests")
+        raise ValueError(
+            f"{_NO_EXPECTED_VALUE}: it only defines functions and values. Add asserts, test_* functions, a "
+            "unittest.TestCase, or HumanEval's check(candidate) with an 'entry_point' column"
+        )
+    b = PlanBuilder()
+    b.ran(code, b.new_test("the test code ran to the end"))
+    return b.build("tests")
+
+
+__all__ = ["GLOBAL", "plan_code"]

@@ -1,0 +1,143 @@
+"""Test code in the shapes public datasets use, counted for real: each shape scores a right program 1.0 and a
+``return None`` program 0.0, and code that defines tests but runs none is a configuration error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grpo_rlvr.errors import RewardError
+from grpo_rlvr.rewards import build_reward
+from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
+from grpo_rlvr.sandbox._plan import make_plan
+
+FAST = SandboxLimits(timeout_s=5.0, cpu_s=5.0)
+RIGHT = "def add(a, b):\n    return a + b\n"
+NONE = "def add(a, b):\n    return None\n"
+
+HUMANEVAL = '''
+METADATA = {"author": "x"}
+
+
+def check(candidate):
+    assert candidate(2, 3) == 5
+    assert candidate(-1, 1) == 0, "negatives"
+    assert True, "This prints if this assert fails (good for debugging!)"
+    import math
+    assert math.isclose(candidate(0.5, 0.25), 0.75)
+'''
+PYTEST = '''
+import math
+
+
+def helper(x):
+    return x * 2
+
+
+def test_small():
+    assert add(1, 2) == 3
+    total = add(helper(1), 1)
+    assert total == 3
+
+
+def test_zero():
+    assert add(0, 0) == 0
+'''
+UNITTEST = '''
+import unittest
+
+
+class TestAdd(unittest.TestCase):
+    def setUp(self):
+        self.base = 10
+
+    def test_base(self):
+        self.assertEqual(add(self.base, 1), 11)
+
+    def test_floats(self):
+        self.assertAlmostEqual(add(0.1, 0.2), 0.3)
+        self.assertTrue(add(1, 1) == 2)
+
+    def test_raises(self):
+        with self.assertRaises(TypeError):
+            add(1, "x")
+
+
+if __name__ == "__main__":
+    unittest.main()
+'''
+
+
+def score(program, tests, entry_point=None):
+    return run_unit_tests(program, tests, entry_point=entry_point, limits=FAST)
+
+
+@pytest.mark.parametrize(
+    ("tests", "entry_point", "total", "weak"),
+    [
+        (HUMANEVAL, "add", 3, 0),  # per assert; `assert True` is no test; `import math` is setup
+        (PYTEST, None, 2, 0),  # one test per function
+        (UNITTEST, None, 3, 1),  # one test per method; the `with assertRaises` block runs in the sandbox
+        (["import math", "x = 3", "assert add(x, 1) == 4"], None, 1, 0),  # setup lines are not tests
+        ("r = add(2, 2)\nif r != 4:\n    raise SystemExit(1)\n", None, 1, 1),  # a plain script: one weak test
+    ],
+    ids=["humaneval", "pytest", "unittest", "assert-list-with-setup", "script"],
+)
+def test_right_scores_one_and_return_none_scores_zero(tests, entry_point, total, weak):
+    right = score(RIGHT, tests, entry_point)
+    assert (right.passed, right.total, right.weak) == (total, total, weak), right.reason
+    assert ("(weak: test code ran in the sandbox" in right.reason) == (weak > 0)
+    wrong = score(NONE, tests, entry_point)
+    assert wrong.total == total and wrong.passed < total and wrong.score < 1.0, wrong.reason
+
+
+def test_expected_values_of_check_and_test_functions_stay_in_the_parent():
+    for tests, entry_point in ((HUMANEVAL, "add"), (PYTEST, None)):
+        sent = json.dumps(make_plan(tests, entry_point).probes)
+        assert "== 5" not in sent and "0.75" not in sent and "== 3" not in sent
+
+
+def test_another_problems_solution_fails_on_the_missing_entry_point():
+    verdict = score("def mul(a, b):\n    return a * b\n", HUMANEVAL, "add")
+    assert verdict.passed == 0 and "entry_point 'add'" in verdict.reason and "NameError" in verdict.reason
+
+
+def test_a_failing_test_function_fails_only_itself():
+    program = "def add(a, b):\n    return 0 if a == b == 0 else a - b\n"
+    verdict = score(program, PYTEST)
+    assert (verdict.passed, verdict.total) == (1, 2)
+    assert verdict.details[0].startswith("test 1 failed: add(1, 2) returned -1, expected 3")
+
+
+@pytest.mark.parametrize(
+    ("tests", "needle"),
+    [
+        (HUMANEVAL, "'entry_point' column"),
+        ("def helper():\n    assert add(1, 2) == 3\n", "defines tests but runs none"),
+        ("import math\nX = 3\n", "defines tests but runs none"),
+        ("def test_a(tmp_path):\n    assert add(1, 2) == 3\n", "fixtures are not supported"),
+        ("import pytest\n@pytest.mark.parametrize('a', [1])\ndef test_a():\n    assert add(1, 2) == 3\n",
+         "parametrize"),
+        (["import math", "assert True"], "holds no test"),
+    ],
+)
+def test_tests_that_run_nothing_are_a_configuration_error(tests, needle):
+    with pytest.raises(ValueError) as info:
+        score(RIGHT, tests)
+    assert needle in str(info.value)
+
+
+def test_reward_reads_entry_point_and_refuses_checkless_rows():
+    reward = build_reward("unit_tests", {"timeout_s": 5})
+    scored = reward.explain([RIGHT, NONE], tests=[HUMANEVAL, HUMANEVAL], entry_point=["add", "add"])
+    assert [s.score for s in scored] == [1.0, 0.0]
+    with pytest.raises(RewardError) as info:
+        reward.explain([RIGHT], tests=[HUMANEVAL])
+    assert "'tests'" in str(info.value) and "entry_point" in str(info.value)
+
+
+def test_reward_counts_weakly_scored_samples():
+    reward = build_reward("unit_tests", {"timeout_s": 5})
+    reward.explain([RIGHT, RIGHT], tests=[UNITTEST, PYTEST])
+    assert reward.notes["samples"] == 2 and reward.notes["weak_samples"] == 1
