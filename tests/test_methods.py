@@ -18,20 +18,11 @@ from grpo_rlvr.brief.methods import LORA_DEFAULTS, METHOD_GRPO_DEFAULTS, default
 from grpo_rlvr.errors import MachineError
 from grpo_rlvr.run_dir import render
 from grpo_rlvr.validation import validate_report
+from test_render import brief_for
 
 
-def _brief(workspace, name: str, **delta) -> object:
-    data = yaml.safe_load(example_brief_text())
-    for k, v in delta.items():
-        if v is None:
-            data.pop(k, None)
-        elif isinstance(v, dict) and isinstance(data.get(k), dict):
-            data[k] = {**data[k], **v}
-        else:
-            data[k] = v
-    p = workspace / f"{name}.yaml"
-    p.write_text(yaml.safe_dump(data))
-    return p
+def _brief(workspace, name: str, **delta):
+    return brief_for(workspace, name, delta)
 
 
 def _without_lr(workspace, name, **delta):

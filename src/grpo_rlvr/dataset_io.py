@@ -39,7 +39,7 @@ def read_jsonl(path: Path, what: str = "file") -> list[dict]:
     return rows
 
 
-def _load_dataset(field: str, ref: str, local: bool, split: str):
+def _load_dataset(field: str, ref: str, local: bool, split: str, subset: str | None = None):
     """A ``datasets`` split; every loading failure becomes an InputFileError naming the field (no traceback)."""
     from datasets import load_dataset
 
@@ -48,7 +48,7 @@ def _load_dataset(field: str, ref: str, local: bool, split: str):
         if local and p.is_file():
             kind = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}[p.suffix]
             return load_dataset(kind, data_files=str(p), split="train")
-        return load_dataset(ref, split=split)
+        return load_dataset(ref, subset, split=split) if subset and not local else load_dataset(ref, split=split)
     except KeyError:
         raise InputFileError(f"{field}: {p.name} has suffix {p.suffix!r}; use .jsonl, .json, .parquet or .csv") \
             from None
@@ -74,7 +74,7 @@ def load_rows(brief) -> list[dict]:
             raise InputFileError(f"dataset {p}: cannot read it as JSON ({e})") from None
         raw = data if isinstance(data, list) else data.get("data", []) if isinstance(data, dict) else []
     else:
-        raw = [dict(r) for r in _load_dataset("dataset.path", spec.resolved, spec.is_local, spec.split)]
+        raw = [dict(r) for r in _load_dataset("dataset.path", spec.resolved, spec.is_local, spec.split, spec.subset)]
     prompt = dict(spec.prompt)
     return [map_columns(r, spec.prompt_column, dict(spec.columns), prompt, where=f"dataset row {i}")
             for i, r in enumerate(raw)]
@@ -85,11 +85,12 @@ def load_split(spec: dict, prompt_column: str, columns: dict, prompt: dict | Non
     each row exactly as ``load_rows`` builds it, the brief's columns copied to the reward argument names.
 
     Args:
-        spec: ``{"path", "local", "split", "field"}`` as rendered (``field``: the brief key it came from).
+        spec: ``{"path", "local", "split", "subset", "field"}`` as rendered (``field``: the brief key it came from).
     Raises:
         InputFileError: on any loading problem, naming the brief's field.
     """
-    ds = _load_dataset(spec.get("field", "dataset.path"), spec["path"], spec["local"], spec["split"])
+    ds = _load_dataset(spec.get("field", "dataset.path"), spec["path"], spec["local"], spec["split"],
+                       spec.get("subset"))
     if prompt:
         ds = ds.map(lambda row, i: {"prompt": build_prompt(row, prompt_column, prompt, f"dataset row {i}")},
                     with_indices=True)

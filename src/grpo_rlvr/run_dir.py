@@ -114,8 +114,8 @@ def launch_plan(brief: Brief) -> dict:
     return plan
 
 
-def _split_spec(resolved: str, local: bool, split: str, field: str) -> dict:
-    return {"path": resolved, "local": local, "split": split, "field": field}
+def _split_spec(resolved: str, local: bool, split: str, field: str, subset: str | None) -> dict:
+    return {"path": resolved, "local": local, "split": split, "subset": None if local else subset, "field": field}
 
 
 def peft_kwargs(brief: Brief) -> dict | None:
@@ -155,8 +155,9 @@ def render(brief_path, out=None, inspection=None) -> RenderResult:
     ds = brief.dataset
     files["train.py"] = env.get_template("train.py.j2").render(
         **common, model=brief.model.resolved,
-        dataset={**_split_spec(ds.resolved, ds.is_local, ds.split, "dataset.path"),
-                 "eval": _split_spec(ds.eval_resolved, ds.eval_is_local, ds.eval_split, "dataset.eval_path")
+        dataset={**_split_spec(ds.resolved, ds.is_local, ds.split, "dataset.path", ds.subset),
+                 "eval": _split_spec(ds.eval_resolved, ds.eval_is_local, ds.eval_split, "dataset.eval_path",
+                                     ds.subset)
                  if ds.eval_path else None},
         prompt_column=ds.prompt_column, column_map=dict(ds.columns), prompt=dict(ds.prompt) or None,
         rewards=[{"name": r.name, "params": dict(r.params), "kind": r.kind} for r in brief.rewards],

@@ -98,7 +98,7 @@ def format_validate_report(r: dict) -> str:
              f"  method       {r['method']}",
              f"  variant      {r['variant']['name'] if r['variant'] else 'none (plain GRPO)'}"]
     for key, text in r["dataset"]["prompt"].items():
-        lines.append(f"  prompt.{key:<7}{text!r}"[:116])
+        lines.append(f"  {'prompt.' + key:<12} {text!r}"[:116])
     if r["lora"]:
         lines.append("  lora         " + ", ".join(f"{k} {v['value']!r} ← {v['from']}" for k, v in r["lora"].items()))
     lines += ["", "Resolved GRPOConfig (value  ← where it came from):"]

@@ -163,8 +163,10 @@ def model_identity(spec: ModelSpec) -> dict:
 def dataset_identity(spec: DatasetSpec) -> dict:
     ident = {"path": spec.path, "split": spec.split, "prompt_column": spec.prompt_column,
              "columns": dict(spec.columns)}
-    if spec.prompt:  # only when set, so briefs without a prompt section keep their fingerprint
+    if spec.prompt:  # only when set, so briefs without these keys keep their fingerprint
         ident["prompt"] = dict(spec.prompt)
+    if spec.subset:
+        ident["subset"] = spec.subset
     if spec.is_local and Path(spec.resolved).is_file():
         ident["sha256"] = file_sha256(Path(spec.resolved))
     return ident
@@ -249,7 +251,7 @@ def load_brief(path: str | Path) -> Brief:
                         "hub dataset) or remove eval_split")
     dataset = DatasetSpec(d["path"], d_resolved, d_local, split, prompt_column,
                           MappingProxyType(columns), d.get("eval_path"), e_resolved, e_local,
-                          eval_split, MappingProxyType(prompt.to_dict()))
+                          eval_split, MappingProxyType(prompt.to_dict()), d.get("subset"))
 
     # --- rewards -------------------------------------------------------------------------------------
     from grpo_rlvr.rewards import build_reward

@@ -34,6 +34,7 @@ class DatasetSpec:
     eval_is_local: bool
     eval_split: str               # the split of a hub eval dataset
     prompt: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # system / template
+    subset: str | None = None     # a hub dataset's configuration name (train and eval)
 
 
 @dataclass(frozen=True)
