@@ -8,9 +8,8 @@ import json
 import subprocess
 
 import pytest
-import yaml
 
-from conftest import CLI, example_brief_text
+from conftest import CLI, write_brief
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.dataset_io import load_rows, load_split
 from grpo_rlvr.errors import ConfigError, InputFileError
@@ -22,12 +21,7 @@ SYSTEM = "Think, then give the final number inside <answer></answer>."
 
 
 def _brief(workspace, dataset: dict, **extra):
-    data = yaml.safe_load(example_brief_text())
-    data["dataset"] = dataset
-    data.update(extra)
-    p = workspace / "d.yaml"
-    p.write_text(yaml.safe_dump(data))
-    return p
+    return write_brief(workspace, "d.yaml", dataset=dataset, **extra)
 
 
 def _gsm_jsonl(workspace):

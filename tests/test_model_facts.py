@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from conftest import example_brief_text
+from conftest import write_brief
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.model_probe import (
     cached_config_path,
@@ -156,12 +156,7 @@ def test_known_moe_totals_from_names():
 
 
 def _brief(workspace, model: dict, **extra):
-    data = yaml.safe_load(example_brief_text())
-    data["model"] = model
-    data.update(extra)
-    p = workspace / "m.yaml"
-    p.write_text(yaml.safe_dump(data))
-    return p
+    return write_brief(workspace, "m.yaml", model=model, **extra)
 
 
 def test_brief_on_a_name_guessed_moe_gets_gspo_and_a_warning(workspace, hf_cache):
