@@ -52,6 +52,17 @@ def workspace(tmp_path, tiny_model_dir) -> Path:
     return tmp_path
 
 
+def write_brief(workspace: Path, name: str, **sections) -> Path:
+    """The demo's brief with whole top-level sections replaced (``dataset={...}``), written to ``workspace/name``."""
+    import yaml
+
+    data = yaml.safe_load(example_brief_text())
+    data.update(sections)
+    p = workspace / name
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
 def copy_brief(workspace: Path, text: str, name: str = "brief.yaml") -> Path:
     p = workspace / name
     p.write_text(text)

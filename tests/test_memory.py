@@ -169,6 +169,26 @@ def test_qlora_vllm_copy_is_nf4():
     assert qlora < lora / 2
 
 
+def test_qlora_counts_what_train_py_and_trl_load():
+    """The rendered train.py runs prepare_model_for_kbit_training (non-4-bit weights upcast to fp32); TRL 1.16
+    starts a colocated vLLM with quantization="bitsandbytes" (its own 4-bit copy); `vllm serve` loads bf16."""
+    from grpo_rlvr.memory.estimate import (
+        KBIT_OTHER_BYTES,
+        NF4_BYTES,
+        VLLM_BNB_BYTES,
+        param_counts,
+        vllm_weight_bytes,
+    )
+
+    inp = MemoryInputs(size="7B", method="qlora", lora_rank=16)
+    pc = param_counts(inp)
+    weights = estimate_memory(inp, "24GB").terms["weights"] * 2**30
+    assert weights == pytest.approx(pc.layer_linear * NF4_BYTES + pc.other * KBIT_OTHER_BYTES + pc.lora * 4)
+    assert vllm_weight_bytes(inp, pc) == pytest.approx(pc.layer_linear * VLLM_BNB_BYTES + pc.other * 2)
+    server = MemoryInputs(size="7B", method="qlora", vllm_mode="server")
+    assert vllm_weight_bytes(server) == pytest.approx(pc.total * 2)
+
+
 # ---------------------------------------------------------------------------- tactics
 
 BASE_BRIEF = {"method": "full", "grpo": {}, "hardware": {"num_gpus": 1, "sharding": "none", "vllm_gpus": 0}}

@@ -39,7 +39,7 @@ def _emit(result: dict, as_json: bool, text: Callable[[dict], str]) -> None:
 def cmd_validate(args) -> int:
     from grpo_rlvr.validation import format_validate_report, validate_report
 
-    report = validate_report(args.brief)
+    report = validate_report(args.brief, remote=args.remote)
     _emit(report, args.json, format_validate_report)
     return 0
 
@@ -160,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("validate", cmd_validate, "schema + semantic checks, memory fit; prints the resolved config")
     brief_arg(sp)
+    sp.add_argument("--remote", action="store_true",
+                    help="the brief is for another machine: report this machine's missing packages or GPU "
+                         "(QLoRA's bitsandbytes, CUDA) as warnings, not errors")
     json_arg(sp)
 
     sp = add("preflight", cmd_preflight, "base success rate from k samples per prompt; routes to SFT or GRPO")

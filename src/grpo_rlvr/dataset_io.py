@@ -1,41 +1,98 @@
 """Reading the brief's dataset and mapping its columns to the names rewards and TRL expect.
 
 The brief's ``dataset.columns`` maps a reward argument to a dataset column (``answer: solution``); the prompt
-column becomes ``prompt``. The same mapping is applied in sampling, scoring and the rendered ``train.py``.
+column (or the brief's ``prompt`` template and system message) becomes ``prompt``. The same mapping serves
+sampling, scoring and the rendered ``train.py`` (``load_split``). Loading failures are InputFileErrors.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+from grpo_rlvr.errors import InputFileError
 from grpo_rlvr.jsonl import read_jsonl
+from grpo_rlvr.prompts import build_prompt
+
+
+def _load_dataset(field: str, ref: str, local: bool, split: str, subset: str | None = None):
+    """A ``datasets`` split; every loading failure becomes an InputFileError naming the field (no traceback)."""
+    from datasets import load_dataset
+
+    p = Path(ref)
+    try:
+        if local and p.is_file():
+            kind = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}[p.suffix]
+            return load_dataset(kind, data_files=str(p), split="train")
+        return load_dataset(ref, subset, split=split) if subset and not local else load_dataset(ref, split=split)
+    except KeyError:
+        raise InputFileError(f"{field}: {p.name} has suffix {p.suffix!r}; use .jsonl, .json, .parquet or .csv") \
+            from None
+    except Exception as e:  # datasets raises many unrelated types (hub, network, arrow, schema): name them once
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        hint = ("a hub dataset needs the network or a local copy in the datasets cache (HF_HUB_OFFLINE is set)"
+                if not local and os.environ.get("HF_HUB_OFFLINE") else "check the path, the split and the format")
+        raise InputFileError(f"{field}: cannot load {ref!r} (split {split!r}): {type(e).__name__}: {first}; "
+                             f"{hint}") from None
 
 
 def load_rows(brief) -> list[dict]:
-    """All rows of the brief's dataset, with columns mapped (``prompt`` + reward argument names)."""
+    """All rows of the brief's dataset, with columns mapped (``prompt`` + reward argument names) and the prompt
+    built by the brief's ``prompt`` section (``grpo_rlvr.prompts``)."""
     spec = brief.dataset
-    if not spec.is_local:
-        from datasets import load_dataset
-
-        raw = [dict(r) for r in load_dataset(spec.resolved, split=spec.split)]
-    else:
-        p = Path(spec.resolved)
-        if p.suffix == ".jsonl":
-            raw = read_jsonl(p, "dataset")
-        elif p.suffix == ".json":
+    p = Path(spec.resolved)
+    if spec.is_local and p.suffix == ".jsonl":
+        raw = read_jsonl(p, "dataset")
+    elif spec.is_local and p.suffix == ".json" and p.is_file():
+        try:
             data = json.loads(p.read_text(encoding="utf-8"))
-            raw = data if isinstance(data, list) else data.get("data", [])
-        else:
-            from datasets import load_dataset
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise InputFileError(f"dataset {p}: cannot read it as JSON ({e})") from None
+        raw = data if isinstance(data, list) else data.get("data", []) if isinstance(data, dict) else []
+    else:
+        raw = [dict(r) for r in _load_dataset("dataset.path", spec.resolved, spec.is_local, spec.split, spec.subset)]
+    prompt = dict(spec.prompt)
+    return [map_columns(r, spec.prompt_column, dict(spec.columns), prompt, where=f"dataset row {i}")
+            for i, r in enumerate(raw)]
 
-            raw = [dict(r) for r in load_dataset(p.suffix.lstrip("."), data_files=str(p), split="train")]
-    return [map_columns(r, spec.prompt_column, dict(spec.columns)) for r in raw]
+
+def load_split(spec: dict, prompt_column: str, columns: dict, prompt: dict | None = None):
+    """The train or held-out split for the rendered train.py, as a ``datasets.Dataset``: ``prompt`` built from
+    each row exactly as ``load_rows`` builds it, the brief's columns copied to the reward argument names.
+
+    Args:
+        spec: ``{"path", "local", "split", "subset", "field"}`` as rendered (``field``: the brief key it came from).
+    Raises:
+        InputFileError: on any loading problem, naming the brief's field.
+    """
+    ds = _load_dataset(spec.get("field", "dataset.path"), spec["path"], spec["local"], spec["split"],
+                       spec.get("subset"))
+    if prompt:
+        ds = ds.map(lambda row, i: {"prompt": build_prompt(row, prompt_column, prompt, f"dataset row {i}")},
+                    with_indices=True)
+    elif prompt_column != "prompt":
+        if prompt_column not in ds.column_names:
+            raise InputFileError(f"dataset.prompt_column: {prompt_column!r} is not a column of {spec['path']} "
+                                 f"(columns: {', '.join(ds.column_names)})")
+        if "prompt" in ds.column_names:
+            ds = ds.remove_columns("prompt")
+        ds = ds.rename_column(prompt_column, "prompt")
+    for arg, col in columns.items():
+        if col != arg and arg not in ds.column_names:
+            if col not in ds.column_names:
+                raise InputFileError(f"dataset.columns.{arg}: {col!r} is not a column of {spec['path']} "
+                                     f"(columns: {', '.join(ds.column_names)})")
+            ds = ds.add_column(arg, ds[col])
+    return ds
 
 
-def map_columns(row: dict, prompt_column: str, columns: dict) -> dict:
+def map_columns(row: dict, prompt_column: str, columns: dict, prompt: dict | None = None,
+                where: str = "row") -> dict:
     out = dict(row)
-    if prompt_column != "prompt" and prompt_column in out:
+    if prompt:
+        out["prompt"] = build_prompt(row, prompt_column, prompt, where)
+    elif prompt_column != "prompt" and prompt_column in out:
         out["prompt"] = out.pop(prompt_column)
     for arg, col in columns.items():
         if col in row:

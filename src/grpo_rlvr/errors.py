@@ -31,6 +31,11 @@ class InputFileError(GrpoRlvrError):
     """A file the user pointed at is missing, unreadable or malformed."""
 
 
+class MachineError(GrpoRlvrError):
+    """This machine cannot run what the brief asks (a package or a GPU is missing). Names what to install or where
+    to run instead."""
+
+
 class RewardError(GrpoRlvrError):
     """A reward cannot be built (unknown name, bad parameters, a user module that fails to import)."""
 

@@ -45,28 +45,26 @@ def run_memory(args) -> int:
     return 0 if report["estimate"]["fits"] else 1
 
 
-_SIZE_IN_NAME = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)[bB](?![a-zA-Z])")
-
-
 def brief_memory(brief) -> dict | None:
-    """The memory estimate for a GPU brief with ``hardware.gpu_type`` set, when the model's size is knowable
-    (a local config.json, or a size in its name such as ``Qwen2.5-7B``). None otherwise."""
+    """The memory estimate for a GPU brief with ``hardware.gpu_type`` set, sized from the model's facts
+    (``config.json`` shapes; else the brief's ``model.params`` or the name's size, on a size class's shape).
+    None on CPU, without a gpu_type, or when the size is unknown (``validate`` warns then)."""
     if brief.hardware.accelerator != "gpu" or not brief.hardware.gpu_type:
         return None
-    from grpo_rlvr.brief.model_probe import read_config
     from grpo_rlvr.memory import estimate_memory, fit_tactics, inputs_from_brief, shape_from_config
 
-    cfg = read_config(Path(brief.model.resolved)) if brief.model.is_local else None
-    if cfg:
-        inputs = inputs_from_brief(brief, shape=shape_from_config(cfg, name=brief.model.name_or_path))
-    else:
-        m = _SIZE_IN_NAME.search(brief.model.name_or_path)
-        if not m:
-            return None
-        inputs = inputs_from_brief(brief, params_b=float(m.group(1)))
+    facts = brief.model.facts
+    if facts is None or facts.params is None:
+        return None
+    shape = None
+    if facts.config is not None and facts.params_from.startswith("config.json"):
+        shape = shape_from_config(facts.config, name=brief.model.name_or_path)
+    inputs = inputs_from_brief(brief, shape=shape) if shape else inputs_from_brief(brief, params_b=facts.params / 1e9)
     est = estimate_memory(inputs, brief.hardware.gpu_type)
     out = {"gpu": brief.hardware.gpu_type, "fits": est.fits, "total_gib": round(est.total_gib, 1),
-           "gpu_gib": round(est.gpu_gib, 1), "terms": {k: round(v, 2) for k, v in est.terms.items()}}
+           "gpu_gib": round(est.gpu_gib, 1), "terms": {k: round(v, 2) for k, v in est.terms.items()},
+           "params_b": round(facts.params / 1e9, 3), "size_from": facts.params_from,
+           "shape": inputs.model_shape.name, "notes": list(est.notes)}
     if not est.fits:
         tactics = fit_tactics(inputs, brief.hardware.gpu_type)
         out["tactics"] = [{"description": t.description, "changes": t.changes} for t in tactics[:3]]

@@ -20,6 +20,7 @@ import yaml
 
 from grpo_rlvr import __version__
 from grpo_rlvr.brief import Brief, load_brief
+from grpo_rlvr.brief.methods import QLORA_QUANTIZATION
 from grpo_rlvr.files import write_json_atomic, write_text_atomic
 from grpo_rlvr.templating import environment
 
@@ -113,9 +114,25 @@ def launch_plan(brief: Brief) -> dict:
     return plan
 
 
-def _split_spec(resolved: str, local: bool, split: str) -> dict:
-    return {"path": resolved, "local": local, "split": split,
-            "suffix": Path(resolved).suffix.lstrip(".") if local else None}
+def _split_spec(resolved: str, local: bool, split: str, field: str, subset: str | None) -> dict:
+    return {"path": resolved, "local": local, "split": split, "subset": None if local else subset, "field": field}
+
+
+def peft_kwargs(brief: Brief) -> dict | None:
+    """peft.LoraConfig kwargs from the brief's resolved adapter settings (None for full fine-tuning)."""
+    if brief.method == "full":
+        return None
+    lora = dict(brief.lora)
+    return {"r": lora["r"], "lora_alpha": lora["alpha"], "lora_dropout": lora["dropout"],
+            "target_modules": lora["target_modules"], "task_type": "CAUSAL_LM"}
+
+
+def model_init(brief: Brief) -> dict:
+    """from_pretrained kwargs train.py uses when it loads the model itself (QLoRA)."""
+    m, raw = brief.model, dict(brief.raw.get("model") or {})
+    out = {"revision": m.revision, "trust_remote_code": m.trust_remote_code or None,
+           "attn_implementation": raw.get("attn_implementation")}
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def render(brief_path, out=None, inspection=None) -> RenderResult:
@@ -136,18 +153,16 @@ def render(brief_path, out=None, inspection=None) -> RenderResult:
         **common, trl_version=TRL_VERSION, body=body)}
 
     ds = brief.dataset
-    peft = None
-    if brief.method in ("lora", "qlora"):
-        lora = dict(brief.lora)
-        peft = {"r": lora.get("r", 16), "lora_alpha": lora.get("alpha", 32), "lora_dropout": lora.get("dropout", 0.0),
-                "target_modules": lora.get("target_modules", "all-linear"), "task_type": "CAUSAL_LM"}
     files["train.py"] = env.get_template("train.py.j2").render(
         **common, model=brief.model.resolved,
-        dataset={**_split_spec(ds.resolved, ds.is_local, ds.split),
-                 "eval": _split_spec(ds.eval_resolved, ds.eval_is_local, ds.eval_split) if ds.eval_path else None},
-        prompt_column=ds.prompt_column, column_map=dict(ds.columns),
+        dataset={**_split_spec(ds.resolved, ds.is_local, ds.split, "dataset.path", ds.subset),
+                 "eval": _split_spec(ds.eval_resolved, ds.eval_is_local, ds.eval_split, "dataset.eval_path",
+                                     ds.subset)
+                 if ds.eval_path else None},
+        prompt_column=ds.prompt_column, column_map=dict(ds.columns), prompt=dict(ds.prompt) or None,
         rewards=[{"name": r.name, "params": dict(r.params), "kind": r.kind} for r in brief.rewards],
-        brief_dir=str(brief.base_dir), peft=peft)
+        brief_dir=str(brief.base_dir), peft=peft_kwargs(brief),
+        quantization=dict(QLORA_QUANTIZATION) if brief.method == "qlora" else None, model_init=model_init(brief))
 
     acc, desc = accelerate_config(brief)
     files["accelerate.yaml"] = env.get_template("accelerate.yaml.j2").render(

@@ -150,7 +150,9 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
 def _unmapped(row: dict, brief) -> dict:
     """A mapped row back in the dataset's own column names, for the filtered file."""
     out = dict(row)
-    if brief.dataset.prompt_column != "prompt":
+    if brief.dataset.prompt:  # the prompt was built from the row's own columns, which are still there
+        out.pop("prompt")
+    elif brief.dataset.prompt_column != "prompt":
         out[brief.dataset.prompt_column] = out.pop("prompt")
     for arg, col in brief.dataset.columns.items():
         if arg != col:

@@ -16,11 +16,11 @@ from types import MappingProxyType
 
 import yaml
 
-from grpo_rlvr.brief import model_probe
+from grpo_rlvr.brief import data_checks, methods, model_probe
 from grpo_rlvr.brief.grpo_rules import check_grpo, eval_defaults
 from grpo_rlvr.brief.types import Brief, DatasetSpec, Hardware, ModelSpec, RewardSpec, Variant
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
-from grpo_rlvr.jsonl import first_jsonl_row
+from grpo_rlvr.prompts import PromptSpec, check_prompt
 from grpo_rlvr.variants import VARIANTS
 
 # The skill's base recipe: plain GRPO (TRL 1.16 defaults loss_type to "dapo"), lr 5e-7, beta 0.01,
@@ -135,41 +135,6 @@ def _resolve_local(base: Path, ref: str) -> tuple[str, bool]:
     return (str(p.resolve()), True) if looks_local else (ref, False)
 
 
-def _first_row(path: Path) -> dict | None:
-    """The first record of a local dataset file (jsonl/json), for column checks; None for other formats."""
-    try:
-        if path.suffix == ".jsonl":
-            return first_jsonl_row(path)
-        elif path.suffix == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
-            rows = data if isinstance(data, list) else data.get("data") if isinstance(data, dict) else None
-            return rows[0] if rows else None
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError, IndexError):
-        return None
-    return None
-
-
-def _data_file_problems(field: str, ref: str, p: Path, prompt_column: str, columns: dict) -> list[str]:
-    """A local dataset file exists, has a supported suffix, and holds the prompt and mapped columns."""
-    if not p.is_file():
-        return [f"{field}: {ref!r} resolves to {p}, which does not exist; fix the path "
-                "(relative paths resolve against the brief's folder)"]
-    if p.suffix not in (".jsonl", ".json", ".parquet", ".csv"):
-        return [f"{field}: {p.name} has suffix {p.suffix!r}; use .jsonl, .json, .parquet or .csv"]
-    row = _first_row(p)
-    if row is None:
-        return []
-    problems = []
-    if prompt_column not in row:
-        problems.append(f"dataset.prompt_column: column {prompt_column!r} is not in {p.name} "
-                        f"(columns: {', '.join(sorted(row))}); set dataset.prompt_column")
-    for arg, col in columns.items():
-        if col not in row:
-            problems.append(f"dataset.columns.{arg}: column {col!r} is not in {p.name} "
-                            f"(columns: {', '.join(sorted(row))})")
-    return problems
-
-
 def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with Path(path).open("rb") as fh:
@@ -198,6 +163,10 @@ def model_identity(spec: ModelSpec) -> dict:
 def dataset_identity(spec: DatasetSpec) -> dict:
     ident = {"path": spec.path, "split": spec.split, "prompt_column": spec.prompt_column,
              "columns": dict(spec.columns)}
+    if spec.prompt:  # only when set, so briefs without these keys keep their fingerprint
+        ident["prompt"] = dict(spec.prompt)
+    if spec.subset:
+        ident["subset"] = spec.subset
     if spec.is_local and Path(spec.resolved).is_file():
         ident["sha256"] = file_sha256(Path(spec.resolved))
     return ident
@@ -234,35 +203,55 @@ def load_brief(path: str | Path) -> Brief:
     # --- model ---------------------------------------------------------------------------------------
     m = data["model"]
     resolved, is_local = _resolve_local(base, m["name_or_path"])
-    config = model_probe.read_config(Path(resolved)) if is_local else None
     if is_local and not Path(resolved).is_dir():
         problems.append(f"model.name_or_path: {m['name_or_path']!r} looks like a local path but {resolved} is not "
                         "a directory; point it at a model folder (with config.json) or use a hub id")
-    if model_probe.is_vision_language(m["name_or_path"], config):
-        problems.append(f"model.name_or_path: {m['name_or_path']!r} is a vision-language model. Vision-language RL "
-                        "is out of scope for grpo-rlvr (reference-only): use a text-only model, or TRL's "
-                        "GRPOTrainer with a VLM directly, outside this toolkit")
-    is_moe = model_probe.is_mixture_of_experts(m["name_or_path"], config)
+    facts = model_probe.model_facts(m, resolved, is_local)
+    if facts.vision:
+        guessed = " (guessed from its name: if it is text-only, state model.vision: false)" \
+            if facts.vision_from == "name" else f" (from {facts.vision_from})"
+        problems.append(f"model.name_or_path: {m['name_or_path']!r} is a vision-language model{guessed}. "
+                        "Vision-language RL is out of scope for grpo-rlvr (reference-only): use a text-only model, "
+                        "or TRL's GRPOTrainer with a VLM directly, outside this toolkit")
+    else:
+        warnings.extend(facts.warnings)
+    is_moe = facts.moe
     model = ModelSpec(m["name_or_path"], resolved, is_local, m.get("revision"), m.get("dtype", "auto"),
-                      bool(m.get("trust_remote_code", False)), is_moe, model_probe.context_length(config))
+                      bool(m.get("trust_remote_code", False)), is_moe, facts.context_length, facts)
 
     # --- dataset -------------------------------------------------------------------------------------
     d = data["dataset"]
-    d_resolved, d_local = _resolve_local(base, d["path"])
+    split, eval_split = d.get("split", "train"), d.get("eval_split", "test")
+    d_resolved, d_local = data_checks.resolve_dataset(base, d["path"])
     columns = dict(d.get("columns") or {})
     prompt_column = d.get("prompt_column", "prompt")
+    prompt = PromptSpec.from_dict(data.get("prompt"))
+    row, held_row = None, None
     if d_local:
-        problems.extend(_data_file_problems("dataset.path", d["path"], Path(d_resolved), prompt_column, columns))
-    e_resolved, e_local = _resolve_local(base, d["eval_path"]) if d.get("eval_path") else (None, False)
+        found = data_checks.data_file_problems("dataset.path", d["path"], Path(d_resolved), split)
+        problems.extend(found)
+        row = None if found else data_checks.first_row(Path(d_resolved), split)
+    else:
+        warnings.append(data_checks.hub_note("dataset.path", d["path"], split))
+    problems.extend(check_prompt(prompt, prompt_column, row) if row is not None or not d_local else [])
+    if row is not None:
+        problems.extend(data_checks.column_problems(Path(d_resolved), row, columns))
+    e_resolved, e_local = data_checks.resolve_dataset(base, d["eval_path"]) if d.get("eval_path") else (None, False)
     if e_local:
-        problems.extend(_data_file_problems("dataset.eval_path", d["eval_path"], Path(e_resolved), prompt_column,
-                                            columns))
+        found = data_checks.data_file_problems("dataset.eval_path", d["eval_path"], Path(e_resolved), eval_split)
+        problems.extend(found)
+        held_row = None if found else data_checks.first_row(Path(e_resolved), eval_split)
+        if held_row is not None:
+            problems.extend(p.replace("the dataset", "dataset.eval_path", 1)
+                            for p in check_prompt(prompt, prompt_column, held_row) if p not in problems)
+    elif d.get("eval_path"):
+        warnings.append(data_checks.hub_note("dataset.eval_path", d["eval_path"], eval_split))
     if d.get("eval_split") and not d.get("eval_path"):
         problems.append("dataset.eval_split: set without dataset.eval_path; add eval_path (the held-out file or "
                         "hub dataset) or remove eval_split")
-    dataset = DatasetSpec(d["path"], d_resolved, d_local, d.get("split", "train"), prompt_column,
+    dataset = DatasetSpec(d["path"], d_resolved, d_local, split, prompt_column,
                           MappingProxyType(columns), d.get("eval_path"), e_resolved, e_local,
-                          d.get("eval_split", "test"))
+                          eval_split, MappingProxyType(prompt.to_dict()), d.get("subset"))
 
     # --- rewards -------------------------------------------------------------------------------------
     from grpo_rlvr.rewards import build_reward, tag_context
@@ -288,12 +277,11 @@ def load_brief(path: str | Path) -> Brief:
             warnings.append("rewards: no correctness reward; the gate requires a composite (format + correctness)")
         if "format" not in kinds:
             warnings.append("rewards: no format reward; the gate requires a composite (format + correctness)")
-        available = set(columns) | ({*(_first_row(Path(d_resolved)) or {})} if d_local else set())
-        held_row = _first_row(Path(e_resolved)) if e_local else None
+        available = set(columns) | set(row or {})
         held = set(columns) | set(held_row or {})
         for i, b in enumerate(built):
             for col in b.columns:
-                if d_local and available and col not in available:
+                if row is not None and col not in available:
                     problems.append(f"rewards[{i}] ({b.name}) reads column {col!r}, which the dataset lacks; map it "
                                     f"with dataset.columns.{col}: <your column>")
                 elif held_row is not None and col not in held:
@@ -314,6 +302,10 @@ def load_brief(path: str | Path) -> Brief:
     method = data.get("method", "full")
     if method in ("lora", "qlora") and importlib.util.find_spec("peft") is None:
         warnings.append(f"method: {method!r} needs the 'peft' package on the training machine (pip install peft)")
+    if method == "qlora" and hw.accelerator == "cpu":
+        problems.append("method: 'qlora' loads the base model in 4-bit with bitsandbytes, which needs a CUDA GPU; "
+                        "set hardware.accelerator: gpu, or method: lora on CPU")
+    lora, lora_origin = methods.lora_settings(method, dict(data.get("lora") or {}))
 
     variant = None
     v = data.get("variant")
@@ -337,7 +329,8 @@ def load_brief(path: str | Path) -> Brief:
     overrides = dict(data.get("grpo") or {})
     fields = _grpo_fields()
     grpo, origin = {}, {}
-    for src, values in (("recipe", RECIPE), ("hardware", _hardware_defaults(hw))):
+    for src, values in (("recipe", RECIPE), (f"method:{method}", methods.METHOD_GRPO_DEFAULTS[method]),
+                        ("hardware", _hardware_defaults(hw))):
         for k, val in values.items():
             grpo[k], origin[k] = val, src
     if variant is not None:
@@ -366,6 +359,7 @@ def load_brief(path: str | Path) -> Brief:
     if hw.accelerator == "gpu" and grpo.get("use_vllm") and importlib.util.find_spec("vllm") is None:
         warnings.append("grpo.use_vllm: vLLM is not installed here; install grpo-rlvr[vllm] on the training machine")
 
+    warnings.extend(methods.method_warnings(method, dict(data.get("lora") or {}), grpo, origin))
     if problems:
         raise ConfigError(problems, source=str(path))
 
@@ -375,7 +369,7 @@ def load_brief(path: str | Path) -> Brief:
     brief = Brief(
         path=path.resolve(), base_dir=base, name=data.get("name", path.stem),
         model=model, dataset=dataset, rewards=tuple(rewards), hardware=hw, method=method,
-        lora=MappingProxyType(dict(data.get("lora") or {})),
+        lora=MappingProxyType(lora), lora_origin=MappingProxyType(lora_origin),
         grpo=MappingProxyType(grpo), origin=MappingProxyType(origin), variant=variant,
         inspection_samples=int(insp.get("samples", 64)), inspection_prompts=int(insp.get("prompts", 32)),
         inspection_seed=int(insp.get("seed", grpo["seed"])),

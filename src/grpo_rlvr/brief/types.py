@@ -18,6 +18,7 @@ class ModelSpec:
     trust_remote_code: bool
     is_moe: bool
     context_length: int | None
+    facts: Any = None        # brief.model_probe.ModelFacts: size, MoE, vision and where each came from
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class DatasetSpec:
     eval_resolved: str | None
     eval_is_local: bool
     eval_split: str               # the split of a hub eval dataset
+    prompt: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # system / template
+    subset: str | None = None     # a hub dataset's configuration name (train and eval)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,7 @@ class Brief:
     output_dir: Path
     fingerprint: str                 # identity: model, dataset, rewards, sampling
     warnings: tuple[str, ...] = ()   # non-fatal findings (validate prints them)
+    lora_origin: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # lora key -> origin
     raw: MappingProxyType = field(repr=False, default_factory=lambda: MappingProxyType({}))
 
     @property

@@ -77,7 +77,8 @@ _VERL_WHY = ("verl packs sequences (use_remove_padding), so GSM8K's short answer
 ANCHORS: tuple[Anchor, ...] = (
     Anchor("unsloth-8b-qlora", "Unsloth", UNSLOTH_R1, "GRPO on Llama 3.1 8B with QLoRA in 15 GB (T4 notebook)",
            15.0, _min_util(_U8B, "24GB", 6), "24GB", "within", tolerance=0.35,
-           why_different="Unsloth's vLLM shares the training weights; TRL colocate loads a second (NF4) copy"),
+           why_different="Unsloth's vLLM shares the training weights; TRL colocate has vLLM load a second, 4-bit copy, "
+                         "and k-bit preparation keeps embeddings and head in fp32"),
     Anchor("unsloth-1.5b", "Unsloth", UNSLOTH_R1, "GRPO on Qwen2.5 1.5B in 7 GB", 7.0,
            _min_util(_U15B, "24GB", 8), "24GB", "at_most",
            why_different="notebook settings assumed (the claim names no exact configuration)"),

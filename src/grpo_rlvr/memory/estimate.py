@@ -13,7 +13,11 @@ Assumptions (each also appears in ``MemoryEstimate.notes`` when it applies):
   models a bf16-loaded model stepped by torch AdamW on one GPU (states in bf16, 8 bytes/param).
   ``optimizer="adamw_8bit"`` keeps m and v in 8 bits (2 bytes/param).
 - LoRA adapters are fp32 (PEFT ``autocast_adapter_dtype=True``); QLoRA stores decoder linear weights in
-  NF4 with double quantization (~0.516 bytes/param); embeddings, LM head and norms stay bf16.
+  NF4 with double quantization (~0.516 bytes/param), and the rendered train.py's
+  ``peft.prepare_model_for_kbit_training`` upcasts the rest (embeddings, LM head, norms) to fp32.
+- the vLLM copy: bf16; for QLoRA colocated, TRL 1.16 starts vLLM with ``quantization="bitsandbytes"`` when the
+  policy has 4-bit layers, so vLLM quantizes its own copy in flight (4-bit, fp32 block scales, no double
+  quantization: ~0.5625 bytes/param); a ``vllm serve`` server loads the checkpoint as it is (bf16).
 - the reference model exists only when ``beta > 0`` and the method is ``full`` (with PEFT, TRL
   disables the adapter instead).
 - activations: flash/SDPA attention (no seq² term), HF RMSNorm upcasting to fp32, SwiGLU MLP.
@@ -36,6 +40,8 @@ METHODS = ("full", "lora", "qlora")
 SHARDINGS = ("none", "ddp", "zero2", "zero3", "fsdp2")
 OPTIMIZERS = ("adamw", "adamw_8bit")
 NF4_BYTES = 0.5 * (1 + 0.127 / 4)   # 4-bit weights + double-quantized block constants (0.127 bit/param)
+VLLM_BNB_BYTES = 0.5 + 4 / 64       # vLLM in-flight bitsandbytes: 4-bit weights + an fp32 scale per 64
+KBIT_OTHER_BYTES = 4.0              # prepare_model_for_kbit_training: non-quantized weights upcast to fp32
 VLLM_RUNTIME_GIB = 1.0               # vLLM activations, sampler and CUDA graphs beside weights and KV
 VLLM_SERVER_UTILIZATION = 0.9        # `vllm serve --gpu-memory-utilization` default
 CUDA_CONTEXT_GIB = 1.0
@@ -147,7 +153,7 @@ class MemoryInputs:
 class ParamCounts:
     total: float
     layer_linear: float   # decoder linear weights (quantized by QLoRA)
-    other: float          # embeddings, LM head, norms (stay bf16 in QLoRA)
+    other: float          # embeddings, LM head, norms (fp32 in QLoRA after k-bit preparation)
     per_layer: float      # one decoder layer (what ZeRO-3 / FSDP gather at a time)
     lm_head: float
     lora: float
@@ -214,7 +220,7 @@ def _model_state(inp: MemoryInputs, pc: ParamCounts) -> dict[str, float]:
         if not inp.master_weights and inp.optimizer == "adamw":
             m_bytes = 2 * wb
     else:
-        base = pc.total * wb if inp.method == "lora" else pc.layer_linear * NF4_BYTES + pc.other * wb
+        base = pc.total * wb if inp.method == "lora" else pc.layer_linear * NF4_BYTES + pc.other * KBIT_OTHER_BYTES
         weights, trainable = base + pc.lora * 4.0, pc.lora
         grads, master = pc.lora * 4.0, 0.0
     optimizer = trainable * m_bytes
@@ -278,9 +284,11 @@ def _logits(inp: MemoryInputs, pc: ParamCounts) -> float:
 
 
 def vllm_weight_bytes(inp: MemoryInputs, pc: ParamCounts | None = None) -> float:
-    """Bytes of the vLLM copy of the weights on one vLLM GPU (NF4 for QLoRA, split by tensor parallelism)."""
+    """Bytes of the vLLM copy of the weights on one vLLM GPU, split by tensor parallelism: bf16, or for QLoRA
+    colocated vLLM's in-flight 4-bit quantization (what TRL 1.16 asks for when the policy is 4-bit)."""
     pc = pc or param_counts(inp)
-    full = pc.layer_linear * NF4_BYTES + pc.other * inp.weight_bytes if inp.method == "qlora" else pc.total * 2.0
+    in_flight = inp.method == "qlora" and inp.vllm_mode == "colocate"
+    full = pc.layer_linear * VLLM_BNB_BYTES + pc.other * 2.0 if in_flight else pc.total * 2.0
     return full / inp.vllm_tensor_parallel_size
 
 
