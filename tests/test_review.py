@@ -116,11 +116,11 @@ def test_review_in_a_terminal_quit_resume_finish(workspace):
     assert v["history"][0]["verdict"] == "disagree"           # the changed verdict is kept in its history
     assert not check_gate(art).passed
 
-    t = Terminal(review_cmd(art))              # resume where we stopped; the rest read quickly (the median holds)
-    screen = answer(t, "a")
+    t = Terminal(review_cmd(art))              # resume where we stopped; 6 more read slowly, then the rest quickly:
+    screen = answer(t, "a", think_s=1.0)       # 27 of 50 at over a second keep the median above the rule
     assert "Resuming at sample 22 of 50" in screen
-    for _ in range(28):
-        answer(t, "a")
+    for k in range(28):
+        answer(t, "a", think_s=1.0 if k < 5 else 0.0)
     t.expect("Review complete: 50 samples, 50 agree, 0 disagree.")
     assert t.wait() == 0
     res = check_gate(art)
