@@ -1,14 +1,18 @@
 """Building real inspection artifacts for tests without sampling a model: synthetic completions of every
-outcome are scored by the real rewards and written by the real ``write_artifact``."""
+outcome are scored by the real rewards and written by the real ``write_artifact``.
+
+``review_all`` writes what ``grpo-rlvr review`` records for a person who read each sample for a few seconds
+(kind ``human``, reviewer, reading time, bound to the manifest's seal and the sample's digest), through the same
+``make_verdict``. The review itself is tested in a real pty (tests/test_review.py)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.dataset_io import load_rows
 from grpo_rlvr.inspection import load_artifact
+from grpo_rlvr.inspection.artifact import make_verdict
 from grpo_rlvr.inspection.run import write_artifact
 
 
@@ -39,10 +43,9 @@ def make_artifact(brief_path: Path, out: Path, n: int = 64, prompts: int = 32, v
     return out
 
 
-def review_all(out: Path, verdict: str = "agree", reviewer_kind: str = "human") -> None:
+def review_all(out: Path, verdict: str = "agree", reviewer_kind: str = "human", seconds: float = 4.0) -> None:
     art = load_artifact(out)
     for s in art.samples:
-        s["verdict"] = {"verdict": verdict, "note": "" if verdict == "agree" else "wrong score", "rewards": [],
-                        "reviewer": "tester", "reviewer_kind": reviewer_kind,
-                        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        s["verdict"] = make_verdict(art.manifest, s, verdict, "tester", reviewer_kind, seconds,
+                                    note="" if verdict == "agree" else "wrong score")
     art.save_samples()

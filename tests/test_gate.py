@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from artifacts import make_artifact, review_all
+from artifacts import completions_for, make_artifact, review_all
 from grpo_rlvr.errors import GateError
 from grpo_rlvr.gate import check_gate
 from grpo_rlvr.inspection import load_artifact
@@ -197,3 +197,84 @@ def test_disagreement_then_fix_then_pass(workspace):
     review_all(art, "agree")
     assert check_gate(art).passed
     assert load_artifact(art).manifest["samples_digest"] == sample_digest(load_artifact(art).samples)
+
+
+# --- the verdicts are a person's, given for these samples ------------------------------------------------------
+
+def test_a_verdict_with_no_kind_fails(artifact):
+    edit_samples(artifact, lambda s: s[6]["verdict"].pop("reviewer_kind"))
+    fails = failing(check_gate(artifact))
+    assert "no reviewer kind" in fails[2] and "s006" in fails[2]
+
+
+def test_a_verdict_with_no_reading_time_or_reviewer_fails(artifact):
+    edit_samples(artifact, lambda s: (s[1]["verdict"].pop("seconds"), s[2]["verdict"].update(reviewer="")))
+    fails = failing(check_gate(artifact))
+    assert "record no reading time" in fails[2] and "s001" in fails[2] and "name no reviewer" in fails[2]
+
+
+def test_a_too_fast_review_fails_with_the_numbers(workspace):
+    art = make_artifact(workspace / "brief.yaml", workspace / "fast", verdict=None)
+    review_all(art, seconds=0.3)
+    fails = failing(check_gate(art))
+    assert "median 0.30 s per sample" in fails[2] and "64 samples in 19 s" in fails[2] and "at least 1.0 s" in fails[2]
+    review_all(art, seconds=1.0)
+    assert check_gate(art).passed
+
+
+def test_verdicts_copied_from_another_inspection_fail(workspace):
+    a = make_artifact(workspace / "brief.yaml", workspace / "a")
+    b = make_artifact(workspace / "brief.yaml", workspace / "b", verdict=None,
+                      complete=lambda ans, i: completions_for(ans, i + 1))
+    mine, theirs = load_artifact(b), load_artifact(a)
+    for s, t in zip(mine.samples, theirs.samples, strict=True):
+        s["verdict"] = t["verdict"]
+    mine.save_samples()
+    fails = failing(check_gate(b))
+    assert "given for another manifest" in fails[2] and "different text or different scores" in fails[2]
+
+
+def test_a_verdict_given_before_its_scores_changed_fails(artifact):
+    art = load_artifact(artifact)
+    art.samples[9]["verdict"]["sample_digest"] = "0" * 64
+    art.save_samples()
+    assert "different text or different scores" in failing(check_gate(artifact))[2]
+
+
+# --- the manifest is what inspect wrote -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("edit", [
+    lambda m: m["rewards"][1]["params"].update(case_sensitive=True),
+    lambda m: m["rewards"][0].update(fingerprint="f" * 64),
+    lambda m: m["rewards"][0].update(weight=0.5),
+    lambda m: m["sampling"].update(temperature=0.1),
+    lambda m: m.update(samples_digest="0" * 64),
+])
+def test_any_manifest_edit_fails_the_gate(artifact, edit):
+    m = json.loads((artifact / "manifest.json").read_text())
+    edit(m)
+    (artifact / "manifest.json").write_text(json.dumps(m))
+    fails = failing(check_gate(artifact))
+    assert "manifest.json differs from what inspect wrote" in fails[1]
+
+
+def test_a_resealed_manifest_edit_is_still_caught(artifact):
+    """Editing the params and recomputing the seal: the verdicts were bound to the old seal, and rule 3
+    compares the recorded params with the brief's."""
+    from grpo_rlvr.inspection.artifact import manifest_seal
+
+    m = json.loads((artifact / "manifest.json").read_text())
+    m["rewards"][1]["params"] = {"case_sensitive": True}
+    m["seal"] = manifest_seal(m)
+    (artifact / "manifest.json").write_text(json.dumps(m))
+    fails = failing(check_gate(artifact))
+    assert 1 not in fails and "given for another manifest" in fails[2] and "records params" in fails[3]
+
+
+def test_the_gate_writes_nothing_into_the_artifact(artifact):
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in artifact.iterdir()}
+    assert check_gate(artifact).passed
+    out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "gate", str(artifact), "--json"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in artifact.iterdir()} == before

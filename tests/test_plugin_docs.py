@@ -335,11 +335,25 @@ def test_reward_reference_builtin_list_matches_the_registry():
     assert named == set(REGISTRY), f"reward-functions.md built-ins {sorted(named)} != registry {sorted(REGISTRY)}"
 
 
+def assert_no_review_approval(tools: str) -> None:
+    """The permission list names each subcommand the agent may run, and never ``review`` or a wildcard."""
+    from grpo_rlvr.cli import build_parser
+
+    subcommands = set(next(a for a in build_parser()._actions if a.choices and "gate" in a.choices).choices)
+    for prog in ("grpo-rlvr", "grpo-rlvr-plugin"):
+        granted = set(re.findall(rf"Bash\({re.escape(prog)} ([a-z-]+):\*\)", tools))
+        assert granted == subcommands - {"review"}, (prog, sorted(granted))
+        assert f"Bash({prog}:*)" not in tools and f"Bash({prog} review" not in tools
+
+
+def test_skill_allowed_tools_leave_out_review():
+    assert_no_review_approval(split_front_matter(SKILL)[0]["allowed-tools"])
+
+
 def test_finetune_command():
     meta, body = split_front_matter(COMMAND)
     assert meta["description"] and meta["argument-hint"]
-    tools = meta["allowed-tools"]
-    assert "Bash(grpo-rlvr-plugin:*)" in tools and "Bash(grpo-rlvr:*)" in tools
+    assert_no_review_approval(meta["allowed-tools"])
     assert "$ARGUMENTS" in body
     for phase in range(5):
         assert re.search(rf"^## Phase {phase}\b", body, re.M), f"phase {phase} missing"

@@ -68,7 +68,8 @@ def cmd_score(args) -> int:
 def cmd_inspect(args) -> int:
     from grpo_rlvr.inspection import inspect_rewards
 
-    result = inspect_rewards(args.brief, out_dir=args.out, samples=args.samples, batch_size=args.batch_size)
+    result = inspect_rewards(args.brief, out_dir=args.out, samples=args.samples, batch_size=args.batch_size,
+                             force=args.force)
     _emit(result.to_dict(), args.json, lambda _: result.format())
     return 0
 
@@ -90,7 +91,7 @@ def cmd_gate(args) -> int:
 def cmd_render(args) -> int:
     from grpo_rlvr.run_dir import render
 
-    result = render(args.brief, out=args.out, inspection=args.inspection)
+    result = render(args.brief, out=args.out, inspection=args.inspection, force=args.force)
     _emit(result.to_dict(), args.json, lambda _: result.format())
     return 0
 
@@ -98,7 +99,8 @@ def cmd_render(args) -> int:
 def cmd_train(args) -> int:
     from grpo_rlvr.launch import train
 
-    result = train(args.run, resume=args.resume, dry_run=args.dry_run, max_steps=args.max_steps)
+    result = train(args.run, resume=args.resume, dry_run=args.dry_run, max_steps=args.max_steps,
+                   unreviewed_smoke_test=args.unreviewed_smoke_test)
     _emit(result.to_dict(), args.json, lambda _: result.format())
     return 0 if result.ok else 1
 
@@ -189,10 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
     brief_arg(sp)
     sp.add_argument("--out", default=None, help="artifact folder (default: OUTPUT_DIR/inspection)")
     sp.add_argument("--samples", type=int, default=None, help="50–100 (default: brief.inspection.samples, 64)")
+    sp.add_argument("--force", action="store_true",
+                    help="replace a folder that holds verdicts (it is kept as inspection.bak-<time>/)")
     batch_arg(sp)
     json_arg(sp)
 
-    sp = add("review", cmd_review, "terminal review: agree/disagree with each scored sample; resumable")
+    sp = add("review", cmd_review, "a person's review in a terminal: agree/disagree with each scored sample; "
+             "resumable (refuses piped input)")
     sp.add_argument("dir", metavar="DIR", help="the inspection folder")
     sp.add_argument("--reviewer", default=None, help="your name for the record (default: $USER)")
 
@@ -205,6 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     brief_arg(sp)
     sp.add_argument("--out", default=None, help="run folder (default: OUTPUT_DIR/run)")
     sp.add_argument("--inspection", default=None, help="inspection folder (default: OUTPUT_DIR/inspection)")
+    sp.add_argument("--force", action="store_true",
+                    help="render over training outputs of another lock (they move to output.bak-<time>/)")
     json_arg(sp)
 
     sp = add("train", cmd_train, "launch a rendered run directory (refuses without a passing gate)")
@@ -212,6 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--resume", action="store_true", help="continue from the newest complete checkpoint")
     sp.add_argument("--dry-run", action="store_true", help="print the commands and environment, run nothing")
     sp.add_argument("--max-steps", type=int, default=None, help="override max_steps (smoke runs)")
+    sp.add_argument("--unreviewed-smoke-test", action="store_true",
+                    help="skip the gate for at most 3 steps that save no checkpoint or model; marked in the outputs "
+                         "and flagged by diagnose; never a training run")
     json_arg(sp)
 
     sp = add("diagnose", cmd_diagnose, "read a run's logs, name failure modes, recommend a variant")

@@ -50,6 +50,10 @@ class GateError(GrpoRlvrError):
     """The inspection artifact is unusable (missing, unreadable). A gate that *fails* returns a result instead."""
 
 
+class ReviewError(GrpoRlvrError):
+    """A review cannot run here: not an interactive terminal, or another review holds the artifact's lock."""
+
+
 class LaunchError(GrpoRlvrError):
     """A run directory cannot be launched, or the launched run failed."""
 

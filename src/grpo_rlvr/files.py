@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,3 +61,16 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     os.replace(tmp, target)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def move_aside(path: Path, label: str = "bak") -> Path:
+    """Rename ``path`` to ``<name>.<label>-<UTC time>`` beside it (never over an existing one); returns the new path."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    dest = path.with_name(f"{path.name}.{label}-{stamp}")
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = path.with_name(f"{path.name}.{label}-{stamp}-{n}")
+    os.replace(path, dest)
+    return dest

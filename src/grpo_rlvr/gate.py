@@ -1,25 +1,45 @@
 """``grpo-rlvr gate``: the Phase 1 checker. Passes only when every rule of DESIGN.md §6 holds.
 
-1. artifact present and well-formed; 50 ≤ samples ≤ 100; ids unique; enough distinct prompts; samples intact
-2. every sample has a human verdict; none is ``disagree`` (oracle verdicts only in the demo)
-3. reward fingerprints match the current code and params, and re-scoring reproduces the stored scores
+1. artifact present and well-formed; 50 ≤ samples ≤ 100; ids unique; enough distinct prompts; samples intact;
+   the manifest unedited (its seal matches what inspect wrote)
+2. every sample has a verdict by a person (kind ``human``, a reviewer, a reading time, bound to this
+   manifest's seal and to the sample it judged); none is ``disagree``; the reading is plausible: the median
+   time per sample is at least ``MIN_MEDIAN_SECONDS`` (oracle verdicts only in the demo, never from the CLI)
+3. reward fingerprints, params, kinds and weights match the current code and brief, and re-scoring reproduces
+   the stored scores
 4. the artifact belongs to this brief (model, dataset, reward specs, sampling)
-5. the reward is composite (format + correctness) and ranks well-formed-wrong above malformed
+5. the reward is composite (format + correctness) and ranks well-formed-wrong above malformed; a judge used as
+   the correctness part agrees with the person at Cohen's kappa ≥ ``inspection.judge_min_kappa`` (0.6)
 6. there is signal: some correctness > 0, and the totals are not all equal
 
-Imports no torch: rewards that need no model are re-scored in well under a second.
+The gate only reads: it never writes into the artifact it verifies. Imports no torch: rewards that need no
+model are re-scored in well under a second.
+
+Demo acceptance (oracle verdicts) is the ``demo`` argument of :func:`check_gate`, a Python value that only
+``grpo-rlvr demo`` passes in its own process. No file, environment variable or command-line flag turns it on,
+so editing files cannot make an oracle's verdicts count.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import GateError, GrpoRlvrError
-from grpo_rlvr.inspection.artifact import FORMAT_VERSION, VERDICTS, load_artifact, sample_digest
+from grpo_rlvr.inspection.artifact import (
+    FORMAT_VERSION,
+    VERDICTS,
+    judged_digest,
+    load_artifact,
+    manifest_seal,
+    sample_digest,
+)
 
 MIN_SAMPLES, MAX_SAMPLES = 50, 100
+MIN_MEDIAN_SECONDS = 1.0  # a median under a second per sample is not reading (prompt, completion, every score)
+DEFAULT_JUDGE_KAPPA = 0.6
 MIN_PROMPT_SHARE = 0.25   # distinct prompts ≥ a quarter of the samples (16 of 64)
 SCORE_TOLERANCE = 1e-6
 
@@ -61,7 +81,8 @@ class GateResult:
             lines.append("  Calibration (reward vs reviewer):")
             for name, c in self.calibration["rewards"].items():
                 kappa = "n/a" if c["kappa"] is None else f"{c['kappa']:.2f}"
-                lines.append(f"    {name:<16} agreement {c['agreement']:.2f}  kappa {kappa}  (n={c['n']})")
+                need = f"  (judge: needs kappa ≥ {c['min_kappa']:.2f})" if "min_kappa" in c else ""
+                lines.append(f"    {name:<16} agreement {c['agreement']:.2f}  kappa {kappa}  (n={c['n']}){need}")
         return "\n".join(lines)
 
 
@@ -104,6 +125,9 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
     if not dup and m.get("samples_digest") != sample_digest(samples):
         p1.append("the samples' prompts/completions/ground truth differ from what inspect wrote "
                   "(samples edited, removed, added or reordered)")
+    if m.get("seal") != manifest_seal(m):
+        p1.append("manifest.json differs from what inspect wrote (its seal does not match): the recorded rewards, "
+                  "params, fingerprints, sampling or digests were edited")
     rules.append(Rule(1, "artifact present and well-formed", not p1, p1,
                       "re-run `grpo-rlvr inspect BRIEF` (50–100 samples), then review again"))
 
@@ -118,12 +142,12 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
     for s in disagreed[:8]:
         note = s["verdict"].get("note") or "no note"
         p2.append(f"{s.get('id')} marked disagree: {note}")
-    oracle = [s.get("id") for s in samples if (s.get("verdict") or {}).get("reviewer_kind") == "oracle"]
-    if oracle and not demo:
-        p2.append(f"{len(oracle)} verdict(s) were given by an oracle, not a person; only the demo may use one")
+    p2.extend(_reviewer_problems(samples, m, demo))
     rules.append(Rule(2, "every sample reviewed by a person, no disagreement", not p2, p2,
-                      "a disagreement means the reward is wrong: fix it, re-run `grpo-rlvr inspect`, then "
-                      "`grpo-rlvr review DIR`" if disagreed else "run `grpo-rlvr review DIR` and judge every sample"))
+                      "a disagreement means the reward is wrong: fix it, re-run `grpo-rlvr inspect --force`, then "
+                      "`grpo-rlvr review DIR`" if disagreed else
+                      "the person runs `grpo-rlvr review DIR` in their own terminal and reads every sample "
+                      "(it resumes where it stopped; do not re-inspect)"))
 
     # 3 + 4 need the brief and the current rewards ---------------------------------------------------------
     from grpo_rlvr.brief import load_brief
@@ -148,6 +172,13 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
         elif old.get("fingerprint") != r.fingerprint:
             what = "params changed" if old.get("params") != r.params else "source code changed"
             p3.append(f"reward {r.name!r}: {what} since the inspection (fingerprint mismatch)")
+        elif old.get("params") != r.params or old.get("kind") != r.kind:
+            p3.append(f"reward {r.name!r}: the manifest records params {old.get('params')!r} / kind "
+                      f"{old.get('kind')!r} but the brief gives {r.params!r} / {r.kind!r}")
+    weights = dict(zip([r.name for r in rewards], b.reward_weights, strict=True)) if rewards else {}
+    for name, w in weights.items():
+        if name in stored and not _same(stored[name].get("weight"), w):
+            p3.append(f"reward {name!r}: the manifest records weight {stored[name].get('weight')!r}, the brief {w!r}")
     for name in set(stored) - {r.name for r in rewards}:
         p3.append(f"reward {name!r} was inspected but is no longer in the brief")
     if rewards and not p3 and not p1:
@@ -193,7 +224,23 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
         if malformed and wf_wrong and min(wf_wrong) <= max(malformed):
             p5.append(f"a well-formed wrong answer (total {min(wf_wrong):.3f}) does not outscore every malformed "
                       f"one (best malformed total {max(malformed):.3f})")
+    cal = calibration(samples, kinds)
+    min_kappa = float((b.raw.get("inspection") or {}).get("judge_min_kappa", DEFAULT_JUDGE_KAPPA))
+    judges = [k for k in cor if kinds.get(k) == "judge"]
+    for name in judges:
+        c = cal["rewards"].get(name)
+        kappa = None if c is None else c["kappa"]
+        if c is not None:
+            c["min_kappa"] = min_kappa
+        if kappa is None or kappa < min_kappa:
+            shown = "undefined (its pass/fail never varies among the reviewed samples)" if kappa is None \
+                else f"{kappa:.2f}"
+            agree = "n/a" if c is None else f"{c['agreement']:.2f} over {c['n']} samples"
+            p5.append(f"judge {name!r} is the correctness part but its kappa against the person is {shown}, "
+                      f"below the required {min_kappa:.2f} (agreement {agree}); calibrate the judge first")
     rules.append(Rule(5, "reward is composite and ranks well-formed-wrong above malformed", not p5, p5,
+                      "calibrate the judge first (rubric, scale, examples) until it agrees with your verdicts, or "
+                      "use a programmatic correctness reward" if any("judge" in p for p in p5) else
                       "add a `format` reward with a weight > 0 next to the correctness reward"))
 
     # 6. signal -------------------------------------------------------------------------------------------
@@ -207,11 +254,44 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
     rules.append(Rule(6, "there is learning signal", not p6, p6,
                       "SFT first until the model succeeds sometimes (see `grpo-rlvr preflight`)"))
 
-    result = GateResult(art.dir, rules, calibration(samples, kinds))
-    if not p1:
-        art.manifest["calibration"] = result.calibration
-        art.save_manifest()
-    return result
+    return GateResult(art.dir, rules, cal)
+
+
+def _reviewer_problems(samples: list[dict], m: dict, demo: bool) -> list[str]:
+    """Rule 2's checks that the verdicts are a person's, given for these samples, and plausible as reading."""
+    verdicts = [(s, s["verdict"]) for s in samples if isinstance(s.get("verdict"), dict)
+                and s["verdict"].get("verdict") in VERDICTS]
+    probs = []
+
+    def listed(what: str, ids: list) -> None:
+        if ids:
+            probs.append(f"{len(ids)} verdict(s) {what}: {', '.join(map(str, ids[:8]))}" + (" …" if len(ids) > 8 else ""))
+
+    kinds = {"human"} | ({"oracle"} if demo else set())
+    oracle = [s.get("id") for s, v in verdicts if v.get("reviewer_kind") == "oracle"]
+    if oracle and not demo:
+        probs.append(f"{len(oracle)} verdict(s) were given by an oracle, not a person; only the demo may use one")
+    listed("have no reviewer kind, or one other than 'human'",
+           [s.get("id") for s, v in verdicts if v.get("reviewer_kind") not in kinds | {"oracle"}])
+    listed("name no reviewer", [s.get("id") for s, v in verdicts if not str(v.get("reviewer") or "").strip()])
+    listed("were given for another manifest (their seal is not this inspection's)",
+           [s.get("id") for s, v in verdicts if v.get("seal") != m.get("seal")])
+    listed("were given for a different text or different scores than the sample holds now",
+           [s.get("id") for s, v in verdicts if v.get("sample_digest") != judged_digest(s)])
+    human = [v for _, v in verdicts if v.get("reviewer_kind") == "human"]
+    timed = [v.get("seconds") for v in human if isinstance(v.get("seconds"), (int, float))
+             and not isinstance(v.get("seconds"), bool) and v["seconds"] >= 0]
+    listed("record no reading time (not written by `grpo-rlvr review`)",
+           [s.get("id") for s, v in verdicts if v.get("reviewer_kind") == "human" and not (
+               isinstance(v.get("seconds"), (int, float)) and not isinstance(v.get("seconds"), bool)
+               and v["seconds"] >= 0)])
+    if timed:
+        med = statistics.median(timed)
+        if med < MIN_MEDIAN_SECONDS:
+            probs.append(f"the review is too fast to be reading: median {med:.2f} s per sample (fastest "
+                         f"{min(timed):.2f} s, {len(timed)} samples in {sum(timed):.0f} s); the rule is a median of "
+                         f"at least {MIN_MEDIAN_SECONDS:.1f} s per sample")
+    return probs
 
 
 def _scores(s: dict, names: list[str]) -> list[float]:

@@ -3,6 +3,10 @@
 Single process (CPU, or one GPU with vLLM colocated): ``python train.py``. Several processes:
 ``accelerate launch --config_file accelerate.yaml train.py``. vLLM server mode: ``bash launch.sh``, which
 owns the server's lifecycle. ``--resume`` continues from the newest *complete* checkpoint.
+
+Before launching, the same check the rendered train.py makes itself (``run_guard.check_run``): the gate passes
+and no rendered file changed since render. The result reports ``train_summary.json`` only when that file was
+written by this launch. ``--unreviewed-smoke-test`` is the one way past the gate (see run_guard.py).
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grpo_rlvr.errors import GateError, GrpoRlvrError, InputFileError, LaunchError
+from grpo_rlvr.errors import GrpoRlvrError, LaunchError
+from grpo_rlvr.run_guard import check_run, demo_acceptance, read_lock
 
 
 class GateRefused(GrpoRlvrError):
@@ -79,32 +84,14 @@ def newest_complete_checkpoint(output_dir: Path) -> Path | None:
     return max(found)[1] if found else None
 
 
-def read_lock(run: Path) -> dict:
-    try:
-        return json.loads((run / "brief.lock.json").read_text())
-    except FileNotFoundError:
-        raise InputFileError(f"{run}: no brief.lock.json; this is not a run folder (run `grpo-rlvr render BRIEF`)") \
-            from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise InputFileError(f"{run / 'brief.lock.json'}: unreadable ({e}); re-run `grpo-rlvr render`") from None
+def check_before_launch(run: Path, demo: bool = False, smoke: bool = False) -> dict:
+    """The rendered files and the brief are unchanged since render, and the gate passes (unless ``smoke``).
 
-
-def check_before_launch(run: Path, demo: bool = False) -> dict:
-    """The brief is unchanged since render, and the gate passes. Returns the lock. Raises GateRefused."""
-    from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.gate import check_gate
-
-    lock = read_lock(run)
-    brief = load_brief(lock["brief"])
-    if brief.fingerprint != lock["fingerprint"]:
-        raise GateRefused(f"{run}: the brief {lock['brief']} changed since this run was rendered; run "
-                          "`grpo-rlvr render` again (and inspect again if the model, data or rewards changed)")
-    try:
-        gate = check_gate(lock["inspection"], brief=lock["brief"], demo=demo)
-    except GateError as e:
-        raise GateRefused(f"training refused: {e}") from None
-    if not gate.passed:
-        raise GateRefused("training refused: the inspection gate does not pass.\n" + gate.format())
+    Returns the lock. Raises GateRefused listing every reason.
+    """
+    lock, problems = check_run(run, demo=demo, smoke=smoke)
+    if problems:
+        raise GateRefused("training refused:\n" + "\n".join(f"- {p}" for p in problems))
     return lock
 
 
@@ -119,7 +106,7 @@ def command_for(run: Path, lock: dict) -> list[str]:
 
 
 def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | None = None, demo: bool = False,
-          stream=None) -> TrainResult:
+          stream=None, unreviewed_smoke_test: bool = False) -> TrainResult:
     """Launch the run folder ``run``.
 
     Args:
@@ -127,13 +114,15 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         resume: continue from the newest complete checkpoint in ``run/output`` (fresh start when none).
         dry_run: return the command and environment without running anything.
         max_steps: override ``max_steps`` (smoke runs).
-        demo: accept the demo's oracle review at the gate (only ``grpo-rlvr demo`` sets it).
+        demo: accept the demo's oracle review at the gate (only ``grpo-rlvr demo`` sets it); training then runs
+            in this process, inside ``run_guard.demo_acceptance``, so nothing outside it can claim the demo.
+        unreviewed_smoke_test: skip the gate for a capped, marked smoke test that saves nothing.
     Raises:
         GateRefused: the gate fails or the brief changed since render.
         LaunchError: the run folder is incomplete.
     """
     run = Path(run).resolve()
-    lock = check_before_launch(run, demo=demo)
+    lock = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test)
     missing = [f for f in ("train.py", "grpo_config.yaml", "accelerate.yaml", "launch.sh") if not (run / f).is_file()]
     if missing:
         raise LaunchError(f"{run}: missing {', '.join(missing)}; run `grpo-rlvr render` again")
@@ -143,6 +132,8 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         cmd += ["--resume", str(ckpt)]
     if max_steps is not None:
         cmd += ["--max-steps", str(max_steps)]
+    if unreviewed_smoke_test:
+        cmd += ["--unreviewed-smoke-test"]
     env_extra = {"TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
     if dry_run:
         res = TrainResult(run, True, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra)
@@ -151,12 +142,46 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
                                    env={**os.environ, **env_extra, "GRPO_RLVR_DRY_RUN": "1"})
             res.plan = shown.stdout.splitlines()
         return res
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, cwd=run, env={**os.environ, **env_extra}, stdout=stream, stderr=subprocess.STDOUT
-                          if stream is not None else None)
-    step = None
-    summary = run / "output" / "train_summary.json"
-    if summary.is_file():
+    t0, started = time.monotonic(), time.time()
+    if demo:
+        returncode = _train_in_process(run, cmd[cmd.index(str(run / "train.py")) + 1:])
+    else:
+        returncode = subprocess.run(cmd, cwd=run, env={**os.environ, **env_extra}, stdout=stream,
+                                    stderr=subprocess.STDOUT if stream is not None else None).returncode
+    return TrainResult(run, returncode == 0, returncode, cmd, str(ckpt) if ckpt else None,
+                       time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started))
+
+
+def summary_step(summary: Path, since: float) -> int | None:
+    """The global step of ``train_summary.json`` when this launch wrote it (modified at or after ``since``)."""
+    try:
+        if summary.stat().st_mtime < since - 1.0:   # coarse file-system clocks: one second of slack
+            return None
         step = json.loads(summary.read_text()).get("global_step")
-    return TrainResult(run, proc.returncode == 0, proc.returncode, cmd, str(ckpt) if ckpt else None,
-                       time.monotonic() - t0, step)
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return None
+    return step if isinstance(step, int) else None
+
+
+def _train_in_process(run: Path, argv: list[str]) -> int:
+    """The demo's launch: the rendered train.py run in this process, with the demo's oracle verdicts accepted."""
+    import runpy
+
+    if lock_mode(run) != "local":
+        raise LaunchError(f"{run}: the demo trains in one process; this run needs several (render a single-process "
+                          "brief for the demo)")
+    old_cwd = os.getcwd()
+    try:
+        os.chdir(run)
+        with demo_acceptance():
+            module = runpy.run_path(str(run / "train.py"), run_name="grpo_rlvr_demo_train")
+            return int(module["main"](argv) or 0)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 1
+    finally:
+        os.chdir(old_cwd)
+
+
+def lock_mode(run: Path) -> str:
+    plan = read_lock(run)["launch"]
+    return "local" if plan["mode"] != "server" and not plan["train_command"].startswith("accelerate") else "multi"

@@ -3,6 +3,19 @@
 One sample at a time: prompt, completion, each reward's score and reason. Keys: ``a`` agree, ``d`` disagree
 (then a note, and which rewards are wrong), ``b`` back, ``q`` quit. Every verdict is saved at once (atomic
 write), so quitting and coming back loses nothing; the review resumes at the first sample without a verdict.
+
+What makes the record a person's:
+- verdicts are taken only from an interactive terminal (stdin and stdout are TTYs); piped or redirected
+  input is refused (exit 2);
+- each sample stays on screen ``DWELL_S`` seconds before a key is accepted, and keys typed meanwhile are
+  discarded; the seconds each sample was on screen are recorded with its verdict (the gate judges them);
+- one review at a time (``inspection/review_lock.py``), and each save merges with what is on disk, so a write
+  from a stale session never removes a verdict it did not see: a disagreement always survives;
+- control characters and invisible format characters in model output are shown as escapes (``\\x1b``), so
+  a completion cannot hide its text or scores from the reader.
+
+Limits: a program that fakes a terminal and waits between keys can still pose as a person; the gate's reading
+time rule and the plugin's hook (which denies the agent ``grpo-rlvr review``) are the further layers.
 """
 
 from __future__ import annotations
@@ -10,12 +23,54 @@ from __future__ import annotations
 import getpass
 import os
 import sys
+import termios
 import time
+import unicodedata
 from pathlib import Path
 
-from grpo_rlvr.inspection.artifact import load_artifact
+from grpo_rlvr.errors import ReviewError
+from grpo_rlvr.files import write_jsonl_atomic
+from grpo_rlvr.inspection.artifact import SAMPLES, load_artifact, make_verdict
 from grpo_rlvr.inspection.report import render_report
+from grpo_rlvr.inspection.review_lock import review_lock
 from grpo_rlvr.sampling import prompt_text
+
+DWELL_S = 0.5   # a sample is on screen at least this long before a key counts
+PROMPT = "[a]gree  [d]isagree  [b]ack  [q]uit > "
+_KEEP = {"\n", "\t"}
+
+
+def inert(text) -> str:
+    """``text`` with every control, format and separator character shown as an escape instead of acting."""
+    out = []
+    for ch in str(text):
+        if ch in _KEEP or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs"):
+            out.append(ch)
+        elif ord(ch) < 0x100:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
+    return "".join(out)
+
+
+def _line(text) -> str:
+    return inert(text).replace("\n", "\\n").replace("\t", " ")
+
+
+def require_terminal(stdin, stdout) -> None:
+    """Raise ReviewError unless both streams are interactive terminals."""
+    bad = [name for name, f in (("stdin", stdin), ("stdout", stdout)) if not _isatty(f)]
+    if bad:
+        raise ReviewError(f"grpo-rlvr review records a person's verdicts, so it runs only in an interactive terminal; "
+                          f"{' and '.join(bad)} {'is' if len(bad) == 1 else 'are'} not a terminal (piped or "
+                          "redirected). Open a terminal and run `grpo-rlvr review DIR` there yourself")
+
+
+def _isatty(f) -> bool:
+    try:
+        return bool(f.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _ask(prompt: str, stdin, stdout) -> str | None:
@@ -25,31 +80,88 @@ def _ask(prompt: str, stdin, stdout) -> str | None:
     return None if line == "" else line.strip()
 
 
+def _settle(stdin, stdout) -> None:
+    """Keep the sample on screen for DWELL_S, then drop whatever was typed meanwhile."""
+    stdout.flush()
+    time.sleep(DWELL_S)
+    try:
+        termios.tcflush(stdin.fileno(), termios.TCIFLUSH)
+    except (termios.error, OSError, ValueError):
+        pass
+
+
 def _show(s: dict, i: int, n: int, out) -> None:
     bar = "─" * 72
-    out.write(f"\n{bar}\nSample {i + 1}/{n}  ({s['id']}, {s.get('outcome', '?')})\n{bar}\n")
-    out.write(f"PROMPT:\n  {prompt_text(s['prompt'])}\n")
+    out.write(f"\n{bar}\nSample {i + 1}/{n}  ({_line(s['id'])}, {_line(s.get('outcome', '?'))})\n{bar}\n")
+    out.write("PROMPT:\n")
+    for line in inert(prompt_text(s["prompt"])).splitlines() or [""]:
+        out.write(f"  {line}\n")
     out.write(f"COMPLETION{' (truncated)' if s.get('truncated') else ''}:\n")
-    for line in (s["completion"] or "<empty>").splitlines() or [""]:
+    for line in inert(s["completion"] or "<empty>").splitlines() or [""]:
         out.write(f"  {line}\n")
     gt = s.get("columns") or {}
     if gt:
-        out.write("GROUND TRUTH: " + ", ".join(f"{k}={str(v)[:80]}" for k, v in gt.items()) + "\n")
+        out.write("GROUND TRUTH: " + ", ".join(f"{_line(k)}={_line(str(v)[:80])}" for k, v in gt.items()) + "\n")
     out.write("SCORES:\n")
     for name, sc in s["scores"].items():
-        out.write(f"  {name:<16} {sc['score']!s:<6} {sc['reason']}\n")
+        out.write(f"  {_line(name):<16} {sc['score']!s:<6} {_line(sc['reason'])}\n")
     out.write(f"  {'total':<16} {s['total']:.3f}\n")
     if s.get("verdict"):
         v = s["verdict"]
-        out.write(f"(current verdict: {v['verdict']}{': ' + v['note'] if v.get('note') else ''})\n")
+        out.write(f"(current verdict: {_line(v['verdict'])}{': ' + _line(v['note']) if v.get('note') else ''})\n")
+
+
+def save_verdict(directory: Path, sample_id: str, new: dict, seen: dict | None) -> tuple[list[dict], str | None]:
+    """Write one verdict, merged with the file as it is now. Returns the samples on disk and a notice or None.
+
+    Only this sample changes; every other sample keeps what is on disk. If this sample's verdict on disk is not
+    the one this session was shown (another session wrote it), a disagreement wins over an agreement it has not
+    seen, and the replaced verdict is kept in ``history``: nothing is ever dropped.
+    """
+    art = load_artifact(directory)
+    notice = None
+    for s in art.samples:
+        if s.get("id") != sample_id:
+            continue
+        disk = s.get("verdict")
+        history = list((disk or {}).get("history") or [])
+        if disk is not None:
+            history.append({k: v for k, v in disk.items() if k != "history"})
+        if disk is not None and disk != seen and disk.get("verdict") == "disagree" and new["verdict"] != "disagree":
+            notice = (f"{sample_id}: another session recorded a disagreement "
+                      f"({disk.get('reviewer')}: {disk.get('note') or 'no note'}); it is kept\n")
+            kept = dict(disk)
+            kept["history"] = (disk.get("history") or []) + [new]
+            s["verdict"] = kept
+        else:
+            s["verdict"] = {**new, "history": history} if history else new
+        break
+    write_jsonl_atomic(art.dir / SAMPLES, art.samples)
+    return art.samples, notice
 
 
 def review(directory, reviewer: str | None = None, stdin=None, stdout=None) -> int:
-    """Run the review loop. Returns 0 when every sample has a verdict, 1 when quit early."""
+    """Run the review loop. Returns 0 when every sample has a verdict, 1 when quit early.
+
+    Raises:
+        ReviewError: stdin or stdout is not a terminal, or another review is running on this folder.
+    """
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
+    require_terminal(stdin, out)
     art = load_artifact(directory)
     reviewer = reviewer or os.environ.get("USER") or getpass.getuser()
+    with review_lock(art.dir, reviewer, notice=out.write):
+        try:
+            return _loop(art, reviewer, stdin, out)
+        except KeyboardInterrupt:
+            left = sum(1 for x in load_artifact(art.dir).samples if not x.get("verdict"))
+            out.write(f"\nInterrupted. Saved verdicts are kept; {left} sample(s) left. "
+                      f"Run `grpo-rlvr review {art.dir}` to continue.\n")
+            return 1
+
+
+def _loop(art, reviewer: str, stdin, out) -> int:
     samples = art.samples
     n = len(samples)
     i = next((k for k, s in enumerate(samples) if not s.get("verdict")), n)
@@ -60,7 +172,9 @@ def review(directory, reviewer: str | None = None, stdin=None, stdout=None) -> i
     while i < n:
         s = samples[i]
         _show(s, i, n, out)
-        key = _ask("[a]gree  [d]isagree  [b]ack  [q]uit > ", stdin, out)
+        shown = time.monotonic()
+        _settle(stdin, out)
+        key = _ask(PROMPT, stdin, out)
         if key is None or key.lower() in ("q", "quit"):
             render_report(art.dir, art.manifest, samples)
             left = sum(1 for x in samples if not x.get("verdict"))
@@ -71,18 +185,19 @@ def review(directory, reviewer: str | None = None, stdin=None, stdout=None) -> i
             i = max(0, i - 1)
             continue
         if key in ("a", "agree"):
-            s["verdict"] = {"verdict": "agree", "note": "", "rewards": [], "reviewer": reviewer,
-                            "reviewer_kind": "human", "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            new = make_verdict(art.manifest, s, "agree", reviewer, "human", time.monotonic() - shown)
         elif key in ("d", "disagree"):
+            seconds = time.monotonic() - shown
             note = _ask("What is wrong with the scores? > ", stdin, out) or ""
             blamed = _ask(f"Which reward is wrong? ({', '.join(names)}; empty = all) > ", stdin, out) or ""
             wrong = [x.strip() for x in blamed.replace(",", " ").split() if x.strip() in names]
-            s["verdict"] = {"verdict": "disagree", "note": note, "rewards": wrong, "reviewer": reviewer,
-                            "reviewer_kind": "human", "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            new = make_verdict(art.manifest, s, "disagree", reviewer, "human", seconds, note=note, rewards=wrong)
         else:
             out.write("Please answer a, d, b or q.\n")
             continue
-        art.save_samples()
+        samples, notice = save_verdict(art.dir, s["id"], new, s.get("verdict"))
+        if notice:
+            out.write(_line(notice) + "\n")
         i += 1
     render_report(art.dir, art.manifest, samples)
     out.write(summary(samples, art.dir))
@@ -99,8 +214,9 @@ def summary(samples: list[dict], directory: Path) -> str:
                 blamed[r] = blamed.get(r, 0) + 1
         lines.append("Disagreements point at: " + ", ".join(f"{k} ×{v}" for k, v in sorted(blamed.items())))
         for s in dis[:10]:
-            lines.append(f"  {s['id']}: {s['verdict'].get('note') or '(no note)'}")
-        lines.append("Fix the reward, then re-run `grpo-rlvr inspect` and review again; the gate will not pass.")
+            lines.append(f"  {s['id']}: {_line(s['verdict'].get('note') or '(no note)')}")
+        lines.append("Fix the reward, then re-run `grpo-rlvr inspect --force` (this review is kept as a backup) and "
+                     "review again; the gate will not pass.")
     else:
         lines.append(f"Next: grpo-rlvr gate {directory}")
     return "\n".join(lines) + "\n"

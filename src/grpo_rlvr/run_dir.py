@@ -4,9 +4,12 @@ RUN/grpo_config.yaml   GRPOConfig kwargs (TRL field names)
 RUN/train.py           builds GRPOTrainer with the brief's rewards, imported by name
 RUN/accelerate.yaml    single process, multi-GPU DDP, ZeRO-2/3, FSDP2, multi-node
 RUN/launch.sh          colocate: one command; server: vLLM on its own GPUs, health wait, teardown on exit
-RUN/brief.lock.json    the resolved brief, fingerprints and the inspection it was gated on
+RUN/brief.lock.json    the resolved brief, fingerprints, the inspection it was gated on, and the SHA-256 of
+                       every file above (train.py refuses to run when one differs; see run_guard.py)
 
 Values are computed here; templates only substitute and branch. Rendering is deterministic (no timestamps).
+Rendering into a folder that holds training outputs (``output/``) of another lock is refused without
+``--force``, which first moves those outputs aside as ``output.bak-<time>/``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ import yaml
 from grpo_rlvr import __version__
 from grpo_rlvr.brief import Brief, load_brief
 from grpo_rlvr.brief.methods import QLORA_QUANTIZATION
-from grpo_rlvr.files import write_json_atomic, write_text_atomic
+from grpo_rlvr.errors import ConfigError
+from grpo_rlvr.files import move_aside, write_json_atomic, write_text_atomic
+from grpo_rlvr.run_guard import LOCK
 from grpo_rlvr.templating import environment
 
 TRL_VERSION = "1.16"
@@ -135,11 +140,38 @@ def model_init(brief: Brief) -> dict:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def render(brief_path, out=None, inspection=None) -> RenderResult:
+def _protect_outputs(out: Path, lock: dict, files: dict, force: bool) -> None:
+    """Refuse to re-render over training outputs made under another lock, unless ``force`` moves them aside."""
+    output = out / "output"
+    if not output.is_dir() or not any(output.iterdir()):
+        return
+    try:
+        old = json.loads((out / LOCK).read_text())
+    except (OSError, json.JSONDecodeError):
+        old = None
+    same = isinstance(old, dict) and {k: v for k, v in old.items() if k != "files"} == lock and \
+        old.get("files") == {name: _sha(text) for name, text in files.items()}
+    if same:
+        return
+    if not force:
+        raise ConfigError(f"{out}: holds training outputs ({output}) made by another render (another brief, "
+                          "settings or grpo-rlvr version); rendering here would mix the two runs. Render into a new "
+                          f"folder with --out, or re-run with --force, which moves them to {output.name}.bak-<time>/")
+    move_aside(output)
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def render(brief_path, out=None, inspection=None, force: bool = False) -> RenderResult:
     """Write the run directory for ``brief_path`` into ``out`` (default ``<output_dir>/run``).
 
     Raises:
-        ConfigError: the brief is invalid (every problem listed).
+        ConfigError: the brief is invalid (every problem listed), or ``out`` holds outputs of another lock and
+            ``force`` is not set.
     """
     brief = load_brief(brief_path)
     out = Path(out) if out else brief.output_dir / "run"
@@ -187,8 +219,11 @@ def render(brief_path, out=None, inspection=None) -> RenderResult:
         "variant": None if brief.variant is None else {"name": brief.variant.name, "diagnosis": brief.variant.diagnosis,
                                                         "automatic": brief.variant.automatic},
     }
+    lock = json.loads(json.dumps(lock, default=str))
+    _protect_outputs(out, lock, files, force)
     out.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         write_text_atomic(out / name, text, mode=0o755 if name.endswith((".sh", ".py")) else None)
-    write_json_atomic(out / "brief.lock.json", lock)
+    lock["files"] = {name: _sha(text) for name, text in files.items()}
+    write_json_atomic(out / LOCK, lock)
     return RenderResult(out, [*files, "brief.lock.json"], plan["mode"])

@@ -104,11 +104,11 @@ def sampled_accuracy(model_dir: Path, eval_rows: list[dict], per_prompt: int, te
 def oracle_review(inspection_dir: Path) -> dict:
     """Record the oracle's verdict on every sample: agree when the rewards say what the oracle says."""
     from grpo_rlvr.inspection import load_artifact
+    from grpo_rlvr.inspection.artifact import make_verdict
     from grpo_rlvr.inspection.report import render_report
     from grpo_rlvr.sampling import prompt_text
 
     art = load_artifact(inspection_dir)
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     disagree = 0
     for s in art.samples:
         well_formed, correct = task.oracle_judgement(prompt_text(s["prompt"]), s["completion"])
@@ -116,9 +116,9 @@ def oracle_review(inspection_dir: Path) -> dict:
         em_ok = s["scores"]["exact_match"]["score"] == 1.0
         wrong = [n for n, ok, truth in (("format", fmt_ok, well_formed), ("exact_match", em_ok, correct)) if ok != truth]
         disagree += bool(wrong)
-        s["verdict"] = {"verdict": "disagree" if wrong else "agree",
-                        "note": f"oracle: well_formed={well_formed}, correct={correct}" if wrong else "",
-                        "rewards": wrong, "reviewer": task.ORACLE_REVIEWER, "reviewer_kind": "oracle", "time": stamp}
+        s["verdict"] = make_verdict(art.manifest, s, "disagree" if wrong else "agree", task.ORACLE_REVIEWER,
+                                    "oracle", None, rewards=wrong,
+                                    note=f"oracle: well_formed={well_formed}, correct={correct}" if wrong else "")
     art.save_samples()
     render_report(art.dir, art.manifest, art.samples)
     return {"reviewed": len(art.samples), "disagree": disagree}
@@ -191,7 +191,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     ph.note(f"accuracy {before['accuracy']:.3f}, well-formed {before['well_formed']:.3f}")
 
     ph.start("inspect", "sampling and scoring outputs for inspection")
-    insp = inspect_rewards(brief_path, progress=ph.progress, batch_size=256)
+    insp = inspect_rewards(brief_path, progress=ph.progress, batch_size=256, force=True)  # the demo's own oracle
     ph.note(insp.format().splitlines()[0])
 
     ph.start("review", "review by the task's oracle (the demo only; a person reviews real runs)")
@@ -207,7 +207,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
         return {"ok": False, "stopped": "gate failed", "gate": gate.to_dict()}
 
     ph.start("render", "rendering the run directory from templates")
-    rr = render(brief_path)
+    rr = render(brief_path, force=True)  # the demo's own folder: an earlier demo's outputs move aside
     ph.note(rr.format().splitlines()[0])
 
     steps = grpo_steps or brief.grpo.get("max_steps")

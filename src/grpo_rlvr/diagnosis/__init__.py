@@ -105,6 +105,9 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
     out.mkdir(parents=True, exist_ok=True)
     rewards = logs.series("reward")
     variant = recommended_variant(findings)
+    smoke = _unreviewed_smoke_test(logs.source.parent if logs.source.is_file() else logs.source)
+    if smoke is not None:  # nothing a smoke test logs is evidence about training; it recommends nothing
+        findings, variant = [smoke, *findings], None
     data = {
         "run": str(Path(target)), "log": str(logs.source), "records": len(logs.history),
         "first_step": logs.history.steps[0] if len(logs.history) else None,
@@ -126,6 +129,18 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
         _apply(logs, variant, out / "diagnosis.json", Path(apply_to))
         data["applied_brief"] = str(apply_to)
     return DiagnosisResult(out, data, findings)
+
+
+def _unreviewed_smoke_test(folder: Path) -> Finding | None:
+    """A critical finding when the logs come from ``--unreviewed-smoke-test`` (see grpo_rlvr/run_guard.py)."""
+    from grpo_rlvr.run_guard import SMOKE_MARKER, is_smoke_output
+
+    if not is_smoke_output(folder):
+        return None
+    return Finding("unreviewed_smoke_test", "UNREVIEWED SMOKE TEST: the inspection gate was skipped", "critical",
+                   [f"{folder / SMOKE_MARKER} is present: these logs come from a capped smoke test that saved no "
+                    "model"],
+                   "this is not a training run: pass the gate (inspect, the person's review, gate) and train again")
 
 
 def _held_out_summary(logs: RunLogs) -> dict | None:

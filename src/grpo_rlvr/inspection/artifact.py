@@ -2,13 +2,21 @@
 
 Writes are atomic (temp file + rename), so a crash mid-review never corrupts what is there. Each sample's
 immutable part (id, prompt, completion, ground-truth columns) is hashed into the manifest's
-``samples_digest``, so removing, adding or editing a sample is detected by the gate.
+``samples_digest``, so removing, adding or editing a sample is detected by the gate. The whole manifest
+(rewards, params, fingerprints, sampling, the samples digest) is hashed into its ``seal``, and every verdict
+carries the seal it was given plus the digest of the one sample it judged (scores included), so an edited
+manifest, or a verdict copied from another inspection or onto re-scored samples, is detected too.
+
+Limits: these are plain SHA-256 digests, not signatures. They detect edits by anything that does not also
+recompute them; a program written to forge them is outside what a file format can stop (the plugin's hook
+keeps the agent from writing under ``inspection/`` at all).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,12 +29,39 @@ MANIFEST, SAMPLES, REPORT = "manifest.json", "samples.jsonl", "report.html"
 VERDICTS = ("agree", "disagree")
 
 
+def _canonical(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode()
+
+
+def manifest_seal(manifest: dict) -> str:
+    """The digest of everything inspect recorded in the manifest (all keys but the seal itself)."""
+    return hashlib.sha256(_canonical({k: v for k, v in manifest.items() if k != "seal"})).hexdigest()
+
+
+def judged_digest(sample: dict) -> str:
+    """The digest of what a reviewer was shown for one sample: text, ground truth, scores, reasons, total."""
+    core = {k: sample.get(k) for k in ("id", "prompt", "completion", "columns", "scores", "total")}
+    return hashlib.sha256(_canonical(core)).hexdigest()
+
+
 def sample_digest(samples: list[dict]) -> str:
     h = hashlib.sha256()
     for s in samples:
-        core = {k: s.get(k) for k in ("id", "prompt", "completion", "columns")}
-        h.update(json.dumps(core, sort_keys=True, ensure_ascii=False, default=str).encode())
+        h.update(_canonical({k: s.get(k) for k in ("id", "prompt", "completion", "columns")}))
     return h.hexdigest()
+
+
+def make_verdict(manifest: dict, sample: dict, verdict: str, reviewer: str, kind: str, seconds: float | None,
+                 note: str = "", rewards: list[str] | None = None) -> dict:
+    """One verdict record, bound to the manifest's seal and to the digest of the sample it judged.
+
+    ``kind`` is ``human`` for ``grpo-rlvr review``; the demo's oracle writes ``oracle``. ``seconds`` is the time
+    the sample was on screen before the key was pressed.
+    """
+    return {"verdict": verdict, "note": note, "rewards": list(rewards or []), "reviewer": reviewer,
+            "reviewer_kind": kind, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "seconds": None if seconds is None else round(float(seconds), 3),
+            "seal": manifest.get("seal"), "sample_digest": judged_digest(sample)}
 
 
 @dataclass

@@ -3,6 +3,7 @@ artifact a person then reviews (``grpo-rlvr review``) and the gate checks."""
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import random
@@ -14,10 +15,18 @@ from grpo_rlvr import __version__
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.loader import dataset_identity, model_identity
 from grpo_rlvr.dataset_io import load_rows, reward_columns
-from grpo_rlvr.errors import ConfigError
-from grpo_rlvr.files import atomic_directory, write_json_atomic, write_jsonl_atomic
-from grpo_rlvr.inspection.artifact import FORMAT_VERSION, MANIFEST, REPORT, SAMPLES, sample_digest
+from grpo_rlvr.errors import ConfigError, InputFileError
+from grpo_rlvr.files import atomic_directory, move_aside, write_json_atomic, write_jsonl_atomic
+from grpo_rlvr.inspection.artifact import (
+    FORMAT_VERSION,
+    MANIFEST,
+    REPORT,
+    SAMPLES,
+    manifest_seal,
+    sample_digest,
+)
 from grpo_rlvr.inspection.report import render_report
+from grpo_rlvr.inspection.review_lock import holder
 from grpo_rlvr.inspection.selection import outcome, select
 from grpo_rlvr.rewards import build_reward, combine
 from grpo_rlvr.sampling import SamplingParams, draw
@@ -50,8 +59,49 @@ def build_rewards(brief):
     return [build_reward(r.name, dict(r.params), base_dir=brief.base_dir, kind=r.kind) for r in brief.rewards]
 
 
+def reviewed_work(out: Path) -> int:
+    """How many samples in the inspection folder ``out`` carry a verdict or a note (0 when there is none)."""
+    try:
+        lines = (Path(out) / SAMPLES).read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    except OSError as e:
+        raise InputFileError(f"{Path(out) / SAMPLES}: unreadable ({e}); move the folder aside or pass --out") from None
+    n = 0
+    for line in filter(str.strip, lines):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            n += 1            # unreadable: it may be someone's work, so it counts
+            continue
+        n += bool(isinstance(row, dict) and row.get("verdict"))
+    return n
+
+
+def protect_review(out: Path, force: bool) -> Path | None:
+    """Refuse to replace an inspection that holds a person's verdicts, unless ``force``: then move it aside.
+
+    Returns the backup folder (``inspection.bak-<UTC time>``) or None. Raises ConfigError (exit 2) naming
+    ``--force``; a review in progress is refused even with ``force``.
+    """
+    out = Path(out)
+    running = holder(out) if out.is_dir() else None
+    if running is not None:
+        raise ConfigError(f"{out}: a review is running on this inspection (pid {running.get('pid', '?')}, "
+                          f"{running.get('reviewer', '?')}); let it finish or quit it before inspecting again")
+    n = reviewed_work(out)
+    if not n:
+        return None
+    if not force:
+        raise ConfigError(f"{out}: holds {n} verdict(s) from a review; inspecting again would replace them. "
+                          "If the review is unfinished, resume it with `grpo-rlvr review "
+                          f"{out}`; to start over (e.g. after fixing a reward), re-run with --force, which keeps the "
+                          f"old folder as {out.name}.bak-<time>/")
+    return move_aside(out)
+
+
 def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=None, tokenizer=None,
-                    progress=None, batch_size: int = 64) -> InspectResult:
+                    progress=None, batch_size: int = 64, force: bool = False) -> InspectResult:
     """Sample, score and write the inspection artifact.
 
     Args:
@@ -59,8 +109,9 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
         out_dir: the artifact folder (default ``<output_dir>/inspection``); replaced atomically.
         samples: how many samples to keep, 50–100 (default: the brief's, 64).
         model, tokenizer: an already-loaded model (the demo passes its own); loaded from the brief otherwise.
+        force: replace a folder that holds verdicts, keeping it as ``<name>.bak-<time>/``.
     Raises:
-        ConfigError: ``samples`` out of range.
+        ConfigError: ``samples`` out of range, or the folder holds verdicts and ``force`` is not set.
     """
     t0 = time.monotonic()
     brief = load_brief(brief_path)
@@ -68,6 +119,8 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
     if not MIN_SAMPLES <= n <= MAX_SAMPLES:
         raise ConfigError(f"--samples: {n} is outside {MIN_SAMPLES}–{MAX_SAMPLES}; a person reads 50 to 100 samples")
     out = Path(out_dir) if out_dir else brief.output_dir / "inspection"
+    if not force:
+        protect_review(out, force=False)  # fail before sampling; with force the folder moves aside at write time
     rows = load_rows(brief)
     rng = random.Random(brief.inspection_seed)
     chosen_rows = rng.sample(range(len(rows)), min(brief.inspection_prompts, len(rows)))
@@ -83,13 +136,14 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
                   for d in drawn]
     samples_out = write_artifact(brief, candidates, cand_rows, n, out,
                                  sampling={**s, "seed": brief.inspection_seed, "candidates_per_prompt": per_prompt,
-                                           "engine": engine})
+                                           "engine": engine}, force=force)
     mix = {o: sum(1 for x in samples_out if x["outcome"] == o) for o in ("malformed", "wrong", "partial", "correct")}
     prompts_used = len({x["prompt_index"] for x in samples_out})
     return InspectResult(out, len(samples_out), prompts_used, mix, time.monotonic() - t0)
 
 
-def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out: Path, sampling: dict) -> list[dict]:
+def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out: Path, sampling: dict,
+                   force: bool = False) -> list[dict]:
     """Score candidate completions, pick ``n`` spread across prompts and outcomes, write the artifact atomically.
 
     Args:
@@ -97,6 +151,7 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         candidates: ``{"prompt_index", "completion", "truncated"}`` per candidate.
         rows: the mapped dataset row of each candidate (``prompt`` + ground-truth columns).
         n: samples to keep. out: the artifact folder (replaced atomically). sampling: recorded in the manifest.
+        force: replace a folder holding verdicts (moved aside first); refused otherwise (ConfigError).
     Returns:
         The written samples.
     """
@@ -128,6 +183,8 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         "prompt_count": len({x["prompt_index"] for x in samples_out}),
         "samples_digest": sample_digest(samples_out),
     }
+    manifest["seal"] = manifest_seal(manifest)
+    protect_review(out, force)
     with atomic_directory(out) as tmp:
         write_json_atomic(tmp / MANIFEST, manifest)
         write_jsonl_atomic(tmp / SAMPLES, samples_out)

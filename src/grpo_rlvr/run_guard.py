@@ -1,0 +1,167 @@
+"""The check a rendered run makes before it trains: the gate passes and the rendered files are unchanged.
+
+``grpo-rlvr train`` calls :func:`check_run` before launching anything; the rendered ``train.py`` calls
+:func:`refuse_unless_gated` itself, after building its GRPOConfig (which starts the process group) and before
+any model loads. Rank 0 runs the check and broadcasts the outcome, so every rank of ``accelerate launch``,
+``launch.sh`` or ``slurm.sh`` refuses together (exit 1, the gate's reasons on stderr).
+
+What is checked: ``brief.lock.json`` parses and records a SHA-256 of every rendered file, each file still has
+that hash, the brief's fingerprint is the one rendered, and the gate passes for the recorded inspection.
+
+The escape hatch for smoke tests is ``--unreviewed-smoke-test`` (``train.py`` and ``grpo-rlvr train``): the
+gate is skipped (the file hashes are still checked), at most ``SMOKE_MAX_STEPS`` steps run, no checkpoint and
+no final model are saved, ``output/UNREVIEWED_SMOKE_TEST.json`` and ``train_summary.json`` say so, and
+``diagnose`` flags the run. A later gated run moves such an output folder aside
+(``output.unreviewed-smoke-<time>/``) so a smoke test can never be taken for, or mixed into, a real run.
+
+Demo acceptance of oracle verdicts: only :func:`demo_acceptance`, entered by ``grpo-rlvr demo`` in its own
+process around the in-process training call. It is process memory, so no file, environment variable or flag
+can turn it on.
+
+Limits: an agent that rewrites both ``train.py`` and the hashes in ``brief.lock.json``, or writes its own
+training script, is not stopped by this file; the plugin's hook and permission lists are the layer for that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+from grpo_rlvr.errors import GateError, InputFileError
+
+SMOKE_MAX_STEPS = 3
+SMOKE_MARKER = "UNREVIEWED_SMOKE_TEST.json"
+LOCK = "brief.lock.json"
+_demo_in_this_process = False
+
+
+@contextlib.contextmanager
+def demo_acceptance():
+    """Accept the demo's oracle verdicts for checks made inside this block, in this process only."""
+    global _demo_in_this_process
+    before, _demo_in_this_process = _demo_in_this_process, True
+    try:
+        yield
+    finally:
+        _demo_in_this_process = before
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def read_lock(run: Path) -> dict:
+    try:
+        lock = json.loads((Path(run) / LOCK).read_text())
+    except FileNotFoundError:
+        raise InputFileError(f"{run}: no {LOCK}; this is not a run folder (run `grpo-rlvr render BRIEF`)") from None
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputFileError(f"{Path(run) / LOCK}: unreadable ({e}); re-run `grpo-rlvr render`") from None
+    if not isinstance(lock, dict):
+        raise InputFileError(f"{Path(run) / LOCK}: expected a JSON object; re-run `grpo-rlvr render`")
+    return lock
+
+
+def changed_files(run: Path, lock: dict) -> list[str]:
+    """Problems with the rendered files: missing from the lock's record, missing on disk, or edited."""
+    files = lock.get("files")
+    if not isinstance(files, dict) or "train.py" not in files:
+        return [f"{Path(run) / LOCK} records no hashes of the rendered files (rendered by an older grpo-rlvr); "
+                "run `grpo-rlvr render` again"]
+    out = []
+    for name, digest in sorted(files.items()):
+        p = Path(run) / name
+        if not p.is_file():
+            out.append(f"{p}: missing; run `grpo-rlvr render` again")
+        elif sha256_file(p) != digest:
+            out.append(f"{p} was changed after render (its SHA-256 is not the one in {LOCK}); change the brief and "
+                       "run `grpo-rlvr render` again instead of editing rendered files")
+    return out
+
+
+def check_run(run: Path, demo: bool = False, smoke: bool = False) -> tuple[dict, list[str]]:
+    """The lock and every reason this run may not train (empty when it may). ``smoke`` skips the gate only."""
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.errors import GrpoRlvrError
+    from grpo_rlvr.gate import check_gate
+
+    run = Path(run)
+    lock = read_lock(run)
+    problems = changed_files(run, lock)
+    try:
+        brief = load_brief(lock["brief"])
+    except GrpoRlvrError as e:
+        return lock, [*problems, f"the brief recorded in {LOCK} cannot be loaded: {e}"]
+    if brief.fingerprint != lock.get("fingerprint"):
+        problems.append(f"the brief {lock['brief']} changed since this run was rendered; run `grpo-rlvr render` "
+                        "again (and inspect again if the model, data or rewards changed)")
+    if smoke:
+        return lock, problems
+    try:
+        gate = check_gate(lock["inspection"], brief=lock["brief"], demo=demo or _demo_in_this_process)
+    except GateError as e:
+        return lock, [*problems, str(e)]
+    if not gate.passed:
+        problems.append("the inspection gate does not pass:\n" + gate.format())
+    return lock, problems
+
+
+def smoke_config(cfg: dict, max_steps: int | None) -> dict:
+    """GRPOConfig kwargs for an unreviewed smoke test: few steps, nothing saved that could pass for a model."""
+    steps = min(max_steps or SMOKE_MAX_STEPS, SMOKE_MAX_STEPS)
+    return {**cfg, "max_steps": steps, "save_strategy": "no", "report_to": "none"}
+
+
+def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False) -> None:
+    """Called by the rendered train.py after GRPOConfig is built: exit 1 on every rank unless the run may train."""
+    from accelerate import PartialState
+
+    state = PartialState()
+    outcome = [None]
+    if state.is_main_process:
+        try:
+            _, problems = check_run(run_dir, smoke=smoke)
+        except InputFileError as e:
+            problems = [str(e)]
+        output = Path(output_dir)
+        if smoke and output.is_dir() and any(output.iterdir()) and not is_smoke_output(output):
+            problems.append(f"{output} holds the outputs of a real run; an unreviewed smoke test would mix into them. "
+                            "Render a separate run folder for the smoke test (`grpo-rlvr render BRIEF --out DIR`)")
+        outcome = [problems]
+        if not problems:
+            _prepare_output(Path(output_dir), smoke)
+    if state.num_processes > 1:
+        from accelerate.utils import broadcast_object_list
+
+        outcome = broadcast_object_list(outcome, from_process=0)
+    problems = outcome[0]
+    if problems:
+        if state.is_main_process:
+            print("train.py: training refused (nothing was loaded):\n" + "\n".join(f"- {p}" for p in problems),
+                  file=sys.stderr, flush=True)
+        sys.exit(1)
+    if smoke and state.is_main_process:
+        print(f"train.py: UNREVIEWED SMOKE TEST: the gate was skipped; at most {SMOKE_MAX_STEPS} steps, no "
+              "checkpoint, no final model. This is not a training run.", file=sys.stderr, flush=True)
+
+
+def _prepare_output(output: Path, smoke: bool) -> None:
+    from grpo_rlvr.files import move_aside, write_json_atomic
+
+    if (output / SMOKE_MARKER).is_file() and not smoke:
+        moved = move_aside(output, "unreviewed-smoke")
+        print(f"train.py: moved the earlier unreviewed smoke test's outputs to {moved}", file=sys.stderr)
+    if smoke:
+        write_json_atomic(output / SMOKE_MARKER, {
+            "unreviewed_smoke_test": True, "max_steps": SMOKE_MAX_STEPS,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "note": "the inspection gate was skipped; this run trained nothing to keep"})
+
+
+def is_smoke_output(output: Path) -> bool:
+    """True when ``output`` holds an unreviewed smoke test (what ``diagnose`` flags)."""
+    return (Path(output) / SMOKE_MARKER).is_file()
