@@ -237,6 +237,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _library_output(verbose: bool) -> None:
+    """Quiet by default: the libraries' progress bars ("Loading weights", "Generating train split") are off
+    here and in the processes we start (they inherit the environment), where our own progress lines say
+    what happens. ``--verbose`` shows them, and the trainer's tqdm bar (read by the rendered train.py).
+    A value the user set in the environment wins."""
+    if verbose:
+        os.environ["GRPO_RLVR_VERBOSE"] = "1"
+        return
+    for var in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
+        os.environ.setdefault(var, "1")
+
+
 def _quiet_broken_pipe() -> int:
     """The reader of stdout went away (``grpo-rlvr gate DIR | head``): stop quietly, as ``cat`` does.
 
@@ -252,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    _library_output(args.verbose)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
