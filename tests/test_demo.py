@@ -12,10 +12,11 @@ import pytest
 @pytest.mark.e2e
 def test_demo_runs_every_phase(tmp_path):
     work = tmp_path / "demo"
-    out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "demo", "--workdir", str(work), "--steps", "4"],
-                         capture_output=True, text=True, timeout=1200)
+    out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "demo", "--workdir", str(work), "--steps", "4",
+                          "--json"], capture_output=True, text=True, timeout=1200)
     assert out.returncode == 0, out.stderr[-3000:]
     s = json.loads((work / "demo_summary.json").read_text())
+    assert json.loads(out.stdout) == json.loads(json.dumps(s))  # --json: stdout is the summary and nothing else
     assert s["preflight_untrained"] == "sft-first" and s["preflight"]["verdict"] == "grpo"
     assert s["gate_passed"] and s["grpo_steps"] == 4
     assert s["accuracy_before"]["samples"] >= 400 and s["accuracy_after"]["samples"] >= 400
@@ -29,7 +30,9 @@ def test_demo_runs_every_phase(tmp_path):
                for x in samples)
     run = work / "out" / "run"
     assert (run / "train.py").is_file() and (run / "output" / "diagnosis.md").is_file()
-    assert "grpo-rlvr demo — summary" in out.stdout and "sampled accuracy after GRPO" in out.stdout
+    assert "grpo-rlvr demo — summary" in out.stderr and "sampled accuracy after GRPO" in out.stderr
+    for noise in ("Loading weights", "Writing model shards", "Generating train split", "{'loss'"):
+        assert noise not in out.stderr, noise
     # the oracle-reviewed artifact passes only for the demo: the CLI gate refuses it
     gate = subprocess.run([sys.executable, "-m", "grpo_rlvr", "gate", str(work / "out" / "inspection")],
                           capture_output=True, text=True)

@@ -28,7 +28,7 @@ def warmed_model(tmp_path_factory, kind: str, rows: list[dict], completions: lis
     from grpo_rlvr.demo.pipeline import _build_base_model
     from grpo_rlvr.demo.warmup import sft_warmup
 
-    base = _build_base_model(seed=0, fresh=False)
+    base, _ = _build_base_model(seed=0, fresh=False)
     tok, model = AutoTokenizer.from_pretrained(base), AutoModelForCausalLM.from_pretrained(base)
     sft_warmup(model, tok, rows, completions, seed=0, **warmup)
     d = tmp_path_factory.mktemp(kind) / "model"

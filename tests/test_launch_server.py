@@ -5,10 +5,12 @@ launcher) exercised with STAND-IN processes: a fake `vllm` that serves /health o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -37,6 +39,7 @@ http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
 
 STAND_IN_ACCELERATE = r'''#!/usr/bin/env bash
 # STAND-IN for `accelerate launch ... train.py`: records its arguments, then behaves as TRAIN_BEHAVIOUR says.
+echo $$ > "$STANDIN_DIR/train.pid"
 echo "$CUDA_VISIBLE_DEVICES $*" > "$STANDIN_DIR/train.args"
 case "${TRAIN_BEHAVIOUR:-ok}" in
   ok) exit 0 ;;
@@ -108,25 +111,49 @@ def test_dry_run_two_nodes(workspace):
     assert acc["num_machines"] == 2 and acc["num_processes"] == 12 and acc["main_process_port"] == 29500
 
 
-def launch(run, standins, port, **env):
+def launch(run, standins, port, ignore_sigint=False, **env):
     text = (run / "launch.sh").read_text().replace("VLLM_PORT=8000", f"VLLM_PORT={port}")
     (run / "launch.sh").write_text(text)
     full = {**os.environ, "PATH": f"{standins}:{os.environ['PATH']}", "STANDIN_DIR": str(standins),
             "VLLM_HEALTH_TIMEOUT_S": "20", **env}
+    # ignore_sigint: start the launcher as `nohup` or a background job of a script would, with SIGINT ignored
+    # (bash cannot trap a signal ignored on entry; launch.sh must start itself again to get it back)
+    pre = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
     return subprocess.Popen(["bash", str(run / "launch.sh")], env=full, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True, preexec_fn=pre)
 
 
-def server_gone(standins, timeout_s=30.0) -> bool:
-    pid = int((standins / "vllm.pid").read_text())
+@pytest.fixture
+def cpu_hog():
+    """Busy loops on every core for the test's duration: teardown must hold on a loaded machine too."""
+    code = "import time\nend = time.monotonic() + 300\nwhile time.monotonic() < end: pass"
+    hogs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(os.cpu_count() or 2)]
+    yield
+    for h in hogs:
+        h.kill()
+        h.wait()
+
+
+def gone(probe, timeout_s) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
-            os.kill(pid, 0)
+            probe()
         except ProcessLookupError:
             return True
         time.sleep(0.2)
     return False
+
+
+def server_gone(standins, timeout_s=30.0) -> bool:
+    pid = int((standins / "vllm.pid").read_text())
+    return gone(lambda: os.kill(pid, 0), timeout_s)
+
+
+def trainer_gone(standins, timeout_s=30.0) -> bool:
+    """The stand-in trainer and everything it started (its `sleep`): its whole process group."""
+    pgid = int((standins / "train.pid").read_text())
+    return gone(lambda: os.killpg(pgid, 0), timeout_s)
 
 
 def wait_for(path: Path, timeout_s=30.0):
@@ -147,15 +174,25 @@ def test_server_lifecycle_success_and_failure(workspace, standins, behaviour, ex
     assert server_gone(standins)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
-def test_server_torn_down_when_launcher_is_interrupted_or_killed(workspace, standins, sig):
+@pytest.mark.parametrize("moment", ["training", "waiting for health"])
+@pytest.mark.parametrize("sig, ignore_sigint", [(signal.SIGINT, False), (signal.SIGINT, True),
+                                                (signal.SIGTERM, False), (signal.SIGKILL, False)])
+def test_server_torn_down_when_launcher_is_interrupted_or_killed(workspace, standins, cpu_hog, sig, ignore_sigint,
+                                                                 moment):
     run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
-    p = launch(run, standins, free_port(), TRAIN_BEHAVIOUR="hang")
-    wait_for(standins / "train.args")
+    healthy_after = "0.5" if moment == "training" else "999"
+    p = launch(run, standins, free_port(), ignore_sigint=ignore_sigint, TRAIN_BEHAVIOUR="hang",
+               HEALTHY_AFTER_S=healthy_after, VLLM_HEALTH_TIMEOUT_S="600")
+    wait_for(standins / ("train.args" if moment == "training" else "vllm.pid"), timeout_s=120)
     os.kill(p.pid, sig)  # the launcher only (bash), as Ctrl-C / kill would
-    p.wait(timeout=60)
-    assert server_gone(standins), f"vLLM stand-in survived {sig.name}"
-    os.killpg(p.pid, signal.SIGKILL) if sig == signal.SIGKILL else None
+    try:
+        p.wait(timeout=120)
+        assert server_gone(standins, timeout_s=60), f"vLLM stand-in survived {sig.name} while {moment}"
+        if moment == "training":
+            assert trainer_gone(standins, timeout_s=60), f"the trainer survived {sig.name}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
 
 
 def test_health_deadline(workspace, standins):

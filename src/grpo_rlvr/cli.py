@@ -8,8 +8,11 @@ rewards that need no model start fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
+import signal
 import sys
 from collections.abc import Callable
 
@@ -123,7 +126,7 @@ def cmd_demo(args) -> int:
     from grpo_rlvr.demo.pipeline import run_demo
 
     result = run_demo(workdir=args.workdir, grpo_steps=args.steps, seed=args.seed, eval_samples=args.eval_samples,
-                      fresh=args.fresh)
+                      fresh=args.fresh, summary_stream=sys.stderr if args.json else None)
     if args.json:
         print(json.dumps(result, indent=2, default=str))
     return 0 if result["ok"] else 1
@@ -254,21 +257,52 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _library_output(verbose: bool) -> None:
+    """Quiet by default: the libraries' progress bars ("Loading weights", "Generating train split") are off
+    here and in the processes we start (they inherit the environment), where our own progress lines say
+    what happens. ``--verbose`` shows them, and the trainer's tqdm bar (read by the rendered train.py).
+    A value the user set in the environment wins."""
+    if verbose:
+        os.environ["GRPO_RLVR_VERBOSE"] = "1"
+        return
+    for var in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
+        os.environ.setdefault(var, "1")
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader of stdout went away (``grpo-rlvr gate DIR | head``): stop quietly, as ``cat`` does.
+
+    stdout is pointed at /dev/null so that the interpreter's final flush cannot raise again.
+    """
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 128 + signal.SIGPIPE
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    _library_output(args.verbose)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        return args.func(args)
-    except GrpoRlvrError as e:
-        print(f"Error: {e}", file=sys.stderr)
-        return e.exit_code
-    except KeyboardInterrupt:
-        print("Interrupted.", file=sys.stderr)
-        return 130
+        try:
+            return args.func(args)
+        except GrpoRlvrError as e:
+            print(f"Error: {e}", file=sys.stderr)
+            if getattr(args, "json", False):  # stdout still holds exactly one JSON document
+                print(json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code}))
+            return e.exit_code
+        except KeyboardInterrupt:
+            print("Interrupted.", file=sys.stderr)
+            return 130
+        finally:
+            sys.stdout.flush()  # a broken pipe shows up here for short outputs
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
 
 
 if __name__ == "__main__":

@@ -56,32 +56,36 @@ class _Phases:
         self.stream.flush()
 
 
-def _build_base_model(seed: int, fresh: bool):
+def _build_base_model(seed: int, fresh: bool) -> tuple[Path, bool]:
+    """The untrained tiny model's folder, and whether it came from the cache."""
     from grpo_rlvr.demo import tiny_model
 
     d = cache_root() / f"tiny-base-{cache_key(seed=seed)}"
-    if fresh or not (d / "config.json").is_file():
-        tok = tiny_model.build_tokenizer()
-        model = tiny_model.build_model(tok, seed)
-        tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "untrained"})
-    return d
+    if not fresh and (d / "config.json").is_file():
+        return d, True
+    tok = tiny_model.build_tokenizer()
+    model = tiny_model.build_model(tok, seed)
+    tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "untrained"})
+    return d, False
 
 
-def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool) -> Path:
+def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool) -> tuple[Path, bool]:
+    """The warmed-up model's folder, and whether it came from the cache."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from grpo_rlvr.demo import tiny_model
     from grpo_rlvr.demo.warmup import sft_warmup
 
     d = cache_root() / f"tiny-warm-{cache_key(seed=seed, **WARMUP, rows=len(rows))}"
-    if fresh or not (d / "config.json").is_file():
-        tok = AutoTokenizer.from_pretrained(base)
-        model = AutoModelForCausalLM.from_pretrained(base)
-        losses = sft_warmup(model, tok, rows, [task.target_completion(r["answer"]) for r in rows], seed=seed,
-                            **WARMUP)
-        tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "sft-warmup", **WARMUP,
-                                                   "final_loss": losses[-1]})
-    return d
+    if not fresh and (d / "config.json").is_file():
+        return d, True
+    tok = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForCausalLM.from_pretrained(base)
+    losses = sft_warmup(model, tok, rows, [task.target_completion(r["answer"]) for r in rows], seed=seed,
+                        **WARMUP)
+    tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "sft-warmup", **WARMUP,
+                                               "final_loss": losses[-1]})
+    return d, False
 
 
 def sampled_accuracy(model_dir: Path, eval_rows: list[dict], per_prompt: int, temperature: float, seed: int,
@@ -125,11 +129,14 @@ def oracle_review(inspection_dir: Path) -> dict:
 
 
 def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, eval_samples: int = 400,
-             fresh: bool = False, brief_overrides: dict | None = None) -> dict:
+             fresh: bool = False, brief_overrides: dict | None = None, summary_stream=None) -> dict:
     """Run the whole pipeline; returns the summary (also written to WORKDIR/demo_summary.json).
 
     ``brief_overrides`` updates sections of the shipped brief (the GPU smoke test sets hardware and bf16).
+    Progress goes to stderr; the closing summary to ``summary_stream`` (stdout by default; ``--json`` sends
+    it to stderr so that stdout holds only the JSON document), and so does the trainer's own output.
     """
+    out = summary_stream or sys.stdout
     import torch
     from transformers.utils import logging as hf_logging
 
@@ -163,18 +170,22 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     from grpo_rlvr.brief import load_brief
 
     ph.start("build", "building the tiny model (character tokenizer + ~0.9M-parameter Qwen2), cached on disk")
-    base = _build_base_model(seed, fresh)
+    base, cached = _build_base_model(seed, fresh)
     model_link = work / "model"
     _point(model_link, base)
-    ph.note(f"untrained model: {base}")
+    ph.note(f"untrained model: {base}" + (" (cached: built by an earlier run with this seed; --fresh rebuilds)"
+                                          if cached else ""))
 
     ph.start("preflight-untrained", "preflight on the untrained model (expect: SFT first)")
     pre0 = preflight(brief_path, prompts=32, batch_size=256)
     ph.note(pre0.format().splitlines()[0] + f" (pass@1 {pre0.pass_at_1:.3f})")
 
     ph.start("warmup", f"SFT warmup: {WARMUP['steps']} steps, so the model succeeds sometimes")
-    warm = _warm_model(base, rows, seed, fresh)
+    warm, cached = _warm_model(base, rows, seed, fresh)
     _point(model_link, warm)
+    if cached:
+        ph.note(f"cached: reused {warm}, warmed up by an earlier run with the same seed and settings "
+                "(--fresh redoes it)")
 
     ph.start("preflight", "preflight on the warmed-up model")
     pre = preflight(brief_path, progress=ph.progress, batch_size=256)
@@ -212,7 +223,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
 
     steps = grpo_steps or brief.grpo.get("max_steps")
     ph.start("train", f"GRPO with TRL's GRPOTrainer on CPU, {steps} steps, from {rr.dir / 'train.py'}")
-    tr = train(rr.dir, max_steps=grpo_steps, demo=True)
+    tr = train(rr.dir, max_steps=grpo_steps, demo=True, stream=out if out is not sys.stdout else None)
     if not tr.ok:
         ph.stop()
         return {"ok": False, "stopped": f"training failed (exit {tr.returncode})"}
@@ -235,7 +246,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
         "total_seconds": round(time.monotonic() - t_all, 1), "workdir": str(work),
     }
     write_json_atomic(work / "demo_summary.json", summary)
-    print(format_summary(summary, diag.format()))
+    print(format_summary(summary, diag.format()), file=out)
     return summary
 
 

@@ -1,0 +1,281 @@
+"""Reading the files a user points at: bytes to text, then YAML, JSON or JSON lines, with limits.
+
+Every failure is an ``InputFileError`` that names the file (and the line, where there is one), says what is
+wrong and how to fix it; the CLI prints it as ``Error: …`` and exits 2. The limits hold before any value is
+used or printed:
+
+- text must be UTF-8 (a BOM is tolerated);
+- nesting deeper than ``MAX_DEPTH`` is refused (a brief is four levels deep; Python's own parsers would
+  otherwise overflow the stack);
+- YAML aliases may not expand past ``MAX_YAML_NODES`` nodes (the "billion laughs" document is a few lines
+  that expand to 10⁹ values), counted on the composed node graph, so nothing is ever expanded to count it;
+- duplicate keys are refused, in YAML and JSON alike: the parser would keep the last one silently, and
+  consumers disagree about which value wins;
+- JSON lines split on ``\\n`` (and ``\\r\\n``) only: U+2028, U+2029, U+0085 and the other characters that
+  ``str.splitlines`` also splits on occur inside strings of model output.
+
+Not covered: parquet (read by pyarrow where it is needed) and the size of a file (readers that may see large
+files stream them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+
+from grpo_rlvr.errors import InputFileError
+
+MAX_DEPTH = 100
+MAX_YAML_NODES = 200_000
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+# --- text ---------------------------------------------------------------------------------------------------
+
+def decode_text(data: bytes, source: str) -> str:
+    """UTF-8 bytes to text; an error names the first bad byte and its offset."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        bad = data[e.start:e.start + 1].hex()
+        raise InputFileError(f"{source}: not UTF-8 text (byte 0x{bad} at offset {e.start}); save the file as "
+                             "UTF-8") from None
+
+
+def _open(p: Path, what: str):
+    """Open ``p`` for binary reading; missing, a folder, or unreadable: an InputFileError saying which."""
+    try:
+        return p.open("rb")
+    except FileNotFoundError:
+        raise InputFileError(f"{what} {p}: file not found; check the path") from None
+    except IsADirectoryError:
+        raise InputFileError(f"{what} {p}: is a folder, not a file; pass the file itself") from None
+    except PermissionError:
+        raise InputFileError(f"{what} {p}: permission denied; make it readable by this user") from None
+    except OSError as e:
+        raise InputFileError(f"{what} {p}: cannot read it ({e.strerror or e})") from None
+
+
+def read_bytes(path: Path | str, what: str = "file") -> bytes:
+    """The file's bytes (errors as in ``_open``)."""
+    p = Path(path)
+    with _open(p, what) as fh:
+        try:
+            return fh.read()
+        except OSError as e:  # e.g. EISDIR on some systems only at read time
+            raise InputFileError(f"{what} {p}: cannot read it ({e.strerror or e})") from None
+
+
+def read_text(path: Path | str, what: str = "file") -> str:
+    """The file as UTF-8 text, or an InputFileError naming it."""
+    return decode_text(read_bytes(path, what), f"{what} {path}")
+
+
+# --- YAML ---------------------------------------------------------------------------------------------------
+
+class _LimitError(Exception):
+    def __init__(self, message: str, mark=None):
+        super().__init__(message)
+        self.mark = mark
+
+
+_KEY_KINDS = {int: "a number", float: "a number", bool: "a boolean (YAML reads yes/no/on/off so)",
+              type(None): "null"}
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that bounds nesting while composing and refuses duplicate and non-string keys."""
+
+    def __init__(self, stream, text_keys: bool):
+        super().__init__(stream)
+        self._depth = 0
+        self._text_keys = text_keys
+
+    def compose_node(self, parent, index):  # noqa: D102 - PyYAML hook
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _LimitError(f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                if self._text_keys and not isinstance(key, str):
+                    kind = _KEY_KINDS.get(type(key), f"a {type(key).__name__}")
+                    raise _LimitError(f"key {key_node.value!r} is read as {kind}, not text; quote it "
+                                      f"(\"{key_node.value}\": …)", key_node.start_mark)
+                if key in seen:
+                    raise _LimitError(f"duplicate key {key!r} (first at line {seen[key] + 1}); keep one",
+                                      key_node.start_mark)
+                seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _expanded_size_and_depth(root) -> tuple[int, int]:
+    """Nodes and depth of the tree the graph would expand to, memoised per node (linear in the graph)."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if key in size:
+            continue
+        kids = _children(node)
+        if not done:
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in size)
+            continue
+        size[key] = 1 + sum(size[id(k)] for k in kids)
+        depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+        if size[key] > MAX_YAML_NODES:  # stop counting early: the answer is already "too big"
+            return size[key], depth[key]
+    return size[id(root)], depth[id(root)]
+
+
+def parse_yaml(text: str, source: str, text_keys: bool = True):
+    """Parse one YAML document within the limits above. Returns the value (None for an empty document).
+
+    ``text_keys`` refuses mapping keys that YAML reads as numbers, booleans or null (``1:``, ``yes:``).
+    """
+    loader = None
+    try:
+        loader = _BoundedLoader(text, text_keys)  # the reader refuses non-printable characters here already
+        root = loader.get_single_node()
+        if root is None:
+            return None
+        nodes, depth = _expanded_size_and_depth(root)
+        if nodes > MAX_YAML_NODES:
+            raise _LimitError(f"aliases expand to more than {MAX_YAML_NODES:,} values (an alias bomb?); "
+                              "write the values out instead of nesting aliases")
+        if depth > MAX_DEPTH:
+            raise _LimitError(f"nested deeper than {MAX_DEPTH} levels once aliases are expanded")
+        return loader.construct_document(root)
+    except _LimitError as e:
+        where = f" at line {e.mark.line + 1}" if e.mark is not None else ""
+        raise InputFileError(f"{source}{where}: {e}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e)
+        raise InputFileError(f"{source}: not valid YAML{where}: {problem}; fix the syntax") from None
+    except RecursionError:
+        raise InputFileError(f"{source}: nested too deeply to parse; flatten it") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def load_yaml(path: Path | str, what: str = "file", text_keys: bool = True):
+    return parse_yaml(read_text(path, what), f"{what} {path}", text_keys)
+
+
+# --- JSON ---------------------------------------------------------------------------------------------------
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def json_depth(value, limit: int = MAX_DEPTH) -> int:
+    """Depth of nested lists/dicts, counted without recursion; stops once past ``limit``."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            if deepest > limit:
+                return deepest
+            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
+def parse_json(text: str, source: str, max_depth: int = MAX_DEPTH):
+    """Parse JSON text: duplicate keys and nesting past ``max_depth`` are errors naming ``source``."""
+    try:
+        value = json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as e:
+        raise InputFileError(f"{source}: duplicate key {e.args[0]!r}; keep one") from None
+    except json.JSONDecodeError as e:
+        raise InputFileError(f"{source}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); "
+                             "fix the syntax") from None
+    except RecursionError:
+        raise InputFileError(f"{source}: nested deeper than Python can parse; flatten it") from None
+    if json_depth(value, max_depth) > max_depth:
+        raise InputFileError(f"{source}: nested deeper than {max_depth} levels; flatten it")
+    return value
+
+
+def load_json(path: Path | str, what: str = "file", max_depth: int = MAX_DEPTH):
+    return parse_json(read_text(path, what), f"{what} {path}", max_depth)
+
+
+# --- JSON lines ---------------------------------------------------------------------------------------------
+
+class TornTail(InputFileError):
+    """The last line of a JSON-lines file does not parse and has no newline: the writer was cut off."""
+
+    def __init__(self, message: str, line: int):
+        super().__init__(message)
+        self.line = line
+
+
+def iter_jsonl(path: Path | str, what: str = "file", max_depth: int = MAX_DEPTH) -> Iterator[tuple[int, object]]:
+    """Yield ``(line_number, value)`` for each non-blank line, splitting on ``\\n`` only, streaming the file.
+
+    Raises:
+        InputFileError: the file is unreadable, a line is not UTF-8 or not JSON (naming the line).
+        TornTail: only the last line is bad and the file does not end in a newline (a crash mid-write);
+            callers that tolerate it catch this, after having received every good line.
+    """
+    p = Path(path)
+    with _open(p, what) as fh:
+        number = 0
+        for raw in fh:
+            number += 1
+            ended = raw.endswith(b"\n")
+            body = raw.rstrip(b"\r\n") if ended else raw
+            if number == 1 and body.startswith(b"\xef\xbb\xbf"):
+                body = body[3:]
+            if not body.strip():
+                continue
+            source = f"{what} {p}, line {number}"
+            try:
+                yield number, parse_json(decode_text(body, source), source, max_depth)
+            except InputFileError as e:
+                if not ended and not fh.read(1):
+                    raise TornTail(f"{source}: the last line is cut off ({e}); it was being written when the "
+                                   "writer stopped", number) from None
+                raise
+
+
+def read_jsonl(path: Path | str, what: str = "file", max_depth: int = MAX_DEPTH) -> list:
+    """Every value of a JSON-lines file (see ``iter_jsonl``); a torn last line is an error here."""
+    return [value for _, value in iter_jsonl(path, what, max_depth)]
