@@ -181,6 +181,12 @@ def test_shipped_grpo_field_list_matches_installed_trl():
     shipped = json.loads(resources.files("grpo_rlvr.brief").joinpath("grpo_config_fields.json").read_text())
     installed = {f.name for f in dataclasses.fields(GRPOConfig) if not f.name.startswith("_")}
     assert set(shipped["fields"]) == installed
+    # and the kinds of value: regenerate with scripts/gen-grpo-fields.py when TRL changes
+    import runpy
+
+    from conftest import REPO
+
+    assert shipped["fields"] == runpy.run_path(str(REPO / "scripts" / "gen-grpo-fields.py"))["fields"]()
 
 
 def test_held_out_set_turns_on_evaluation_with_a_baseline(workspace):

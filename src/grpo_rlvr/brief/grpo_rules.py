@@ -4,6 +4,9 @@ and fix. Also the evaluation defaults a held-out set turns on. Imports no torch.
 
 from __future__ import annotations
 
+import math
+import re
+
 from grpo_rlvr.brief.types import Hardware, ModelSpec
 
 NUM_GENERATIONS_FLOOR = 8
@@ -14,6 +17,66 @@ VALUE_SETS = {
     "vllm_mode": ("server", "colocate"),
     "eval_strategy": ("no", "steps", "epoch"),
 }
+
+
+# Counts TRL accepts as any int, though 0 or less makes no sense for them (or hangs the run).
+POSITIVE = {"per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
+            "num_generations", "num_generations_eval", "max_completion_length", "generation_batch_size",
+            "steps_per_generation", "num_iterations", "save_total_limit", "vllm_tensor_parallel_size",
+            "eval_accumulation_steps", "max_tool_calling_iterations", "vllm_max_model_length"}
+NON_NEGATIVE = {"seed", "data_seed", "dataloader_num_workers", "top_k", "warmup_steps", "weight_decay",
+                "max_grad_norm", "num_train_epochs", "epsilon", "ddp_timeout"}
+# An integer number of steps, or a share of the run in (0, 1): TRL's convention for these three.
+STEP_FIELDS = {"logging_steps", "save_steps", "eval_steps"}
+NUMERIC_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+
+
+def as_number_text(v: str) -> str:
+    """How to write numeric text ``v`` so that YAML reads a number: PyYAML (YAML 1.1) needs a dot in a
+    mantissa with an exponent, so 5e-7 is read as the string '5e-7' and 5.0e-7 as the float."""
+    mantissa, _, exp = v.strip().lower().partition("e")
+    if exp and "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + (f"e{exp}" if exp else "")
+
+
+def check_types(overrides: dict, kinds: dict[str, dict]) -> tuple[list[str], set[str]]:
+    """Each ``grpo:`` override has the kind of value its GRPOConfig field takes, within sense.
+
+    Returns the problems and the keys they concern (the caller leaves those out of the config).
+    """
+    problems, bad = [], set()
+    for key, v in overrides.items():
+        spec = kinds.get(key)
+        if spec is None or (v is None and spec["nullable"]):
+            continue
+        kind, problem = spec["type"], None
+        if kind == "bool" and not isinstance(v, bool):
+            problem = f"expected true or false, got {v!r}; write true or false, unquoted"
+        elif kind in ("int", "float") and isinstance(v, str) and NUMERIC_TEXT.match(v):
+            problem = (f"{v!r} is text, not a number (YAML reads 5e-7 as text: a number with an exponent needs a "
+                       f"dot); write {key}: {as_number_text(v)}")
+        elif kind in ("int", "float") and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            problem = f"expected {'an integer' if kind == 'int' else 'a number'}, got {type(v).__name__} {v!r}"
+        elif kind in ("int", "float") and not math.isfinite(v):
+            problem = f"{v} is not a finite number; write a value TRL can use"
+        elif kind == "int" and key not in STEP_FIELDS and v != int(v):
+            problem = f"expected an integer, got {v}"
+        elif key in STEP_FIELDS and (v <= 0 or (v >= 1 and v != int(v))):
+            problem = (f"{v} is neither a number of steps (an integer ≥ 1) nor a share of the run (between 0 "
+                       "and 1); e.g. write 10 or 0.1")
+        elif key == "max_steps" and v != -1 and v < 1:
+            problem = f"{v} must be ≥ 1 (or -1: run num_train_epochs instead)"
+        elif key in POSITIVE and v < 1:
+            problem = f"{v} must be ≥ 1"
+        elif key in NON_NEGATIVE and v < 0:
+            problem = f"{v} must be ≥ 0"
+        elif kind == "str" and not isinstance(v, str):
+            problem = f"expected text, got {type(v).__name__} {v!r}"
+        if problem:
+            problems.append(f"grpo.{key}: {problem}")
+            bad.add(key)
+    return problems, bad
 
 
 def eval_defaults(g: dict) -> dict:

@@ -14,10 +14,8 @@ from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
-import yaml
-
 from grpo_rlvr.brief import data_checks, methods, model_probe
-from grpo_rlvr.brief.grpo_rules import check_grpo, eval_defaults
+from grpo_rlvr.brief.grpo_rules import NUMERIC_TEXT, as_number_text, check_grpo, check_types, eval_defaults
 from grpo_rlvr.brief.types import Brief, DatasetSpec, Hardware, ModelSpec, RewardSpec, Variant
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
 from grpo_rlvr.prompts import PromptSpec, check_prompt
@@ -44,9 +42,10 @@ RECIPE: dict = {
 RESERVED_KEYS = {"output_dir": "set brief.output_dir instead", "reward_weights": "set rewards[i].weight instead"}
 
 
-def _grpo_fields() -> set[str]:
+def _grpo_fields() -> dict[str, dict]:
+    """GRPOConfig's fields: name → {"type": bool|int|float|str|any, "nullable"} (scripts/gen-grpo-fields.py)."""
     data = json.loads(resources.files("grpo_rlvr.brief").joinpath("grpo_config_fields.json").read_text())
-    return set(data["fields"])
+    return data["fields"]
 
 
 def _schema() -> dict:
@@ -79,6 +78,9 @@ def _schema_problems(data: dict) -> list[str]:
         elif err.validator == "enum":
             problems.append(f"{where}: {err.instance!r} is not allowed; use one of "
                             f"{', '.join(map(repr, err.validator_value))}")
+        elif err.validator == "type" and isinstance(err.instance, str) and NUMERIC_TEXT.match(err.instance):
+            problems.append(f"{where}: {err.instance!r} is text, not a number (YAML reads 5e-7 as text: a number "
+                            f"with an exponent needs a dot); write {as_number_text(err.instance)}")
         elif err.validator == "type":
             problems.append(f"{where}: expected {err.validator_value}, got {type(err.instance).__name__} "
                             f"{err.instance!r}; fix the value's type")
@@ -88,21 +90,15 @@ def _schema_problems(data: dict) -> list[str]:
 
 
 def read_yaml(path: Path) -> dict:
-    """Parse the brief file. Raises InputFileError naming the file (and line) on any read/parse failure."""
+    """Parse the brief file (``input_files``: UTF-8, bounded nesting and aliases, no duplicate or non-text
+    keys). Raises InputFileError naming the file (and line) on any read/parse failure."""
+    from grpo_rlvr.input_files import parse_yaml, read_text
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFileError(f"brief {path}: file not found; pass the path to a brief YAML "
-                             "(see examples/arithmetic/brief.yaml)") from None
-    except OSError as e:
-        raise InputFileError(f"brief {path}: cannot read it ({e.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InputFileError(f"brief {path}: not valid YAML{where}: {getattr(e, 'problem', e)}; fix the syntax") \
-            from None
+        text = read_text(path, "brief")
+    except InputFileError as e:
+        raise InputFileError(f"{e}; pass the path to a brief YAML (see examples/)") from None
+    data = parse_yaml(text, f"brief {path}")
     if not isinstance(data, dict):
         raise ConfigError(f"(top level): expected a mapping of keys (model, dataset, rewards, …), got "
                           f"{type(data).__name__}", source=str(path))
@@ -328,6 +324,8 @@ def load_brief(path: str | Path) -> Brief:
     # --- GRPO config -------------------------------------------------------------------------------------
     overrides = dict(data.get("grpo") or {})
     fields = _grpo_fields()
+    type_problems, mistyped = check_types(overrides, fields)
+    problems.extend(type_problems)
     grpo, origin = {}, {}
     for src, values in (("recipe", RECIPE), (f"method:{method}", methods.METHOD_GRPO_DEFAULTS[method]),
                         ("hardware", _hardware_defaults(hw))):
@@ -345,7 +343,8 @@ def load_brief(path: str | Path) -> Brief:
             hint = f"did you mean {close[0]!r}?" if close else "see TRL's GRPOConfig for field names"
             problems.append(f"grpo.{k}: not a GRPOConfig field (TRL 1.16); {hint}")
             continue
-        grpo[k], origin[k] = val, "brief"
+        if k not in mistyped:
+            grpo[k], origin[k] = val, "brief"
     grpo["reward_weights"] = [r.weight for r in rewards]
     origin["reward_weights"] = "rewards"
     if dataset.eval_path:
