@@ -103,7 +103,7 @@ BAD = [
      or d["grpo"].update(per_device_eval_batch_size=12), "e.g. set per_device_eval_batch_size: 16"),
     ("eval_strategy unquoted no", _set("grpo.eval_strategy", False), 'write "no"'),
     ("eval batch negative", lambda d: d["dataset"].update(eval_path="./data/train.jsonl")
-     or d["grpo"].update(per_device_eval_batch_size=-8), "grpo.per_device_eval_batch_size: -8 must be > 0"),
+     or d["grpo"].update(per_device_eval_batch_size=-8), "grpo.per_device_eval_batch_size: -8 must be ≥ 1"),
     ("logging_steps text", _set("grpo.logging_steps", "ten"), "grpo.logging_steps: expected a number"),
 ]
 

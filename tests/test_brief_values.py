@@ -12,7 +12,7 @@ import yaml
 
 from conftest import example_brief_text
 from grpo_rlvr.brief import load_brief
-from grpo_rlvr.errors import ConfigError, InputFileError
+from grpo_rlvr.errors import ConfigError
 from test_input_files import BILLION_LAUGHS
 
 

@@ -65,7 +65,7 @@ def test_bad_line_elsewhere_names_file_and_line(tmp_path):
     (tmp_path / "metrics.jsonl").write_text("\n".join(lines) + "\n")
     p = cli(tmp_path / "metrics.jsonl", cwd=tmp_path)
     assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert f"{tmp_path / 'metrics.jsonl'}, line 7: not JSON" in p.stderr and "delete or fix that line" in p.stderr
+    assert f"{tmp_path / 'metrics.jsonl'}, line 7: not valid JSON" in p.stderr and "delete or fix that line" in p.stderr
 
 
 def test_completions_parquet_alone(tmp_path):

@@ -12,15 +12,13 @@ from hypothesis import strategies as st
 from grpo_rlvr.errors import InputFileError
 from grpo_rlvr.input_files import (
     MAX_DEPTH,
-    TornTail,
-    iter_jsonl,
     load_json,
     load_yaml,
     parse_json,
     parse_yaml,
-    read_jsonl,
     read_text,
 )
+from grpo_rlvr.jsonl import iter_jsonl, read_jsonl
 
 # A document of nine lines whose aliases expand to 9**9 (387 million) strings.
 BILLION_LAUGHS = "".join(
@@ -85,7 +83,7 @@ def test_json_duplicates_depth_and_syntax(tmp_path):
         parse_json("[[[[1]]]]", "x.json", max_depth=3)
     p = tmp_path / "m.json"
     p.write_text('{"a": }')
-    with pytest.raises(InputFileError, match=r"manifest .*m.json: not valid JSON \(Expecting value at line 1"):
+    with pytest.raises(InputFileError, match=r"manifest .*m.json: not valid JSON \(Expecting value at column 7\); fix the syntax"):
         load_json(p, "manifest")
 
 
@@ -103,19 +101,28 @@ def test_jsonl_crlf_blank_lines_bom_and_line_numbers(tmp_path):
     p.write_bytes(b'\xef\xbb\xbf{"a": 1}\r\n\r\n{"a": 2}\r\n')
     assert list(iter_jsonl(p)) == [(1, {"a": 1}), (3, {"a": 2})]
     p.write_bytes(b'{"a": 1}\n{"a": \n{"a": 3}\n')
-    with pytest.raises(InputFileError, match=r"rows.jsonl, line 2: not valid JSON") as e:
+    with pytest.raises(InputFileError, match=r"rows.jsonl, line 2: not valid JSON"):
         read_jsonl(p, "data")
-    assert not isinstance(e.value, TornTail)  # a bad line in the middle is not a torn tail
 
 
-def test_jsonl_torn_tail_is_told_apart_and_good_lines_come_first(tmp_path):
+def test_jsonl_torn_tail_is_skipped_only_when_asked_and_only_at_the_end(tmp_path):
     p = tmp_path / "metrics.jsonl"
     p.write_bytes(b'{"step": 1}\n{"step": 2}\n{"step": 3, "lo')
-    got = []
-    with pytest.raises(TornTail) as e:
-        for _, row in iter_jsonl(p, "metrics"):
-            got.append(row)
-    assert got == [{"step": 1}, {"step": 2}] and e.value.line == 3
+    with pytest.raises(InputFileError, match="line 3: not valid JSON"):
+        read_jsonl(p, "metrics")
+    notes = []
+    assert [r for _, r in iter_jsonl(p, "metrics", torn_tail=notes)] == [{"step": 1}, {"step": 2}]
+    assert notes == ["metrics.jsonl line 3 is half-written (the run stopped mid-write?): skipped"]
+    p.write_bytes(b'{"step": 1}\n{"step": \n{"step": 3}\n')
+    with pytest.raises(InputFileError, match="line 2: not valid JSON"):
+        list(iter_jsonl(p, "metrics", torn_tail=[]))
+
+
+def test_jsonl_duplicate_keys_are_refused(tmp_path):
+    p = tmp_path / "rows.jsonl"
+    p.write_text('{"answer": "1", "answer": "2"}\n')
+    with pytest.raises(InputFileError, match="line 1: duplicate key 'answer'"):
+        read_jsonl(p, "dataset")
 
 
 # --- fuzz: whatever the bytes, a value or InputFileError ------------------------------------------------
@@ -154,7 +161,7 @@ def test_fuzz_yaml_mutated_trees(value, at, insert):
 def test_fuzz_json_and_jsonl_bytes(tmp_path_factory, data):
     p = tmp_path_factory.mktemp("fz") / "f.jsonl"
     p.write_bytes(data)
-    for read in (lambda: load_json(p), lambda: read_jsonl(p)):
+    for read in (lambda: load_json(p), lambda: read_jsonl(p)):  # JSON lines: grpo_rlvr.jsonl
         try:
             read()
         except InputFileError:

@@ -98,7 +98,7 @@ def test_run_metrics_for_diagnosis_and_the_demo_curve(tmp_path, name):
     (tmp_path / "output").mkdir()
     (tmp_path / "output" / "metrics.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")
     logs = load_run_logs(tmp_path)
-    assert [r["step"] for r in logs.history] == [5, 10]
+    assert list(logs.history.steps) == [5, 10]
     assert [c["step"] for c in _curve(tmp_path / "output" / "metrics.jsonl")] == [5, 10]
 
 

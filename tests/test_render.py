@@ -63,7 +63,7 @@ def test_rendered_run_is_valid(workspace, name):
         assert 'VLLM_CMD=(env VLLM_SERVER_DEV_MODE=1 vllm serve' in launch
         assert 'CUDA_VISIBLE_DEVICES=0,1 setsid "${VLLM_CMD[@]}"' in launch
         assert 'TRAIN_CMD=(accelerate launch --config_file accelerate.yaml train.py' in launch
-        assert 'CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 "${TRAIN_CMD[@]}"' in launch
+        assert 'CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 setsid "${TRAIN_CMD[@]}"' in launch
         assert "trap teardown EXIT" in launch and acc["num_processes"] == 6
         assert cfg["vllm_mode"] == "server" and cfg["vllm_server_port"] == 8000
     if name == "gpu4-zero3":

@@ -11,17 +11,13 @@ used or printed:
   that expand to 10⁹ values), counted on the composed node graph, so nothing is ever expanded to count it;
 - duplicate keys are refused, in YAML and JSON alike: the parser would keep the last one silently, and
   consumers disagree about which value wins;
-- JSON lines split on ``\\n`` (and ``\\r\\n``) only: U+2028, U+2029, U+0085 and the other characters that
-  ``str.splitlines`` also splits on occur inside strings of model output.
-
-Not covered: parquet (read by pyarrow where it is needed) and the size of a file (readers that may see large
-files stream them).
+JSON lines are read by ``grpo_rlvr.jsonl`` on top of ``parse_json``. Not covered: parquet (read by pyarrow
+where it is needed) and the size of a file (readers that may see large files stream them).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -45,7 +41,7 @@ def decode_text(data: bytes, source: str) -> str:
                              "UTF-8") from None
 
 
-def _open(p: Path, what: str):
+def open_binary(p: Path, what: str = "file"):
     """Open ``p`` for binary reading; missing, a folder, or unreadable: an InputFileError saying which."""
     try:
         return p.open("rb")
@@ -60,9 +56,9 @@ def _open(p: Path, what: str):
 
 
 def read_bytes(path: Path | str, what: str = "file") -> bytes:
-    """The file's bytes (errors as in ``_open``)."""
+    """The file's bytes (errors as in ``open_binary``)."""
     p = Path(path)
-    with _open(p, what) as fh:
+    with open_binary(p, what) as fh:
         try:
             return fh.read()
         except OSError as e:  # e.g. EISDIR on some systems only at read time
@@ -217,17 +213,24 @@ def json_depth(value, limit: int = MAX_DEPTH) -> int:
     return deepest
 
 
-def parse_json(text: str, source: str, max_depth: int = MAX_DEPTH):
-    """Parse JSON text: duplicate keys and nesting past ``max_depth`` are errors naming ``source``."""
+def parse_json(text: str, source: str, max_depth: int = MAX_DEPTH, strict: bool = True,
+               fix: str = "fix the syntax"):
+    """Parse JSON text: duplicate keys and nesting past ``max_depth`` are errors naming ``source``.
+
+    ``strict=False`` accepts raw control characters inside strings (some writers leave them unescaped);
+    ``fix`` ends the message of a syntax error.
+    """
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates)
+        value = json.loads(text, object_pairs_hook=_no_duplicates, strict=strict)
     except _DuplicateKey as e:
         raise InputFileError(f"{source}: duplicate key {e.args[0]!r}; keep one") from None
     except json.JSONDecodeError as e:
-        raise InputFileError(f"{source}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); "
-                             "fix the syntax") from None
+        at = f"column {e.colno}" if "\n" not in text else f"line {e.lineno}, column {e.colno}"
+        raise InputFileError(f"{source}: not valid JSON ({e.msg} at {at}); {fix}") from None
     except RecursionError:
         raise InputFileError(f"{source}: nested deeper than Python can parse; flatten it") from None
+    except ValueError as e:  # an integer past Python's digit limit
+        raise InputFileError(f"{source}: not valid JSON ({str(e)[:80]}); fix the value") from None
     if json_depth(value, max_depth) > max_depth:
         raise InputFileError(f"{source}: nested deeper than {max_depth} levels; flatten it")
     return value
@@ -235,47 +238,3 @@ def parse_json(text: str, source: str, max_depth: int = MAX_DEPTH):
 
 def load_json(path: Path | str, what: str = "file", max_depth: int = MAX_DEPTH):
     return parse_json(read_text(path, what), f"{what} {path}", max_depth)
-
-
-# --- JSON lines ---------------------------------------------------------------------------------------------
-
-class TornTail(InputFileError):
-    """The last line of a JSON-lines file does not parse and has no newline: the writer was cut off."""
-
-    def __init__(self, message: str, line: int):
-        super().__init__(message)
-        self.line = line
-
-
-def iter_jsonl(path: Path | str, what: str = "file", max_depth: int = MAX_DEPTH) -> Iterator[tuple[int, object]]:
-    """Yield ``(line_number, value)`` for each non-blank line, splitting on ``\\n`` only, streaming the file.
-
-    Raises:
-        InputFileError: the file is unreadable, a line is not UTF-8 or not JSON (naming the line).
-        TornTail: only the last line is bad and the file does not end in a newline (a crash mid-write);
-            callers that tolerate it catch this, after having received every good line.
-    """
-    p = Path(path)
-    with _open(p, what) as fh:
-        number = 0
-        for raw in fh:
-            number += 1
-            ended = raw.endswith(b"\n")
-            body = raw.rstrip(b"\r\n") if ended else raw
-            if number == 1 and body.startswith(b"\xef\xbb\xbf"):
-                body = body[3:]
-            if not body.strip():
-                continue
-            source = f"{what} {p}, line {number}"
-            try:
-                yield number, parse_json(decode_text(body, source), source, max_depth)
-            except InputFileError as e:
-                if not ended and not fh.read(1):
-                    raise TornTail(f"{source}: the last line is cut off ({e}); it was being written when the "
-                                   "writer stopped", number) from None
-                raise
-
-
-def read_jsonl(path: Path | str, what: str = "file", max_depth: int = MAX_DEPTH) -> list:
-    """Every value of a JSON-lines file (see ``iter_jsonl``); a torn last line is an error here."""
-    return [value for _, value in iter_jsonl(path, what, max_depth)]

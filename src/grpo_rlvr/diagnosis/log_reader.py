@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
+from grpo_rlvr.jsonl import iter_jsonl
 
 CHUNK_CHARS = 1 << 20           # read 1 Mi characters at a time
 MAX_VALUE_CHARS = 64 << 20      # one log record (or any other member) larger than this is refused
@@ -140,33 +141,16 @@ def state_records(path: Path, notes: list[str]) -> Iterator[object]:
 
 
 def jsonl_records(path: Path, notes: list[str]) -> Iterator[object]:
-    """Yield the records of a metrics.jsonl one line at a time. A last line that is not JSON (the normal state
-    after a crash mid-write) is skipped with a note; a bad line anywhere else is an error naming it.
+    """Yield the records of a metrics.jsonl one line at a time (the package's one JSONL reader). A last line
+    that is not JSON (the normal state after a crash mid-write) is skipped with a note; a bad line anywhere
+    else is an error naming it.
 
     Raises:
         InputFileError: a line other than the last is not JSON.
     """
-    pending: tuple[int, str] | None = None   # a bad line, forgiven only if nothing follows it
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                if pending:
-                    raise InputFileError(f"{path}, line {pending[0]}: not JSON ({pending[1]}); delete or fix that "
-                                         "line (only a half-written last line is skipped)")
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as e:
-                    pending = (n, str(e))
-                except RecursionError:
-                    pending = (n, "nested too deeply")
-    except UnicodeDecodeError:
-        raise InputFileError(f"{path}: not UTF-8 text; metrics.jsonl holds one JSON object a line") from None
-    except OSError as e:
-        raise InputFileError(f"{path}: cannot be read ({e.strerror})") from None
-    if pending:
-        notes.append(f"{path.name} line {pending[0]} is half-written (the run stopped mid-write?): skipped")
+    for _, record in iter_jsonl(path, "metrics", fix="delete or fix that line (only a half-written last line "
+                                "is skipped)", torn_tail=notes):
+        yield record
 
 
 def peek_global_step(path: Path) -> int | None:
