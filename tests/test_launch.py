@@ -62,10 +62,17 @@ def test_checkpoint_completeness(tmp_path):
 @pytest.mark.e2e
 def test_train_runs_rendered_files_with_grpotrainer(workspace):
     """Real TRL GRPOTrainer on CPU, started from the rendered train.py, 2 steps."""
-    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
-    run = render(workspace / "brief.yaml").dir
-    res = train(run, max_steps=2)
+    brief = workspace / "brief.yaml"
+    brief.write_text(brief.read_text().replace("disable_tqdm: true", "disable_tqdm: false"))  # TRL's default
+    make_artifact(brief, workspace / "out" / "inspection")
+    run = render(brief).dir
+    log = workspace / "train.log"
+    with log.open("w") as fh:
+        res = train(run, max_steps=2, stream=fh)
     assert res.ok and res.global_step == 2
+    out = log.read_text()
+    # quiet by default: our progress line, not tqdm bars or raw log dicts
+    assert "step 2/2" in out and "it/s]" not in out and "{'loss'" not in out, out[-3000:]
     metrics = [json.loads(x) for x in (run / "output" / "metrics.jsonl").read_text().splitlines()]
     assert any("rewards/exact_match/mean" in m for m in metrics)
     assert (run / "output" / "final" / "model.safetensors").is_file()
