@@ -20,8 +20,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grpo_rlvr.errors import GateError
+from grpo_rlvr.errors import GateError, InputFileError
 from grpo_rlvr.files import write_json_atomic, write_jsonl_atomic
+from grpo_rlvr.input_files import load_json
 from grpo_rlvr.jsonl import read_jsonl
 
 FORMAT_VERSION = 1
@@ -82,13 +83,12 @@ def load_artifact(directory: str | Path) -> Artifact:
     d = Path(directory)
     if not d.is_dir():
         raise GateError(f"inspection folder {d}: not found; run `grpo-rlvr inspect BRIEF` first")
+    if not (d / MANIFEST).exists():
+        raise GateError(f"{d / MANIFEST}: missing; this is not an inspection folder (run `grpo-rlvr inspect`)")
     try:
-        manifest = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise GateError(f"{d / MANIFEST}: missing; this is not an inspection folder (run `grpo-rlvr inspect`)") \
-            from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise GateError(f"{d / MANIFEST}: unreadable ({e}); re-run `grpo-rlvr inspect`") from None
+        manifest = load_json(d / MANIFEST, "manifest")
+    except InputFileError as e:
+        raise GateError(f"{e}; re-run `grpo-rlvr inspect`") from None
     if not isinstance(manifest, dict):
         raise GateError(f"{d / MANIFEST}: expected a JSON object; re-run `grpo-rlvr inspect`")
     samples = read_jsonl(d / SAMPLES, "samples", GateError, "re-run `grpo-rlvr inspect`")

@@ -1,0 +1,162 @@
+"""Property-based fuzzing of every reader behind the CLI: random trees, random bytes and mutations of the
+shipped briefs and of a real inspection artifact give a result or a ``GrpoRlvrError`` (the CLI's `Error:`,
+exit 2) — never another exception. Case counts are in the ``settings`` of each test."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import REPO, example_brief_text
+from grpo_rlvr.brief import load_brief
+from grpo_rlvr.errors import GrpoRlvrError
+
+FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+leaves = (st.none() | st.booleans() | st.integers(-10**40, 10**40) | st.floats()
+          | st.text(max_size=12) | st.sampled_from(["5e-7", "yes", "no", "~", "-1", "1e400", "", "../x", "\x00"]))
+trees = st.recursive(leaves, lambda k: st.lists(k, max_size=4) | st.dictionaries(st.text(max_size=10), k, max_size=4),
+                     max_leaves=25)
+
+
+def _paths(tree, prefix=()):
+    """Every path to a node of a JSON-like tree."""
+    yield prefix
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(tree, list):
+        for i, v in enumerate(tree):
+            yield from _paths(v, (*prefix, i))
+
+
+def _mutate(tree, choice: int, value, how: str):
+    tree = copy.deepcopy(tree)
+    paths = list(_paths(tree))[1:]
+    if not paths:
+        return value
+    *parent_path, last = paths[choice % len(paths)]
+    parent = tree
+    for p in parent_path:
+        parent = parent[p]
+    if how == "delete":
+        del parent[last]
+    elif how == "add" and isinstance(parent, dict):
+        parent[f"{last}_x"] = value
+    else:
+        parent[last] = value
+    return tree
+
+
+def _briefs() -> list[tuple[str, dict]]:
+    shipped = [("demo", yaml.safe_load(example_brief_text()))]
+    shipped += [(p.name, yaml.safe_load(p.read_text())) for p in sorted((REPO / "examples").glob("*.yaml"))]
+    return shipped
+
+
+BRIEFS = _briefs()
+
+
+@FUZZ
+@given(st.integers(0, len(BRIEFS) - 1), st.integers(0, 10**6), trees, st.sampled_from(["set", "delete", "add"]))
+def test_mutated_shipped_briefs_load_or_say_why(workspace, which, choice, value, how):
+    name, tree = BRIEFS[which]
+    folder = workspace if name == "demo" else REPO / "examples"
+    p = folder / "fuzz-brief.yaml"
+    try:
+        p.write_text(yaml.safe_dump(_mutate(tree, choice, value, how), allow_unicode=True))
+        try:
+            load_brief(p)
+        except GrpoRlvrError as e:
+            assert str(e)  # a message for the person
+    finally:
+        p.unlink(missing_ok=True)
+
+
+@FUZZ
+@given(trees)
+def test_random_trees_as_briefs(tmp_path_factory, tree):
+    p = tmp_path_factory.mktemp("b") / "brief.yaml"
+    p.write_text(yaml.safe_dump(tree))
+    with pytest.raises(GrpoRlvrError):
+        load_brief(p)  # no random tree is a whole brief
+
+
+@pytest.fixture(scope="module")
+def artifact_dir(tmp_path_factory, tiny_model_dir):
+    from artifacts import make_artifact
+    from grpo_rlvr.demo import arithmetic_task
+    from grpo_rlvr.files import write_jsonl_atomic
+
+    ws = tmp_path_factory.mktemp("ws")
+    (ws / "brief.yaml").write_text(example_brief_text())
+    write_jsonl_atomic(ws / "data" / "train.jsonl", arithmetic_task.make_rows(200, seed=1))
+    (ws / "model").symlink_to(tiny_model_dir, target_is_directory=True)
+    return make_artifact(ws / "brief.yaml", ws / "out" / "inspection")
+
+
+@FUZZ
+@given(st.integers(0, 99), st.integers(0, 10**6), trees, st.sampled_from(["set", "delete", "add"]))
+def test_mutated_artifact_gates_or_says_why(artifact_dir, tmp_path_factory, row, choice, value, how):
+    from grpo_rlvr.gate import check_gate
+
+    d = tmp_path_factory.mktemp("insp") / "inspection"
+    shutil.copytree(artifact_dir, d)
+    lines = (d / "samples.jsonl").read_text().split("\n")[:-1]
+    i = row % len(lines)
+    lines[i] = json.dumps(_mutate(json.loads(lines[i]), choice, value, how))
+    (d / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    try:
+        check_gate(d, demo=False).format()  # passing is possible: a reviewer's note is free text
+    except GrpoRlvrError as e:
+        assert str(e)
+
+
+@FUZZ
+@given(trees, st.integers(0, 10**6), st.sampled_from(["set", "delete", "add"]))
+def test_mutated_manifest_gates_or_says_why(artifact_dir, tmp_path_factory, value, choice, how):
+    from grpo_rlvr.gate import check_gate
+
+    d = tmp_path_factory.mktemp("insp") / "inspection"
+    shutil.copytree(artifact_dir, d)
+    manifest = json.loads((d / "manifest.json").read_text())
+    (d / "manifest.json").write_text(json.dumps(_mutate(manifest, choice, value, how)))
+    try:
+        check_gate(d).format()
+    except GrpoRlvrError as e:
+        assert str(e)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=300) | trees.map(lambda t: json.dumps(t).encode()),
+       st.sampled_from(["trainer_state.json", "metrics.jsonl"]))
+def test_random_logs_diagnose_or_say_why(tmp_path_factory, data, name):
+    from grpo_rlvr.diagnosis import diagnose
+
+    d = tmp_path_factory.mktemp("logs")
+    (d / name).write_bytes(data)
+    try:
+        diagnose(d / name, out_dir=d / "out")
+    except GrpoRlvrError as e:
+        assert str(e)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(trees, min_size=1, max_size=4))
+def test_random_score_input_scores_or_says_why(tmp_path_factory, rows):
+    from grpo_rlvr.scoring import score_file
+
+    p = tmp_path_factory.mktemp("score") / "in.jsonl"
+    p.write_text("".join(json.dumps({"completion": r, "answer": "1", "prompt": "1+0="}) + "\n" for r in rows))
+    for reward in ("exact_match", "format", "math", "json_schema"):
+        try:
+            score_file(p, reward=reward, options=["schema_column=answer"] if reward == "json_schema" else [])
+        except GrpoRlvrError as e:
+            assert str(e)
