@@ -33,7 +33,9 @@ def main() -> None:
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
-    state = _jail.setup_zygote(unprivileged="--unprivileged" in sys.argv[1:])
+    flags = {a.split("=", 1)[0]: a.split("=", 1)[1] if "=" in a else "" for a in sys.argv[1:]}
+    program = bytes.fromhex(flags["--seccomp"]) if flags.get("--seccomp") else None
+    state = _jail.setup_zygote("--unprivileged" in flags, program, flags.get("--no-seccomp", ""))
     _child.prepare_zygote(_jail.WORKDIR if state.root is not None else None)
     if sc.available():
         sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)  # orphans of a program are reparented here, then swept
