@@ -141,3 +141,20 @@ def test_reward_counts_weakly_scored_samples():
     reward = build_reward("unit_tests", {"timeout_s": 5})
     reward.explain([RIGHT, RIGHT], tests=[UNITTEST, PYTEST])
     assert reward.notes["samples"] == 2 and reward.notes["weak_samples"] == 1
+
+
+def test_inspect_and_gate_show_how_many_samples_were_scored_weakly(tmp_path):
+    from grpo_rlvr.gate import GateResult
+    from grpo_rlvr.inspection.run import InspectResult
+    from grpo_rlvr.sandbox import weak_sample_counts
+
+    reasons = [score(RIGHT, UNITTEST).reason, score(RIGHT, PYTEST).reason, score(NONE, UNITTEST).reason]
+    samples = [{"scores": {"unit_tests": {"score": 1.0, "reason": r}, "format": {"score": 1.0, "reason": "ok"}}}
+               for r in reasons]
+    counts = weak_sample_counts(samples)
+    assert counts == {"unit_tests": 2}
+    gate = GateResult(tmp_path, [], {}, counts)
+    assert "Scored weakly by unit_tests (test code ran in the sandbox): 2 samples" in gate.format()
+    assert gate.to_dict()["weak_samples"] == {"unit_tests": 2}
+    inspected = InspectResult(tmp_path, 3, 1, {"correct": 3}, 1.0, counts)
+    assert "Scored weakly by unit_tests (test code ran in the sandbox): 2 of 3 samples" in inspected.format()
