@@ -82,6 +82,9 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool) -> list[Uni
     replies = pool.run_many(messages, workers)
     verdicts = [no_code_verdict(plan) for plan in plans]
     for i, reply in zip(todo, replies, strict=True):
+        if "lost" in reply:
+            verdicts[i] = unjudged_verdict(plans[i], reply["lost"])
+            continue
         try:
             verdicts[i] = decide(plans[i], reply["reports"], limits.timeout_s, limits.cpu_s)
         except (KeyError, TypeError) as e:  # our own supervisor's report: not something a program writes
