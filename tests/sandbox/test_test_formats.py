@@ -158,3 +158,19 @@ def test_inspect_and_gate_show_how_many_samples_were_scored_weakly(tmp_path):
     assert gate.to_dict()["weak_samples"] == {"unit_tests": 2}
     inspected = InspectResult(tmp_path, 3, 1, {"correct": 3}, 1.0, counts)
     assert "Scored weakly by unit_tests (test code ran in the sandbox): 2 of 3 samples" in inspected.format()
+
+
+def test_pytest_module_without_pytest_installed_and_approx():
+    tests = ("import pytest\nimport no_such_framework\n\n\ndef test_approx():\n"
+             "    assert add(0.1, 0.2) == pytest.approx(0.3)\n\n\ndef test_plain():\n    assert add(1, 2) == 3\n")
+    plan = make_plan(tests)
+    assert [c.kind for c in plan.checks if c.test is not None] == ["isclose", "eq"]
+    assert "0.3" not in json.dumps(plan.probes)
+    assert score(RIGHT, tests).passed == 2  # the failed imports fail no test that does not use them
+    assert score(NONE, tests).passed == 0
+
+
+def test_unittest_setup_calling_super():
+    tests = ("import unittest\nclass T(unittest.TestCase):\n    def setUp(self):\n        super().setUp()\n"
+             "        self.x = 1\n    def test_a(self):\n        self.assertEqual(add(self.x, 1), 2)\n")
+    assert score(RIGHT, tests).passed == 1

@@ -2,8 +2,9 @@
 
 Started once per worker by ``_pool`` as a fresh interpreter (never forked from the trainer, so it holds
 none of the trainer's memory: no expected values, no tokens, no secrets) with a scrubbed environment. It
-enters the zygote-wide namespaces, builds the jail, pre-imports common stdlib modules, then serves requests
-from its parent, one at a time. It never runs model code itself. Run by ``_pool``; not a user entry point.
+enters the zygote-wide namespaces (forking once into its own PID namespace, the first process staying
+behind only to relay the exit), builds the jail, pre-imports common stdlib modules, then serves requests
+from its parent, one at a time. Its command line carries the child's seccomp program (built by the parent). It never runs model code itself. Run by ``_pool``; not a user entry point.
 Covered: one request at a time, each a program with one execution per stdin case (stopping after a timeout).
 Not covered: concurrency inside one zygote (the pool runs several zygotes instead).
 """
