@@ -54,8 +54,16 @@ from ._limits import SandboxLimits
 from ._run import run_unit_tests, run_unit_tests_batch
 from ._verdict import WEAK_NOTE, UnitTestVerdict
 
-__all__ = ["SandboxLimits", "UnitTestVerdict", "isolation_layers", "run_unit_tests", "run_unit_tests_batch",
-           "weak_sample_counts"]
+__all__ = ["SandboxLimits", "UnitTestVerdict", "isolation_layers", "missing_layers", "run_unit_tests",
+           "run_unit_tests_batch", "weak_sample_counts"]
+
+
+def missing_layers() -> list[str]:
+    """Why each missing isolation layer is missing, as this process's zygotes reported it (also logged as a
+    warning, once): e.g. "no user namespace: [Errno 1] unshare: Operation not permitted"."""
+    from ._pool import MISSING_LAYERS
+
+    return list(MISSING_LAYERS)
 
 
 def weak_sample_counts(samples: list[dict]) -> dict[str, int]:

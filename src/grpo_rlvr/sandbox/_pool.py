@@ -68,7 +68,9 @@ class _Zygote:
             self.close()
             raise SandboxError(f"the sandbox zygote failed to start (exit code {self.proc.poll()}){_FIX}")
         for problem in ready.get("problems", []):
-            logger.info("sandbox layer missing: %s", problem)
+            if problem not in MISSING_LAYERS:  # once per process: every zygote of a machine says the same
+                MISSING_LAYERS[problem] = None
+                logger.warning("sandbox layer missing: %s", problem)
 
     def request(self, message: dict, timeout_s: float) -> dict:
         _framing.send(self.proc.stdin.fileno(), message)
@@ -91,6 +93,7 @@ class _Zygote:
 
 
 _seccomp_built: tuple | None = None
+MISSING_LAYERS: dict[str, None] = {}  # why a layer is missing, as zygotes reported it (insertion-ordered)
 
 
 def _seccomp_program() -> tuple[bytes | None, str | None]:
