@@ -72,6 +72,10 @@ def brief_memory(brief) -> dict | None:
            "gpu_gib": round(est.gpu_gib, 1), "terms": {k: round(v, 2) for k, v in est.terms.items()},
            "params_b": round(facts.params / 1e9, 3), "size_from": facts.params_from,
            "shape": inputs.model_shape.name, "notes": list(est.notes)}
+    if shape is None:
+        out["caveat"] = (f"no config.json: sized on the {inputs.model_shape.name} shape scaled to "
+                         f"{facts.params / 1e9:.3g}B" + (" (a dense stand-in for a mixture-of-experts model: activations "
+                                                        "and LoRA targets are over-counted)" if facts.moe else ""))
     if not est.fits:
         tactics = fit_tactics(inputs, brief.hardware.gpu_type)
         out["tactics"] = [{"description": t.description, "changes": t.changes} for t in tactics[:3]]

@@ -81,7 +81,7 @@ def _memory_lines(m: dict) -> list[str]:
     terms = ", ".join(f"{k} {v:.1f}" for k, v in m["terms"].items() if v >= 0.05)
     return [f"Memory: ~{m['total_gib']} GiB peak per GPU on {m['gpu']} ({m['gpu_gib']} GiB): fits",
             f"  sized for {m['params_b']:g}B parameters from {m['size_from']} (shape {m['shape']})",
-            f"  terms (GiB): {terms}"]
+            f"  terms (GiB): {terms}"] + ([f"  {m['caveat']}"] if m.get("caveat") else [])
 
 
 def format_validate_report(r: dict) -> str:
