@@ -36,6 +36,7 @@ class MetricTable:
         self.steps = steps
         self.columns = columns
         self.nulls = nulls          # key → (how many records logged it as null, first such step)
+        self._series: dict[str, list[tuple[int, float]]] = {}
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -44,11 +45,13 @@ class MetricTable:
         return set(self.columns)
 
     def series(self, key: str) -> list[tuple[int, float]]:
-        """(step, value) of the records that logged ``key`` as a finite number, in step order."""
-        col = self.columns.get(key)
-        if not col:
-            return []
-        return [(self.steps[i], v) for i, v in zip(*col, strict=True) if math.isfinite(v)]
+        """(step, value) of the records that logged ``key`` as a finite number, in step order (computed once per
+        key; the detectors ask for the same few keys many times)."""
+        if key not in self._series:
+            col = self.columns.get(key)
+            steps = self.steps
+            self._series[key] = [(steps[i], v) for i, v in zip(*col, strict=True) if math.isfinite(v)] if col else []
+        return self._series[key]
 
     def non_finite(self, key: str) -> list[tuple[int, float]]:
         col = self.columns.get(key)
