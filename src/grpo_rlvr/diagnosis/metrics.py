@@ -279,7 +279,7 @@ def load_run_logs(target) -> RunLogs:
         reader = jsonl_records if src.suffix == ".jsonl" else state_records
         history, eval_history = read_tables(reader(src, notes), notes)
     completions = []
-    files = sorted(comp_dir.glob("*.parquet")) if comp_dir.is_dir() else []
+    files = _completion_files(comp_dir, notes)
     if files:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -291,6 +291,27 @@ def load_run_logs(target) -> RunLogs:
                 notes.append(f"{f.name}: unreadable parquet ({e}): skipped")
         completions = [r for r in completions if isinstance(r.get("step"), int) and "completion" in r]
     return RunLogs(src or comp_dir, history, completions, lock, eval_history, notes)
+
+
+MAX_COMPLETION_FILES = (100, 300)   # a long run's first and last completions files; the middle adds no evidence
+
+
+def _completion_files(comp_dir: Path, notes: list[str]) -> list[Path]:
+    """TRL's completions_<step>.parquet files in step order (numerically: step 100000 comes after 99999); of a
+    run with more than 400, the first 100 and the last 300."""
+    if not comp_dir.is_dir():
+        return []
+
+    def step(f: Path) -> tuple[int, str]:
+        tail = f.stem.rsplit("_", 1)[-1]
+        return (int(tail) if tail.isdigit() else -1, f.name)
+
+    files = sorted(comp_dir.glob("*.parquet"), key=step)
+    first, last = MAX_COMPLETION_FILES
+    if len(files) > first + last:
+        notes.append(f"read {first + last} of {len(files)} completions files (the first {first} and the last {last})")
+        files = files[:first] + files[-last:]
+    return files
 
 
 def _brief_lock(out: Path, notes: list[str]) -> dict | None:
