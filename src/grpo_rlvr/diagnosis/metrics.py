@@ -27,6 +27,8 @@ from pathlib import Path
 from grpo_rlvr.diagnosis.log_reader import jsonl_records, peek_global_step, state_records
 from grpo_rlvr.errors import InputFileError
 
+SERIES_CACHE_MAX = 50_000
+
 
 class MetricTable:
     """Log records column by column: ``steps[i]`` is record i's step; ``columns[key]`` holds the (record index,
@@ -45,13 +47,16 @@ class MetricTable:
         return set(self.columns)
 
     def series(self, key: str) -> list[tuple[int, float]]:
-        """(step, value) of the records that logged ``key`` as a finite number, in step order (computed once per
-        key; the detectors ask for the same few keys many times)."""
-        if key not in self._series:
-            col = self.columns.get(key)
-            steps = self.steps
-            self._series[key] = [(steps[i], v) for i, v in zip(*col, strict=True) if math.isfinite(v)] if col else []
-        return self._series[key]
+        """(step, value) of the records that logged ``key`` as a finite number, in step order (kept for short
+        runs: the detectors ask for the same few keys many times)."""
+        if key in self._series:
+            return self._series[key]
+        col = self.columns.get(key)
+        steps = self.steps
+        out = [(steps[i], v) for i, v in zip(*col, strict=True) if math.isfinite(v)] if col else []
+        if len(out) <= SERIES_CACHE_MAX:   # a long run's series (~100 bytes a point) is rebuilt, not kept
+            self._series[key] = out
+        return out
 
     def non_finite(self, key: str) -> list[tuple[int, float]]:
         col = self.columns.get(key)
