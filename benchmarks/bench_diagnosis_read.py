@@ -4,7 +4,10 @@ diagnosis read it before) vs the streaming reader (``load_run_logs``), and the w
 Run: ``python benchmarks/bench_diagnosis_read.py [--mb 550] [--keep FILE]``. It writes a trainer_state.json of
 about MB megabytes, shaped as the Trainer writes one (indent 2, sorted keys, every metric TRL 1.16's
 GRPOTrainer logs, one record per step), then measures each side in its own subprocess: wall time and peak
-resident memory (``ru_maxrss``). Needs about 10 GB of free memory at 550 MB for the json.load side.
+resident memory (``ru_maxrss``). Needs about 2 GB of free memory at 550 MB for the json.load side.
+
+Measured at 550 MB (379,659 records) on the shared 2-core machine, under load: json.load 69.5 s and 1193 MiB,
+streaming 63.6 s and 244 MiB, the whole diagnose 47.6 s and 327 MiB; timings vary by about 2x with the load.
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ speed-up of ours over each, and whether the runners agree on pass/fail for the p
 runner does the programs that finish, then the looping ones, timed apart: the looping ones cost at least
 (number looping) x timeout / workers whatever the runner (about four times that for (a), one timeout per
 assert), so the first timing shows the overhead and the total shows the mix.
-Not covered: isolation cost comparisons (only ours isolates; (a) and (b) run the code as this user).
+Ours runs with every isolation layer this machine allows (printed at the end: namespaces, jail, dropped
+capabilities, seccomp); (a) and (b) run the code as this user, unisolated.
+Not covered: isolation cost comparisons between runners (only ours isolates).
 """
 
 from __future__ import annotations

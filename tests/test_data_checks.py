@@ -132,3 +132,16 @@ def test_preflight_on_an_unreachable_hub_dataset_has_no_traceback(workspace):
     assert out.returncode == 2, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
     assert "dataset.path: cannot load 'no-such-org/no-such-dataset'" in out.stderr and "HF_HUB_OFFLINE" in out.stderr
+
+
+def test_training_data_loading_fails_cleanly(workspace):
+    """What the rendered train.py calls; train.py prints the error and exits 2 instead of a traceback."""
+    spec = {"path": "no-such-org/no-such-dataset", "local": False, "split": "train", "subset": None,
+            "field": "dataset.path"}
+    with pytest.raises(InputFileError, match="dataset.path: cannot load 'no-such-org/no-such-dataset'"):
+        load_split(spec, "prompt", {})
+    local = {"path": str(workspace / "data" / "train.jsonl"), "local": True, "split": "train", "field": "dataset.path"}
+    with pytest.raises(InputFileError, match="dataset.columns.target: 'solution' is not a column"):
+        load_split(local, "prompt", {"target": "solution"})
+    source = (render(workspace / "brief.yaml", out=workspace / "run").dir / "train.py").read_text()
+    assert "except GrpoRlvrError as e:" in source and "return e.exit_code" in source

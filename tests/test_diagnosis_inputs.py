@@ -233,3 +233,22 @@ def test_not_found_is_exit_2(tmp_path):
     assert r.returncode == 2 and "not found" in r.stderr and "Traceback" not in r.stderr
     with pytest.raises(InputFileError, match="no metrics.jsonl or trainer_state.json"):
         diagnose(tmp_path)
+
+
+def test_completions_files_in_step_order_and_bounded(tmp_path, monkeypatch):
+    """Steps past 99999 sort after 99999 (TRL pads to 5 digits); a long run reads its first and last files."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from grpo_rlvr.diagnosis import metrics
+
+    monkeypatch.setattr(metrics, "MAX_COMPLETION_FILES", (2, 3))
+    (tmp_path / "completions").mkdir()
+    steps = [99997, 99998, 99999, 100000, 100001, 100002, 100003]
+    for s in steps:
+        rows = [{"step": s, "prompt": "p", "completion": "c", "r": 1.0, "advantage": 0.0}]
+        pq.write_table(pa.Table.from_pylist(rows), tmp_path / "completions" / f"completions_{s:05d}.parquet")
+    state(tmp_path / "trainer_state.json", history(**HEALTHY))
+    logs = load_run_logs(tmp_path)
+    assert [r["step"] for r in logs.completions] == [99997, 99998, 100001, 100002, 100003]
+    assert "read 5 of 7 completions files (the first 2 and the last 3)" in logs.notes

@@ -201,3 +201,23 @@ def test_cli_role_and_out(tmp_path):
     bad = subprocess.run([*CLI, "diagnose", str(tmp_path / "trainer_state.json"), "--role", "bonus=fast"],
                          capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 2 and "unknown role 'fast'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_roles_from_behaviour_on_a_real_run(tmp_path):
+    """tests/data/demo_trainer_state.json is the checkpoint-150 trainer_state.json of a real demo run (TRL 1.16,
+    batch 64, logging every 5 steps: format 0.37 → 0.91, exact_match 0.06 → 0.29). With the names replaced by
+    r1 and r2, their behaviour alone gives the same roles the names give."""
+    from pathlib import Path
+
+    real = (Path(__file__).parent / "data" / "demo_trainer_state.json").read_text()
+    p = tmp_path / "trainer_state.json"
+    p.write_text(real)
+    named = diagnose(p, out_dir=tmp_path / "a")
+    assert {n: r["role"] for n, r in named.data["roles"].items()} == {"exact_match": "correctness",
+                                                                    "format": "format"}
+    p.write_text(real.replace("rewards/format/", "rewards/r1/").replace("rewards/exact_match/", "rewards/r2/"))
+    anon = diagnose(p, out_dir=tmp_path / "b")
+    assert anon.data["roles"] == {
+        "r1": {"role": "format", "how": "behaviour: binary 0/1, the nearest its ceiling at the end (90%)"},
+        "r2": {"role": "correctness", "how": "behaviour: binary 0/1, like a correctness check"}}
+    assert named.healthy and anon.healthy, anon.format()

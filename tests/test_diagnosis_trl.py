@@ -4,11 +4,13 @@ correctness_reward, length_bonus, which pays for length), on the local tiny mode
 (trainer_state.json in the newest checkpoint, TRL's completions parquet files), tells the rewards' roles from
 their names and finds the length coupling.
 
-Measured on the 2-core machine (10 steps, batch 16, at most 64 tokens): mean length 41 → 60 tokens, length_bonus
-0.64 → 0.93, correctness 0 throughout; about 40 s."""
+Measured (10 steps, batch 16, lr 1e-3, at most 128 tokens): mean length 42 → 100 tokens (first 3 logs 61, last 3
+94: +54%), length_bonus 0.45 → 0.71 over the same windows, correctness 0 throughout; the within-group length /
+advantage correlation at the end is +1.00. The run's CPU time is about 45 s."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +20,7 @@ import pytest
 
 from conftest import CLI
 from grpo_rlvr.demo import arithmetic_task
+from grpo_rlvr.diagnosis import diagnose
 from grpo_rlvr.files import write_jsonl_atomic
 
 pytestmark = pytest.mark.e2e
@@ -37,8 +40,6 @@ def test_plain_trl_run_with_a_length_bonus_is_diagnosed(tmp_path, tiny_model_dir
 
     p = subprocess.run([*CLI, "diagnose", str(out), "--json"], capture_output=True, text=True, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    import json
-
     d = json.loads(p.stdout)
     assert d["log"] == str(out / "checkpoint-10" / "trainer_state.json") and d["records"] == 10
     assert {n: r["role"] for n, r in d["roles"].items()} == {
@@ -47,6 +48,6 @@ def test_plain_trl_run_with_a_length_bonus_is_diagnosed(tmp_path, tiny_model_dir
     assert f is not None, p.stdout
     assert any(e.startswith("length_bonus (a length reward) mean") for e in f["evidence"]), f["evidence"]
     assert d["recommended_variant"] == "dr_grpo" and (out / "diagnosis.md").is_file()
-    text = subprocess.run([*CLI, "diagnose", str(out)], capture_output=True, text=True, cwd=tmp_path).stdout
+    text = diagnose(out).format()
     print(text)   # the report pastes this run's diagnosis
     assert "length_bonus: length (name)" in text

@@ -94,11 +94,14 @@ def test_qlora_on_this_cpu_machine_is_a_clear_error(workspace):
         load_quantized_for_training(str(workspace / "model"), {"load_in_4bit": True})
 
 
-def test_qlora_on_cpu_accelerator_is_refused(workspace):
+def test_qlora_on_cpu_or_sharded_is_refused(workspace):
     from grpo_rlvr.errors import ConfigError
 
     with pytest.raises(ConfigError, match="method: 'qlora' loads the base model in 4-bit"):
         load_brief(_brief(workspace, "qc", method="qlora"))
+    hw = {"accelerator": "gpu", "num_gpus": 4, "vllm_gpus": 0, "sharding": "zero3"}
+    with pytest.raises(ConfigError, match="hardware.sharding: 'zero3' with method 'qlora'"):
+        load_brief(_brief(workspace, "qz", method="qlora", hardware=hw, grpo={"vllm_mode": "colocate"}))
 
 
 @pytest.mark.e2e

@@ -197,3 +197,20 @@ def test_validate_sizes_memory_from_the_cached_config(workspace, hf_cache):
 def test_bad_params_text_is_a_schema_error(workspace, hf_cache):
     with pytest.raises(ConfigError, match="model.params"):
         load_brief(_brief(workspace, {"name_or_path": "x/y", "params": "seven billion"}))
+
+
+def test_memory_command_reads_a_cached_hub_config(hf_cache):
+    from grpo_rlvr.memory_cli import model_for
+
+    _fake_cache(hf_cache, "mistralai/Mixtral-8x7B-v0.1", MIXTRAL)
+    shape = model_for("mistralai/Mixtral-8x7B-v0.1")["shape"]
+    assert shape.num_experts == 8 and shape.total_params() == pytest.approx(46.7e9, rel=0.01)
+
+
+def test_a_fit_error_on_a_guessed_size_says_it_was_a_guess(workspace, hf_cache):
+    from grpo_rlvr.validation import validate_report
+
+    p = _brief(workspace, {"name_or_path": "my-org/my-model-70b"},
+               hardware={"accelerator": "gpu", "num_gpus": 1, "gpu_type": "24GB"})
+    with pytest.raises(ConfigError, match="sized for 70B parameters guessed from the model's name"):
+        validate_report(p)

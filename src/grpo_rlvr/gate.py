@@ -58,6 +58,7 @@ class GateResult:
     dir: Path
     rules: list[Rule]
     calibration: dict
+    weak_samples: dict = field(default_factory=dict)  # reward -> samples with tests run inside the sandbox
 
     @property
     def passed(self) -> bool:
@@ -67,7 +68,7 @@ class GateResult:
         return {"dir": str(self.dir), "passed": self.passed,
                 "rules": [{"id": r.id, "name": r.name, "passed": r.passed, "problems": r.problems, "fix": r.fix}
                           for r in self.rules],
-                "calibration": self.calibration}
+                "calibration": self.calibration, "weak_samples": self.weak_samples}
 
     def format(self) -> str:
         lines = [f"Gate {'PASSED' if self.passed else 'FAILED'} for {self.dir}"]
@@ -83,6 +84,8 @@ class GateResult:
                 kappa = "n/a" if c["kappa"] is None else f"{c['kappa']:.2f}"
                 need = f"  (judge: needs kappa ≥ {c['min_kappa']:.2f})" if "min_kappa" in c else ""
                 lines.append(f"    {name:<16} agreement {c['agreement']:.2f}  kappa {kappa}  (n={c['n']}){need}")
+        for name, count in self.weak_samples.items():
+            lines.append(f"  Scored weakly by {name} (test code ran in the sandbox): {count} samples")
         return "\n".join(lines)
 
 
@@ -254,7 +257,9 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
     rules.append(Rule(6, "there is learning signal", not p6, p6,
                       "SFT first until the model succeeds sometimes (see `grpo-rlvr preflight`)"))
 
-    return GateResult(art.dir, rules, cal)
+    from grpo_rlvr.sandbox import weak_sample_counts
+
+    return GateResult(art.dir, rules, cal, weak_sample_counts(samples))
 
 
 def _reviewer_problems(samples: list[dict], m: dict, demo: bool) -> list[str]:

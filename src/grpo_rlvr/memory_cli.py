@@ -12,14 +12,21 @@ _PARAMS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bBmM]?)\s*$")
 
 
 def model_for(size: str) -> dict:
-    """MemoryInputs model kwargs from a size class, a parameter count ("7.5B", "350M", "7e9") or a model folder."""
+    """MemoryInputs model kwargs from a size class, a parameter count ("7.5B", "350M", "7e9"), a model folder, or a
+    hub id whose config.json is in the local Hugging Face cache."""
     from grpo_rlvr.memory import SIZE_CLASSES, shape_from_config
 
     if size.upper() in {k.upper() for k in SIZE_CLASSES}:
         return {"size": next(k for k in SIZE_CLASSES if k.upper() == size.upper())}
+    from grpo_rlvr.brief.model_probe import cached_config_path
+
     folder = Path(size)
+    cached = None if (folder / "config.json").is_file() else cached_config_path(size)
+    if cached is not None:  # a hub id whose config.json is in the local Hugging Face cache
+        folder = cached.parent
     if (folder / "config.json").is_file():
-        return {"shape": shape_from_config(json.loads((folder / "config.json").read_text()), name=folder.name)}
+        return {"shape": shape_from_config(json.loads((folder / "config.json").read_text()),
+                                           name=size if cached else folder.name)}
     m = _PARAMS.match(size)
     if m:
         value = float(m.group(1))
@@ -65,6 +72,10 @@ def brief_memory(brief) -> dict | None:
            "gpu_gib": round(est.gpu_gib, 1), "terms": {k: round(v, 2) for k, v in est.terms.items()},
            "params_b": round(facts.params / 1e9, 3), "size_from": facts.params_from,
            "shape": inputs.model_shape.name, "notes": list(est.notes)}
+    if shape is None:
+        out["caveat"] = (f"no config.json: sized on the {inputs.model_shape.name} shape scaled to "
+                         f"{facts.params / 1e9:.3g}B" + (" (a dense stand-in for a mixture-of-experts model: activations "
+                                                        "and LoRA targets are over-counted)" if facts.moe else ""))
     if not est.fits:
         tactics = fit_tactics(inputs, brief.hardware.gpu_type)
         out["tactics"] = [{"description": t.description, "changes": t.changes} for t in tactics[:3]]

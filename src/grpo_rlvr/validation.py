@@ -13,6 +13,7 @@ from pathlib import Path
 
 from grpo_rlvr.brief import brief_warnings, load_brief
 from grpo_rlvr.brief.methods import SOURCES
+from grpo_rlvr.brief.model_probe import human_params
 from grpo_rlvr.errors import ConfigError, MachineError
 from grpo_rlvr.memory_cli import brief_memory
 
@@ -72,8 +73,12 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
     if mem is not None and not mem["fits"]:
         fix = "; ".join(f"{t['description']} → {t['changes']}" for t in mem.get("tactics", [])) or \
             "use more GPUs (hardware.num_gpus with sharding: zero3) or a smaller model"
+        guess = (f" (sized for {mem['params_b']:g}B parameters guessed from the model's name; if that is wrong, "
+                 "state model.params or put its config.json in the Hugging Face cache)"
+                 if mem["size_from"] == "name" else "")
         raise ConfigError(f"hardware.gpu_type: the estimated peak memory {mem['total_gib']} GiB per GPU does not fit "
-                          f"{mem['gpu']} ({mem['gpu_gib']} GiB); what makes it fit: {fix}", source=str(brief.path))
+                          f"{mem['gpu']} ({mem['gpu_gib']} GiB){guess}; what makes it fit: {fix}",
+                          source=str(brief.path))
     return report
 
 
@@ -81,16 +86,19 @@ def _memory_lines(m: dict) -> list[str]:
     terms = ", ".join(f"{k} {v:.1f}" for k, v in m["terms"].items() if v >= 0.05)
     return [f"Memory: ~{m['total_gib']} GiB peak per GPU on {m['gpu']} ({m['gpu_gib']} GiB): fits",
             f"  sized for {m['params_b']:g}B parameters from {m['size_from']} (shape {m['shape']})",
-            f"  terms (GiB): {terms}"]
+            f"  terms (GiB): {terms}"] + ([f"  {m['caveat']}"] if m.get("caveat") else [])
 
 
 def format_validate_report(r: dict) -> str:
     mdl = r["model"]
-    size = f"{mdl['params_b']:g}B params from {mdl['params_from']}" if mdl["params_b"] else "size unknown"
+    size = human_params(mdl["params_b"] * 1e9) + " params" if mdl["params_b"] else "size unknown"
+    moe, vision = f"MoE {'yes' if mdl['mixture_of_experts'] else 'no'}", f"vision {'yes' if mdl['vision'] else 'no'}"
+    sources = {mdl["params_from"], mdl["moe_from"], mdl["vision_from"]}
+    facts = f"{size}, {moe}, {vision}; from {mdl['params_from']}" if len(sources) == 1 else \
+        f"{size} from {mdl['params_from']}; {moe} from {mdl['moe_from']}; {vision} from {mdl['vision_from']}"
     lines = [f"Brief {r['brief']} is valid.", f"  fingerprint  {r['fingerprint'][:16]}",
              f"  model        {mdl['name_or_path']}" + ("  (MoE: GSPO applied)" if mdl["mixture_of_experts"] else ""),
-             f"               {size}; MoE {'yes' if mdl['mixture_of_experts'] else 'no'} from {mdl['moe_from']}; "
-             f"vision {'yes' if mdl['vision'] else 'no'} from {mdl['vision_from']}",
+             f"               {facts}",
              f"  dataset      {r['dataset']['path']}" + ("" if r["dataset"]["local"] else "  (hub; columns not checked)"),
              "  rewards      " + ", ".join(f"{x['name']}×{x['weight']:g}" for x in r["rewards"]),
              f"  hardware     {r['hardware']['accelerator']}, {r['hardware']['training_processes']} training process(es)"

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
+from grpo_rlvr.sandbox import SandboxLimits, missing_layers, run_unit_tests
 from grpo_rlvr.sandbox._pool import Pool
 from grpo_rlvr.sandbox._run import run_batch
 
@@ -123,6 +123,7 @@ def test_degraded_mode_reports_fewer_layers(bare_pool):
     for name in ("netns", "pidns", "fs_jail", "uid_drop", "ipcns"):
         assert name not in verdict.layers
     assert {"process", "tmpdir", "env_scrubbed", "pgroup_kill", "sweep"} <= set(verdict.layers)
+    assert any(why.startswith("running unprivileged: no namespaces") for why in missing_layers())
 
 
 def test_degraded_mode_sweeps_a_double_forked_daemon(bare_pool):

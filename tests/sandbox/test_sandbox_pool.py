@@ -62,3 +62,43 @@ def test_shared_pool_is_rebuilt_after_fork(monkeypatch):
     first = _pool.shared_pool(1)
     monkeypatch.setattr(first, "owner_pid", -1)
     assert _pool.shared_pool(1) is not first
+
+
+def test_zygote_that_could_not_clean_up_is_replaced_not_reused(monkeypatch):
+    # In the jail clean-up is one umount and cannot fail here, so the supervisor's "retire" mark is added to a
+    # real reply, as _supervisor adds it when removing the working directory fails.
+    pool = _pool.Pool(1)
+    real = _pool._Zygote.request
+
+    def request(self, message, timeout_s):
+        reply = real(self, message, timeout_s)
+        reply["reports"][0]["retire"] = "the working directory could not be removed: test"
+        return reply
+
+    try:
+        run_batch([OK], LIMITS, 1, pool)
+        first = pool._idle[0].proc
+        monkeypatch.setattr(_pool._Zygote, "request", request)
+        assert run_batch([OK], LIMITS, 1, pool)[0].passed == 1
+        assert pool._idle == [] and first.poll() is not None  # closed, not checked back in
+        monkeypatch.setattr(_pool._Zygote, "request", real)
+        assert run_batch([OK], LIMITS, 1, pool)[0].passed == 1
+        assert pool._idle[0].proc is not first
+    finally:
+        pool.close()
+
+
+def test_program_that_loses_the_zygote_twice_scores_zero_not_an_error(monkeypatch):
+    pool = _pool.Pool(1)
+
+    def lost(self, message, timeout_s):
+        self.proc.kill()  # as if the program had killed its zygote: a real dead process, twice
+        self.proc.wait()
+        raise _pool._framing.ChannelError("the zygote exited (code -9)")
+
+    try:
+        monkeypatch.setattr(_pool._Zygote, "request", lost)
+        verdict = run_batch([OK], LIMITS, 1, pool)[0]
+        assert verdict.passed == 0 and "lost twice" in verdict.reason
+    finally:
+        pool.close()

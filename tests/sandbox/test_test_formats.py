@@ -141,3 +141,38 @@ def test_reward_counts_weakly_scored_samples():
     reward = build_reward("unit_tests", {"timeout_s": 5})
     reward.explain([RIGHT, RIGHT], tests=[UNITTEST, PYTEST])
     assert reward.notes["samples"] == 2 and reward.notes["weak_samples"] == 1
+
+
+def test_inspect_and_gate_show_how_many_samples_were_scored_weakly(tmp_path):
+    for module in ("yaml", "jsonschema", "jinja2"):  # the gate's imports (absent from the plain-user test venv)
+        pytest.importorskip(module)
+    from grpo_rlvr.gate import GateResult
+    from grpo_rlvr.inspection.run import InspectResult
+    from grpo_rlvr.sandbox import weak_sample_counts
+
+    reasons = [score(RIGHT, UNITTEST).reason, score(RIGHT, PYTEST).reason, score(NONE, UNITTEST).reason]
+    samples = [{"scores": {"unit_tests": {"score": 1.0, "reason": r}, "format": {"score": 1.0, "reason": "ok"}}}
+               for r in reasons]
+    counts = weak_sample_counts(samples)
+    assert counts == {"unit_tests": 2}
+    gate = GateResult(tmp_path, [], {}, counts)
+    assert "Scored weakly by unit_tests (test code ran in the sandbox): 2 samples" in gate.format()
+    assert gate.to_dict()["weak_samples"] == {"unit_tests": 2}
+    inspected = InspectResult(tmp_path, 3, 1, {"correct": 3}, 1.0, counts)
+    assert "Scored weakly by unit_tests (test code ran in the sandbox): 2 of 3 samples" in inspected.format()
+
+
+def test_pytest_module_without_pytest_installed_and_approx():
+    tests = ("import pytest\nimport no_such_framework\n\n\ndef test_approx():\n"
+             "    assert add(0.1, 0.2) == pytest.approx(0.3)\n\n\ndef test_plain():\n    assert add(1, 2) == 3\n")
+    plan = make_plan(tests)
+    assert [c.kind for c in plan.checks if c.test is not None] == ["isclose", "eq"]
+    assert "0.3" not in json.dumps(plan.probes)
+    assert score(RIGHT, tests).passed == 2  # the failed imports fail no test that does not use them
+    assert score(NONE, tests).passed == 0
+
+
+def test_unittest_setup_calling_super():
+    tests = ("import unittest\nclass T(unittest.TestCase):\n    def setUp(self):\n        super().setUp()\n"
+             "        self.x = 1\n    def test_a(self):\n        self.assertEqual(add(self.x, 1), 2)\n")
+    assert score(RIGHT, tests).passed == 1

@@ -12,7 +12,7 @@ from datasets import load_dataset
 from trl import GRPOConfig, GRPOTrainer
 
 model_dir, data_file, output_dir = sys.argv[1:4]
-learning_rate = float(sys.argv[4]) if len(sys.argv) > 4 else 3e-3
+learning_rate = float(sys.argv[4]) if len(sys.argv) > 4 else 1e-3
 
 
 def text(completion):
@@ -29,11 +29,11 @@ def correctness_reward(completions, answer, **kwargs):
 
 
 def length_bonus(completions, **kwargs):
-    return [min(len(text(c)) / 64, 1.0) for c in completions]
+    return [min(len(text(c)) / 128, 1.0) for c in completions]
 
 
 args = GRPOConfig(output_dir=output_dir, max_steps=10, logging_steps=1, save_steps=5, learning_rate=learning_rate,
-                  per_device_train_batch_size=16, num_generations=8, max_completion_length=64,
+                  per_device_train_batch_size=16, num_generations=8, max_completion_length=128,
                   log_completions=True, report_to="none", seed=0, use_cpu=True, bf16=False,
                   dataloader_num_workers=0, save_only_model=True)
 trainer = GRPOTrainer(model=model_dir, reward_funcs=[format_reward, correctness_reward, length_bonus], args=args,

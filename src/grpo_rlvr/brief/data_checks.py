@@ -33,8 +33,8 @@ def data_file(path: Path, split: str = "train") -> Path | None:
         return path
     if not path.is_dir():
         return None
-    files = sorted(p for p in path.rglob("*") if p.suffix in DATA_SUFFIXES and p.is_file()
-                   and len(p.relative_to(path).parts) <= 3)
+    files = sorted(p for pattern in ("*", "*/*", "*/*/*") for p in path.glob(pattern)  # three levels, no deeper
+                   if p.suffix in DATA_SUFFIXES and p.is_file())
     for_split = [p for p in files if split in p.name]
     return (for_split or files or [None])[0]
 

@@ -301,6 +301,10 @@ def load_brief(path: str | Path) -> Brief:
     if method == "qlora" and hw.accelerator == "cpu":
         problems.append("method: 'qlora' loads the base model in 4-bit with bitsandbytes, which needs a CUDA GPU; "
                         "set hardware.accelerator: gpu, or method: lora on CPU")
+    if method == "qlora" and hw.sharding in ("zero3", "fsdp2"):
+        problems.append(f"hardware.sharding: {hw.sharding!r} with method 'qlora': the rendered train.py puts the 4-bit "
+                        "base whole on each process's GPU, which ZeRO-3/FSDP2 sharding cannot take; use sharding "
+                        "ddp (or none), or method: lora with sharding")
     lora, lora_origin = methods.lora_settings(method, dict(data.get("lora") or {}))
 
     variant = None

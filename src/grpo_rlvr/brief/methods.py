@@ -54,6 +54,10 @@ def method_warnings(method: str, lora: dict, grpo: dict, origin: dict) -> list[s
         out.append(f"grpo.learning_rate: {lr:g} with method {method!r} is a full fine-tuning rate; adapters usually "
                    f"need 1e-5 to 1e-4 (TRL's LoRA guide uses 10x the full rate). Remove the override to take the "
                    f"{method} default {default:g}, or set it in that range")
+    if method == "qlora" and grpo.get("use_vllm") and grpo.get("vllm_mode") == "server":
+        out.append("grpo.vllm_mode: 'server' with method 'qlora' is not verified: TRL 1.16 sends the merged policy "
+                   "weights, which are 4-bit here, to a `vllm serve` that loads the checkpoint in bf16. Colocate "
+                   "mode (one GPU per process, vLLM quantizing its own copy) is the path TRL handles")
     return out
 
 

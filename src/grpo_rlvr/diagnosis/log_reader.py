@@ -1,12 +1,13 @@
 """Streaming readers for a run's metric log: ``trainer_state.json`` (its ``log_history`` array) and
-``metrics.jsonl`` (one record a line). Both yield records one at a time, so memory stays bounded by the
-largest single record, not by the file: a 550 MB ``trainer_state.json`` is read without holding its text or
-its parsed tree (see ``benchmarks/bench_diagnosis_read.py``).
+``metrics.jsonl`` (one record a line). Both yield records one at a time, so memory stays bounded by a buffer
+of about ``CHUNK_CHARS`` (and the records decoded from it), not by the file: a 550 MB ``trainer_state.json``
+is read without holding its text or its parsed tree (see ``benchmarks/bench_diagnosis_read.py``).
 
 The ``trainer_state.json`` reader is a small hand parser of the top-level object: every member but
-``log_history`` is decoded whole (they are small scalars and dicts), and ``log_history`` is walked one entry
-at a time with ``json.JSONDecoder.raw_decode`` over a sliding buffer. A single value larger than
-``MAX_VALUE_CHARS`` is refused, as is nesting deeper than the ``json`` module can decode.
+``log_history`` is decoded whole (they are small scalars and dicts), and ``log_history`` is walked over a
+sliding buffer, decoding the whole entries the buffer holds at once (one entry at a time where that fails).
+A single value larger than ``MAX_VALUE_CHARS`` is refused, as is nesting deeper than the ``json`` module can
+decode.
 
 Limits: no TensorBoard event files (no TensorBoard reader is installed in this stack; ``load_run_logs``
 says so). Notes about what was skipped are appended to the ``notes`` list the caller passes.
@@ -25,6 +26,7 @@ from grpo_rlvr.jsonl import iter_jsonl
 CHUNK_CHARS = 1 << 20           # read 1 Mi characters at a time
 MAX_VALUE_CHARS = 64 << 20      # one log record (or any other member) larger than this is refused
 _WS = re.compile(r"[ \t\n\r]*")
+_SEP = re.compile(r"[ \t\n\r]*[,\]]")
 _DECODER = json.JSONDecoder()
 
 
@@ -64,6 +66,27 @@ class _Buffer:
                                  "the file is not a complete trainer_state.json (was it cut off while written?)")
         self.pos += 1
         return ch
+
+    def batch(self) -> list | None:
+        """As many whole entries of the array at the cursor as the buffer holds, decoded in one ``json.loads``
+        (a log record at a time costs twice as long), or None. The candidate cut is a ``}`` followed by ``,``
+        or ``]``; a cut inside a string or a nested object leaves the text unbalanced, so it fails to parse
+        and an earlier cut is tried (three at most, then the caller decodes one entry)."""
+        buf, start, end = self.buf, self.pos, len(self.buf)
+        for _ in range(3):
+            j = buf.rfind("}", start, end)
+            if j <= start:
+                return None
+            end = j
+            if _SEP.match(buf, j + 1) is None:
+                continue
+            try:
+                items = json.loads("[" + buf[start:j + 1] + "]")
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            self.pos = j + 1
+            return items
+        return None
 
     def value(self, where: str):
         """Decode the JSON value at the cursor, reading more of the file until it is complete."""
@@ -120,8 +143,13 @@ def state_records(path: Path, notes: list[str]) -> Iterator[object]:
                 b.take("[", "")
                 n = 0
                 while b.peek() != "]":
-                    yield b.value(f"log_history entry {n}")
-                    n += 1
+                    items = b.batch()
+                    if items:
+                        yield from items
+                        n += len(items)
+                    else:
+                        yield b.value(f"log_history entry {n}")
+                        n += 1
                     if b.take(",]", f"after log_history entry {n - 1}") == "]":
                         break
                 else:

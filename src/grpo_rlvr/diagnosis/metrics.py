@@ -27,6 +27,8 @@ from pathlib import Path
 from grpo_rlvr.diagnosis.log_reader import jsonl_records, peek_global_step, state_records
 from grpo_rlvr.errors import InputFileError
 
+SERIES_CACHE_MAX = 50_000
+
 
 class MetricTable:
     """Log records column by column: ``steps[i]`` is record i's step; ``columns[key]`` holds the (record index,
@@ -36,6 +38,7 @@ class MetricTable:
         self.steps = steps
         self.columns = columns
         self.nulls = nulls          # key → (how many records logged it as null, first such step)
+        self._series: dict[str, list[tuple[int, float]]] = {}
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -44,11 +47,16 @@ class MetricTable:
         return set(self.columns)
 
     def series(self, key: str) -> list[tuple[int, float]]:
-        """(step, value) of the records that logged ``key`` as a finite number, in step order."""
+        """(step, value) of the records that logged ``key`` as a finite number, in step order (kept for short
+        runs: the detectors ask for the same few keys many times)."""
+        if key in self._series:
+            return self._series[key]
         col = self.columns.get(key)
-        if not col:
-            return []
-        return [(self.steps[i], v) for i, v in zip(*col, strict=True) if math.isfinite(v)]
+        steps = self.steps
+        out = [(steps[i], v) for i, v in zip(*col, strict=True) if math.isfinite(v)] if col else []
+        if len(out) <= SERIES_CACHE_MAX:   # a long run's series (~100 bytes a point) is rebuilt, not kept
+            self._series[key] = out
+        return out
 
     def non_finite(self, key: str) -> list[tuple[int, float]]:
         col = self.columns.get(key)
@@ -276,7 +284,7 @@ def load_run_logs(target) -> RunLogs:
         reader = jsonl_records if src.suffix == ".jsonl" else state_records
         history, eval_history = read_tables(reader(src, notes), notes)
     completions = []
-    files = sorted(comp_dir.glob("*.parquet")) if comp_dir.is_dir() else []
+    files = _completion_files(comp_dir, notes)
     if files:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -288,6 +296,27 @@ def load_run_logs(target) -> RunLogs:
                 notes.append(f"{f.name}: unreadable parquet ({e}): skipped")
         completions = [r for r in completions if isinstance(r.get("step"), int) and "completion" in r]
     return RunLogs(src or comp_dir, history, completions, lock, eval_history, notes)
+
+
+MAX_COMPLETION_FILES = (100, 300)   # a long run's first and last completions files; the middle adds no evidence
+
+
+def _completion_files(comp_dir: Path, notes: list[str]) -> list[Path]:
+    """TRL's completions_<step>.parquet files in step order (numerically: step 100000 comes after 99999); of a
+    run with more than 400, the first 100 and the last 300."""
+    if not comp_dir.is_dir():
+        return []
+
+    def step(f: Path) -> tuple[int, str]:
+        tail = f.stem.rsplit("_", 1)[-1]
+        return (int(tail) if tail.isdigit() else -1, f.name)
+
+    files = sorted(comp_dir.glob("*.parquet"), key=step)
+    first, last = MAX_COMPLETION_FILES
+    if len(files) > first + last:
+        notes.append(f"read {first + last} of {len(files)} completions files (the first {first} and the last {last})")
+        files = files[:first] + files[-last:]
+    return files
 
 
 def _brief_lock(out: Path, notes: list[str]) -> dict | None:

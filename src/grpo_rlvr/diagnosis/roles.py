@@ -12,7 +12,8 @@ Where a role comes from, first that applies:
    reward and ``soft_overlong_punishment`` a length one;
 4. behaviour, for names that say nothing (``reward_func``, ``r2``):
    - *binary*: its values take two levels, 0 and a scale c (from the logged completions; else from the logged
-     mean m and std s, since for a 0/c reward (m² + s²)/m = c at every log, up to Bessel's correction);
+     mean m and std s: a reward in [0, c] has (m² + s²)/m ≤ c, with equality only when it is 0/c, so most
+     logs landing near one round level c (1, 0.5, 2, …) means binary);
    - *length*: not binary, and it follows completion length (Pearson r ≥ 0.7 with the characters of each
      logged completion, or ≥ 0.9 with ``completions/mean_length`` across ≥ 8 logs);
    - among binary rewards, the one nearest its ceiling at the end is *format* (format saturates early) when
@@ -20,8 +21,10 @@ Where a role comes from, first that applies:
      from below half its scale to ≥ 0.95 of it (a format part saturating);
    - anything else is *other*.
 
-Limits: behaviour needs a few logs (3 with a non-zero mean for the binary test); a reward that is both
-binary and saturating from the start reads as correctness on an easy dataset; state it with ``--role``.
+Limits: behaviour needs a few logs (3 with a non-zero mean for the binary test); a reward at 0 throughout
+says nothing and is *other*; from the metrics alone, a continuous reward whose (m² + s²)/m stays near a round
+level reads as binary; a binary reward saturated from the start reads as correctness on an easy dataset.
+State any of these with ``--role``.
 """
 
 from __future__ import annotations
@@ -140,8 +143,15 @@ LENGTH_R_ROWS = 0.7
 LENGTH_R_LOGS = 0.9
 
 
+SCALES = (0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0)   # the levels binary rewards pay
+
+
 def _binary_scale(name: str, logs) -> float | None:
-    """The scale c of a 0/c reward, or None when it takes other values."""
+    """The scale c of a 0/c reward, or None when it takes other values. From the logged completions when there
+    are some; else from each log's mean m and std s: a reward bounded by [0, c] has s² ≤ m(c − m), with
+    equality only when it is 0/c, so (m² + s²)/m reaches c for a binary reward and stays below it otherwise.
+    TRL's logged std is Bessel-corrected (a hair above) and averaged over the steps of a logging interval (a
+    little below), so most logs (80%) must land within −20% / +10% of one level of ``SCALES``."""
     vals = [r.get(name) for r in logs.completions]
     vals = [float(v) for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if len(vals) >= 8:
@@ -152,8 +162,9 @@ def _binary_scale(name: str, logs) -> float | None:
     scales = [(m * m + std[s] ** 2) / m for s, m in mean.items() if s in std and m > 1e-6 and std[s] > 1e-6]
     if len(scales) < MIN_BINARY_LOGS:
         return None
-    lo, hi = min(scales), max(scales)
-    return statistics.median(scales) if hi <= 1.15 * lo else None
+    level = min(SCALES, key=lambda c: abs(statistics.median(scales) / c - 1))
+    near = sum(0.8 * level <= c <= 1.1 * level for c in scales)
+    return level if near >= 0.8 * len(scales) else None
 
 
 def _length_r(name: str, logs) -> tuple[float, str] | None:
@@ -179,6 +190,9 @@ def _by_behaviour(names: list[str], logs) -> dict[str, Role]:
         if c and s:
             q = max(1, len(s) // 4)
             binary[n] = (c, statistics.fmean(v for _, v in s[:3]) / c, statistics.fmean(v for _, v in s[-q:]) / c)
+            continue
+        if s and all(v == 0 for _, v in s):
+            out[n] = Role("other", "behaviour: 0 at every log (nothing to infer from)")
             continue
         r = _length_r(n, logs)
         threshold = LENGTH_R_ROWS if r and r[1].endswith("completions") else LENGTH_R_LOGS

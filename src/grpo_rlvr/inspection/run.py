@@ -8,7 +8,7 @@ import logging
 import math
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr import __version__
@@ -42,16 +42,19 @@ class InspectResult:
     prompts: int
     outcomes: dict
     seconds: float
+    weak_samples: dict = field(default_factory=dict)  # reward -> samples with tests run inside the sandbox
 
     def to_dict(self) -> dict:
         return {"dir": str(self.dir), "samples": self.samples, "prompts": self.prompts, "outcomes": self.outcomes,
-                "seconds": round(self.seconds, 2),
+                "seconds": round(self.seconds, 2), "weak_samples": self.weak_samples,
                 "next": f"grpo-rlvr review {self.dir}"}
 
     def format(self) -> str:
         mix = ", ".join(f"{k} {v}" for k, v in self.outcomes.items())
+        weak = "".join(f"Scored weakly by {name} (test code ran in the sandbox): {count} of {self.samples} "
+                       "samples.\n" for name, count in self.weak_samples.items())
         return (f"Wrote {self.samples} scored samples from {self.prompts} prompts to {self.dir} ({mix}).\n"
-                f"Read every one before training: grpo-rlvr review {self.dir}\n"
+                f"{weak}Read every one before training: grpo-rlvr review {self.dir}\n"
                 f"Or open {self.dir / REPORT} in a browser.")
 
 
@@ -139,7 +142,10 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
                                            "engine": engine}, force=force)
     mix = {o: sum(1 for x in samples_out if x["outcome"] == o) for o in ("malformed", "wrong", "partial", "correct")}
     prompts_used = len({x["prompt_index"] for x in samples_out})
-    return InspectResult(out, len(samples_out), prompts_used, mix, time.monotonic() - t0)
+    from grpo_rlvr.sandbox import weak_sample_counts
+
+    return InspectResult(out, len(samples_out), prompts_used, mix, time.monotonic() - t0,
+                         weak_sample_counts(samples_out))
 
 
 def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out: Path, sampling: dict,

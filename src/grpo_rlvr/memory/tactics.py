@@ -117,7 +117,7 @@ def _lora(inp: MemoryInputs, gt: GpuType) -> list[Step]:
 
 
 def _qlora(inp: MemoryInputs, gt: GpuType) -> list[Step]:
-    if inp.method == "qlora":
+    if inp.method == "qlora" or inp.sharding in ("zero3", "fsdp2"):  # the 4-bit base is not sharded (train.py)
         return []
     return [("QLoRA: 4-bit NF4 base weights, bf16 compute, fp32 adapters", {"method": "qlora"},
              replace(inp, method="qlora", optimizer="adamw"))]
@@ -134,7 +134,7 @@ def _completion(inp: MemoryInputs, gt: GpuType) -> list[Step]:
 
 def _zero3_over(n: int) -> Callable[[MemoryInputs, GpuType], list[Step]]:
     def step(inp: MemoryInputs, gt: GpuType) -> list[Step]:
-        if n <= inp.num_gpus and inp.sharding in ("zero3", "fsdp2"):
+        if n <= inp.num_gpus and inp.sharding in ("zero3", "fsdp2") or inp.method == "qlora":
             return []
         new = replace(inp, sharding="zero3", num_gpus=max(n, inp.num_gpus))
         return [(f"DeepSpeed ZeRO-3 over {new.num_gpus} training GPUs (weights, grads, optimizer sharded)",

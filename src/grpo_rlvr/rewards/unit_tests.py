@@ -4,9 +4,11 @@ Tests (the ``tests`` column) are assert strings, stdin/stdout cases, or a string
 pytest ``test_*`` functions, a ``unittest.TestCase``, or HumanEval's ``check(candidate)``, which checks the
 function the row's ``entry_point`` column names (see ``grpo_rlvr.sandbox`` for how each is counted and
 what each guarantees). Tests judged inside the sandbox are marked in the reason ("(weak: test code ran in
-the sandbox)"); ``reward.notes["weak_samples"]`` counts such samples over the reward's life. With ``threshold`` set the score is binary (1.0 when at
-least that share passes). The sandbox's isolation layers are recorded in ``reward.notes["isolation_layers"]``.
-A broken sandbox raises SandboxError (never a silent 0); malformed ``tests`` data raise RewardError.
+the sandbox)"); ``reward.notes["weak_samples"]`` counts such samples over the reward's life. With
+``threshold`` set the score is binary (1.0 when at least that share passes). The sandbox's isolation layers
+are recorded in ``reward.notes["isolation_layers"]``, and why any is missing in
+``reward.notes["missing_layers"]`` (also logged as a warning). A broken sandbox raises SandboxError (never
+a silent 0); malformed ``tests`` data, or test code that runs no test, raise RewardError.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
     Raises:
         RewardError: bad parameters.
     """
-    from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests_batch
+    from grpo_rlvr.sandbox import SandboxLimits, missing_layers, run_unit_tests_batch
 
     try:
         limits = SandboxLimits(timeout_s=timeout_s, cpu_s=timeout_s, memory_mb=memory_mb)
@@ -62,6 +64,8 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
         for v in verdicts:
             if v.layers:
                 notes["isolation_layers"] = list(v.layers)
+            if missing_layers():
+                notes["missing_layers"] = missing_layers()
             notes["samples"] = notes.get("samples", 0) + 1
             notes["weak_samples"] = notes.get("weak_samples", 0) + (v.weak > 0)
             frac = v.passed / v.total if v.total else 0.0

@@ -26,7 +26,6 @@ import signal
 import stat
 import sys
 
-from . import _seccomp
 from . import _syscalls as sc
 
 UID_BASE = 1_500_000_000  # + the zygote's pid: the uid of its executions (see execution_uid)
@@ -68,19 +67,19 @@ def execution_uid() -> int:
     return UID_BASE + _host_pid
 
 
-def setup_zygote(unprivileged: bool) -> ZygoteState:
+def setup_zygote(unprivileged: bool, seccomp: bytes | None, no_seccomp: str) -> ZygoteState:
     """Enter the zygote-wide namespaces and build the jail. Every step is optional; failures are noted.
 
-    ``unprivileged`` makes a root zygote behave as a plain user without user namespaces (for tests).
+    ``unprivileged`` makes a root zygote behave as a plain user without user namespaces (for tests);
+    ``seccomp`` is the child's filter (built by the parent), ``no_seccomp`` why there is none.
     """
     state = ZygoteState()
     if sc.available():
         state.last_cap = sc.last_capability()
-        program, why = _seccomp.build()
-        if why:
-            state.problems.append(why)
+        if seccomp:
+            state.seccomp = sc.SeccompProgram(seccomp)
         else:
-            state.seccomp = sc.SeccompProgram(program)
+            state.problems.append(no_seccomp or "no seccomp filter")
     if unprivileged or not sc.available():
         state.problems.append("running unprivileged: no namespaces, no uid of its own for each execution")
         return state

@@ -51,6 +51,7 @@ class Check:
     label: str = ""  # what was evaluated, for reasons: "add(2, 2)"
     test: int | None = None
     scope: int = GLOBAL
+    optional: bool = False  # a setup import: when it fails, only the tests that use the name fail
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ class PlanBuilder:
 
     def setup(self, source: str, scope: int = GLOBAL, label: str = "") -> None:
         self.probes.append(("exec", source, scope))
-        self.checks.append(Check("setup", label=label or _one_line(source), scope=scope))
+        optional = _only_imports(source)
+        self.checks.append(Check("setup", label=label or _one_line(source), scope=scope, optional=optional))
 
     def ran(self, source: str, test: int, scope: int = GLOBAL) -> None:
         self.probes.append(("exec", source, scope))
@@ -154,6 +156,15 @@ def _one_line(source: str) -> str:
     return first[:60] + (" ..." if "\n" in source.strip() or len(first) > 60 else "")
 
 
+def _only_imports(source: str) -> bool:
+    """True for ``import pytest`` and the like (a test module may import a framework it does not need here)."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+    return bool(body) and all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in body)
+
+
 def is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
@@ -209,7 +220,7 @@ def split_assert(test: ast.expr) -> tuple[ast.expr, Check]:
         if check.kind in ("truthy", "falsy"):
             flipped = "falsy" if check.kind == "truthy" else "truthy"
             return inner, Check(flipped, label=check.label)
-    isclose = _split_isclose(test)
+    isclose = _split_isclose(test) or _split_approx(test)
     if isclose is not None:
         return isclose
     # Anything else is evaluated whole in the sandbox. It is weak when the expression holds a comparison:
@@ -239,6 +250,20 @@ def _split_isclose(test: ast.expr):
     if not found or type(expected) not in (int, float):
         return None
     return probe, Check("isclose", expected, label=ast.unparse(probe), **tols)
+
+
+def _split_approx(test: ast.expr):
+    """``CALL == pytest.approx(NUMBER)`` (pytest's defaults: rel 1e-6, abs 1e-12), either side."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    for probe, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        func = other.func if isinstance(other, ast.Call) else None
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name == "approx" and len(other.args) == 1 and not other.keywords:
+            found, expected = _literal(other.args[0])
+            if found and type(expected) in (int, float):
+                return probe, Check("isclose", expected, rel_tol=1e-6, abs_tol=1e-12, label=ast.unparse(probe))
+    return None
 
 
 def _literal(node: ast.expr) -> tuple[bool, object]:

@@ -21,12 +21,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import SandboxError
-from . import _framing
+from . import _framing, _seccomp
 
 logger = logging.getLogger(__name__)
 _STARTUP_TIMEOUT_S = 60.0
 _REQUEST_SLACK_S = 30.0  # per execution, beyond its own timeout, before the zygote counts as hung
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+_FIX = ("; the zygote's own error, if any, is on stderr above. Check the sandbox as this user with: python -c "
+        "'from grpo_rlvr.sandbox import isolation_layers; print(isolation_layers())'")
 
 # Loads the sandbox modules without running grpo_rlvr/__init__.py (which may grow heavy imports):
 # the zygote must stay small, since every program is a fork of it.
@@ -46,7 +48,9 @@ class _Zygote:
             raise SandboxError("cannot start the sandbox: sys.executable is empty (embedded interpreter?)")
         here = Path(__file__).resolve().parent
         boot = _BOOT.format(pkg=str(here.parent), sandbox=str(here))
-        args = [sys.executable, "-I", "-B", "-c", boot] + (["--unprivileged"] if unprivileged else [])
+        program, why = _seccomp_program()
+        seccomp = f"--seccomp={program.hex()}" if program else f"--no-seccomp={why}"
+        args = [sys.executable, "-I", "-B", "-c", boot, seccomp] + (["--unprivileged"] if unprivileged else [])
         env = {**_ENV, "TMPDIR": tempfile.gettempdir()}  # the zygote's only setting from us; not its children's
         try:
             self.proc = subprocess.Popen(
@@ -59,12 +63,14 @@ class _Zygote:
             ready = _framing.recv(self.proc.stdout.fileno(), time.monotonic() + _STARTUP_TIMEOUT_S)
         except _framing.ChannelError as e:
             self.close()
-            raise SandboxError(f"the sandbox zygote failed to start: {e}") from e
+            raise SandboxError(f"the sandbox zygote failed to start: {e}{_FIX}") from e
         if not ready or not ready.get("ready"):
             self.close()
-            raise SandboxError(f"the sandbox zygote failed to start (exit code {self.proc.poll()})")
+            raise SandboxError(f"the sandbox zygote failed to start (exit code {self.proc.poll()}){_FIX}")
         for problem in ready.get("problems", []):
-            logger.info("sandbox layer missing: %s", problem)
+            if problem not in MISSING_LAYERS:  # once per process: every zygote of a machine says the same
+                MISSING_LAYERS[problem] = None
+                logger.warning("sandbox layer missing: %s", problem)
 
     def request(self, message: dict, timeout_s: float) -> dict:
         _framing.send(self.proc.stdin.fileno(), message)
@@ -84,6 +90,18 @@ class _Zygote:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+_seccomp_built: tuple | None = None
+MISSING_LAYERS: dict[str, None] = {}  # why a layer is missing, as zygotes reported it (insertion-ordered)
+
+
+def _seccomp_program() -> tuple[bytes | None, str | None]:
+    """The child's seccomp filter, built once here: pyseccomp in the zygote would make every fork ~1 ms dearer."""
+    global _seccomp_built
+    if _seccomp_built is None:
+        _seccomp_built = _seccomp.build()
+    return _seccomp_built
 
 
 class Pool:
@@ -114,8 +132,10 @@ class Pool:
     def run(self, message: dict) -> dict:
         """Send one request (a program and its executions) to a zygote; its reply holds one report each.
 
+        A zygote lost twice on the same program gives ``{"reports": [], "lost": why}`` (the program scores 0).
+
         Raises:
-            SandboxError: the zygote failed twice, or reported an infrastructure error.
+            SandboxError: a zygote cannot start, or reported an infrastructure error.
         """
         executions = len(message["stdin"])
         timeout_s = executions * (message["limits"]["timeout_s"] + _REQUEST_SLACK_S) + _REQUEST_SLACK_S
@@ -129,10 +149,11 @@ class Pool:
                 zygote = _Zygote(self.unprivileged)
                 try:
                     reply = zygote.request(message, timeout_s)
-                except _framing.ChannelError as e:
+                except _framing.ChannelError as e:  # twice on one program: the program's doing, it scores 0
                     zygote.close()
                     zygote = None
-                    raise SandboxError(f"the sandbox zygote failed twice on the same program: {e}") from e
+                    logger.warning("sandbox zygote lost twice on one program: %s", e)
+                    return {"reports": [], "lost": f"the sandbox process was lost twice running it ({e})"}
             if zygote is not None and any("retire" in r for r in reply.get("reports", [])):
                 for r in reply["reports"]:
                     if "retire" in r:
@@ -143,7 +164,7 @@ class Pool:
             self._checkin(zygote)
         errors = [r["error"] for r in reply.get("reports", []) if "error" in r]
         if errors or not reply.get("reports"):
-            raise SandboxError(f"the sandbox is broken: {errors[0] if errors else 'empty reply'}")
+            raise SandboxError(f"the sandbox is broken: {errors[0] if errors else 'empty reply'}{_FIX}")
         return reply
 
     def close(self) -> None:

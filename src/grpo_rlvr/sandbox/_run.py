@@ -6,6 +6,7 @@ without starting a process. Not covered: per-job limits within one batch (one ``
 
 from __future__ import annotations
 
+import functools
 import os
 
 from ..errors import SandboxError
@@ -73,7 +74,7 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool) -> list[Uni
         if entry_point is not None and not isinstance(entry_point, str):
             raise ValueError(f"jobs[{i}]: entry_point must be a function name, got {type(entry_point).__name__}")
         try:
-            plans.append(make_plan(job[1], entry_point))
+            plans.append(_plan(job[1], entry_point))
         except ValueError as e:
             raise ValueError(f"jobs[{i}]: {e}") from e
         programs.append(extract_program(job[0]))
@@ -82,6 +83,9 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool) -> list[Uni
     replies = pool.run_many(messages, workers)
     verdicts = [no_code_verdict(plan) for plan in plans]
     for i, reply in zip(todo, replies, strict=True):
+        if "lost" in reply:
+            verdicts[i] = unjudged_verdict(plans[i], reply["lost"])
+            continue
         try:
             verdicts[i] = decide(plans[i], reply["reports"], limits.timeout_s, limits.cpu_s)
         except (KeyError, TypeError) as e:  # our own supervisor's report: not something a program writes
@@ -89,6 +93,20 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool) -> list[Uni
         except (ArithmeticError, RecursionError, MemoryError, ValueError) as e:  # a value no bound foresaw
             verdicts[i] = unjudged_verdict(plans[i], f"{type(e).__name__}: {e}")
     return verdicts
+
+
+def _plan(tests, entry_point: str | None) -> Plan:
+    """``make_plan``, cached for the hashable shapes: a GRPO group repeats one row's tests for every completion."""
+    if isinstance(tests, str):
+        return _cached_plan(tests, entry_point)
+    if isinstance(tests, (list, tuple)) and all(isinstance(t, str) for t in tests):
+        return _cached_plan(tuple(tests), entry_point)
+    return make_plan(tests, entry_point)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_plan(tests, entry_point: str | None) -> Plan:
+    return make_plan(list(tests) if isinstance(tests, tuple) else tests, entry_point)
 
 
 def _message(plan: Plan, program: str, limits: SandboxLimits) -> dict:

@@ -5,8 +5,10 @@ Runs inside the zygote (trusted: it never runs model code). Before each fork it 
 PID namespace when it can, so the child is PID 1 there and the kernel kills every process the program
 started when the child dies; it also gets a uid of its own when the zygote is root, and an empty working
 directory (``_jail.make_workdir``), deleted afterwards. After the child is gone its process
-group is killed, then the sweep: the zygote is a subreaper, so any descendant that escaped the group
-(double fork, ``setsid``) has been reparented to it and is killed, until none is left. The report is plain
+group is killed, then the sweep: the zygote is PID 1 of its own PID namespace (or else a subreaper), so any
+descendant that escaped the group (double fork, ``setsid``) has been reparented to it and is killed
+(``kill(-1)`` there), until none is left. A working directory that cannot be removed marks the report
+``retire``: the pool then replaces this zygote. The report is plain
 data; the verdict is made by the parent process.
 Covered: wall clock, output caps (stdout + stderr, and the result channel), stdin feeding, no survivors.
 Not covered: CPU and memory limits (the child's rlimits), judging anything.

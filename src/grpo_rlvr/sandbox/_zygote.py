@@ -2,8 +2,9 @@
 
 Started once per worker by ``_pool`` as a fresh interpreter (never forked from the trainer, so it holds
 none of the trainer's memory: no expected values, no tokens, no secrets) with a scrubbed environment. It
-enters the zygote-wide namespaces, builds the jail, pre-imports common stdlib modules, then serves requests
-from its parent, one at a time. It never runs model code itself. Run by ``_pool``; not a user entry point.
+enters the zygote-wide namespaces (forking once into its own PID namespace, the first process staying
+behind only to relay the exit), builds the jail, pre-imports common stdlib modules, then serves requests
+from its parent, one at a time. Its command line carries the child's seccomp program (built by the parent). It never runs model code itself. Run by ``_pool``; not a user entry point.
 Covered: one request at a time, each a program with one execution per stdin case (stopping after a timeout).
 Not covered: concurrency inside one zygote (the pool runs several zygotes instead).
 """
@@ -33,7 +34,9 @@ def main() -> None:
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
-    state = _jail.setup_zygote(unprivileged="--unprivileged" in sys.argv[1:])
+    flags = {a.split("=", 1)[0]: a.split("=", 1)[1] if "=" in a else "" for a in sys.argv[1:]}
+    program = bytes.fromhex(flags["--seccomp"]) if flags.get("--seccomp") else None
+    state = _jail.setup_zygote("--unprivileged" in flags, program, flags.get("--no-seccomp", ""))
     _child.prepare_zygote(_jail.WORKDIR if state.root is not None else None)
     if sc.available():
         sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)  # orphans of a program are reparented here, then swept
