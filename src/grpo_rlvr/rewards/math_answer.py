@@ -215,9 +215,9 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
     """Build the math-equivalence correctness reward.
 
     Args:
-        extract: where the answer is: ``auto`` (``\\boxed{}``, ``####``, "the answer is", inline math; the
-            brief sets ``tag`` when its ``format`` reward defines an answer tag), ``tag``, ``boxed``,
-            ``last_number``, ``full``.
+        extract: where the answer is: ``auto`` (an ``<answer>`` tag, ``\\boxed{}``, ``####``, "the answer is",
+            inline math; the brief sets ``tag`` when its ``format`` reward defines an answer tag), ``tag``,
+            ``boxed``, ``last_number``, ``full``.
         tag: the tag for ``extract="tag"``.
         timeout_s: seconds per parse-and-compare step; an item is given 2 × ``timeout_s`` in the worker and
             is cut off at 2 × ``timeout_s`` + 1 s, in any thread.
