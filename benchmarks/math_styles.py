@@ -64,7 +64,7 @@ def main() -> int:
     # --- per-item time, cold: a fresh reward; its worker warms up (timed apart), then takes its first item
     reward = build_reward("math", {"workers": 1})
     t0 = time.perf_counter()
-    reward.notes["warm"]()
+    reward.warm(wait=False)
     warm_s = _wait_ready(reward)
     startup_s = time.perf_counter() - t0
     times: list[float] = []
@@ -125,7 +125,7 @@ def main() -> int:
 def _wait_ready(reward) -> float:
     """Block until every worker of ``reward`` said ready; seconds waited."""
     t = time.perf_counter()
-    reward.notes["ready"]()
+    reward.warm()
     return time.perf_counter() - t
 
 

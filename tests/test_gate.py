@@ -73,7 +73,9 @@ def test_user_reward_file_edited_after_inspection(workspace):
     (workspace / "my_format.py").write_text(
         "def reward(completions, **kw):\n    return [1.0 if c.startswith('<answer>') else 0.0 for c in completions]\n")
     brief = workspace / "brief.yaml"
-    brief.write_text(brief.read_text().replace("  - name: format   ", "  - name: my_format.py\n    kind: format\n#"))
+    brief.write_text(brief.read_text().replace("  - name: format   ", "  - name: my_format.py\n    kind: format\n#")
+                     # a user format reward defines no answer tag for exact_match: say it, as a user would
+                     .replace("    weight: 1.0\n", "    weight: 1.0\n    params: {extract: tag}\n", 1))
     art = make_artifact(brief, workspace / "insp")
     assert check_gate(art).passed, check_gate(art).format()
     (workspace / "my_format.py").write_text(

@@ -95,7 +95,7 @@ def test_pathological_first_item_of_a_fresh_worker_off_the_main_thread():
     """The first item of a fresh worker gets the same budget as any other (no start-up grace), in a thread;
     the next item is scored normally."""
     fresh = build_reward("math", {"timeout_s": 1, "workers": 1})
-    fresh.notes["ready"]()
+    fresh.warm()
     out: list = []
     evil = "The answer is $\\boxed{2^{2^{2^{2^{2^{2^{99}}}}}}}$"
     t = threading.Thread(target=lambda: out.extend(fresh.explain([evil, "#### 4"], answer=["4", "4"])))
@@ -109,7 +109,7 @@ def test_pathological_first_item_of_a_fresh_worker_off_the_main_thread():
 def test_a_killed_worker_is_replaced_by_the_warm_spare():
     r = MATH
     assert r(completions=["#### 2"], answer=["2"]) == [1.0]
-    worker = r.notes["ready"].__self__.workers[0]
+    worker = r.warmer.__self__.workers[0]
     worker._proc.kill()  # as if sympy had crashed the process
     got = r.explain(["#### 3", "#### 4"], answer=["3", "4"])
     assert got[0].score == 0.0 and "crashed" in got[0].reason

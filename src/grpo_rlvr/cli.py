@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 
 from grpo_rlvr import __version__
-from grpo_rlvr.errors import GrpoRlvrError
+from grpo_rlvr.errors import ConfigError, GrpoRlvrError
 
 log = logging.getLogger("grpo_rlvr")
 
@@ -59,6 +59,20 @@ def cmd_preflight(args) -> int:
 def cmd_score(args) -> int:
     from grpo_rlvr.scoring import format_scores, score_file
 
+    if args.list_params:
+        from grpo_rlvr.rewards.reference import format_params, params_of
+
+        if not args.reward:
+            raise ConfigError("score --list-params: name the reward with --reward NAME (e.g. --reward math)")
+        if args.json:
+            print(json.dumps([{"name": p.name, "default": p.default, "meaning": p.meaning}
+                              for p in params_of(args.reward)], default=str))
+        else:
+            print(format_params(args.reward))
+        return 0
+    if not args.input:
+        raise ConfigError("score: --input FILE.jsonl is required (lines of {\"prompt\", \"completion\", ...}); "
+                          "or use --list-params")
     rows = score_file(args.input, brief=args.brief, reward=args.reward, options=args.option)
     if args.json:
         for row in rows:
@@ -181,13 +195,15 @@ def build_parser() -> argparse.ArgumentParser:
     json_arg(sp)
 
     sp = add("score", cmd_score, "score completions from a JSONL file with the brief's rewards or one reward")
-    sp.add_argument("--input", required=True, metavar="FILE.jsonl",
-                    help='lines of {"prompt", "completion", ...ground-truth columns}')
+    sp.add_argument("--input", metavar="FILE.jsonl",
+                    help='lines of {"prompt", "completion", ...ground-truth columns} (required unless --list-params)')
     src = sp.add_mutually_exclusive_group(required=True)
     src.add_argument("--brief", metavar="BRIEF", help="use the brief's reward list and weights")
     src.add_argument("--reward", metavar="NAME", help="one reward by name, or module:function / file.py:function")
     sp.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="a reward parameter (repeatable; values are parsed as JSON when they can be)")
+    sp.add_argument("--list-params", action="store_true",
+                    help="print the --reward's params with defaults and meanings, and its columns; score nothing")
     json_arg(sp)
 
     sp = add("inspect", cmd_inspect, "sample 50–100 outputs, score them, write the inspection artifact")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import RewardError
@@ -32,23 +32,84 @@ __all__ = ["KINDS", "REGISTRY", "Reward", "RewardEntry", "Scored", "build_reward
 
 @dataclass(frozen=True)
 class RewardEntry:
+    """A built-in: its factory, a one-line summary, and what the reference page (``reference.py``) shows."""
+
     factory: Callable[..., Reward]
     summary: str
+    # dataset column param -> the shape of the value it holds
+    columns: dict[str, str] = field(default_factory=dict)
+    # every reason the reward gives, with {placeholders} for the parts that vary
+    reasons: tuple[str, ...] = ()
+    # params for the example brief entry on the reference page
+    example: dict = field(default_factory=dict)
 
+
+_ANSWER_REASONS = ("answer {answer} = {expected}", "answer {answer} ≠ {expected}", "no <{tag}> tag",
+                   "no </{tag}> closing tag", "malformed, answer not counted: {problem}",
+                   "no final answer found (no <{tag}>, \\boxed{}, ####, 'the answer is', inline math)",
+                   "no \\boxed{} answer", "no number in the completion", "empty completion")
 
 REGISTRY: dict[str, RewardEntry] = {
-    "format": RewardEntry(format_reward, "required structure, e.g. <answer>…</answer> (1/0)"),
-    "exact_match": RewardEntry(exact_match_reward, "extracted answer equals the ground truth, normalized (1/0)"),
-    "math": RewardEntry(math_reward, "math-verify equivalence of the final answer (1/0), timeouts in any thread"),
-    "json_schema": RewardEntry(json_schema_reward, "JSON in the completion validates against the row's schema "
-                               "(unparseable 0 < invalid, duplicate keys or trailing text 0.25 < valid 1)"),
-    "tool_call": RewardEntry(tool_call_reward, "the completion makes the row's expected call(s), or a valid call "
-                             "of its schema (none 0 < wrong name < right name, share of equal arguments < 1)"),
-    "unit_tests": RewardEntry(unit_tests_reward, "share of tests the completion's program passes, in the sandbox"),
-    "length_penalty": RewardEntry(length_penalty_reward, "wraps a reward; subtracts a penalty beyond a length "
-                                  "budget (linear or DAPO's soft overlong)"),
-    "rubric_judge": RewardEntry(rubric_judge_reward, "an LLM judge scores against a rubric over an OpenAI-compatible "
-                                "endpoint (e.g. vLLM); None when the judge fails"),
+    "format": RewardEntry(
+        format_reward, "required structure, e.g. <answer>…</answer> (1/0)",
+        reasons=("well-formed", "no <{tag}> tag", "no </{tag}> closing tag", "{n} <{tag}> tags, expected one",
+                 "text outside the required structure"),
+        example={"tag": "answer"}),
+    "exact_match": RewardEntry(
+        exact_match_reward, "extracted answer equals the ground truth, normalized (1/0)",
+        columns={"answer_column": 'the ground truth, a string or a number ("7", 1250, "Paris")'},
+        reasons=_ANSWER_REASONS,
+        example={"case_sensitive": False, "thousands": True}),
+    "math": RewardEntry(
+        math_reward, "math-verify equivalence of the final answer (1/0), timeouts in any thread",
+        columns={"answer_column": 'the ground truth as LaTeX or plain math ("\\frac{1}{2}", "0.5", "(1, 2]", '
+                                  '"x = 3"); one that does not parse skips the sample (None)'},
+        reasons=tuple(r.replace(" = ", " ≡ ") for r in _ANSWER_REASONS[:2]) + _ANSWER_REASONS[2:] + (
+            "answer {answer} is not a parseable expression", "timed out checking answer {answer}",
+            "ground truth {expected} does not parse; sample skipped", "could not check answer {answer}: {error}"),
+        example={"timeout_s": 5, "rel_tol": 1e-6}),
+    "json_schema": RewardEntry(
+        json_schema_reward, "JSON in the completion validates against the row's schema "
+        "(unparseable 0 < invalid, duplicate keys or trailing text 0.25 < valid 1)",
+        columns={"schema_column": "a JSON Schema, as an object or (better, see below) a JSON string"},
+        reasons=("valid against the schema", "no JSON found", "JSON does not parse: {problem}",
+                 "invalid at {path}: {message}", "duplicate key {key}: consumers disagree on which value wins",
+                 "valid, but text after the JSON: {text}"),
+        example={"partial_credit": 0.25, "strict": True}),
+    "tool_call": RewardEntry(
+        tool_call_reward, "the completion makes the row's expected call(s), or a valid call of its schema "
+        "(none 0 < wrong name < right name, share of equal arguments < 1)",
+        columns={"tool_column": 'a schema {"name", "parameters"}, an expected call {"name", "arguments"} '
+                                "(arguments an object or a JSON string; an optional parameters schema), or a "
+                                "list of expected calls (an empty list: no call expected); objects or JSON strings"},
+        reasons=("no tool call found", 'no tool call: JSON {json} has no "name"', "JSON does not parse: {problem}",
+                 "called {name}, expected {expected}", "called {name} with valid arguments",
+                 "called {name} with the expected arguments", "called {name}: arguments invalid at {path}: {message}",
+                 "called {name}: arguments string invalid: {problem}", "called {name}: duplicate argument {key}",
+                 "called {name}: arguments differ ({differences})", "{m} calls, {n} expected: {per_call}",
+                 "no tool call, as expected", "called {name}, expected no tool call"),
+        example={"partial_credit_name": 0.25, "partial_credit_args": 0.5}),
+    "unit_tests": RewardEntry(
+        unit_tests_reward, "share of tests the completion's program passes, in the sandbox",
+        columns={"tests_column": 'a list of assert strings, a list of {"input", "output"} stdin/stdout cases, or '
+                                 "test code as one string (a script, pytest-style test_* functions, a "
+                                 "unittest.TestCase, or HumanEval's check(candidate) with an entry_point column)"},
+        reasons=("{passed}/{total} passed", "{passed}/{total} passed; test {i} failed: {why}",
+                 "{passed}/{total} passed; {what happened to the run}"),
+        example={"timeout_s": 5, "memory_mb": 512}),
+    "length_penalty": RewardEntry(
+        length_penalty_reward, "wraps a reward; subtracts a penalty beyond a length budget (linear or DAPO's "
+        "soft overlong)",
+        reasons=("{inner reason}; length {n} {unit} within budget", "{inner reason}; length {n} {unit} > {limit}: "
+                 "−{penalty}"),
+        example={"reward": "format", "budget": 512, "unit": "tokens", "mode": "soft_overlong"}),
+    "rubric_judge": RewardEntry(
+        rubric_judge_reward, "an LLM judge scores against a rubric over an OpenAI-compatible endpoint (e.g. vLLM); "
+        "None when the judge fails",
+        columns={"reference_column": "optional: a reference answer shown to the judge (a string)"},
+        reasons=("judge {score}/{scale}: {rationale}", "judge failed after {n} attempts: {why}"),
+        example={"base_url": "http://127.0.0.1:8000/v1", "model": "judge",
+                 "rubric": "Score 10 when the answer is correct and complete, 0 when it is wrong."}),
 }
 
 

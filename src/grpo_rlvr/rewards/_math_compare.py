@@ -54,7 +54,7 @@ def install(rel_tol: float = REL_TOL) -> None:
         diff, scale = abs(ea - eb), max(abs(ea), abs(eb))
         if diff == 0:
             return True
-        if not (a.atoms(Float) or b.atoms(Float)):
+        if not (isinstance(a, Float) or isinstance(b, Float) or a.atoms(Float) or b.atoms(Float)):
             return bool(diff <= scale * Rational(1, 10**50))  # exact values, known to 60 digits
         tol = rel * scale
         for f in (a, b):

@@ -64,7 +64,14 @@ class Reward:
     fingerprint: str
     # Dataset columns this reward reads (by keyword); checked against the brief's column mapping.
     columns: tuple[str, ...] = ()
-    notes: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)  # JSON-able facts recorded in the inspection manifest
+    # Starts helper processes (math's workers) and, with wait=True, blocks until they are ready; None: nothing
+    warmer: Callable[[bool], None] | None = field(default=None, repr=False)
+
+    def warm(self, wait: bool = True) -> None:
+        """Start what the reward needs before its first batch (so no item pays for a start-up)."""
+        if self.warmer is not None:
+            self.warmer(wait)
 
     def __post_init__(self):
         # TRL logs rewards/<__name__>/mean.

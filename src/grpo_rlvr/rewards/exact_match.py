@@ -23,11 +23,6 @@ from grpo_rlvr.rewards.format import not_counted, structure_pattern, structure_p
 WHITESPACE = ("collapse", "remove", "keep")
 _GROUPED = re.compile(r"^[-+]?\d{1,3}(?:([,_ \u00a0\u202f])\d{3})(?:\1\d{3})*(?:\.\d+)?$")
 
-REASONS = ("answer {answer} = {expected}", "answer {answer} ≠ {expected}", "no <{tag}> tag",
-           "malformed, answer not counted: {problem}", "no final answer found (…)", "no \\boxed{} answer",
-           "no number in the completion", "empty completion")
-
-
 def normalize(value: object, case_sensitive: bool = False, whitespace: str = "collapse", thousands: bool = True,
               numeric: bool = True) -> str:
     """``value`` in the form answers are compared in (see the module docstring)."""

@@ -19,6 +19,7 @@ import selectors
 import subprocess
 import sys
 import threading
+import time
 
 from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, find_answer
@@ -29,8 +30,9 @@ from grpo_rlvr.rewards.format import not_counted, structure_pattern, structure_p
 
 def _spawn() -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # Unbuffered binary pipes: lines are split here (``_read_line``), so none can sit in a buffer unseen by select.
     return subprocess.Popen([sys.executable, "-m", "grpo_rlvr.rewards._math_worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, env=env)
 
 
 class Spare:
@@ -69,13 +71,33 @@ class MathWorker:
         self._spare = spare
         self._proc: subprocess.Popen | None = None
         self._ready = False
+        self._buf = b""  # bytes read from the process past the last full line
         self._lock = threading.Lock()
+
+    def _use(self, proc: subprocess.Popen | None) -> None:
+        self._proc, self._ready, self._buf = proc, False, b""
 
     def spawn(self) -> None:
         """Start the process (if none) without waiting for it; ``_ensure_ready`` waits."""
         if self._proc is None or self._proc.poll() is not None:
-            self._proc = self._spare.take() if self._spare is not None and self._proc is not None else _spawn()
-            self._ready = False
+            self._use(self._spare.take() if self._spare is not None and self._proc is not None else _spawn())
+
+    def _read_line(self, timeout_s: float) -> bytes | None:
+        """The next line from the process within ``timeout_s`` (None: timed out; b"": the process ended)."""
+        end = time.monotonic() + timeout_s
+        fd = self._proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self._buf:
+                left = end - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    return None
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return b""
+                self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line + b"\n"
 
     def wait_ready(self) -> None:
         with self._lock:
@@ -85,10 +107,8 @@ class MathWorker:
         self.spawn()
         proc = self._proc
         if not self._ready:
-            with selectors.DefaultSelector() as sel:
-                sel.register(proc.stdout, selectors.EVENT_READ)
-                line = proc.stdout.readline() if sel.select(timeout=self.STARTUP_S) else ""
-            if '"ready"' not in line:
+            line = self._read_line(self.STARTUP_S)
+            if not line or b'"ready"' not in line:
                 self._kill()
                 raise RewardError(f"reward 'math': the math-verify worker did not start within {self.STARTUP_S:.0f} s "
                                   f"({sys.executable} -m grpo_rlvr.rewards._math_worker); check that math-verify "
@@ -100,10 +120,7 @@ class MathWorker:
         if self._proc is not None:
             self._proc.kill()
             self._proc.wait()
-        if respawn and self._spare is not None:
-            self._proc, self._ready = self._spare.take(), False  # warm (or warming) already
-        else:
-            self._proc = None
+        self._use(self._spare.take() if respawn and self._spare is not None else None)  # the spare is warm
 
     def check(self, pairs: list[tuple[str, str]]) -> list[dict]:
         """Verdicts for (gold, pred) pairs, in order."""
@@ -116,28 +133,26 @@ class MathWorker:
     def _run(self, pairs: list[tuple[str, str]]) -> list[dict]:
         proc = self._ensure_ready()
         payload = "".join(json.dumps({"gold": g, "pred": p, "timeout_s": self.timeout_s, "rel_tol": self.rel_tol})
-                          + "\n" for g, p in pairs)
+                          + "\n" for g, p in pairs).encode()
         writer = threading.Thread(target=self._write, args=(proc, payload), daemon=True)
         writer.start()
         out: list[dict] = []
         deadline_s = self.timeout_s * 2 + 1.0  # per item, from when the worker takes it (the previous verdict)
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            while len(out) < len(pairs):
-                if not sel.select(timeout=deadline_s):
-                    self._kill(respawn=True)
-                    out.append({"status": "timeout"})
-                    return out
-                line = proc.stdout.readline()
-                if not line:  # the worker died on this item
-                    self._kill(respawn=True)
-                    out.append({"status": "error", "error": "math worker crashed"})
-                    return out
-                out.append(json.loads(line))
+        while len(out) < len(pairs):
+            line = self._read_line(deadline_s)
+            if line is None:
+                self._kill(respawn=True)
+                out.append({"status": "timeout"})
+                return out
+            if not line:  # the worker died on this item
+                self._kill(respawn=True)
+                out.append({"status": "error", "error": "math worker crashed"})
+                return out
+            out.append(json.loads(line))
         return out
 
     @staticmethod
-    def _write(proc: subprocess.Popen, payload: str) -> None:
+    def _write(proc: subprocess.Popen, payload: bytes) -> None:
         try:
             proc.stdin.write(payload)
             proc.stdin.flush()
@@ -156,18 +171,21 @@ class MathPool:
         self.spare = Spare()
         self.workers = [MathWorker(timeout_s, rel_tol, self.spare) for _ in range(workers)]
 
-    def warm(self) -> None:
-        """Start every worker and the spare now, in parallel (each warms up on its own); no waiting."""
+    def warm(self, wait: bool = False) -> None:
+        """Start every worker and the spare now, in parallel (each warms up on its own); with ``wait``, block
+        until every worker is ready."""
         for w in self.workers:
             with w._lock:
                 w.spawn()
         self.spare.fill()
+        if wait:
+            for w in self.workers:
+                w.wait_ready()
 
-    def ready(self) -> None:
-        """Block until every worker has warmed up."""
-        self.warm()
-        for w in self.workers:
-            w.wait_ready()
+    def pids(self) -> list[int]:
+        """Process ids of the workers and the spare (for measuring their CPU time)."""
+        procs = [w._proc for w in self.workers] + [self.spare._proc]
+        return [p.pid for p in procs if p is not None]
 
     def check(self, pairs: list[tuple[str, str]]) -> list[dict]:
         if not pairs:
@@ -197,9 +215,9 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
     """Build the math-equivalence correctness reward.
 
     Args:
-        extract: where the answer is: ``auto`` (``\\boxed{}``, ``####``, "the answer is", inline math; the
-            brief sets ``tag`` when its ``format`` reward defines an answer tag), ``tag``, ``boxed``,
-            ``last_number``, ``full``.
+        extract: where the answer is: ``auto`` (an ``<answer>`` tag, ``\\boxed{}``, ``####``, "the answer is",
+            inline math; the brief sets ``tag`` when its ``format`` reward defines an answer tag), ``tag``,
+            ``boxed``, ``last_number``, ``full``.
         tag: the tag for ``extract="tag"``.
         timeout_s: seconds per parse-and-compare step; an item is given 2 × ``timeout_s`` in the worker and
             is cut off at 2 × ``timeout_s`` + 1 s, in any thread.
@@ -246,11 +264,9 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
 
     params = {"extract": extract, "tag": tag, "timeout_s": timeout_s, "answer_column": answer_column,
               "require_format": require_format, "pattern": pattern, "rel_tol": rel_tol}
-    reward = Reward("math", "correctness", params, scorer,
-                    source_fingerprint(math_reward, MathWorker, find_answer, install, extra=params),
-                    columns=(answer_column,))
-    reward.notes.update(warm=pool.warm, ready=pool.ready)
-    return reward
+    return Reward("math", "correctness", params, scorer,
+                  source_fingerprint(math_reward, MathWorker, find_answer, install, extra=params),
+                  columns=(answer_column,), warmer=pool.warm)
 
 
 # A number followed by words ("42 dollars", "5 cm"): the words are units, which LaTeX parsing would multiply in.

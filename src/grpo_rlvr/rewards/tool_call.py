@@ -29,23 +29,6 @@ from grpo_rlvr.rewards._tool_calls import Call, argument_diff, completion_calls,
 
 NAME = "tool_call"
 
-REASONS = (
-    "no tool call found",
-    "no tool call: JSON {json} has no \"name\"",
-    "JSON does not parse: {problem}",
-    "called {name}, expected {expected}",
-    "called {name} with valid arguments",
-    "called {name} with the expected arguments",
-    "called {name}: arguments invalid at {path}: {message}",
-    "called {name}: arguments string invalid: {problem}",
-    "called {name}: duplicate argument {key}",
-    "called {name}: arguments differ ({differences})",
-    "{m} calls, {n} expected: {per_call}",
-    "no tool call, as expected",
-    "called {name}, expected no tool call",
-)
-
-
 def tool_call_reward(tool_column: str = "tool", partial_credit_name: float = 0.25,
                      partial_credit_args: float = 0.5) -> Reward:
     """Build the tool-call correctness reward.
