@@ -109,7 +109,8 @@ def writes_protected(command: str) -> str | None:
             prog = seg[0].rsplit("/", 1)[-1] if seg else ""
         if prog not in WRITERS:
             continue
-        if prog in ("sed", "perl") and not any(a.startswith("-i") or a == "--in-place" for a in seg[1:]):
+        if prog in ("sed", "perl") and not any(a.startswith("--in-place") or (
+                a.startswith("-") and not a.startswith("--") and "i" in a[1:].split("=")[0]) for a in seg[1:]):
             continue
         args = seg[1:]
         if prog in COPIERS:  # reading a source is fine; the destination is the last operand or -t DIR

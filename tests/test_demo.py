@@ -37,6 +37,10 @@ def test_demo_runs_every_phase(tmp_path):
     gate = subprocess.run([sys.executable, "-m", "grpo_rlvr", "gate", str(work / "out" / "inspection")],
                           capture_output=True, text=True)
     assert gate.returncode == 1 and "oracle" in gate.stdout
+    # and so does the demo's own train.py when started outside the demo's process: demo acceptance is process
+    # memory, not a file or a variable
+    again = subprocess.run([sys.executable, "train.py"], cwd=run, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 1 and "given by an oracle" in again.stderr
 
 
 def test_gpu_smoke_refuses_cleanly_without_cuda():

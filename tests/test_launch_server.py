@@ -6,6 +6,8 @@ launcher) exercised with STAND-IN processes: a fake `vllm` that serves /health o
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import signal
 import stat
@@ -59,12 +61,14 @@ def free_port() -> int:
     return port
 
 
-def server_run(workspace, hardware) -> Path:
+def server_run(workspace, hardware, reviewed: str | None = "agree") -> Path:
+    """A rendered server-mode run; with a passing review unless ``reviewed`` is None (launch.sh checks the gate)."""
     data = yaml.safe_load(example_brief_text())
     data["hardware"] = hardware
     data["grpo"]["per_device_train_batch_size"] = 8
     data["grpo"].pop("disable_tqdm", None)
     (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection", verdict=reviewed)
     return render(workspace / "brief.yaml").dir
 
 
@@ -81,7 +85,6 @@ def standins(tmp_path):
 
 def test_dry_run_8_gpus_prints_exact_commands(workspace):
     run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
-    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     res = train(run, dry_run=True)
     assert res.command == ["bash", str(run / "launch.sh")]
     plan = "\n".join(res.plan)
@@ -114,7 +117,13 @@ def test_dry_run_two_nodes(workspace):
 def launch(run, standins, port, ignore_sigint=False, **env):
     text = (run / "launch.sh").read_text().replace("VLLM_PORT=8000", f"VLLM_PORT={port}")
     (run / "launch.sh").write_text(text)
-    full = {**os.environ, "PATH": f"{standins}:{os.environ['PATH']}", "STANDIN_DIR": str(standins),
+    # a free port for this test; the lock is re-hashed, since launch.sh refuses edited rendered files
+    lock = json.loads((run / "brief.lock.json").read_text())
+    lock["files"]["launch.sh"] = hashlib.sha256(text.encode()).hexdigest()
+    (run / "brief.lock.json").write_text(json.dumps(lock))
+    # the stand-ins first, then this venv's python (as on a training box with the venv activated)
+    full = {**os.environ, "PATH": f"{standins}:{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
+            "STANDIN_DIR": str(standins),
             "VLLM_HEALTH_TIMEOUT_S": "20", **env}
     # ignore_sigint: start the launcher as `nohup` or a background job of a script would, with SIGINT ignored
     # (bash cannot trap a signal ignored on entry; launch.sh must start itself again to get it back)
@@ -193,6 +202,14 @@ def test_server_torn_down_when_launcher_is_interrupted_or_killed(workspace, stan
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(p.pid, signal.SIGKILL)
+
+
+def test_unreviewed_run_starts_no_server(workspace, standins):
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2}, reviewed=None)
+    p = launch(run, standins, free_port())
+    out, _ = p.communicate(timeout=120)
+    assert p.returncode == 1 and "training refused (no server started" in out and "without a verdict" in out
+    assert not (standins / "vllm.pid").exists() and not (standins / "train.args").exists()
 
 
 def test_health_deadline(workspace, standins):

@@ -165,3 +165,28 @@ def _prepare_output(output: Path, smoke: bool) -> None:
 def is_smoke_output(output: Path) -> bool:
     """True when ``output`` holds an unreviewed smoke test (what ``diagnose`` flags)."""
     return (Path(output) / SMOKE_MARKER).is_file()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m grpo_rlvr.run_guard RUN [train.py options]``: launch.sh's check before it starts vLLM.
+
+    Exit 0 when the run may train, 1 with the reasons otherwise. Options other than
+    ``--unreviewed-smoke-test`` (those meant for train.py) are ignored.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        print("usage: python -m grpo_rlvr.run_guard RUN [--unreviewed-smoke-test]", file=sys.stderr)
+        return 2
+    try:
+        _, problems = check_run(Path(args[0]), smoke="--unreviewed-smoke-test" in args[1:])
+    except InputFileError as e:
+        problems = [str(e)]
+    if problems:
+        print("launch.sh: training refused (no server started, nothing loaded):\n"
+              + "\n".join(f"- {p}" for p in problems), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

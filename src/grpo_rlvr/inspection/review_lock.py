@@ -67,7 +67,11 @@ def review_lock(directory: str | Path, reviewer: str, notice=None):
         ReviewError: another live review holds it (names that review and what to do).
     """
     path = Path(directory) / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise ReviewError(f"{directory}: cannot open {path.name} for writing ({e.strerror}); the review saves every "
+                          "verdict into this folder, so run it as a user who can write there") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
