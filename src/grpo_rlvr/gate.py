@@ -101,7 +101,14 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
     """
     art = load_artifact(directory)
     m, samples = art.manifest, art.samples
+    _check_manifest_shape(art.dir, m)
     rules: list[Rule] = []
+    # A sample whose fields have the wrong shape fails rule 1 by name; the other rules read only the rest,
+    # so an edited file is a failing rule, never a crash.
+    shapeless = [(i, why) for i, smp in enumerate(samples) if (why := _shape_problem(smp))]
+    if shapeless:
+        drop = {i for i, _ in shapeless}
+        samples = [smp for i, smp in enumerate(samples) if i not in drop]
 
     # 1. shape -----------------------------------------------------------------------------------------
     p1 = []
@@ -113,14 +120,14 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
     if m.get("sample_count") != n:
         p1.append(f"samples.jsonl has {n} samples but the manifest recorded {m.get('sample_count')} "
                   "(samples were removed or added)")
+    for i, why in shapeless[:5]:
+        p1.append(f"samples.jsonl line {i + 1}: {why}")
+    if len(shapeless) > 5:
+        p1.append(f"… and {len(shapeless) - 5} more malformed samples")
     ids = [s.get("id") for s in samples]
     dup = sorted({i for i in ids if ids.count(i) > 1}, key=str)
     if dup:
         p1.append(f"duplicate sample ids: {', '.join(map(str, dup))}")
-    missing = [str(s.get("id", f"line {i + 1}")) for i, s in enumerate(samples)
-               if not all(k in s for k in ("id", "prompt", "completion", "scores", "total"))]
-    if missing:
-        p1.append(f"samples missing fields (id, prompt, completion, scores, total): {', '.join(missing[:5])}")
     prompts = {repr(s.get("prompt")) for s in samples}
     need = math.ceil(MIN_PROMPT_SHARE * n)
     if n and len(prompts) < need:
@@ -302,6 +309,64 @@ def _reviewer_problems(samples: list[dict], m: dict, demo: bool) -> list[str]:
 def _scores(s: dict, names: list[str]) -> list[float]:
     vals = [(s.get("scores") or {}).get(n, {}).get("score") for n in names]
     return [v for v in vals if v is not None]
+
+
+_MANIFEST_SHAPE = {"brief": dict, "rewards": list, "sampling": dict, "sample_count": int}
+
+
+def _check_manifest_shape(d: Path, m: dict) -> None:
+    """The manifest's fields have the types inspect writes; otherwise the artifact is unusable (GateError)."""
+    wrong = [k for k, t in _MANIFEST_SHAPE.items() if k in m and (not isinstance(m[k], t) or isinstance(m[k], bool))]
+    if not wrong and not all(isinstance(r, dict) and isinstance(r.get("name"), str)
+                             and isinstance(r.get("params", {}), dict) for r in m.get("rewards", [])):
+        wrong = ["rewards"]
+    if not wrong and not isinstance((m.get("brief") or {}).get("path", ""), str):
+        wrong = ["brief.path"]
+    if wrong:
+        raise GateError(f"{d / 'manifest.json'}: field {wrong[0]!r} is not what `grpo-rlvr inspect` writes (the "
+                        "manifest was edited); re-run `grpo-rlvr inspect BRIEF`")
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _messages(v) -> bool:
+    return isinstance(v, str) or (isinstance(v, list) and all(
+        isinstance(m, dict) and isinstance(m.get("content", ""), str) for m in v))
+
+
+def _shape_problem(s: dict) -> str | None:
+    """What is wrong with the shape of a stored sample, or None (the fields inspect and review write)."""
+    missing = [k for k in ("id", "prompt", "completion", "scores", "total") if k not in s]
+    if missing:
+        return f"missing field(s) {', '.join(missing)}"
+    if not isinstance(s.get("id"), str):
+        return "id is not text"
+    for key in ("prompt", "completion"):
+        if not _messages(s[key]):
+            return f"{key} is neither text nor a list of messages"
+    scores = s.get("scores", {})
+    if not isinstance(scores, dict) or not all(
+            isinstance(v, dict) and (v.get("score") is None or _finite(v.get("score")))
+            and isinstance(v.get("reason", ""), str) for v in scores.values()):
+        return "scores is not a map of reward → {score: number or null, reason: text}"
+    if not _finite(s["total"]):
+        return "total is not a finite number"
+    if not isinstance(s.get("columns", {}), dict):
+        return "columns is not a map"
+    v = s.get("verdict")
+    if v is not None:
+        if not isinstance(v, dict):
+            return "verdict is neither null nor a record"
+        kinds = {"verdict": str, "note": str, "reviewer": str, "reviewer_kind": str, "time": str, "seal": str,
+                 "sample_digest": str, "rewards": list, "history": list}
+        wrong = [k for k, t in kinds.items() if v.get(k) is not None and not isinstance(v[k], t)]
+        if wrong or (v.get("seconds") is not None and not _finite(v["seconds"])):
+            return f"verdict field {(wrong or ['seconds'])[0]!r} has the wrong type"
+        if not all(isinstance(r, str) for r in v.get("rewards") or []):
+            return "verdict.rewards is not a list of reward names"
+    return None
 
 
 def _min(s: dict, names: list[str]):
