@@ -137,3 +137,15 @@ def test_exported_functions_are_not_shadowed_by_submodules():
     for name, module in grpo_rlvr._EXPORTS.items():
         importlib.import_module(module)
         assert not isinstance(getattr(grpo_rlvr, name), type(grpo_rlvr)), f"grpo_rlvr.{name} is a module"
+
+
+def test_missing_column_fix_depends_on_where_the_data_came_from(tmp_path, workspace):
+    f = tmp_path / "in.jsonl"
+    f.write_text('{"prompt": "1+1=", "completion": "<answer>2</answer>", "gold": "2"}\n')
+    out = run("score", "--reward", "exact_match", "--input", str(f))
+    assert out.returncode == 2 and "--option answer_column=COLUMN" in out.stderr and "'gold'" in out.stderr
+    assert "dataset.columns" not in out.stderr  # there is no brief here
+    assert run("score", "--reward", "exact_match", "--option", "answer_column=gold", "--input",
+               str(f)).returncode == 0
+    out = run("score", "--brief", str(workspace / "brief.yaml"), "--input", str(f))
+    assert out.returncode == 2 and "map it under dataset.columns in the brief" in out.stderr

@@ -40,6 +40,16 @@ class RewardError(GrpoRlvrError):
     """A reward cannot be built (unknown name, bad parameters, a user module that fails to import)."""
 
 
+class MissingColumn(RewardError):
+    """A reward needs a ground-truth column the data does not have. The fix depends on where the data came
+    from: a brief maps it under ``dataset.columns``; ``score --reward`` names it with ``--option PARAM=COLUMN``."""
+
+    def __init__(self, reward: str, column: str, param: str, available: list[str]):
+        self.reward, self.column, self.param, self.available = reward, column, param, available
+        super().__init__(f"reward {reward!r} needs the dataset column {column!r}; map it under dataset.columns in "
+                         f"the brief (available: {available})")
+
+
 class SandboxError(GrpoRlvrError):
     """The sandbox itself is broken (not the model's code). Never turned into a reward of 0."""
 

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from grpo_rlvr.dataset_io import map_columns, reward_columns
-from grpo_rlvr.errors import ConfigError, InputFileError
+from grpo_rlvr.errors import ConfigError, InputFileError, MissingColumn, RewardError
 from grpo_rlvr.jsonl import read_jsonl
 from grpo_rlvr.rewards import Reward, build_reward, combine
 
@@ -68,7 +68,13 @@ def score_file(path, brief=None, reward: str | None = None, options: list[str] |
         if "completion" not in r:
             raise InputFileError(f"input {path}, line {n}: no 'completion' key; each line needs "
                                  '{"prompt", "completion", ...ground-truth columns}')
-    return score_rows(rewards, weights, rows)
+    try:
+        return score_rows(rewards, weights, rows)
+    except MissingColumn as e:
+        if brief is not None:
+            raise
+        raise RewardError(f"reward {e.reward!r} needs the column {e.column!r} in input {path}; name the column "
+                          f"that holds it with --option {e.param}=COLUMN (columns there: {e.available})") from None
 
 
 def format_scores(rows: list[dict]) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-from grpo_rlvr.errors import RewardError
+from grpo_rlvr.errors import MissingColumn, RewardError
 from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, find_answer
 from grpo_rlvr.rewards._reward import Reward, Scored, per_item, source_fingerprint
 from grpo_rlvr.rewards.format import not_counted, structure_pattern, structure_problem
@@ -84,8 +84,7 @@ def exact_match_reward(extract: str = "auto", tag: str = "answer", case_sensitiv
 
     def score(text: str, row: dict) -> Scored:
         if answer_column not in row:
-            raise RewardError(f"reward 'exact_match' needs the dataset column {answer_column!r}; map it under "
-                              f"dataset.columns in the brief (available: {sorted(row)})")
+            raise MissingColumn('exact_match', answer_column, "answer_column", sorted(row))
         if require_format and extract == "tag":
             problem = structure_problem(text, rx, tag)
             if problem:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from grpo_rlvr.errors import RewardError
+from grpo_rlvr.errors import MissingColumn, RewardError
 from grpo_rlvr.rewards._json_extract import (
     extract_json,
     load_json_column,
@@ -54,8 +54,7 @@ def json_schema_reward(schema_column: str = "schema", partial_credit: float = 0.
 
     def score(text: str, row: dict) -> Scored:
         if schema_column not in row:
-            raise RewardError(f"reward {NAME!r} needs the dataset column {schema_column!r}; map it under "
-                              f"dataset.columns in the brief (available: {sorted(row)})")
+            raise MissingColumn(NAME, schema_column, "schema_column", sorted(row))
         schema = load_json_column(row[schema_column], NAME, schema_column)
         # Bad data raise before the text is looked at, so a broken schema never hides behind bad output.
         validator = schema_validator(schema, NAME, schema_column)

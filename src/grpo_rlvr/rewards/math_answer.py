@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-from grpo_rlvr.errors import RewardError
+from grpo_rlvr.errors import MissingColumn, RewardError
 from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, find_answer
 from grpo_rlvr.rewards._math_compare import REL_TOL, install
 from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
@@ -246,8 +246,7 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
         jobs, where = [], []
         for i, (text, row) in enumerate(zip(texts, rows, strict=True)):
             if answer_column not in row:
-                raise RewardError(f"reward 'math' needs the dataset column {answer_column!r}; map it under "
-                                  f"dataset.columns in the brief (available: {sorted(row)})")
+                raise MissingColumn('math', answer_column, "answer_column", sorted(row))
             problem = structure_problem(text, rx, tag) if require_format and extract == "tag" else None
             if problem:
                 out[i] = Scored(0.0, not_counted(problem, tag))

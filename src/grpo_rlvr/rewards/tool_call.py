@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from grpo_rlvr.errors import RewardError
+from grpo_rlvr.errors import MissingColumn, RewardError
 from grpo_rlvr.rewards._json_extract import extract_json_values, schema_validator, short, validation_problem
 from grpo_rlvr.rewards._reward import Reward, Scored, per_item, source_fingerprint
 from grpo_rlvr.rewards._tool_calls import Call, argument_diff, completion_calls, expected_of
@@ -77,8 +77,7 @@ def tool_call_reward(tool_column: str = "tool", partial_credit_name: float = 0.2
 
     def score(text: str, row: dict) -> Scored:
         if tool_column not in row:
-            raise RewardError(f"reward {NAME!r} needs the dataset column {tool_column!r}; map it under "
-                              f"dataset.columns in the brief (available: {sorted(row)})")
+            raise MissingColumn(NAME, tool_column, "tool_column", sorted(row))
         expected = expected_of(row[tool_column], tool_column)
         for s in (expected.schemas or {}).values():  # bad data raise before the output is looked at
             schema_validator(s, NAME, schema_col)

@@ -13,7 +13,7 @@ a silent 0); malformed ``tests`` data, or test code that runs no test, raise Rew
 
 from __future__ import annotations
 
-from grpo_rlvr.errors import RewardError
+from grpo_rlvr.errors import MissingColumn, RewardError
 from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
 
 
@@ -49,8 +49,7 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
         jobs = []
         for text, row in zip(texts, rows, strict=True):
             if tests_column not in row:
-                raise RewardError(f"reward 'unit_tests' needs the dataset column {tests_column!r}; map it under "
-                                  f"dataset.columns in the brief (available: {sorted(row)})")
+                raise MissingColumn('unit_tests', tests_column, "tests_column", sorted(row))
             entry_point = row.get(entry_point_column)
             if entry_point is not None and not isinstance(entry_point, str):
                 raise RewardError(f"reward 'unit_tests': column {entry_point_column!r} must hold a function name, "
