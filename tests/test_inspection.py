@@ -48,6 +48,7 @@ def test_inspect_writes_the_artifact_and_report(workspace):
     assert s["verdict"] is None
     html = (res.dir / "report.html").read_text()
     assert html.count("<tr class=") == 50 and "not reviewed" in html
+    assert f"grpo-rlvr review {res.dir}</code>" in html  # the real folder, not the temporary one it was built in
     assert json.loads((res.dir / "manifest.json").read_text())["brief"]["fingerprint"]
 
 

@@ -10,11 +10,13 @@ from grpo_rlvr.sampling import prompt_text
 from grpo_rlvr.templating import environment
 
 
-def render_report(directory: Path, manifest: dict, samples: list[dict]) -> Path:
+def render_report(directory: Path, manifest: dict, samples: list[dict], final_dir: Path | None = None) -> Path:
+    """Write ``directory/report.html``. ``final_dir`` is where the folder will live when ``directory`` is a
+    temporary one being built (the page names it in the command to run)."""
     env = environment(autoescape=True)
     view = [{**s, "prompt_text": prompt_text(s["prompt"])} for s in samples]
     html = env.get_template("report.html.j2").render(
-        manifest=manifest, samples=view, dir_name=Path(directory).name,
+        manifest=manifest, samples=view, dir_name=str(final_dir or directory),
         reviewed=sum(1 for s in samples if s.get("verdict")),
         disagreements=sum(1 for s in samples if (s.get("verdict") or {}).get("verdict") == "disagree"))
     write_text_atomic(Path(directory) / REPORT, html)

@@ -194,5 +194,5 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
     with atomic_directory(out) as tmp:
         write_json_atomic(tmp / MANIFEST, manifest)
         write_jsonl_atomic(tmp / SAMPLES, samples_out)
-        render_report(tmp, manifest, samples_out)
+        render_report(tmp, manifest, samples_out, final_dir=out)
     return samples_out
