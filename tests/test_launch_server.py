@@ -114,7 +114,7 @@ def test_dry_run_two_nodes(workspace):
     assert acc["num_machines"] == 2 and acc["num_processes"] == 12 and acc["main_process_port"] == 29500
 
 
-def launch(run, standins, port, ignore_sigint=False, **env):
+def launch(run, standins, port, ignore_sigint=False, command=None, **env):
     text = (run / "launch.sh").read_text().replace("VLLM_PORT=8000", f"VLLM_PORT={port}")
     (run / "launch.sh").write_text(text)
     # a free port for this test; the lock is re-hashed, since launch.sh refuses edited rendered files
@@ -128,7 +128,7 @@ def launch(run, standins, port, ignore_sigint=False, **env):
     # ignore_sigint: start the launcher as `nohup` or a background job of a script would, with SIGINT ignored
     # (bash cannot trap a signal ignored on entry; launch.sh must start itself again to get it back)
     pre = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
-    return subprocess.Popen(["bash", str(run / "launch.sh")], env=full, stdout=subprocess.PIPE,
+    return subprocess.Popen(command or ["bash", str(run / "launch.sh")], env=full, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True, preexec_fn=pre)
 
 
@@ -210,6 +210,25 @@ def test_unreviewed_run_starts_no_server(workspace, standins):
     out, _ = p.communicate(timeout=120)
     assert p.returncode == 1 and "training refused (no server started" in out and "without a verdict" in out
     assert not (standins / "vllm.pid").exists() and not (standins / "train.args").exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_grpo_rlvr_train_passes_a_stop_on_and_waits_for_the_teardown(workspace, standins, sig):
+    """Ctrl-C or SIGTERM to `grpo-rlvr train` alone: the launcher is told, and given time to stop its trainer
+    and server (it is not killed 0.25 s later, as subprocess.run would)."""
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
+    p = launch(run, standins, free_port(), command=[sys.executable, "-m", "grpo_rlvr", "train", str(run)],
+               TRAIN_BEHAVIOUR="hang")
+    try:
+        wait_for(standins / "train.args", timeout_s=120)
+        os.kill(p.pid, sig)  # the Python launcher only
+        out, _ = p.communicate(timeout=120)
+        assert p.returncode == (130 if sig == signal.SIGINT else 128 + sig), out
+        assert "Traceback" not in out and "stopping the vLLM server" in out, out
+        assert server_gone(standins) and trainer_gone(standins)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
 
 
 def test_health_deadline(workspace, standins):

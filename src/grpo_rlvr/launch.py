@@ -11,11 +11,13 @@ written by this launch. ``--unreviewed-smoke-test`` is the one way past the gate
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,8 +148,7 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     if demo:
         returncode = _train_in_process(run, cmd[cmd.index(str(run / "train.py")) + 1:])
     else:
-        returncode = subprocess.run(cmd, cwd=run, env={**os.environ, **env_extra}, stdout=stream,
-                                    stderr=subprocess.STDOUT if stream is not None else None).returncode
+        returncode = _run_forwarding_signals(cmd, run, {**os.environ, **env_extra}, stream)
     return TrainResult(run, returncode == 0, returncode, cmd, str(ckpt) if ckpt else None,
                        time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started))
 
@@ -185,3 +186,46 @@ def _train_in_process(run: Path, argv: list[str]) -> int:
 def lock_mode(run: Path) -> str:
     plan = read_lock(run)["launch"]
     return "local" if plan["mode"] != "server" and not plan["train_command"].startswith("accelerate") else "multi"
+
+
+TEARDOWN_S = 60  # how long a stopped launcher may take to stop its trainer and vLLM server (launch.sh: ≤ 25 s)
+
+
+def _run_forwarding_signals(cmd: list[str], cwd: Path, env: dict, stream) -> int:
+    """Run the launcher; a Ctrl-C or SIGTERM to *this* process is passed on to it, and it gets ``TEARDOWN_S``
+    to stop what it started (launch.sh stops its trainer and vLLM server) before it is killed.
+
+    ``subprocess.run`` would SIGKILL the launcher 0.25 s after a Ctrl-C, before its teardown ran, and a
+    SIGTERM (``scancel``, ``kill``) to this process alone would leave it running.
+    """
+    import signal
+
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=stream,
+                            stderr=subprocess.STDOUT if stream is not None else None)
+    received: list[int] = []
+
+    def forward(signum, _frame):
+        received.append(signum)
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signum)
+
+    main = threading.current_thread() is threading.main_thread()  # handlers can only be set there
+    old = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
+    deadline = None
+    try:
+        while True:
+            try:
+                code = proc.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                if received and deadline is None:
+                    deadline = time.monotonic() + TEARDOWN_S
+                if deadline is not None and time.monotonic() > deadline:
+                    proc.kill()
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    if received:
+        raise KeyboardInterrupt if received[0] == signal.SIGINT else SystemExit(128 + received[0])
+    return code
+
