@@ -15,9 +15,9 @@ from artifacts import make_artifact
 from conftest import CLI, example_brief_text
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.methods import LORA_DEFAULTS, METHOD_GRPO_DEFAULTS, defaults_table
+from grpo_rlvr.cli.validate import validate_report
 from grpo_rlvr.errors import MachineError
 from grpo_rlvr.run_dir import render
-from grpo_rlvr.validation import validate_report
 from test_render import brief_for
 
 
@@ -88,7 +88,7 @@ def test_qlora_on_this_cpu_machine_is_a_clear_error(workspace):
     assert remote.returncode == 0, remote.stderr
     assert "Warning: method: 'qlora' cannot run on this machine" in remote.stdout
     # What the rendered train.py calls to load the model (train.py turns the MachineError into exit 2).
-    from grpo_rlvr.model_loading import load_quantized_for_training
+    from grpo_rlvr.runtime.model_loading import load_quantized_for_training
 
     with pytest.raises(MachineError, match="no CUDA GPU is visible"):
         load_quantized_for_training(str(workspace / "model"), {"load_in_4bit": True})

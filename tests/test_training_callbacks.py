@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from grpo_rlvr.training_callbacks import HeldOutCompletionsApart
+from grpo_rlvr.runtime.training_callbacks import HeldOutCompletionsApart
 
 
 def state(step):
@@ -65,7 +65,7 @@ def test_summary_after_an_evaluation_keeps_the_training_buffer(tmp_path):
 def test_each_evaluation_gets_an_empty_buffer_of_the_same_shape():
     from collections import defaultdict, deque
 
-    from grpo_rlvr.held_out_trainer import empty_like
+    from grpo_rlvr.runtime.held_out_trainer import empty_like
 
     logs = {"prompt": deque(["p"], maxlen=64), "rewards": defaultdict(lambda: deque(maxlen=64)),
             "advantages": deque([0.5], maxlen=64)}

@@ -6,7 +6,7 @@ owns the server's lifecycle. ``--resume`` continues from the newest *complete* c
 
 Before launching, the same check the rendered train.py makes itself (``run_guard.check_run``): the gate passes
 and no rendered file changed since render. The result reports ``train_summary.json`` only when that file was
-written by this launch. ``--unreviewed-smoke-test`` is the one way past the gate (see run_guard.py).
+written by this launch. ``--unreviewed-smoke-test`` is the one way past the gate (see runtime/run_guard.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import GrpoRlvrError, LaunchError
-from grpo_rlvr.run_guard import check_run, demo_acceptance, read_lock
+from grpo_rlvr.runtime.run_guard import check_run, demo_acceptance, read_lock
 
 
 class GateRefused(GrpoRlvrError):

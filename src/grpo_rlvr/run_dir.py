@@ -26,7 +26,7 @@ from grpo_rlvr.brief import Brief, load_brief
 from grpo_rlvr.brief.methods import QLORA_QUANTIZATION
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import move_aside, write_json_atomic, write_text_atomic
-from grpo_rlvr.run_guard import LOCK
+from grpo_rlvr.runtime.run_guard import LOCK
 from grpo_rlvr.templating import environment
 
 TRL_VERSION = "1.16"

@@ -161,7 +161,7 @@ def draw(brief, prompts: Sequence, n: int, params: SamplingParams, model=None, t
                                             trust_remote_code=brief.model.trust_remote_code)
         return generate_vllm(brief.model.resolved, tok, prompts, n, params, progress), "vllm", tok
     if model is None:
-        from grpo_rlvr.model_loading import load_model_and_tokenizer
+        from grpo_rlvr.runtime.model_loading import load_model_and_tokenizer
 
         model, tokenizer = load_model_and_tokenizer(brief)
     return generate(model, tokenizer, prompts, n, params, progress), "transformers", tokenizer

@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     step_times = [r["step_time"] for r in rows if "step_time" in r]
     peak = max((r.get("gpu/max_memory_allocated_gib", 0.0) for r in rows), default=0.0)
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.memory_cli import brief_memory
+    from grpo_rlvr.cli.memory import brief_memory
 
     mem = brief_memory(load_brief(Path(args.workdir) / "brief.yaml"))
     report = {"device": torch.cuda.get_device_name(0), "ok": summary.get("ok"),

@@ -168,14 +168,14 @@ def is_smoke_output(output: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m grpo_rlvr.run_guard RUN [train.py options]``: launch.sh's check before it starts vLLM.
+    """``python -m grpo_rlvr.runtime.run_guard RUN [train.py options]``: launch.sh's check before it starts vLLM.
 
     Exit 0 when the run may train, 1 with the reasons otherwise. Options other than
     ``--unreviewed-smoke-test`` (those meant for train.py) are ignored.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
-        print("usage: python -m grpo_rlvr.run_guard RUN [--unreviewed-smoke-test]", file=sys.stderr)
+        print("usage: python -m grpo_rlvr.runtime.run_guard RUN [--unreviewed-smoke-test]", file=sys.stderr)
         return 2
     try:
         _, problems = check_run(Path(args[0]), smoke="--unreviewed-smoke-test" in args[1:])

@@ -14,15 +14,15 @@ from pathlib import Path
 from grpo_rlvr.brief import brief_warnings, load_brief
 from grpo_rlvr.brief.methods import SOURCES
 from grpo_rlvr.brief.model_probe import human_params
+from grpo_rlvr.cli.memory import brief_memory
 from grpo_rlvr.errors import ConfigError, MachineError
-from grpo_rlvr.memory_cli import brief_memory
 
 
 def machine_problems(brief) -> list[str]:
     """What stops this machine from running the brief's method (QLoRA: bitsandbytes and a CUDA GPU)."""
     if brief.method != "qlora":
         return []
-    from grpo_rlvr.model_loading import quantization_problems
+    from grpo_rlvr.runtime.model_loading import quantization_problems
 
     return [f"method: 'qlora' cannot run on this machine: {p}" for p in quantization_problems()]
 

@@ -40,7 +40,7 @@ def _emit(result: dict, as_json: bool, text: Callable[[dict], str]) -> None:
 # Each takes the parsed args and returns the exit code. Imports are local on purpose (start-up time).
 
 def cmd_validate(args) -> int:
-    from grpo_rlvr.validation import format_validate_report, validate_report
+    from grpo_rlvr.cli.validate import format_validate_report, validate_report
 
     report = validate_report(args.brief, remote=args.remote)
     _emit(report, args.json, format_validate_report)
@@ -57,7 +57,7 @@ def cmd_preflight(args) -> int:
 
 
 def cmd_score(args) -> int:
-    from grpo_rlvr.scoring import format_scores, score_file
+    from grpo_rlvr.cli.score import format_scores, score_file
 
     if args.list_params:
         from grpo_rlvr.rewards.reference import format_params, params_of
@@ -131,7 +131,7 @@ def cmd_diagnose(args) -> int:
 
 
 def cmd_memory(args) -> int:
-    from grpo_rlvr.memory_cli import run_memory
+    from grpo_rlvr.cli.memory import run_memory
 
     return run_memory(args)
 
