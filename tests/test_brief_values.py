@@ -32,7 +32,10 @@ def brief_with(workspace, grpo=None, hardware=None, text=None):
     ({"save_steps": 5.5}, "grpo.save_steps: 5.5 is neither a number of steps"),
     ({"logging_steps": 0}, "grpo.logging_steps: 0 is neither"),
     ({"disable_tqdm": "yes"}, "grpo.disable_tqdm: expected true or false, got 'yes'"),
-    ({"max_steps": "1e400"}, "grpo.max_steps: '1e400' is text, not a number"),
+    ({"max_steps": "1e400"}, "grpo.max_steps: '1e400' is text, and beyond any number a run can use"),
+    ({"max_steps": "100"}, "grpo.max_steps: '100' is text, not a number (it is quoted); write max_steps: 100"),
+    ({"max_steps": "2.5"}, "max_steps takes an integer, e.g. max_steps: 2"),
+    ({"max_steps": "1e3"}, "exponent needs a dot); write max_steps: 1000"),
     ({"learning_rate": "5e-7"}, "write learning_rate: 5.0e-7"),
     ({"learning_rate": float("inf")}, "grpo.learning_rate: inf is not a finite number"),
     ({"num_iterations": 0}, "grpo.num_iterations: 0 must be ≥ 1"),
@@ -60,7 +63,8 @@ def test_learning_rate_as_yaml_reads_it(workspace):
 @pytest.mark.parametrize("hardware, expect", [
     ({"accelerator": "gpu", "num_gpus": 10**30}, "hardware.num_gpus"),
     ({"accelerator": "gpu", "num_gpus": 8, "num_nodes": 100000}, "hardware.num_nodes"),
-    ({"accelerator": "gpu", "num_gpus": "8"}, "hardware.num_gpus: '8' is text, not a number"),
+    ({"accelerator": "gpu", "num_gpus": "8"}, "hardware.num_gpus: '8' is text, not a number (it is quoted); "
+                                              "write num_gpus: 8"),
 ])
 def test_absurd_hardware_is_refused(workspace, hardware, expect):
     with pytest.raises(ConfigError) as e:

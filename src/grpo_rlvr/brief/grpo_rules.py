@@ -40,6 +40,22 @@ def as_number_text(v: str) -> str:
     return mantissa + (f"e{exp}" if exp else "")
 
 
+def numeric_text_problem(key: str, v: str, integer: bool) -> str:
+    """The message for a number written as text (``v`` matches NUMERIC_TEXT): why YAML read it as text, and
+    the fix — a rewrite that reads as a number where one exists, else what the field takes."""
+    value = float(v)
+    exponent = "e" in v.lower() and "." not in v.lower().partition("e")[0]
+    why = ("YAML reads 5e-7 as text: a number with an exponent needs a dot" if exponent
+           else "it is quoted")
+    if not math.isfinite(value):
+        return f"{v!r} is text, and beyond any number a run can use; write a finite value for {key}"
+    if integer and value != int(value):
+        return f"{v!r} is text, not a whole number; {key} takes an integer, e.g. {key}: {max(1, round(value))}"
+    if integer:
+        return f"{v!r} is text, not a number ({why}); write {key}: {int(value)}"
+    return f"{v!r} is text, not a number ({why}); write {key}: {as_number_text(v)}"
+
+
 def check_types(overrides: dict, kinds: dict[str, dict]) -> tuple[list[str], set[str]]:
     """Each ``grpo:`` override has the kind of value its GRPOConfig field takes, within sense.
 
@@ -54,8 +70,7 @@ def check_types(overrides: dict, kinds: dict[str, dict]) -> tuple[list[str], set
         if kind == "bool" and not isinstance(v, bool):
             problem = f"expected true or false, got {v!r}; write true or false, unquoted"
         elif kind in ("int", "float") and isinstance(v, str) and NUMERIC_TEXT.match(v):
-            problem = (f"{v!r} is text, not a number (YAML reads 5e-7 as text: a number with an exponent needs a "
-                       f"dot); write {key}: {as_number_text(v)}")
+            problem = numeric_text_problem(key, v, integer=kind == "int" and key not in STEP_FIELDS)
         elif kind in ("int", "float") and (isinstance(v, bool) or not isinstance(v, (int, float))):
             problem = f"expected {'an integer' if kind == 'int' else 'a number'}, got {type(v).__name__} {v!r}"
         elif kind in ("int", "float") and not math.isfinite(v):

@@ -15,7 +15,13 @@ from pathlib import Path
 from types import MappingProxyType
 
 from grpo_rlvr.brief import data_checks, methods, model_probe
-from grpo_rlvr.brief.grpo_rules import NUMERIC_TEXT, as_number_text, check_grpo, check_types, eval_defaults
+from grpo_rlvr.brief.grpo_rules import (
+    NUMERIC_TEXT,
+    check_grpo,
+    check_types,
+    eval_defaults,
+    numeric_text_problem,
+)
 from grpo_rlvr.brief.types import Brief, DatasetSpec, Hardware, ModelSpec, RewardSpec, Variant
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
 from grpo_rlvr.prompts import PromptSpec, check_prompt
@@ -79,8 +85,10 @@ def _schema_problems(data: dict) -> list[str]:
             problems.append(f"{where}: {err.instance!r} is not allowed; use one of "
                             f"{', '.join(map(repr, err.validator_value))}")
         elif err.validator == "type" and isinstance(err.instance, str) and NUMERIC_TEXT.match(err.instance):
-            problems.append(f"{where}: {err.instance!r} is text, not a number (YAML reads 5e-7 as text: a number "
-                            f"with an exponent needs a dot); write {as_number_text(err.instance)}")
+            integer = "integer" in (err.validator_value if isinstance(err.validator_value, list)
+                                    else [err.validator_value])
+            key = str(err.absolute_path[-1]) if err.absolute_path else "the value"
+            problems.append(f"{where}: {numeric_text_problem(key, err.instance, integer)}")
         elif err.validator == "type":
             problems.append(f"{where}: expected {err.validator_value}, got {type(err.instance).__name__} "
                             f"{err.instance!r}; fix the value's type")
