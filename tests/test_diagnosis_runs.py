@@ -111,18 +111,25 @@ def test_format_rewarded_correctness_not(workspace, format_only_model_dir):
     assert "reward_hacking" in {f.id for f in diag.findings}, diag.format()
 
 
-def test_learning_rate_high_enough_to_collapse_entropy(workspace, tmp_path_factory):
+def test_learning_rate_high_enough_to_collapse_entropy(workspace, tmp_path_factory, monkeypatch):
     """A model that knows the format but not the sums (200 SFT steps on random answers), trained at lr 1e-3 —
     three times the demo's. Measured: entropy 0.30 → 0.07 in 40 steps, exact_match 0.016 → 0.000, and the
-    completions converge on one degenerate string ('<answer></awer></answer>') for every prompt."""
+    completions converge on one degenerate string ('<answer></awer></answer>') for every prompt.
+
+    The path is pinned: seed 3407 and one CPU thread. Measured on the 2-core machine: the logged entropy series
+    is identical with 1 and 2 threads and with a CPU hog alongside, so the run does not depend on load. It does
+    depend on the seed: at lr 1e-3, seeds 1, 2 and 3 break the policy instead (completions grow to the length
+    cap, exact_match 0, diagnosed as no_learning_signal), and at lr 5e-4 no seed of the four collapses in 40
+    steps. So the seed is set here rather than taken from the recipe's default."""
     import random
 
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")   # the training subprocess inherits it
     rows = task.make_rows(2000, seed=1)
     rng = random.Random(0)
     model = warmed_model(tmp_path_factory, "format-only-200", rows,
                          [task.target_completion(str(rng.randint(0, 18))) for _ in rows], steps=200, lr=1e-3,
                          batch_size=32)
-    diag = run_case(workspace, model, {"learning_rate": 1e-3})
+    diag = run_case(workspace, model, {"learning_rate": 1e-3, "seed": 3407})
     f = next((x for x in diag.findings if x.id == "entropy_collapse"), None)
     assert f is not None, diag.format()
     assert f.severity == "critical" and diag.data["recommended_variant"] == "dapo"

@@ -1,6 +1,7 @@
 """Property-based fuzzing of every reader behind the CLI: random trees, random bytes and mutations of the
 shipped briefs and of a real inspection artifact give a result or a ``GrpoRlvrError`` (the CLI's `Error:`,
-exit 2) — never another exception. Case counts are in the ``settings`` of each test."""
+exit 2) — never another exception, and never a hang (each case is bounded by ``hang_guard.no_hang``). Case
+counts are in the ``settings`` of each test."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from conftest import REPO, example_brief_text
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.errors import GrpoRlvrError
+from hang_guard import no_hang
 
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -73,7 +75,8 @@ def test_mutated_shipped_briefs_load_or_say_why(workspace, which, choice, value,
     try:
         p.write_text(yaml.safe_dump(_mutate(tree, choice, value, how), allow_unicode=True))
         try:
-            load_brief(p)
+            with no_hang():
+                load_brief(p)
         except GrpoRlvrError as e:
             assert str(e)  # a message for the person
     finally:
@@ -85,7 +88,7 @@ def test_mutated_shipped_briefs_load_or_say_why(workspace, which, choice, value,
 def test_random_trees_as_briefs(tmp_path_factory, tree):
     p = tmp_path_factory.mktemp("b") / "brief.yaml"
     p.write_text(yaml.safe_dump(tree))
-    with pytest.raises(GrpoRlvrError):
+    with pytest.raises(GrpoRlvrError), no_hang():
         load_brief(p)  # no random tree is a whole brief
 
 
@@ -114,7 +117,8 @@ def test_mutated_artifact_gates_or_says_why(artifact_dir, tmp_path_factory, row,
     lines[i] = json.dumps(_mutate(json.loads(lines[i]), choice, value, how))
     (d / "samples.jsonl").write_text("\n".join(lines) + "\n")
     try:
-        check_gate(d, demo=False).format()  # passing is possible: a reviewer's note is free text
+        with no_hang():
+            check_gate(d, demo=False).format()  # passing is possible: a reviewer's note is free text
     except GrpoRlvrError as e:
         assert str(e)
 
@@ -129,7 +133,8 @@ def test_mutated_manifest_gates_or_says_why(artifact_dir, tmp_path_factory, valu
     manifest = json.loads((d / "manifest.json").read_text())
     (d / "manifest.json").write_text(json.dumps(_mutate(manifest, choice, value, how)))
     try:
-        check_gate(d).format()
+        with no_hang():
+            check_gate(d).format()
     except GrpoRlvrError as e:
         assert str(e)
 
@@ -143,7 +148,8 @@ def test_random_logs_diagnose_or_say_why(tmp_path_factory, data, name):
     d = tmp_path_factory.mktemp("logs")
     (d / name).write_bytes(data)
     try:
-        diagnose(d / name, out_dir=d / "out")
+        with no_hang():
+            diagnose(d / name, out_dir=d / "out")
     except GrpoRlvrError as e:
         assert str(e)
 
@@ -157,6 +163,7 @@ def test_random_score_input_scores_or_says_why(tmp_path_factory, rows):
     p.write_text("".join(json.dumps({"completion": r, "answer": "1", "prompt": "1+0="}) + "\n" for r in rows))
     for reward in ("exact_match", "format", "math", "json_schema"):
         try:
-            score_file(p, reward=reward, options=["schema_column=answer"] if reward == "json_schema" else [])
+            with no_hang():
+                score_file(p, reward=reward, options=["schema_column=answer"] if reward == "json_schema" else [])
         except GrpoRlvrError as e:
             assert str(e)

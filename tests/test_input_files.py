@@ -19,6 +19,7 @@ from grpo_rlvr.input_files import (
     read_text,
 )
 from grpo_rlvr.jsonl import iter_jsonl, read_jsonl
+from hang_guard import no_hang
 
 # A document of nine lines whose aliases expand to 9**9 (387 million) strings.
 BILLION_LAUGHS = "".join(
@@ -140,7 +141,8 @@ json_values = st.recursive(
 @given(st.binary(max_size=400))
 def test_fuzz_yaml_bytes(data):
     try:
-        parse_yaml(data.decode("utf-8", "replace"), "b.yaml")
+        with no_hang():
+            parse_yaml(data.decode("utf-8", "replace"), "b.yaml")
     except InputFileError:
         pass
 
@@ -151,7 +153,8 @@ def test_fuzz_yaml_mutated_trees(value, at, insert):
     text = yaml.safe_dump(value)
     at = min(at, len(text))
     try:
-        parse_yaml(text[:at] + insert + text[at:], "b.yaml", text_keys=False)
+        with no_hang():
+            parse_yaml(text[:at] + insert + text[at:], "b.yaml", text_keys=False)
     except InputFileError:
         pass
 
@@ -163,7 +166,8 @@ def test_fuzz_json_and_jsonl_bytes(tmp_path_factory, data):
     p.write_bytes(data)
     for read in (lambda: load_json(p), lambda: read_jsonl(p)):  # JSON lines: grpo_rlvr.jsonl
         try:
-            read()
+            with no_hang():
+                read()
         except InputFileError:
             pass
 
