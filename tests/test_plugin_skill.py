@@ -21,7 +21,7 @@ import yaml
 from conftest import example_brief_text
 from grpo_rlvr.brief import RECIPE
 from grpo_rlvr.brief.grpo_rules import NUM_GENERATIONS_FLOOR
-from grpo_rlvr.gate import DEFAULT_JUDGE_KAPPA
+from grpo_rlvr.gate import DEFAULT_JUDGE_KAPPA, MIN_MEDIAN_SECONDS
 from grpo_rlvr.variants import VARIANTS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -121,6 +121,7 @@ def test_the_judge_is_placed_behind_calibration_at_the_gates_kappa():
     text = flat(SKILL)
     assert "A rubric judge is not a verifiable reward" in text and "`eval-harness-first`" in text
     assert f"at least {DEFAULT_JUDGE_KAPPA:g}, `inspection.judge_min_kappa`" in text
+    assert f"a median of at least {MIN_MEDIAN_SECONDS:g} s per sample" in text
 
 
 def test_the_vlm_reasons_are_in_the_skill_and_in_validates_refusal(workspace):

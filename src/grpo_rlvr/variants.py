@@ -2,7 +2,9 @@
 
 The base recipe is plain GRPO. A variant answers an observed failure mode, so it is accepted only with the
 diagnosis that showed it (``grpo-rlvr diagnose`` writes ``diagnosis.json``), except GSPO, which a
-mixture-of-experts model requires and gets automatically.
+mixture-of-experts model requires: it is applied when the model is known to be MoE (its config.json, the
+brief's ``model.moe``, or a guess from its name that validate flags). ``variants_in`` recognizes a variant set by
+hand through ``grpo:`` overrides, so that it is reported, and gated, as that variant.
 """
 
 from __future__ import annotations
