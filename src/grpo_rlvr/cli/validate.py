@@ -148,7 +148,7 @@ def format_validate_report(r: dict) -> str:
     facts = f"{size}, {moe}, {vision}; from {mdl['params_from']}" if len(sources) == 1 else \
         f"{size} from {mdl['params_from']}; {moe} from {mdl['moe_from']}; {vision} from {mdl['vision_from']}"
     lines = [f"Brief {r['brief']} is valid.", f"  fingerprint  {r['fingerprint'][:16]}",
-             f"  model        {mdl['name_or_path']}" + ("  (MoE: GSPO applied)" if mdl["mixture_of_experts"] else ""),
+             f"  model        {mdl['name_or_path']}" + (f"  (MoE per {mdl['moe_from']}: GSPO applied)" if mdl["mixture_of_experts"] else ""),
              f"               {facts}",
              f"  dataset      {r['dataset']['path']}" + ("" if r["dataset"]["local"] else "  (hub; columns not checked)"),
              "  rewards      " + ", ".join(f"{x['name']}×{x['weight']:g}" for x in r["rewards"]),
