@@ -10,7 +10,8 @@
 #      checks (icon, README, stray system files, ...);
 #      on .claude-plugin/plugin.json, which checks the plugin manifest and every skill, command and agent.
 #    --strict turns warnings into failures. --profile directory adds the catalog's submission checks.
-#    The JSON report of each run is also counted, and any error, warning or directory finding fails.
+#    The JSON report of each run is also counted, and any error, warning or directory finding fails, and so
+#    does a "Hosts not declared" line (plugin.json's network.hosts must list what the plugin reaches).
 # 3. Checks that the top-level plugin.json is a link to .claude-plugin/plugin.json (one source of truth),
 #    that the wrapper and these scripts parse (bash -n), and runs shellcheck on them when it is installed.
 #
@@ -61,7 +62,13 @@ count_problems() {
 
 for target in . .claude-plugin/plugin.json; do
   echo "=== claude plugin validate --strict --profile directory $target"
-  if ! run_claude plugin validate --strict --profile directory "$target"; then
+  if ! report=$(run_claude plugin validate --strict --profile directory "$target" 2>&1); then
+    status=1
+  fi
+  echo "$report"
+  # The network hosts the plugin reaches (the package index, the model hub) must be declared in plugin.json.
+  if grep -q "Hosts not declared" <<<"$report"; then
+    echo "Error: $target: hosts not declared; list them under network.hosts in .claude-plugin/plugin.json" >&2
     status=1
   fi
   if ! summary=$(run_claude plugin validate --strict --profile directory --json "$target" | count_problems); then

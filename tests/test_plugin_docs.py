@@ -26,9 +26,11 @@ from grpo_rlvr.cli import build_parser
 from grpo_rlvr.rewards import REGISTRY
 
 REPO = Path(__file__).resolve().parents[1]
-DOC_DIRS = ("skills", "references", "commands", "agents")
+# references/ at the root is a link into the skill folder (where the references live), so it is not walked twice.
+DOC_DIRS = ("skills", "commands", "agents")
 DOCS = sorted(p for d in DOC_DIRS for p in (REPO / d).rglob("*.md"))
 SKILL = REPO / "skills" / "grpo-rlvr-training" / "SKILL.md"
+REFERENCES = SKILL.parent / "references"
 COMMAND = REPO / "commands" / "finetune.md"
 AGENT = REPO / "agents" / "llm-finetuning-training-engineer.md"
 WRAPPER = REPO / "bin" / "grpo-rlvr-plugin"
@@ -245,7 +247,7 @@ def test_the_docs_show_every_phase_command():
 
 # --- reference code runs ----------------------------------------------------------------------------------
 
-PY_BLOCKS = [(doc, i, body) for doc in sorted((REPO / "references").glob("*.md"))
+PY_BLOCKS = [(doc, i, body) for doc in sorted(REFERENCES.glob("*.md"))
              for i, (lang, body) in enumerate(b for b in fences(doc.read_text(encoding="utf-8")) if b[0] == "python")]
 
 
@@ -260,7 +262,7 @@ def test_reference_python_blocks_run(doc: Path, index: int, code: str, tmp_path:
 
 
 def test_reward_reference_has_every_required_reward():
-    text = (REPO / "references" / "reward-functions.md").read_text()
+    text = (REFERENCES / "reward-functions.md").read_text()
     for fn in ("def exact_match_reward", "def json_schema_reward", "def unit_test_reward", "def with_length_penalty",
                "def make_rubric_judge", "def parse_judge_answer"):
         assert fn in text, f"reward-functions.md lost {fn}"
@@ -328,7 +330,7 @@ def test_skill_builtin_reward_list_matches_the_registry():
 
 
 def test_reward_reference_builtin_list_matches_the_registry():
-    text = (REPO / "references" / "reward-functions.md").read_text()
+    text = (REFERENCES / "reward-functions.md").read_text()
     listed = re.search(r"built-in rewards \(([^)]*)\)", text, re.S)
     assert listed, "reward-functions.md should list the built-in rewards"
     named = set(re.findall(r"`([a-z_]+)`", listed.group(1)))
@@ -405,10 +407,12 @@ def routing_grader(case: Path) -> dict:
 
 
 def test_eval_suite_covers_routing_both_ways():
-    must = {"route-reward-design-math", "route-length-explosion", "route-reward-hacking"}
-    must_not = {"not-preference-pairs-dpo", "not-demonstrations-sft", "not-vision-language-rl"}
+    must = {"route-reward-design-math", "route-length-explosion", "route-reward-hacking", "route-moe-instability"}
+    must_not = {"not-preference-pairs-dpo", "not-demonstrations-sft", "not-vision-language-rl",
+                "not-subjective-essay-quality"}
     names = {c.name for c in EVAL_CASES}
     assert must | must_not <= names, f"missing cases: {(must | must_not) - names}"
+    assert sum(n.startswith("route-") for n in names) >= 10 and sum(n.startswith("not-") for n in names) >= 10
     for case in EVAL_CASES:
         g = routing_grader(case)
         if case.name.startswith("route-"):

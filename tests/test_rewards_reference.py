@@ -1,6 +1,6 @@
-"""The rewards' reference page (references/rewards.md) is the registry's, and what it says holds: every param
-has a meaning, every example builds, every reason the rewards give is listed, and ``score --list-params``
-prints the same params."""
+"""The rewards' reference page (skills/grpo-rlvr-training/references/rewards.md) is the registry's,
+and what it says holds: every param has a meaning, every example builds, every reason the rewards give is
+listed, and ``score --list-params`` prints the same params."""
 
 from __future__ import annotations
 
@@ -15,12 +15,13 @@ import pytest
 from grpo_rlvr.rewards import REGISTRY, build_reward
 from grpo_rlvr.rewards.reference import params_of, render_reference
 
-PAGE = Path(__file__).resolve().parents[1] / "references" / "rewards.md"
+PAGE = Path(__file__).resolve().parents[1] / "skills" / "grpo-rlvr-training" / "references" / "rewards.md"
 
 
 def test_the_page_is_the_registrys():
     assert PAGE.read_text(encoding="utf-8") == render_reference(), (
-        "references/rewards.md is stale: run `python -m grpo_rlvr.rewards.reference > references/rewards.md`")
+        f"{PAGE.relative_to(PAGE.parents[3])} is stale: run "
+        f"`python -m grpo_rlvr.rewards.reference > {PAGE.relative_to(PAGE.parents[3])}`")
 
 
 @pytest.mark.parametrize("name", REGISTRY)

@@ -2,7 +2,9 @@
 
 The base recipe is plain GRPO. A variant answers an observed failure mode, so it is accepted only with the
 diagnosis that showed it (``grpo-rlvr diagnose`` writes ``diagnosis.json``), except GSPO, which a
-mixture-of-experts model requires and gets automatically.
+mixture-of-experts model requires: it is applied when the model is known to be MoE (its config.json, the
+brief's ``model.moe``, or a guess from its name that validate flags). ``variants_in`` recognizes a variant set by
+hand through ``grpo:`` overrides, so that it is reported, and gated, as that variant.
 """
 
 from __future__ import annotations
@@ -39,3 +41,31 @@ VARIANTS: dict[str, VariantSpec] = {
         "mixture-of-experts models (token-level ratios are unstable when routing changes)",
     ),
 }
+
+
+# --- recognizing a variant set by hand ------------------------------------------------------------------------
+# The plain recipe's values for the keys the deltas touch (a delta value equal to one of these is not a sign of
+# a variant: GSPO's loss_type "grpo" is the recipe's).
+PLAIN = {"loss_type": "grpo", "beta": 0.01, "importance_sampling_level": "token", "scale_rewards": "group"}
+
+
+def signature(name: str) -> dict:
+    """The entries of a variant's delta that no other variant shares and the plain recipe does not have: the
+    GRPOConfig values that mark a config as that variant (e.g. ``loss_type: dr_grpo``). Sections that are not
+    GRPOConfig values (a dict) are left out."""
+    others = [s.delta for n, s in VARIANTS.items() if n != name]
+    return {k: v for k, v in VARIANTS[name].delta.items()
+            if not isinstance(v, dict) and PLAIN.get(k, object()) != v
+            and not any(k in o and o[k] == v for o in others)}
+
+
+def variants_in(overrides: dict) -> dict[str, dict]:
+    """Which variants a brief's ``grpo:`` overrides set by hand: variant name -> the overrides that match its
+    signature. ``{"loss_type": "dr_grpo"}`` is Dr.GRPO, as much as a declared ``variant: {name: dr_grpo}``."""
+    found = {}
+    for name in VARIANTS:
+        hit = {k: overrides[k] for k, v in signature(name).items()
+               if k in overrides and overrides[k] == v and type(overrides[k]) is type(v)}
+        if hit:
+            found[name] = hit
+    return found

@@ -25,7 +25,7 @@ from grpo_rlvr.brief.grpo_rules import (
 from grpo_rlvr.brief.types import Brief, DatasetSpec, Hardware, ModelSpec, RewardSpec, Variant
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
 from grpo_rlvr.prompts import PromptSpec, check_prompt
-from grpo_rlvr.variants import VARIANTS
+from grpo_rlvr.variants import VARIANTS, variants_in
 
 # The skill's base recipe: plain GRPO (TRL 1.16 defaults loss_type to "dapo"), lr 5e-7, beta 0.01,
 # num_generations 8 (a floor). Hardware-dependent keys are added by ``_hardware_defaults``.
@@ -215,8 +215,10 @@ def load_brief(path: str | Path) -> Brief:
         guessed = " (guessed from its name: if it is text-only, state model.vision: false)" \
             if facts.vision_from == "name" else f" (from {facts.vision_from})"
         problems.append(f"model.name_or_path: {m['name_or_path']!r} is a vision-language model{guessed}. "
-                        "Vision-language RL is out of scope for grpo-rlvr (reference-only): use a text-only model, "
-                        "or TRL's GRPOTrainer with a VLM directly, outside this toolkit")
+                        "Vision-language RL is reference-only in grpo-rlvr: its tooling is split across ms-swift and "
+                        "EasyR1-derived forks with no one-line TRL command to validate and test, and GRPO on the "
+                        "text alone lets a VLM learn answers that sound right without looking at the image. Use a "
+                        "text-only model, or treat VLM RL as research outside this toolkit")
     else:
         warnings.extend(facts.warnings)
     is_moe = facts.moe
@@ -335,6 +337,7 @@ def load_brief(path: str | Path) -> Brief:
 
     # --- GRPO config -------------------------------------------------------------------------------------
     overrides = dict(data.get("grpo") or {})
+    problems.extend(_hand_set_variants(base, overrides, variant, data))
     fields = _grpo_fields()
     type_problems, mistyped = check_types(overrides, fields)
     problems.extend(type_problems)
@@ -396,6 +399,27 @@ def load_brief(path: str | Path) -> Brief:
 
 def brief_warnings(brief: Brief) -> tuple[str, ...]:
     return brief.warnings
+
+
+def _hand_set_variants(base: Path, overrides: dict, variant: Variant | None, data: dict) -> list[str]:
+    """A ``grpo:`` override that sets a variant's defining values (``loss_type: dr_grpo``) is that variant, and
+    needs the diagnosis a declared one needs: ``variant.diagnosis`` or ``base_run.diagnosis``."""
+    problems = []
+    diag = (data.get("variant") or {}).get("diagnosis") or (data.get("base_run") or {}).get("diagnosis")
+    for name, matched in variants_in(overrides).items():
+        if variant is not None and variant.name == name:
+            continue  # declared (or GSPO on MoE): the variant's own checks apply
+        spec = VARIANTS[name]
+        shown = ", ".join(f"{k}: {v!r}" for k, v in matched.items())
+        if not diag:
+            problems.append(f"grpo: {shown} is the {name!r} variant set by hand, and a variant needs the diagnosis "
+                            f"that showed its failure mode ({spec.why}); write variant: {{name: {name}, diagnosis: "
+                            "<diagnosis.json>} instead of the override (or set base_run.diagnosis), after "
+                            "`grpo-rlvr diagnose RUN` on a base-recipe run; or remove the override")
+        else:
+            problems.extend(p.replace("variant.diagnosis:", f"grpo: {shown} (the {name!r} variant):", 1)
+                            for p in _check_diagnosis(base, diag, spec))
+    return problems
 
 
 def _check_diagnosis(base: Path, diag: str, spec) -> list[str]:

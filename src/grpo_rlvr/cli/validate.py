@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from grpo_rlvr.brief import brief_warnings, load_brief
+from grpo_rlvr.brief.deviations import as_json, override_variants, recipe_deviations
+from grpo_rlvr.brief.loader import RECIPE, _hardware_defaults
 from grpo_rlvr.brief.methods import SOURCES
 from grpo_rlvr.brief.model_probe import human_params
 from grpo_rlvr.cli.memory import brief_memory
@@ -42,6 +44,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
     if machine and not remote:
         raise MachineError("\n".join([*machine, "(validating for another machine? pass --remote)"]))
     origins = {k: brief.origin.get(k, "brief") for k in brief.grpo}
+    deviations, deviation_warnings = recipe_deviations(brief, RECIPE, _hardware_defaults(brief.hardware))
     report = {
         "brief": str(brief.path),
         "name": brief.name,
@@ -60,12 +63,14 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
                      "training_processes": brief.hardware.num_processes, "sharding": brief.hardware.sharding},
         "method": brief.method,
         "lora": {k: {"value": v, "from": brief.lora_origin.get(k, "brief")} for k, v in brief.lora.items()},
-        "variant": None if brief.variant is None else {"name": brief.variant.name,
-                                                        "automatic": brief.variant.automatic,
-                                                        "diagnosis": brief.variant.diagnosis},
+        "variant": _variant_report(brief),
         "grpo_config": {k: {"value": v, "from": origins[k]} for k, v in brief.grpo.items()},
+        "recipe_deviations": as_json(deviations),
         "sources": {o: SOURCES[o] for o in sorted({*origins.values(), *brief.lora_origin.values()}) if o in SOURCES},
-        "warnings": [*brief_warnings(brief), *machine],
+        "output_dir": str(brief.output_dir),
+        "inspection_dir": str(brief.output_dir / "inspection"),
+        "run_dir": str(brief.output_dir / "run"),
+        "warnings": [*brief_warnings(brief), *deviation_warnings, *machine],
         "memory": brief_memory(brief),
         "valid": True,
     }
@@ -80,6 +85,52 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
                           f"{mem['gpu']} ({mem['gpu_gib']} GiB){guess}; what makes it fit: {fix}",
                           source=str(brief.path))
     return report
+
+
+def _variant_report(brief) -> dict | None:
+    """The variant the brief runs: declared (``variant:``), automatic (GSPO on MoE), or set by hand through
+    ``grpo:`` overrides that match a variant's delta (``set_by``: those overrides, ``missing``: the rest of the
+    delta, which the override does not apply)."""
+    hand = override_variants(brief)
+    if brief.variant is not None:
+        v = brief.variant
+        return {"name": v.name, "automatic": v.automatic, "diagnosis": v.diagnosis, "declared": not v.automatic,
+                "set_by": {}, "missing": {}, "also_set_by_hand": [h for h in hand if h["name"] != v.name]}
+    if not hand:
+        return None
+    first = hand[0]
+    diag = (brief.raw.get("base_run") or {}).get("diagnosis")
+    return {"name": first["name"], "automatic": False, "diagnosis": diag, "declared": False,
+            "set_by": first["matched"], "missing": first["missing"], "also_set_by_hand": hand[1:]}
+
+
+def _variant_line(v: dict | None) -> str:
+    if v is None:
+        return "none (plain GRPO)"
+    if v["automatic"]:
+        return f"{v['name']} (automatic: the model is mixture-of-experts)"
+    text = v["name"] + (f" (diagnosis {v['diagnosis']})" if v["diagnosis"] else "")
+    if not v["declared"]:
+        text = (f"{v['name']} set by hand through grpo: "
+                + ", ".join(f"{k}={val!r}" for k, val in v["set_by"].items())
+                + (f"; the variant's delta also has {', '.join(f'{k}={val!r}' for k, val in v['missing'].items())},"
+                   " which this brief does not set" if v["missing"] else "")
+                + (f" (base run diagnosis {v['diagnosis']})" if v["diagnosis"] else ""))
+    for h in v["also_set_by_hand"]:
+        text += f"; also {h['name']} set by hand (" + ", ".join(f"{k}={val!r}" for k, val in h["matched"].items()) + ")"
+    return text
+
+
+def _deviation_lines(devs: list[dict]) -> list[str]:
+    if not devs:
+        return ["Recipe deviations: none (the skill's recipe as it stands)"]
+    lines = ["Recipe deviations (value vs the recipe's; what grounds it):"]
+    width = max(len(d["key"]) for d in devs)
+    for d in devs:
+        recipe = "TRL default" if d["recipe"] is None else repr(d["recipe"])
+        why = d["grounded_by"] or "NOTHING YET: before a stable, inspected base run"
+        lines.append(f"  ≠ {d['key']:<{width}}  {d['value']!r} vs {recipe}  [{d['kind']}, from {d['origin']}] {why}")
+    return lines
 
 
 def _memory_lines(m: dict) -> list[str]:
@@ -97,24 +148,28 @@ def format_validate_report(r: dict) -> str:
     facts = f"{size}, {moe}, {vision}; from {mdl['params_from']}" if len(sources) == 1 else \
         f"{size} from {mdl['params_from']}; {moe} from {mdl['moe_from']}; {vision} from {mdl['vision_from']}"
     lines = [f"Brief {r['brief']} is valid.", f"  fingerprint  {r['fingerprint'][:16]}",
-             f"  model        {mdl['name_or_path']}" + ("  (MoE: GSPO applied)" if mdl["mixture_of_experts"] else ""),
+             f"  model        {mdl['name_or_path']}" + (f"  (MoE per {mdl['moe_from']}: GSPO applied)" if mdl["mixture_of_experts"] else ""),
              f"               {facts}",
              f"  dataset      {r['dataset']['path']}" + ("" if r["dataset"]["local"] else "  (hub; columns not checked)"),
              "  rewards      " + ", ".join(f"{x['name']}×{x['weight']:g}" for x in r["rewards"]),
              f"  hardware     {r['hardware']['accelerator']}, {r['hardware']['training_processes']} training process(es)"
              + (f", {r['hardware']['vllm_gpus']} vLLM GPU(s)" if r["hardware"]["vllm_gpus"] else ""),
              f"  method       {r['method']}",
-             f"  variant      {r['variant']['name'] if r['variant'] else 'none (plain GRPO)'}"]
+             f"  variant      {_variant_line(r['variant'])}",
+             f"  output_dir   {r['output_dir']}"]
     for key, text in r["dataset"]["prompt"].items():
         lines.append(f"  {'prompt.' + key:<12} {text!r}"[:116])
     if r["lora"]:
         lines.append("  lora         " + ", ".join(f"{k} {v['value']!r} ← {v['from']}" for k, v in r["lora"].items()))
     lines += ["", "Resolved GRPOConfig (value  ← where it came from):"]
     width = max(len(k) for k in r["grpo_config"])
+    changed = {d["key"] for d in r["recipe_deviations"]}
     for k, v in r["grpo_config"].items():
-        lines.append(f"  {k:<{width}}  {v['value']!r:<24} ← {v['from']}")
+        mark = "≠" if k in changed else " "
+        lines.append(f" {mark}{k:<{width}}  {v['value']!r:<24} ← {v['from']}")
     for origin, text in r["sources"].items():
         lines.append(f"  [{origin}] {text}")
+    lines += _deviation_lines(r["recipe_deviations"])
     if r.get("memory"):
         lines += _memory_lines(r["memory"])
     for w in r["warnings"]:

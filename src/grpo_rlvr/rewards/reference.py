@@ -1,9 +1,10 @@
 """The built-in rewards' reference page, made from the registry: params (from each factory's signature and the
 ``Args:`` of its docstring), dataset columns and their shapes, reasons, and an example brief entry.
 
-``references/rewards.md`` is this module's output; a test fails when they differ. Regenerate with
-``python -m grpo_rlvr.rewards.reference > references/rewards.md``. ``grpo-rlvr score --reward NAME
---list-params`` prints one reward's params (``format_params``).
+``skills/grpo-rlvr-training/references/rewards.md`` (inside the skill folder, so a skill installed alone has
+it; ``references/`` at the repository root links there) is this module's output; a test fails when they differ.
+Regenerate with ``python -m grpo_rlvr.rewards.reference > skills/grpo-rlvr-training/references/rewards.md``.
+``grpo-rlvr score --reward NAME --list-params`` prints one reward's params (``format_params``).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def _how(module) -> list[str]:
 
 
 def render_reference() -> str:
-    """The Markdown of ``references/rewards.md``."""
+    """The Markdown of the skill's ``references/rewards.md``."""
     from grpo_rlvr.rewards import REGISTRY, _answer, _json_extract, _math_compare, _tool_calls
 
     # the private modules whose docstrings state a reward's rules, shown after its own module's
