@@ -134,7 +134,7 @@ def test_the_vlm_reasons_are_in_the_skill_and_in_validates_refusal(workspace):
     (workspace / "vlm.yaml").write_text(yaml.safe_dump(data))
     out = validate(workspace / "vlm.yaml")
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    for reason in ("reference-only", "ms-swift", "EasyR1", "no one-line TRL command", "looking at the image"):
+    for reason in ("reference-only", "ms-swift", "EasyR1", "no single command", "ignoring the image"):
         assert reason in out.stderr, reason
 
 

@@ -215,9 +215,9 @@ def load_brief(path: str | Path) -> Brief:
         guessed = " (guessed from its name: if it is text-only, state model.vision: false)" \
             if facts.vision_from == "name" else f" (from {facts.vision_from})"
         problems.append(f"model.name_or_path: {m['name_or_path']!r} is a vision-language model{guessed}. "
-                        "Vision-language RL is reference-only in grpo-rlvr: its tooling is split across ms-swift and "
-                        "EasyR1-derived forks with no one-line TRL command to validate and test, and GRPO on the "
-                        "text alone lets a VLM learn answers that sound right without looking at the image. Use a "
+                        "Vision-language RL is reference-only in grpo-rlvr: its tooling is scattered over ms-swift and "
+                        "several EasyR1 forks, and TRL has no single command for it that could be validated and "
+                        "tested; and GRPO on the text alone lets a VLM score well while ignoring the image. Use a "
                         "text-only model, or treat VLM RL as research outside this toolkit")
     else:
         warnings.extend(facts.warnings)
