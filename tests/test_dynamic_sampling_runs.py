@@ -1,12 +1,16 @@
 """Dynamic sampling in real tiny CPU runs (TRL's GRPOTrainer, the rendered train.py): one process with
-steps_per_generation and num_iterations > 1 and a resume, and two processes (accelerate, gloo) that run out of
-refill rounds and train filler. The reward (tests/data/signal_reward.py) makes about half of the groups, or nine
-in ten, carry no signal; the checks read the run's completions log and metrics.jsonl."""
+steps_per_generation and num_iterations > 1 and a resume, on a reward where about half of the groups carry no
+signal; and two processes (torchrun, gloo) that run out of refill rounds, train filler and move completions
+between ranks. Rewards: tests/data/signal_reward.py. The checks read the run's completions log and metrics.jsonl."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +26,7 @@ from grpo_rlvr.runtime.group_filter import groups_with_signal
 DATA = Path(__file__).parent / "data"
 GENS = 8
 METRICS = ("groups_dropped", "zero_signal_frac", "rounds_used", "generations_spent", "refill_prompts",
-           "refill_prompts_total", "filler_groups", "surplus_groups")
+           "refill_prompts_total", "filler_groups", "surplus_groups", "rows_moved")
 
 
 def ds_brief(workspace: Path, reward: str, dynamic: dict, hardware: dict | None = None, **grpo) -> Path:
@@ -118,21 +122,32 @@ def test_one_process_multi_step_generation_and_resume(workspace):
     check_batches(out)
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 @pytest.mark.e2e
-def test_two_processes_agree_and_fill_when_rounds_run_out(workspace):
-    """Two ranks (gloo), 9 groups in 10 without signal and one refill round: the batch cannot fill, so filler
-    groups (advantage 0) make up the rest; both ranks train the same number of rows and the run completes."""
-    path = ds_brief(workspace, "mostly_flat", {"max_rounds": 1}, {"accelerator": "cpu", "cpu_processes": 2},
+def test_two_processes_agree_move_rows_and_fill(workspace):
+    """Two ranks over gloo, started with torchrun on the rendered train.py (accelerate's launcher starts a single
+    process for a MULTI_CPU config without mpirun), 16 rows = two groups per rank, one refill round allowed. The
+    reward gives signal only to rank 0's refill completions, so every step goes the same way: round 0 has none,
+    the refill round keeps rank 0's two groups, rank 1's slots take dropped groups as filler (advantage 0), and
+    rank 0's kept rows move to rank 1 to even the shares. Ranks that disagreed would hang in a collective."""
+    path = ds_brief(workspace, "refills_on_rank0", {"max_rounds": 1}, {"accelerator": "cpu", "cpu_processes": 2},
                     per_device_train_batch_size=16, max_steps=3)
     run = render(path).dir
-    log = workspace / "train.log"
-    with log.open("w") as fh:
-        res = train(run, stream=fh)
-    assert res.ok and res.global_step == 3, log.read_text()[-3000:]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+           "--master_port", str(free_port()), str(run / "train.py")]
+    res = subprocess.run(cmd, cwd=run, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"})
+    assert res.returncode == 0, res.stderr[-3000:]
     metrics = check_batches(run / "output")
-    assert len(metrics) == 3
-    assert all(r["dynamic_sampling/rounds_used"] == 1 for r in metrics)
-    assert sum(r["dynamic_sampling/filler_groups"] for r in metrics) > 0
-    assert all(r["dynamic_sampling/generations_spent"] == 64 for r in metrics)
-    assert all(r["dynamic_sampling/refill_prompts"] == 4 for r in metrics)
-    assert metrics[-1]["dynamic_sampling/refill_prompts_total"] == 12
+    assert [r["step"] for r in metrics] == [1, 2, 3]
+    for r in metrics:
+        got = {k.split("/")[1]: v for k, v in r.items() if k.startswith("dynamic_sampling/")}
+        # 4 groups × 8 per round, two rounds: 64 completions means both ranks generated
+        assert got == {"groups_dropped": 6.0, "zero_signal_frac": 0.75, "rounds_used": 1.0, "generations_spent": 64.0,
+                       "refill_prompts": 4.0, "refill_prompts_total": 4.0 * r["step"], "filler_groups": 2.0,
+                       "surplus_groups": 0.0, "rows_moved": 16.0}, r["step"]

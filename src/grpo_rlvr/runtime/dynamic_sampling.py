@@ -23,7 +23,7 @@ Metrics (one value per generation batch, averaged over the logging window like T
 ``dynamic_sampling/groups_dropped`` (zero-signal groups among all generated), ``…/zero_signal_frac`` (their
 share), ``…/rounds_used`` (extra rounds), ``…/generations_spent`` (completions generated, all rounds),
 ``…/refill_prompts`` (prompts drawn from the refill stream), ``…/refill_prompts_total`` (the stream's position),
-``…/filler_groups``, ``…/surplus_groups``. TRL's ``reward``, ``frac_reward_zero_std`` etc. keep describing what
+``…/filler_groups``, ``…/surplus_groups``, ``…/rows_moved`` (completions sent to another rank). TRL's ``reward``, ``frac_reward_zero_std`` etc. keep describing what
 was sampled, every round included.
 
 Limits: map-style training datasets only (the stream indexes rows); no vision inputs (the toolkit refuses VLMs).
@@ -201,6 +201,7 @@ def dynamic_sampling_trainer_class(max_rounds: int = 3, tolerance: float = 1e-6)
             filler_set = set(chosen[len(chosen) - filler:])
             rows = [(k, g * gens + j) for k, g in chosen for j in range(gens)]
             plan = assign_rows(rows, per_rank, world)
+            moved = sum(1 for dest, share in enumerate(plan) for _, i in share if i // per_rank != dest)
             out = self._local_batch(rounds, plan, rank, per_rank, {(k, g * gens + j) for k, g in filler_set
                                                                     for j in range(gens)})
             self._log_trained(rounds, chosen, filler_set)
@@ -214,6 +215,7 @@ def dynamic_sampling_trainer_class(max_rounds: int = 3, tolerance: float = 1e-6)
             m["dynamic_sampling/refill_prompts_total"].append(float(self._refill.position))
             m["dynamic_sampling/filler_groups"].append(float(filler))
             m["dynamic_sampling/surplus_groups"].append(float(surplus))
+            m["dynamic_sampling/rows_moved"].append(float(moved))
             return out
 
         def _local_batch(self, rounds, plan, rank, per_rank, filler_rows) -> dict:
