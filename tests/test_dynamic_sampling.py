@@ -202,3 +202,14 @@ def test_validate_reports_it_and_render_wires_it_only_when_on(workspace):
     plain = (off / "train.py").read_text()
     assert "dynamic_sampling" not in plain and "grpo_trainer_class()(" in plain
     assert "dynamic_sampling" not in json.loads((off / "brief.lock.json").read_text())
+
+
+def test_checkpoint_stream_state_read_missing_and_corrupt(tmp_path):
+    from grpo_rlvr.runtime.dynamic_sampling import STATE_FILE, _read_stream_state
+
+    assert _read_stream_state(tmp_path, 200) == (None, None)            # a checkpoint of a plain run
+    (tmp_path / STATE_FILE).write_text(json.dumps(RefillStream(200, 1, position=37).state()))
+    assert _read_stream_state(tmp_path, 200) == (37, None)
+    (tmp_path / STATE_FILE).write_text("{not json")
+    position, error = _read_stream_state(tmp_path, 200)
+    assert position is None and STATE_FILE in error and "resume from another checkpoint" in error

@@ -92,6 +92,26 @@ def stack_rows(rows: list[dict], pad_token_id: int, device) -> dict:
     return out
 
 
+def _read_stream_state(checkpoint: Path, size: int) -> tuple[int | None, str | None]:
+    """(position, None) from a checkpoint's refill-stream state; (None, None) when it has none (a run without
+    dynamic sampling: the stream starts at 0); (None, message) when the file is unreadable."""
+    path = checkpoint / STATE_FILE
+    try:
+        state = json.loads(path.read_text())
+        position = int(state["position"])
+    except FileNotFoundError:
+        log.warning("%s: no refill-stream state (a checkpoint of a run without dynamic sampling); the refill "
+                    "stream starts from its beginning", checkpoint)
+        return None, None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return None, (f"{path}: unreadable refill-stream state ({e}); resume from another checkpoint, or delete "
+                      "the file to restart the refill stream from its beginning")
+    if state.get("size") != size:
+        log.warning("%s: the training set had %s rows, now %d; the refill stream continues at position %d over "
+                    "the new rows", path, state.get("size"), size, position)
+    return position, None
+
+
 def dynamic_sampling_trainer_class(max_rounds: int = 3, tolerance: float = 1e-6):
     """The GRPOTrainer subclass the rendered train.py builds when the brief has ``dynamic_sampling`` (imported
     lazily: it needs TRL). It extends the held-out one, so evaluations keep their completions apart too."""
@@ -136,21 +156,18 @@ def dynamic_sampling_trainer_class(max_rounds: int = 3, tolerance: float = 1e-6)
             super()._load_optimizer_and_scheduler(checkpoint)
             if checkpoint is None:
                 return
-            path = Path(checkpoint) / STATE_FILE
-            try:
-                state = json.loads(path.read_text())
-                position = int(state["position"])
-            except FileNotFoundError:
-                log.warning("%s: no refill-stream state (a checkpoint of a run without dynamic sampling); the "
-                            "refill stream starts from its beginning", checkpoint)
-                return
-            except (OSError, ValueError, KeyError, TypeError) as e:
-                raise ConfigError(f"{path}: unreadable refill-stream state ({e}); resume from another checkpoint "
-                                  "or delete the file to restart the refill stream") from None
-            if state.get("size") != self._refill.size:
-                log.warning("%s: the training set had %s rows, now %d; the refill stream continues at position %d "
-                            "over the new rows", path, state.get("size"), self._refill.size, position)
-            self._refill.position = position
+            # rank 0 reads the checkpoint and every rank continues from its reading (or fails with its error)
+            outcome = [_read_stream_state(Path(checkpoint), self._refill.size)
+                       if self.accelerator.is_main_process else None]
+            if self.accelerator.num_processes > 1:
+                from accelerate.utils import broadcast_object_list
+
+                outcome = broadcast_object_list(outcome, from_process=0)
+            position, error = outcome[0]
+            if error:
+                raise ConfigError(error)
+            if position is not None:
+                self._refill.position = position
 
         # --- the filter ------------------------------------------------------------------------------
         def _one_round(self, inputs):
