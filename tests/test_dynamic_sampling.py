@@ -213,3 +213,15 @@ def test_checkpoint_stream_state_read_missing_and_corrupt(tmp_path):
     (tmp_path / STATE_FILE).write_text("{not json")
     position, error = _read_stream_state(tmp_path, 200)
     assert position is None and STATE_FILE in error and "resume from another checkpoint" in error
+
+
+def test_trainer_extends_the_held_out_trainer_and_keeps_its_settings():
+    from trl import GRPOTrainer
+
+    from grpo_rlvr.runtime.dynamic_sampling import dynamic_sampling_trainer_class
+
+    cls = dynamic_sampling_trainer_class(max_rounds=5, tolerance=1e-4)
+    assert [c.__name__ for c in cls.__mro__[:3]] == ["GRPOTrainerWithDynamicSampling", "GRPOTrainerWithHeldOut",
+                                                     "GRPOTrainer"]
+    assert issubclass(cls, GRPOTrainer) and "evaluate" not in vars(cls)   # evaluation: the held-out one's
+    assert (cls.dynamic_max_rounds, cls.dynamic_tolerance) == (5, 1e-4)
