@@ -64,6 +64,8 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         "method": brief.method,
         "lora": {k: {"value": v, "from": brief.lora_origin.get(k, "brief")} for k, v in brief.lora.items()},
         "variant": _variant_report(brief),
+        "dynamic_sampling": None if brief.dynamic_sampling is None else {
+            **brief.dynamic_sampling.to_dict(), "from": brief.dynamic_sampling.origin},
         "grpo_config": {k: {"value": v, "from": origins[k]} for k, v in brief.grpo.items()},
         "recipe_deviations": as_json(deviations),
         "sources": {o: SOURCES[o] for o in sorted({*origins.values(), *brief.lora_origin.values()}) if o in SOURCES},
@@ -156,6 +158,8 @@ def format_validate_report(r: dict) -> str:
              + (f", {r['hardware']['vllm_gpus']} vLLM GPU(s)" if r["hardware"]["vllm_gpus"] else ""),
              f"  method       {r['method']}",
              f"  variant      {_variant_line(r['variant'])}",
+             "  dynamic sampling  " + (f"on: up to {ds['max_rounds']} refill round(s), tolerance {ds['tolerance']:g}"
+                                       f" ← {ds['from']}" if (ds := r.get("dynamic_sampling")) else "off"),
              f"  output_dir   {r['output_dir']}"]
     for key, text in r["dataset"]["prompt"].items():
         lines.append(f"  {'prompt.' + key:<12} {text!r}"[:116])

@@ -1,0 +1,45 @@
+"""A reward whose share of zero-signal groups is set by the prompt, for the dynamic-sampling runs.
+
+Prompts whose answer is even (about half of the arithmetic rows) give every completion 1.2, whose float32 std over
+eight completions is not an exact zero; the others score each completion by a hash of its text (different texts,
+different scores), and return None (TRL's "not applicable") for a third of them. ``mostly_flat`` keeps only answers
+divisible by 10 (about a tenth of the rows) informative. ``refills_on_rank0`` puts the signal where a two-process
+run must move completions between ranks: only rank 0's completions, and only on the process's even-numbered calls
+(the refill rounds, when each step takes two), are scored by hash; everything else gets 1.2.
+"""
+
+import hashlib
+
+_calls = {"n": 0}
+
+
+def _text(completion) -> str:
+    return completion if isinstance(completion, str) else "".join(str(m.get("content", "")) for m in completion)
+
+
+def _score(completions, answer, informative):
+    out = []
+    for completion, a in zip(completions, answer, strict=True):
+        if not informative(int(a)):
+            out.append(1.2)
+            continue
+        h = int(hashlib.sha256(_text(completion).encode()).hexdigest(), 16)
+        out.append(None if h % 3 == 0 else (h % 5) / 4)
+    return out
+
+
+def half(completions, answer, **kwargs):
+    return _score(completions, answer, lambda a: a % 2 == 1)
+
+
+def mostly_flat(completions, answer, **kwargs):
+    return _score(completions, answer, lambda a: a % 10 == 0)
+
+
+def refills_on_rank0(completions, answer, **kwargs):
+    _calls["n"] += 1
+    from accelerate import PartialState
+
+    informative = PartialState().process_index == 0 and _calls["n"] % 2 == 0
+    return [int(hashlib.sha256(_text(c).encode()).hexdigest(), 16) % 5 / 4 if informative else 1.2
+            for c in completions]
