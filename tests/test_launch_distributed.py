@@ -1,5 +1,5 @@
-"""Scale-out and crash recovery on CPU: two training processes through ``accelerate launch`` (gloo, the same
-path a multi-GPU user takes), and a run killed with SIGKILL after a checkpoint, then resumed."""
+"""Scale-out and crash recovery on CPU: two training processes (torch's launcher, gloo: the DDP path a
+multi-GPU user takes through accelerate), and a run killed with SIGKILL after a checkpoint, then resumed."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def small_brief(workspace, **grpo):
 
 
 @pytest.mark.e2e
-def test_two_cpu_processes_through_accelerate(workspace):
+def test_two_cpu_processes_really_train(workspace):
     data = small_brief(workspace, per_device_train_batch_size=8, max_steps=2)
     data["hardware"] = {"accelerator": "cpu", "cpu_processes": 2}
     (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
@@ -40,8 +40,14 @@ def test_two_cpu_processes_through_accelerate(workspace):
         res = train(run, stream=fh)
     text = log.read_text()
     assert res.ok, text[-3000:]
-    assert res.command[1:3] == ["-m", "accelerate.commands.launch"]
+    assert res.command[1:3] == ["-m", "torch.distributed.run"] and "--nproc_per_node" in res.command
     assert res.global_step == 2
+    # Two ranks of one prompt × 8 generations each: TRL gathers 16 completions per step. One process
+    # (what `accelerate launch` starts for a MULTI_CPU config without mpirun) would log 8.
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(run / "output" / "completions" / "completions_00002.parquet").num_rows
+    assert rows == 16, rows
     state = json.loads((run / "output" / "train_summary.json").read_text())
     assert any("reward" in r for r in state["log_history"])
 

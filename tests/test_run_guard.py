@@ -128,15 +128,15 @@ def test_unreviewed_smoke_test_is_capped_unsaved_marked_and_flagged(workspace):
 
 
 @pytest.mark.e2e
-def test_every_rank_refuses_under_accelerate_launch(workspace):
-    """Two CPU processes through launch.sh → accelerate launch: rank 0 checks, both exit, nothing trains."""
+def test_every_rank_refuses_under_a_multi_process_launch(workspace):
+    """Two CPU processes through launch.sh → torch.distributed.run: rank 0 checks, both exit, nothing trains."""
     data = yaml.safe_load(example_brief_text())
     data["grpo"].update({"per_device_train_batch_size": 8})
     data["hardware"] = {"accelerator": "cpu", "cpu_processes": 2}
     (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection", verdict=None)
     run = render(workspace / "brief.yaml").dir
-    assert "accelerate launch" in (run / "launch.sh").read_text()
+    assert "torch.distributed.run --standalone --nproc_per_node 2 train.py" in (run / "launch.sh").read_text()
     out = subprocess.run(["bash", "launch.sh"], cwd=run, capture_output=True, text=True, timeout=600,
                          env=VENV_ON_PATH)
     assert out.returncode != 0, out.stderr[-3000:]

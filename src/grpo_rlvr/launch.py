@@ -1,7 +1,8 @@
 """``grpo-rlvr train``: run what ``render`` wrote, nothing else, and only behind a passing gate.
 
-Single process (CPU, or one GPU with vLLM colocated): ``python train.py``. Several processes:
-``accelerate launch --config_file accelerate.yaml train.py``. vLLM server mode: ``bash launch.sh``, which
+Single process (CPU, or one GPU with vLLM colocated): ``python train.py``. Several GPU processes or nodes:
+``accelerate launch --config_file accelerate.yaml train.py``. Several CPU processes: ``python -m
+torch.distributed.run --standalone --nproc_per_node N train.py`` (accelerate would start only one). vLLM server mode: ``bash launch.sh``, which
 owns the server's lifecycle. ``--resume`` continues from the newest *complete* checkpoint.
 
 Before launching, the same check the rendered train.py makes itself (``run_guard.check_run``): the gate passes
@@ -15,6 +16,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import threading
@@ -24,6 +26,8 @@ from pathlib import Path
 
 from grpo_rlvr.errors import GrpoRlvrError, LaunchError
 from grpo_rlvr.runtime.run_guard import check_run, demo_acceptance, read_lock
+
+TORCHRUN = "python -m torch.distributed.run"  # several CPU processes (see run_dir.launch_plan)
 
 
 class GateRefused(GrpoRlvrError):
@@ -101,6 +105,8 @@ def command_for(run: Path, lock: dict) -> list[str]:
     plan = lock["launch"]
     if plan["mode"] == "server":
         return ["bash", str(run / "launch.sh")]
+    if plan["train_command"].startswith(TORCHRUN):
+        return [sys.executable, *shlex.split(plan["train_command"])[1:-1], str(run / "train.py")]
     if plan["train_command"].startswith("accelerate launch"):
         return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(run / "accelerate.yaml"),
                 str(run / "train.py")]
@@ -185,7 +191,8 @@ def _train_in_process(run: Path, argv: list[str]) -> int:
 
 def lock_mode(run: Path) -> str:
     plan = read_lock(run)["launch"]
-    return "local" if plan["mode"] != "server" and not plan["train_command"].startswith("accelerate") else "multi"
+    multi = plan["train_command"].startswith(("accelerate", TORCHRUN))
+    return "local" if plan["mode"] != "server" and not multi else "multi"
 
 
 TEARDOWN_S = 60  # how long a stopped launcher may take to stop its trainer and vLLM server (launch.sh: ≤ 25 s)

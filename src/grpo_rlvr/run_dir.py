@@ -96,7 +96,11 @@ def launch_plan(brief: Brief) -> dict:
     """The commands launch.sh runs, computed here so `train --dry-run` can print the same."""
     hw = brief.hardware
     server = bool(brief.grpo.get("use_vllm")) and brief.grpo.get("vllm_mode") == "server"
-    if hw.num_processes > 1 or hw.num_nodes > 1:
+    if hw.accelerator == "cpu" and hw.num_processes > 1 and hw.num_nodes == 1:
+        # `accelerate launch` starts ONE process for a MULTI_CPU config unless mpirun is set up (accelerate's
+        # simple_launcher); torch's own launcher starts them all, and accelerate picks gloo from its environment.
+        train = f"python -m torch.distributed.run --standalone --nproc_per_node {hw.num_processes} train.py"
+    elif hw.num_processes > 1 or hw.num_nodes > 1:
         train = "accelerate launch --config_file accelerate.yaml"
         if hw.num_nodes > 1:
             train += ' --machine_rank "$MACHINE_RANK" --main_process_ip "$MAIN_PROCESS_IP"'
