@@ -194,7 +194,8 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
         prompt_column=ds.prompt_column, column_map=dict(ds.columns), prompt=dict(ds.prompt) or None,
         rewards=[{"name": r.name, "params": dict(r.params), "kind": r.kind} for r in brief.rewards],
         brief_dir=str(brief.base_dir), peft=peft_kwargs(brief),
-        quantization=dict(QLORA_QUANTIZATION) if brief.method == "qlora" else None, model_init=model_init(brief))
+        quantization=dict(QLORA_QUANTIZATION) if brief.method == "qlora" else None, model_init=model_init(brief),
+        dynamic_sampling=brief.dynamic_sampling.to_dict() if brief.dynamic_sampling else None)
 
     acc, desc = accelerate_config(brief)
     files["accelerate.yaml"] = env.get_template("accelerate.yaml.j2").render(
@@ -219,6 +220,8 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
         "variant": None if brief.variant is None else {"name": brief.variant.name, "diagnosis": brief.variant.diagnosis,
                                                         "automatic": brief.variant.automatic},
     }
+    if brief.dynamic_sampling is not None:  # only when on, so plain runs keep their lock
+        lock["dynamic_sampling"] = {**brief.dynamic_sampling.to_dict(), "from": brief.dynamic_sampling.origin}
     lock = json.loads(json.dumps(lock, default=str))
     _protect_outputs(out, lock, files, force)
     out.mkdir(parents=True, exist_ok=True)

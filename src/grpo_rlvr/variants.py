@@ -16,6 +16,9 @@ class VariantSpec:
     failure_modes: tuple[str, ...]   # diagnosis finding ids that justify it
     delta: dict
     why: str
+    # The brief's `dynamic_sampling` section the variant turns on ({}: the defaults); None: none. A brief's own
+    # section wins, and `dynamic_sampling: null` turns it off.
+    dynamic_sampling: dict | None = None
 
 
 VARIANTS: dict[str, VariantSpec] = {
@@ -25,6 +28,8 @@ VARIANTS: dict[str, VariantSpec] = {
         # truncated completions are masked; DAPO drops the KL term.
         {"loss_type": "dapo", "epsilon_high": 0.28, "beta": 0.0, "mask_truncated_completions": True},
         "entropy collapse or degenerate long chains of thought",
+        # DAPO's dynamic sampling: groups whose rewards are all equal are dropped and refilled
+        dynamic_sampling={},
     ),
     "dr_grpo": VariantSpec(
         "dr_grpo", ("length_reward_coupling", "reward_hacking"),

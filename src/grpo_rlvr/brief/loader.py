@@ -16,7 +16,16 @@ from types import MappingProxyType
 
 from grpo_rlvr.brief import data_checks, methods, model_probe
 from grpo_rlvr.brief.grpo_rules import NUMERIC_TEXT, as_number_text, check_grpo, check_types, eval_defaults
-from grpo_rlvr.brief.types import Brief, DatasetSpec, Hardware, ModelSpec, RewardSpec, Variant
+from grpo_rlvr.brief.types import (
+    DYNAMIC_SAMPLING_DEFAULTS,
+    Brief,
+    DatasetSpec,
+    DynamicSampling,
+    Hardware,
+    ModelSpec,
+    RewardSpec,
+    Variant,
+)
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
 from grpo_rlvr.prompts import PromptSpec, check_prompt
 from grpo_rlvr.variants import VARIANTS
@@ -78,15 +87,53 @@ def _schema_problems(data: dict) -> list[str]:
         elif err.validator == "enum":
             problems.append(f"{where}: {err.instance!r} is not allowed; use one of "
                             f"{', '.join(map(repr, err.validator_value))}")
+        elif err.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            problems.append(f"{where}: {err.instance!r} is out of range; use a value {_allowed_range(err.schema)}")
         elif err.validator == "type" and isinstance(err.instance, str) and NUMERIC_TEXT.match(err.instance):
             problems.append(f"{where}: {err.instance!r} is text, not a number (YAML reads 5e-7 as text: a number "
                             f"with an exponent needs a dot); write {as_number_text(err.instance)}")
         elif err.validator == "type":
-            problems.append(f"{where}: expected {err.validator_value}, got {type(err.instance).__name__} "
+            expected = " or ".join(err.validator_value) if isinstance(err.validator_value, list) else err.validator_value
+            problems.append(f"{where}: expected {expected}, got {type(err.instance).__name__} "
                             f"{err.instance!r}; fix the value's type")
         else:
             problems.append(f"{where}: {err.message}")
     return problems
+
+
+def _allowed_range(schema: dict) -> str:
+    """'from 1 to 16', '> 0 and ≤ 1', '≥ 0': the bounds a schema node allows, in words."""
+    low = (f"> {schema['exclusiveMinimum']}" if "exclusiveMinimum" in schema
+           else f"≥ {schema['minimum']}" if "minimum" in schema else None)
+    high = (f"< {schema['exclusiveMaximum']}" if "exclusiveMaximum" in schema
+            else f"≤ {schema['maximum']}" if "maximum" in schema else None)
+    if low and high and low.startswith("≥") and high.startswith("≤"):
+        return f"from {schema['minimum']} to {schema['maximum']}"
+    return " and ".join(x for x in (low, high) if x)
+
+
+def _dynamic_sampling(data: dict, variant: Variant | None, warnings: list[str]) -> DynamicSampling | None:
+    """The resolved ``dynamic_sampling`` section: the brief's keys over the variant's (DAPO brings it), over the
+    defaults. Absent: the variant's or off; ``null``: off; ``{}``: on with the defaults."""
+    from_variant = VARIANTS[variant.name].dynamic_sampling if variant is not None else None
+    if "dynamic_sampling" in data and data["dynamic_sampling"] is None:
+        why = (f"turns off the dynamic sampling the {variant.name!r} variant brings" if from_variant is not None
+               else "leaves dynamic sampling off")
+        warnings.append(f"dynamic_sampling: null {why}; write `dynamic_sampling: {{}}` for it with the defaults "
+                        f"({DYNAMIC_SAMPLING_DEFAULTS['max_rounds']} rounds, tolerance "
+                        f"{DYNAMIC_SAMPLING_DEFAULTS['tolerance']:g}), or remove the line")
+        return None
+    own = data.get("dynamic_sampling")
+    if own is None and from_variant is None:
+        return None
+    values = {**DYNAMIC_SAMPLING_DEFAULTS, **(from_variant or {}), **(own or {})}
+    ds = DynamicSampling(max_rounds=int(values["max_rounds"]), tolerance=float(values["tolerance"]),
+                         origin="brief" if own is not None else f"variant:{variant.name}")
+    if ds.tolerance > 1e-3:
+        warnings.append(f"dynamic_sampling.tolerance: {ds.tolerance:g} also drops groups whose rewards differ by "
+                        f"less than that, which carry signal; the default {DYNAMIC_SAMPLING_DEFAULTS['tolerance']:g} "
+                        "only absorbs float32 noise")
+    return ds
 
 
 def read_yaml(path: Path) -> dict:
@@ -363,6 +410,7 @@ def load_brief(path: str | Path) -> Brief:
         warnings.append("grpo.use_vllm: vLLM is not installed here; install grpo-rlvr[vllm] on the training machine")
 
     warnings.extend(methods.method_warnings(method, dict(data.get("lora") or {}), grpo, origin))
+    dynamic_sampling = _dynamic_sampling(data, variant, warnings)
     if problems:
         raise ConfigError(problems, source=str(path))
 
@@ -382,6 +430,7 @@ def load_brief(path: str | Path) -> Brief:
         fingerprint=_fingerprint(model, dataset, rewards, sampling),
         warnings=tuple(warnings),
         raw=MappingProxyType(data),
+        dynamic_sampling=dynamic_sampling,
     )
     return brief
 

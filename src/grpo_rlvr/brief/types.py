@@ -72,6 +72,21 @@ class Variant:
     automatic: bool      # applied by the toolkit (GSPO for MoE), not asked for
 
 
+DYNAMIC_SAMPLING_DEFAULTS = {"max_rounds": 3, "tolerance": 1e-6}  # what `dynamic_sampling: {}` means
+
+
+@dataclass(frozen=True)
+class DynamicSampling:
+    """DAPO's dynamic sampling (brief section ``dynamic_sampling``; see ``runtime/dynamic_sampling.py``)."""
+
+    max_rounds: int      # extra generation rounds per generation batch spent refilling dropped groups
+    tolerance: float     # a group whose combined rewards all lie within this of each other carries no signal
+    origin: str          # "brief" | "variant:<name>"
+
+    def to_dict(self) -> dict:
+        return {"max_rounds": self.max_rounds, "tolerance": self.tolerance}
+
+
 @dataclass(frozen=True)
 class Brief:
     """A validated brief. ``grpo`` holds the resolved GRPOConfig kwargs (TRL field names)."""
@@ -99,6 +114,7 @@ class Brief:
     warnings: tuple[str, ...] = ()   # non-fatal findings (validate prints them)
     lora_origin: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # lora key -> origin
     raw: MappingProxyType = field(repr=False, default_factory=lambda: MappingProxyType({}))
+    dynamic_sampling: DynamicSampling | None = None  # None: off (plain TRL sampling)
 
     @property
     def reward_weights(self) -> list[float]:

@@ -63,6 +63,8 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         "variant": None if brief.variant is None else {"name": brief.variant.name,
                                                         "automatic": brief.variant.automatic,
                                                         "diagnosis": brief.variant.diagnosis},
+        "dynamic_sampling": None if brief.dynamic_sampling is None else {
+            **brief.dynamic_sampling.to_dict(), "from": brief.dynamic_sampling.origin},
         "grpo_config": {k: {"value": v, "from": origins[k]} for k, v in brief.grpo.items()},
         "sources": {o: SOURCES[o] for o in sorted({*origins.values(), *brief.lora_origin.values()}) if o in SOURCES},
         "warnings": [*brief_warnings(brief), *machine],
@@ -104,7 +106,9 @@ def format_validate_report(r: dict) -> str:
              f"  hardware     {r['hardware']['accelerator']}, {r['hardware']['training_processes']} training process(es)"
              + (f", {r['hardware']['vllm_gpus']} vLLM GPU(s)" if r["hardware"]["vllm_gpus"] else ""),
              f"  method       {r['method']}",
-             f"  variant      {r['variant']['name'] if r['variant'] else 'none (plain GRPO)'}"]
+             f"  variant      {r['variant']['name'] if r['variant'] else 'none (plain GRPO)'}",
+             "  dynamic sampling  " + (f"on: up to {ds['max_rounds']} refill round(s), tolerance {ds['tolerance']:g}"
+                                       f" ← {ds['from']}" if (ds := r.get("dynamic_sampling")) else "off")]
     for key, text in r["dataset"]["prompt"].items():
         lines.append(f"  {'prompt.' + key:<12} {text!r}"[:116])
     if r["lora"]:
