@@ -51,8 +51,10 @@ def warm_model_dir(tmp_path_factory):
     return warmed_model(tmp_path_factory, "warm", rows, answers(rows), **WARMUP)
 
 
-def run_case(workspace, model_dir, grpo: dict, rewards=None, steps=40, train_rows=None, eval_rows=None):
+def run_case(workspace, model_dir, grpo: dict, rewards=None, steps=40, train_rows=None, eval_rows=None,
+             sections: dict | None = None):
     data = yaml.safe_load(example_brief_text())
+    data.update(sections or {})
     data["grpo"].update({"per_device_train_batch_size": 32, "logging_steps": 2, "max_steps": steps,
                          "save_steps": 1000, **grpo})
     if rewards is not None:
@@ -77,6 +79,21 @@ def test_untrained_model_has_no_learning_signal(workspace, tiny_model_dir):
     diag = run_case(workspace, tiny_model_dir, {}, steps=10)
     ids = {f.id for f in diag.findings}
     assert "no_learning_signal" in ids, diag.format()
+
+
+def test_dynamic_sampling_that_runs_out_of_rounds_is_told_so(workspace, tiny_model_dir):
+    """The untrained model with dynamic sampling (max_rounds 1): every group is all-wrong, so the refill runs out
+    at every step and trains filler. diagnose names that, with a data fix (no max_rounds fills a batch when no
+    group has signal), and does not recommend the dynamic sampling the run already has."""
+    diag = run_case(workspace, tiny_model_dir, {"logging_steps": 1}, steps=8,
+                    sections={"dynamic_sampling": {"max_rounds": 1}})
+    f = next((x for x in diag.findings if x.id == "refill_exhausted"), None)
+    assert f is not None, diag.format()
+    assert "ran out of rounds in 8 of 8 logs" in f.evidence[0] and "More rounds would not do" in f.recommendation
+    assert "add easier prompts" in f.recommendation and "no group carries signal" in f.recommendation
+    nls = next(x for x in diag.findings if x.id == "no_learning_signal")
+    assert "already samples dynamically" in nls.recommendation and "dynamic_sampling" not in nls.brief_change
+    assert diag.data["recommended_dynamic_sampling"] is None
 
 
 def test_reward_that_pays_for_length(workspace, warm_model_dir):

@@ -104,6 +104,9 @@ def dynamic_sampling_advice(share: float) -> tuple[str, dict] | None:
 
 
 def no_dynamic_sampling_because(share: float) -> str:
+    if share >= 1:
+        return ("Dynamic sampling does not fit here: no group carries signal, so no number of refill rounds fills a "
+                "batch.")
     return (f"Dynamic sampling does not fit here: at a zero-signal share of {share:.2f} a step would generate about "
-            f"{1 / (1 - share) if share < 1 else math.inf:.1f}× the completions it trains on, beyond what "
-            f"max_rounds {MAX_ROUNDS} allows twice over.")
+            f"{1 / (1 - share):.1f}× the completions it trains on, beyond what max_rounds {MAX_ROUNDS} allows twice "
+            "over.")
