@@ -6,6 +6,8 @@ Numbers in the docstrings were measured on the 2-core CI machine; the assertions
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 import yaml
 
@@ -49,8 +51,10 @@ def warm_model_dir(tmp_path_factory):
     return warmed_model(tmp_path_factory, "warm", rows, answers(rows), **WARMUP)
 
 
-def run_case(workspace, model_dir, grpo: dict, rewards=None, steps=40, train_rows=None, eval_rows=None):
+def run_case(workspace, model_dir, grpo: dict, rewards=None, steps=40, train_rows=None, eval_rows=None,
+             sections: dict | None = None):
     data = yaml.safe_load(example_brief_text())
+    data.update(sections or {})
     data["grpo"].update({"per_device_train_batch_size": 32, "logging_steps": 2, "max_steps": steps,
                          "save_steps": 1000, **grpo})
     if rewards is not None:
@@ -75,6 +79,21 @@ def test_untrained_model_has_no_learning_signal(workspace, tiny_model_dir):
     diag = run_case(workspace, tiny_model_dir, {}, steps=10)
     ids = {f.id for f in diag.findings}
     assert "no_learning_signal" in ids, diag.format()
+
+
+def test_dynamic_sampling_that_runs_out_of_rounds_is_told_so(workspace, tiny_model_dir):
+    """The untrained model with dynamic sampling (max_rounds 1): every group is all-wrong, so the refill runs out
+    at every step and trains filler. diagnose names that, with a data fix (no max_rounds fills a batch when no
+    group has signal), and does not recommend the dynamic sampling the run already has."""
+    diag = run_case(workspace, tiny_model_dir, {"logging_steps": 1}, steps=8,
+                    sections={"dynamic_sampling": {"max_rounds": 1}})
+    f = next((x for x in diag.findings if x.id == "refill_exhausted"), None)
+    assert f is not None, diag.format()
+    assert "ran out of rounds in 8 of 8 logs" in f.evidence[0] and "More rounds would not do" in f.recommendation
+    assert "add easier prompts" in f.recommendation and "no group carries signal" in f.recommendation
+    nls = next(x for x in diag.findings if x.id == "no_learning_signal")
+    assert "already samples dynamically" in nls.recommendation and "dynamic_sampling" not in nls.brief_change
+    assert diag.data["recommended_dynamic_sampling"] is None
 
 
 def test_reward_that_pays_for_length(workspace, warm_model_dir):
@@ -149,13 +168,25 @@ def test_learning_rate_that_breaks_the_policy(workspace, warm_model_dir):
 def test_saturated_dataset(workspace, tmp_path_factory):
     """GRPO on the 24 problems the model was fine-tuned on (400 SFT steps): exact_match ≈ 0.95 from the first
     step, most groups all-correct. Measured: TRL's frac_reward_zero_std logs 0.00 throughout (eight rewards of
-    1.2 have a float32 std of ~1e-7, which TRL does not call zero); the completions show ≈ 0.6."""
+    1.2 have a float32 std of ~1e-7, which TRL does not call zero); the completions show ≈ 0.6, so diagnose
+    recommends dynamic sampling."""
     few = task.make_rows(24, seed=7)
     model = warmed_model(tmp_path_factory, "memorised", few, answers(few), steps=400, lr=1e-3, batch_size=32)
     diag = run_case(workspace, model, {"learning_rate": 1e-5}, steps=20, train_rows=few * 10)
     f = next((x for x in diag.findings if x.id == "no_learning_signal"), None)
     assert f is not None and f.cause == "saturated", diag.format()
-    assert f.brief_change == {"dataset": {"path": "./data/train.learnable.jsonl"}}
+    # Most groups, not all, are all-correct: dynamic sampling fits, sized from the recounted share, and the
+    # brief change it names is one the real loader takes (--apply writes it).
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.diagnosis import load_run_logs
+    from grpo_rlvr.diagnosis.zero_signal import max_rounds_for, zero_signal_by_step
+
+    share = statistics.fmean(v for _, v in zero_signal_by_step(load_run_logs(workspace / "out" / "run")))
+    assert 0.5 <= share <= 0.88, share
+    assert f.brief_change == {"dynamic_sampling": {"max_rounds": max_rounds_for(share)}}
+    assert "drops the always-solved ones" in f.recommendation    # the offline filter is still offered
+    diagnose(workspace / "out" / "run", apply_to=workspace / "brief-ds.yaml")
+    assert load_brief(workspace / "brief-ds.yaml").dynamic_sampling.max_rounds == max_rounds_for(share)
 
 
 def test_the_demo_recipe_is_healthy_and_held_out_rises_with_it(workspace, warm_model_dir):

@@ -256,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="state a reward's role: format, correctness, length or other (repeatable)")
     sp.add_argument("--out", metavar="DIR", default=None, help="where to write the diagnosis")
     sp.add_argument("--apply", metavar="NEW_BRIEF", default=None,
-                    help="write a new brief with the recommended variant and this diagnosis")
+                    help="write a new brief with the recommended variant or dynamic_sampling section, and this diagnosis")
     json_arg(sp)
 
     sp = add("memory", cmd_memory, "GPU memory estimate for a model size / method / GPU, with tactics to fit")

@@ -15,11 +15,12 @@ from grpo_rlvr.diagnosis.log_checks import LOG_CHECKS
 from grpo_rlvr.diagnosis.metrics import RunLogs, load_run_logs
 from grpo_rlvr.diagnosis.report import write_markdown, write_plots
 from grpo_rlvr.diagnosis.roles import ROLES, infer_roles, parse_stated
+from grpo_rlvr.diagnosis.zero_signal import snippet
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_json_atomic, write_text_atomic
 
 __all__ = ["DETECTORS", "LOG_CHECKS", "ROLES", "DiagnosisResult", "Finding", "diagnose", "infer_roles", "load_run_logs",
-           "recommended_variant"]
+           "recommended_dynamic_sampling", "recommended_variant"]
 
 _SEVERITY = {"critical": 0, "warning": 1, "info": 2}
 
@@ -58,6 +59,10 @@ class DiagnosisResult:
             lines.append(f"      → {f.recommendation}")
         if d.get("recommended_variant"):
             lines.append(f"  recommended variant: {d['recommended_variant']}")
+        if d.get("recommended_dynamic_sampling"):
+            lines.append("  recommended brief change: "
+                         f"{snippet({'dynamic_sampling': d['recommended_dynamic_sampling']})} (--apply NEW_BRIEF.yaml "
+                         "writes it)")
         lines.append(f"  written: {self.out_dir / 'diagnosis.md'}, diagnosis.json, plots")
         return "\n".join(lines)
 
@@ -76,6 +81,13 @@ def recommended_variant(findings: list[Finding]) -> str | None:
     return next((f.variant for f in findings if f.variant), None)
 
 
+def recommended_dynamic_sampling(findings: list[Finding]) -> dict | None:
+    """The ``dynamic_sampling`` section the most severe finding that asks for one recommends (no_learning_signal
+    on a run without it, refill_exhausted on a run with it), or None."""
+    return next((dict(f.brief_change["dynamic_sampling"]) for f in findings if "dynamic_sampling" in f.brief_change),
+                None)
+
+
 def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[str] | None = None) -> DiagnosisResult:
     """Diagnose the run at ``target``: a grpo-rlvr run folder, a TRL output_dir (trainer_state.json there or in
     its newest checkpoint-*/, completions/*.parquet), or a trainer_state.json / metrics.jsonl file.
@@ -84,10 +96,10 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
     run's logs (RUN/output for a grpo-rlvr run, the output_dir itself for a TRL run) when ``target`` is a folder,
     and into the current folder when it is a lone file. ``roles`` states reward roles ({name: role}, or
     ``NAME=ROLE`` strings); the others are inferred. With ``apply_to``, writes a new brief with the recommended
-    variant and a reference to this diagnosis.
+    variant and a reference to this diagnosis, and the recommended ``dynamic_sampling`` section.
     Raises:
         InputFileError: no logs found, or a damaged log. ConfigError: a bad --role; --apply without a
-        recommended variant.
+        recommended variant or dynamic sampling.
     """
     stated = parse_stated(roles) if isinstance(roles, list) else dict(roles or {})
     bad = [f"--role {n}={r}: unknown role; use one of {', '.join(ROLES)}" for n, r in stated.items() if r not in ROLES]
@@ -104,10 +116,10 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
         out = Path.cwd()
     out.mkdir(parents=True, exist_ok=True)
     rewards = logs.series("reward")
-    variant = recommended_variant(findings)
+    variant, sampling = recommended_variant(findings), recommended_dynamic_sampling(findings)
     smoke = _unreviewed_smoke_test(logs.source.parent if logs.source.is_file() else logs.source)
     if smoke is not None:  # nothing a smoke test logs is evidence about training; it recommends nothing
-        findings, variant = [smoke, *findings], None
+        findings, variant, sampling = [smoke, *findings], None, None
     data = {
         "run": str(Path(target)), "log": str(logs.source), "records": len(logs.history),
         "first_step": logs.history.steps[0] if len(logs.history) else None,
@@ -120,13 +132,14 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
         "healthy": not findings,
         "findings": [asdict(f) for f in findings],
         "recommended_variant": variant,
+        "recommended_dynamic_sampling": sampling,
     }
     plots = write_plots(logs, out) if len(logs.history) else []
     data["plots"] = plots
     write_json_atomic(out / "diagnosis.json", data)
     write_markdown(out, data, plots)
     if apply_to:
-        _apply(logs, variant, out / "diagnosis.json", Path(apply_to))
+        _apply(logs, variant, sampling, out / "diagnosis.json", Path(apply_to))
         data["applied_brief"] = str(apply_to)
     return DiagnosisResult(out, data, findings)
 
@@ -157,16 +170,19 @@ def _held_out_summary(logs: RunLogs) -> dict | None:
     return out
 
 
-def _apply(logs: RunLogs, variant: str | None, diagnosis: Path, new_brief: Path) -> None:
-    if variant is None:
-        raise ConfigError("--apply: the diagnosis recommends no variant (the run looks healthy or its findings call "
-                          "for a data or config change, not a variant); nothing to apply")
+def _apply(logs: RunLogs, variant: str | None, sampling: dict | None, diagnosis: Path, new_brief: Path) -> None:
+    if variant is None and sampling is None:
+        raise ConfigError("--apply: the diagnosis recommends no variant and no dynamic sampling (the run looks "
+                          "healthy or its findings call for a data or config change); nothing to apply")
     lock = logs.brief_lock
     if not lock:
         raise ConfigError(f"--apply: no brief.lock.json next to {logs.source}; diagnose a run folder written by "
                           "`grpo-rlvr render`")
     brief = dict(lock["resolved"])
-    brief["variant"] = {"name": variant, "diagnosis": str(diagnosis.resolve())}
+    if variant is not None:
+        brief["variant"] = {"name": variant, "diagnosis": str(diagnosis.resolve())}
+    if sampling is not None:  # the brief's own keys (tolerance) stay; the diagnosis sets max_rounds
+        brief["dynamic_sampling"] = {**(brief.get("dynamic_sampling") or {}), **sampling}
     src_dir = Path(lock["brief"]).parent
     # Keep relative paths working from the new brief's folder: anything that names a file or folder beside the
     # old brief (model, data, a reward's .py file or rubric) becomes absolute. The new run gets its own output
@@ -183,6 +199,7 @@ def _apply(logs: RunLogs, variant: str | None, diagnosis: Path, new_brief: Path)
                          **({"params": {k: absolute(v) for k, v in r["params"].items()}} if r.get("params") else {})}
                         for r in brief.get("rewards") or []]
     out_dir = Path(str(brief.get("output_dir") or f"./runs/{Path(lock['brief']).stem}")).expanduser()
-    brief["output_dir"] = str((out_dir if out_dir.is_absolute() else src_dir / out_dir).resolve()) + f"-{variant}"
+    suffix = variant or "dynamic-sampling"
+    brief["output_dir"] = str((out_dir if out_dir.is_absolute() else src_dir / out_dir).resolve()) + f"-{suffix}"
     write_text_atomic(new_brief, f"# Written by grpo-rlvr diagnose --apply from {lock['brief']}\n"
                       + yaml.safe_dump(brief, sort_keys=False))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.diagnosis import completions as comp
+from grpo_rlvr.diagnosis import zero_signal as zs
 from grpo_rlvr.diagnosis.metrics import RunLogs
 
 MIN_RECORDS_FOR_TREND = 8
@@ -89,37 +90,41 @@ def _variant_change(name: str) -> dict:
 
 # --- detectors ------------------------------------------------------------------------------------------------
 
-ZERO_ADVANTAGE = 0.05   # |advantage| below this for a whole group: its rewards were equal (no signal)
+def _filter(logs: RunLogs) -> tuple[dict, str]:
+    """The offline filter: the brief change pointing dataset.path at the learnable prompts, and the command that
+    writes them."""
+    data_path = str(((logs.brief_lock or {}).get("resolved") or {}).get("dataset", {}).get("path", "DATA.jsonl"))
+    if Path(data_path).suffix in (".jsonl", ".json", ".parquet", ".csv"):
+        filtered = data_path.rsplit(".", 1)[0] + ".learnable.jsonl"
+    else:  # a hub dataset id: the filtered copy is a local file beside the brief
+        filtered = "./" + data_path.replace("/", "_") + ".learnable.jsonl"
+    return {"dataset": {"path": filtered}}, f"`grpo-rlvr preflight BRIEF --filter {filtered}`"
 
 
-def _zero_signal_by_step(logs: RunLogs) -> list[tuple[int, float]]:
-    """Per logged step, the share of groups whose completions all got (near) zero advantage, from the logged
-    completions. Unlike TRL 1.16's frac_reward_zero_std, this counts a group of equal rewards as equal even
-    when float32 rounding leaves their std a hair above zero (eight rewards of 0.2 + 1.0 give std 1.3e-7,
-    which torch.isclose does not call zero)."""
-    out = []
-    for step, groups in sorted(comp.groups_by_step(logs.completions).items()):
-        advantages = [[r.get("advantage") for r in g] for g in groups.values()]
-        flat = [max(map(abs, a)) < ZERO_ADVANTAGE for a in advantages
-                if len(a) > 1 and all(isinstance(x, (int, float)) for x in a)]
-        if flat:
-            out.append((step, sum(flat) / len(flat)))
-    return out
+ZERO_RATE = 0.01   # quality at or below this at the start and at its peak: the model has no skill to sharpen
 
 
 def no_learning_signal(logs: RunLogs) -> Finding | None:
     """Most groups (mean share ≥ 0.5 over the run) have equal rewards, so zero advantage. The share comes from
     the logged completions when there are any, else from frac_reward_zero_std. Causes, told apart by quality:
-    - *saturated*: quality ≥ 0.9 at the end; too easy, filter out the always-solved prompts;
+    - *saturated*: quality ≥ 0.9 at the end; too easy;
     - *collapsed*: the first log had successes and the end has none (≥ 0.8 equal-reward groups, quality below
       its first value), and either the first log had signal (share ≤ 0.5) or the total reward fell by half:
       training broke the policy, lower the learning rate;
-    - *too hard*: quality ≤ 0.1 at the end; filter, or SFT first;
-    - *polarised*: in between; prompts are either always or never solved, filter them.
+    - *too hard*: quality ≤ 0.1 at the end;
+    - *polarised*: in between; prompts are either always or never solved.
+    The fix for saturated, too-hard and polarised runs is dynamic sampling (the brief's ``dynamic_sampling``
+    section, sized from the share by ``zero_signal.max_rounds_for``), with the offline filter as the cheaper
+    alternative, where it fits: the share is at most ``zero_signal.DS_MAX_SHARE`` (≈ 0.88), the run did not
+    already use it, and the model has a skill to sharpen (quality above 0.01 at the start or at its peak; at a
+    zero base rate the fix is SFT first: dynamic sampling keeps groups that differ, it cannot make them differ).
+    A run with dynamic sampling logs its trained batch, so its recount is the refill's filler; without logged
+    completions it is left to ``refill_exhausted`` (TRL's metric there counts every round sampled).
     Guard: a healthy run sits well below 0.5 (every group with a mix of outcomes contributes)."""
     trl = logs.series("frac_reward_zero_std")
-    own = _zero_signal_by_step(logs)
-    s = own or trl
+    own = zs.zero_signal_by_step(logs)
+    in_run = zs.dynamic_sampling_in_run(logs)
+    s = own or ([] if in_run is not None else trl)
     if not s:
         return None
     mean = statistics.fmean(v for _, v in s)
@@ -128,7 +133,7 @@ def no_learning_signal(logs: RunLogs) -> Finding | None:
     qname, q = _quality(logs)
     evidence = [f"{'groups with equal rewards (from the logged completions)' if own else 'frac_reward_zero_std'} "
                 f"averaged {mean:.2f} over {len(s)} logs (threshold 0.5); last {s[-1][1]:.2f} at step {s[-1][0]}"]
-    if own and trl:
+    if own and trl and in_run is None:
         t = statistics.fmean(v for _, v in trl)
         if abs(t - mean) > 0.2:
             evidence.append(f"TRL's frac_reward_zero_std averaged {t:.2f}: it misses groups of equal rewards whose "
@@ -136,20 +141,28 @@ def no_learning_signal(logs: RunLogs) -> Finding | None:
     q_end = statistics.fmean(v for _, v in q[-max(1, len(q) // 4):]) if q else 0.0
     q_start = statistics.fmean(v for _, v in q[:3]) if q else 0.0
     q_first = q[0][1] if q else 0.0
-    data_path = ((logs.brief_lock or {}).get("resolved") or {}).get("dataset", {}).get("path", "DATA.jsonl")
-    data_path = str(data_path)
-    if Path(data_path).suffix in (".jsonl", ".json", ".parquet", ".csv"):
-        filtered = data_path.rsplit(".", 1)[0] + ".learnable.jsonl"
-    else:  # a hub dataset id: the filtered copy is a local file beside the brief
-        filtered = "./" + data_path.replace("/", "_") + ".learnable.jsonl"
-    filter_change = {"dataset": {"path": filtered}}
-    filter_cmd = f"`grpo-rlvr preflight BRIEF --filter {filtered}`"
+    filter_change, filter_cmd = _filter(logs)
     evidence.append(f"{qname} mean {q_start:.3f} at the start, {q_end:.3f} at the end")
+
+    def advise(why: str, offline: str, skill: bool = True) -> tuple[str, dict]:
+        """The recommendation: dynamic sampling first where it fits, else the offline fix with the reason."""
+        if in_run is not None:
+            return (f"{why} {offline} The run already samples dynamically: its trained batches still hold groups "
+                    "without signal, the refill's filler (see the refill finding).", filter_change)
+        ds = zs.dynamic_sampling_advice(mean) if skill else None
+        if ds is None:
+            reason = zs.no_dynamic_sampling_because(mean) if skill else (
+                "Dynamic sampling cannot help: it keeps the groups whose rewards differ, and here the model's answers "
+                "are never right, so none differ in correctness.")
+            return f"{why} {offline} {reason}", filter_change
+        return f"{why} {ds[0]} The offline alternative: {offline[0].lower()}{offline[1:]}", ds[1]
+
     if q_end >= 0.9:
+        rec, change = advise("The model already solves most of these prompts: most groups are all-correct.",
+                             f"Keep only prompts it solves sometimes: {filter_cmd} drops the always-solved ones; or "
+                             "use harder data.")
         return Finding("no_learning_signal", "No learning signal: the dataset is saturated (too easy)", "critical",
-                       evidence, f"The model already solves these prompts: most groups are all-correct. Keep only "
-                       f"prompts it solves sometimes: {filter_cmd} drops the always-solved ones; or use harder data.",
-                       brief_change=filter_change, cause="saturated")
+                       evidence, rec, brief_change=change, cause="saturated")
     # The first log is the closest look at the base model: TRL's metric averages every step since the start,
     # while the logged completions are only the last step's.
     first = (trl or own)[0]
@@ -167,14 +180,75 @@ def no_learning_signal(logs: RunLogs) -> Finding | None:
                        cause="collapsed")
     severity = "critical" if mean >= 0.8 else "warning"
     if q_end <= 0.1:
+        skill = q_start > ZERO_RATE or max((v for _, v in q), default=0.0) > ZERO_RATE
+        rec, change = advise("The model rarely or never succeeds: most groups are all-wrong." if skill else
+                             f"The model never succeeds ({qname} at most {ZERO_RATE} throughout): a zero base rate.",
+                             f"Filter the dataset to prompts the model solves sometimes ({filter_cmd}, then point "
+                             "dataset.path at it). If it never solves them, SFT first: GRPO sharpens a skill, it does "
+                             "not install one.", skill=skill)
         return Finding("no_learning_signal", "No learning signal: the model rarely or never succeeds", severity,
-                       evidence, f"Filter the dataset to prompts the model solves sometimes ({filter_cmd}, then point "
-                       "dataset.path at it). If it never solves them, SFT first: GRPO sharpens a skill, it does not "
-                       "install one.", brief_change=filter_change, cause="too_hard")
+                       evidence, rec, brief_change=change, cause="too_hard")
+    rec, change = advise("Most prompts are always solved or never solved: those groups give every completion the "
+                         "same reward.", f"Keep the prompts the model solves sometimes ({filter_cmd}, then point "
+                         "dataset.path at it).")
     return Finding("no_learning_signal", "Little learning signal: most prompts are always solved or never solved",
-                   severity, evidence, f"Keep the prompts the model solves sometimes ({filter_cmd}, then point "
-                   "dataset.path at it): the others give every completion the same reward.",
-                   brief_change=filter_change, cause="polarised")
+                   severity, evidence, rec, brief_change=change, cause="polarised")
+
+
+EXHAUSTED_SHARE = 0.5   # the refill ran short in at least this share of the logs: "most steps"
+
+
+def refill_exhausted(logs: RunLogs) -> Finding | None:
+    """A run with dynamic sampling whose refill ran out of rounds in most logs: ``dynamic_sampling/filler_groups``
+    > 0 in ≥ half the log records (those batches still trained zero-signal groups, at advantage 0). The fix:
+    more rounds, sized from the generated zero-signal share (``dynamic_sampling/zero_signal_frac``) by
+    ``zero_signal.max_rounds_for``, where that raises the run's max_rounds; else a different data mix, harder
+    when the zero-signal groups are mostly all-solved, easier when mostly all-failed (from the logged
+    completions' correctness, else from the quality level).
+    Guard: a refill that filled the batch in most logs is not flagged; an occasional short batch is normal."""
+    filler = logs.series("dynamic_sampling/filler_groups")
+    if not filler:
+        return None
+    short = sum(v > 0 for _, v in filler)
+    if short / len(filler) < EXHAUSTED_SHARE:
+        return None
+    cur = (zs.dynamic_sampling_in_run(logs) or {}).get("max_rounds")
+    evidence = [f"the refill ran out of rounds in {short} of {len(filler)} logs ({short / len(filler):.0%}; "
+                f"threshold {EXHAUSTED_SHARE:.0%}): dynamic_sampling/filler_groups averaged "
+                f"{statistics.fmean(v for _, v in filler):.2f} zero-signal groups per batch, trained at advantage 0"]
+    rounds = logs.series("dynamic_sampling/rounds_used")
+    if rounds:
+        evidence.append(f"dynamic_sampling/rounds_used averaged {statistics.fmean(v for _, v in rounds):.2f} extra "
+                        "rounds" + (f" (max_rounds {cur})" if isinstance(cur, int) else ""))
+    gen = logs.series("dynamic_sampling/zero_signal_frac")
+    z = statistics.fmean(v for _, v in gen) if gen else None
+    if z is not None:
+        evidence.append(f"dynamic_sampling/zero_signal_frac averaged {z:.2f}: a generation round keeps "
+                        f"{1 - z:.0%} of its groups")
+    qname, q = _quality(logs)
+    solved = zs.solved_share_of_flat_groups(logs, qname) if qname != "reward" else None
+    if solved is not None:
+        easy = solved[0] >= 0.5
+        evidence.append(f"of {solved[1]} zero-signal groups in the logged completions, {solved[0]:.0%} are all "
+                        f"solved ({qname} ≥ 0.5)")
+    else:
+        easy = bool(q) and statistics.fmean(v for _, v in q[-max(1, len(q) // 4):]) >= 0.5
+    filter_change, filter_cmd = _filter(logs)
+    mix = (f"Change the data mix: the groups without signal are mostly {'all solved' if easy else 'all failed'}, "
+           f"so {'add harder prompts' if easy else 'add easier prompts'} or drop the "
+           f"{'always' if easy else 'never'}-solved ones ({filter_cmd})"
+           + ("." if easy else "; if the model rarely solves any, SFT first."))
+    need = zs.max_rounds_for(z) if z is not None else None
+    if need is not None and (not isinstance(cur, int) or need > cur):
+        change = {"dynamic_sampling": {"max_rounds": need}}
+        rec = (f"Give the refill more rounds: `{zs.snippet(change)}` in the brief (at this share a batch needs about "
+               f"{1 / (1 - z):.1f} rounds; {need} extra allows twice that). Or: {mix[0].lower()}{mix[1:]}")
+    else:
+        change = filter_change
+        rec = (f"{mix} More rounds would not do: " + (zs.no_dynamic_sampling_because(z) if need is None else
+               f"max_rounds {cur} already allows twice the rounds this share needs on average."))
+    return Finding("refill_exhausted", "Dynamic sampling ran out of refill rounds in most steps", "warning",
+                   evidence, rec, brief_change=change)
 
 
 def entropy_collapse(logs: RunLogs) -> Finding | None:
@@ -410,5 +484,5 @@ def moe_without_gspo(logs: RunLogs) -> Finding | None:
 # Order matters among findings of one severity: the first with a variant is recommended. Length–reward
 # coupling comes before degenerate repetition, because a reward that pays for length is the cause the
 # repetition is a symptom of.
-DETECTORS = (no_learning_signal, entropy_collapse, length_reward_coupling, degenerate_length, reward_hacking,
+DETECTORS = (no_learning_signal, refill_exhausted, entropy_collapse, length_reward_coupling, degenerate_length, reward_hacking,
              truncation, kl_blowup, clipping_saturation, moe_without_gspo)

@@ -89,15 +89,19 @@ def markdown(data: dict, plots: list[str]) -> str:
     if data.get("recommended_variant"):
         lines += [f"Recommended variant: **{data['recommended_variant']}** "
                   f"(`grpo-rlvr diagnose RUN --apply NEW_BRIEF.yaml` writes the brief).", ""]
+    if data.get("recommended_dynamic_sampling"):
+        lines += ["Recommended brief change: `" + _yaml({"dynamic_sampling": data["recommended_dynamic_sampling"]},
+                                                       flow=True).strip()
+                  + "` (`grpo-rlvr diagnose RUN --apply NEW_BRIEF.yaml` writes the brief).", ""]
     if plots:
         lines += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]
     return "\n".join(lines)
 
 
-def _yaml(d: dict) -> str:
+def _yaml(d: dict, flow: bool = False) -> str:
     import yaml
 
-    return yaml.safe_dump(d, sort_keys=False)
+    return yaml.safe_dump(d, sort_keys=False, default_flow_style=None if flow else False, width=200)
 
 
 def write_markdown(out: Path, data: dict, plots: list[str]) -> None:
