@@ -120,6 +120,22 @@ def test_stack_rows_pads_prompts_left_and_completions_right():
     assert out["advantages"].tolist() == [0.5, -0.5]
 
 
+
+def test_stack_rows_pads_as_trl_does_ratios_to_one_and_widths_to_the_multiple():
+    """TRL pads to pad_to_multiple_of, and its token-level importance ratio is exactly 1 where nothing was
+    generated (VESPO adds its log unmasked, so a 0 there would zero the row's weight)."""
+    a = {"completion_ids": torch.tensor([7]), "completion_mask": torch.tensor([1]),
+         "importance_sampling_ratio": torch.tensor([0.9]), "old_per_token_logps": torch.tensor([-1.0])}
+    b = {"completion_ids": torch.tensor([8, 9, 3]), "completion_mask": torch.tensor([1, 1, 1]),
+         "importance_sampling_ratio": torch.tensor([1.1, 1.0, 0.8]),
+         "old_per_token_logps": torch.tensor([-1.0, -2.0, -3.0])}
+    out = stack_rows([a, b], pad_token_id=0, device="cpu", multiple=4)
+    assert out["completion_ids"].shape == (2, 4) and out["old_per_token_logps"].shape == (2, 4)
+    assert out["importance_sampling_ratio"][0].tolist() == pytest.approx([0.9, 1.0, 1.0, 1.0])
+    seq = stack_rows([{"importance_sampling_ratio": torch.tensor([0.9])},
+                      {"importance_sampling_ratio": torch.tensor([1.2])}], 0, "cpu", multiple=4)
+    assert seq["importance_sampling_ratio"].shape == (2, 1)   # one ratio per sequence stays one
+
 # --- the brief section ----------------------------------------------------------------------------------
 def _with(workspace, name="ds.yaml", **sections):
     data = yaml.safe_load(example_brief_text())

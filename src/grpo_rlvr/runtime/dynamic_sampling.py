@@ -67,12 +67,13 @@ def _unbounded_like(logs: dict) -> dict:
 def _pad_value(key: str, pad_token_id: int):
     if key.endswith("_ids"):
         return pad_token_id
-    return 1 if key == "tool_mask" else 0
+    # TRL's own padding: a ratio of exactly 1 where nothing was generated (VESPO sums its log unmasked)
+    return 1 if key in ("tool_mask", "importance_sampling_ratio") else 0
 
 
-def stack_rows(rows: list[dict], pad_token_id: int, device) -> dict:
+def stack_rows(rows: list[dict], pad_token_id: int, device, multiple: int | None = None) -> dict:
     """One batch from single rows of different rounds (different padded widths): prompts left-padded, the
-    completion side right-padded, to the widest row."""
+    completion side right-padded, to the widest row, rounded up to ``multiple`` (TRL's pad_to_multiple_of)."""
     out = {}
     for key in rows[0]:
         parts = [r[key].to(device) for r in rows]
@@ -80,6 +81,9 @@ def stack_rows(rows: list[dict], pad_token_id: int, device) -> dict:
             out[key] = torch.stack(parts)
             continue
         width = max(p.shape[-1] for p in parts)
+        per_token = key.endswith(("_ids", "_mask", "_logps")) or (key == "importance_sampling_ratio" and width > 1)
+        if multiple and per_token and width % multiple:
+            width += multiple - width % multiple
         value = _pad_value(key, pad_token_id)
         padded = []
         for p in parts:
@@ -145,12 +149,15 @@ def dynamic_sampling_trainer_class(max_rounds: int = 3, tolerance: float = 1e-6)
             return self._generate_with_signal(inputs)
 
         def _save_checkpoint(self, model, trial):
-            super()._save_checkpoint(model, trial)
+            # The stream's position goes in first, so the checkpoint TRL then completes, rotates and pushes
+            # already holds it (a folder that holds only this file is not a complete checkpoint).
             if self.args.should_save:
                 from grpo_rlvr.files import write_json_atomic
 
                 folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+                folder.mkdir(parents=True, exist_ok=True)
                 write_json_atomic(folder / STATE_FILE, self._refill.state())
+            super()._save_checkpoint(model, trial)
 
         def _load_optimizer_and_scheduler(self, checkpoint):
             super()._load_optimizer_and_scheduler(checkpoint)
@@ -262,7 +269,8 @@ def dynamic_sampling_trainer_class(max_rounds: int = 3, tolerance: float = 1e-6)
                         for dest, slot, k, i in moves if i // per_rank == rank]
                 received = {slot: rec for dest, slot, rec in gather_object(sent) if dest == rank}
             mine = [received[slot] if slot in received else row(k, i) for slot, (k, i) in enumerate(plan[rank])]
-            batch = stack_rows(mine, self._tokenizer.pad_token_id, self.accelerator.device)
+            batch = stack_rows(mine, self._tokenizer.pad_token_id, self.accelerator.device,
+                               getattr(self, "pad_to_multiple_of", None))
             loss_mask = batch["completion_mask"] if "tool_mask" not in batch else \
                 batch["completion_mask"] * batch["tool_mask"]
             batch["num_items_in_batch"] = self.accelerator.gather(loss_mask.sum()).sum()
