@@ -176,3 +176,20 @@ def test_apply_writes_the_recommended_section_and_the_real_loader_takes_it(works
     assert "dynamic_sampling_trainer_class" in (again / "train.py").read_text()
     lock = json.loads((again / "brief.lock.json").read_text())
     assert lock["dynamic_sampling"]["max_rounds"] == 6
+
+
+def test_a_prompt_drawn_twice_in_one_step_counts_as_two_groups():
+    """A refill (or a dataset with duplicates) can put one prompt in two groups of a step. With the run's
+    num_generations from its lock, the rows split in logged order: one flat group and one with signal give a
+    share of 0.5, not one merged group of 16 that looks like signal."""
+    from types import SimpleNamespace
+
+    from grpo_rlvr.diagnosis.zero_signal import zero_signal_by_step
+
+    def rows(group):
+        return [{"step": 4, "prompt": "2+3=", "completion": c, "exact_match": r, "advantage": a} for c, r, a in group]
+
+    logs = SimpleNamespace(completions=rows(FLAT_WRONG) + rows(MIXED), brief_lock={"grpo_config": {"num_generations": 8}})
+    assert zero_signal_by_step(logs) == [(4, 0.5)]
+    logs.brief_lock = None    # a plain TRL run: no lock, so the prompt's 16 rows are one group
+    assert zero_signal_by_step(logs) == [(4, 0.0)]

@@ -45,11 +45,23 @@ class Window:
         return text_of(self.groups[-1][0]["completion"]) if self.groups else ""
 
 
-def groups_by_step(rows: list[dict]) -> dict[int, dict[str, list[dict]]]:
-    """step → prompt → that group's rows."""
+def groups_by_step(rows: list[dict], group_size: int | None = None) -> dict[int, dict[str, list[dict]]]:
+    """step → prompt → that group's rows. With ``group_size`` (num_generations), a prompt that appears in
+    several groups of one step (a duplicated prompt, or a refill that drew it again) is split, in logged row
+    order, into groups of that size, keyed ``prompt#1``, ``prompt#2`` …"""
     by_step: dict[int, dict[str, list[dict]]] = {}
     for r in rows:
         by_step.setdefault(int(r["step"]), {}).setdefault(prompt_key(r["prompt"]), []).append(r)
+    if group_size and group_size > 1:
+        for step, groups in by_step.items():
+            split = {}
+            for key, g in groups.items():
+                if len(g) <= group_size:
+                    split[key] = g
+                    continue
+                for i in range(0, len(g), group_size):
+                    split[f"{key}#{i // group_size + 1}"] = g[i:i + group_size]
+            by_step[step] = split
     return by_step
 
 

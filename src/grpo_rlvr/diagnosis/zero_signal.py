@@ -32,12 +32,19 @@ def zero_signal_by_step(logs: RunLogs) -> list[tuple[int, float]]:
     which torch.isclose does not call zero). In a run with dynamic sampling the logged completions are the
     trained batch, so this is the share of trained groups without signal (the refill's filler)."""
     out = []
-    for step, groups in sorted(comp.groups_by_step(logs.completions).items()):
+    for step, groups in sorted(comp.groups_by_step(logs.completions, _group_size(logs)).items()):
         flat = [_flat(g) for g in groups.values()]
         flat = [f for f in flat if f is not None]
         if flat:
             out.append((step, sum(flat) / len(flat)))
     return out
+
+
+def _group_size(logs: RunLogs) -> int | None:
+    """num_generations from the run's brief lock (the rendered GRPOConfig), when there is one (a plain TRL run
+    has none: then a prompt's rows at one step count as one group)."""
+    n = ((logs.brief_lock or {}).get("grpo_config") or {}).get("num_generations")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else None
 
 
 def _flat(group: list[dict]) -> bool | None:
@@ -51,7 +58,7 @@ def solved_share_of_flat_groups(logs: RunLogs, reward: str) -> tuple[float, int]
     """Among the logged zero-signal groups, the share whose ``reward`` column is ≥ 0.5 (all solved rather than
     all failed), and how many groups that was; None when no such group logged that reward."""
     solved = total = 0
-    for groups in comp.groups_by_step(logs.completions).values():
+    for groups in comp.groups_by_step(logs.completions, _group_size(logs)).values():
         for g in groups.values():
             values = [r.get(reward) for r in g]
             if _flat(g) and values and all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
