@@ -148,14 +148,6 @@ def test_snippet_is_the_one_line_yaml_a_person_pastes():
     assert yaml.safe_load(text) == {"dynamic_sampling": {"max_rounds": 5}}
 
 
-def _dynamic_sampling_landed() -> bool:
-    from grpo_rlvr.brief.types import Brief
-
-    return "dynamic_sampling" in Brief.__dataclass_fields__
-
-
-@pytest.mark.skipif(not _dynamic_sampling_landed(),
-                    reason="the brief's dynamic_sampling section (issue #19a) is not on this branch yet")
 def test_apply_writes_the_recommended_section_and_the_real_loader_takes_it(workspace):
     from artifacts import make_artifact
     from grpo_rlvr.brief import load_brief
