@@ -1,7 +1,8 @@
 """Property-based fuzzing of every reader behind the CLI: random trees, random bytes and mutations of the
 shipped briefs and of a real inspection artifact give a result or a ``GrpoRlvrError`` (the CLI's `Error:`,
 exit 2) — never another exception, and never a hang (each case is bounded by ``hang_guard.no_hang``). Case
-counts are in the ``settings`` of each test."""
+counts are in the ``fuzz_settings`` of each test: derandomized, so every machine runs the same cases; the random
+sweep outside CI is ``benchmarks/fuzz_sweep.py``."""
 
 from __future__ import annotations
 
@@ -11,16 +12,16 @@ import shutil
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import REPO, example_brief_text
+from fuzz_profile import fuzz_settings
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.errors import GrpoRlvrError
 from hang_guard import no_hang
 
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FUZZ = fuzz_settings(150, fixture_per_case=True)   # derandomized in CI; tests/fuzz_profile.py
 
 leaves = (st.none() | st.booleans() | st.integers(-10**40, 10**40) | st.floats()
           | st.text(max_size=12) | st.sampled_from(["5e-7", "yes", "no", "~", "-1", "1e400", "", "../x", "\x00"]))
@@ -139,7 +140,7 @@ def test_mutated_manifest_gates_or_says_why(artifact_dir, tmp_path_factory, valu
         assert str(e)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@fuzz_settings(60)
 @given(st.binary(max_size=300) | trees.map(lambda t: json.dumps(t).encode()),
        st.sampled_from(["trainer_state.json", "metrics.jsonl"]))
 def test_random_logs_diagnose_or_say_why(tmp_path_factory, data, name):
@@ -154,7 +155,7 @@ def test_random_logs_diagnose_or_say_why(tmp_path_factory, data, name):
         assert str(e)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@fuzz_settings(60)
 @given(st.lists(trees, min_size=1, max_size=4))
 def test_random_score_input_scores_or_says_why(tmp_path_factory, rows):
     from grpo_rlvr.cli.score import score_file
@@ -167,3 +168,21 @@ def test_random_score_input_scores_or_says_why(tmp_path_factory, rows):
                 score_file(p, reward=reward, options=["schema_column=answer"] if reward == "json_schema" else [])
         except GrpoRlvrError as e:
             assert str(e)
+
+
+def test_every_property_test_takes_the_shared_fuzz_settings():
+    """A hypothesis test with its own ``settings`` would draw new cases on each run (not derandomized) and be
+    left out of the sweep's multiplier: each one takes ``fuzz_settings``, directly or through a module constant."""
+    import ast
+
+    unshared = []
+    for path in sorted((REPO / "tests").glob("test_*.py")):
+        tree = ast.parse(path.read_text())
+        shared = {t.id for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                  and getattr(n.value.func, "id", None) == "fuzz_settings" for t in n.targets}
+        for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+            names = [getattr(d.func if isinstance(d, ast.Call) else d, "id", None) for d in fn.decorator_list]
+            if "given" in names and not ("fuzz_settings" in names or shared & set(names)):
+                unshared.append(f"{path.name}::{fn.name}")
+    assert unshared == []
+    assert len(list((REPO / "tests").glob("test_*.py"))) > 40     # the glob found the test files

@@ -6,9 +6,10 @@ import json
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
+from fuzz_profile import fuzz_settings
 from grpo_rlvr.errors import InputFileError
 from grpo_rlvr.input_files import (
     MAX_DEPTH,
@@ -47,11 +48,72 @@ def test_ordinary_anchors_and_merge_keys_still_work():
     ("[" * 5000 + "]" * 5000, f"nested deeper than {MAX_DEPTH} levels"),
     ("a: [1, 2\n", "not valid YAML at line"),
     ("a: !!python/object:os.system {}\n", "not valid YAML"),
+    # a value YAML's resolver (or a tag) hands to a converter that cannot read it: the converter's exception
+    # (ValueError, KeyError, AttributeError) used to escape as a traceback
+    ("a: 2024-13-45\n", "'2024-13-45' cannot be read as a YAML timestamp (month must be in 1..12); quote it"),
+    ("when: 2024-01-01 25:00:00\n", "cannot be read as a YAML timestamp (hour must be in 0..23)"),
+    ("a: !!int x\n", "'!!int x' cannot be read as a YAML int"),
+    ("a: !!bool maybe\n", "'!!bool maybe' cannot be read as a YAML bool"),
+    ("a: !!timestamp x\n", "cannot be read as a YAML timestamp"),
+    ("a: 1\nb: !!float '.'\n", "at line 2: \"!!float '.'\" cannot be read as a YAML float"),
 ])
 def test_yaml_errors_name_the_problem(text, what):
     with pytest.raises(InputFileError, match="brief b.yaml") as e:
         parse_yaml(text, "brief b.yaml")
     assert what in str(e.value)
+
+
+# Every shape a mapping key can take besides text. text_keys=False (JSON-like keys) takes numbers, booleans and
+# null too, so its message differs for those; a key that cannot be hashed used to crash it (TypeError).
+KEY_SHAPES = [
+    ("[a]: 1\n", "a key is a list ([a])", '("[a]": …)'),
+    ("? [a, b]\n: 1\n", "a key is a list ([a, b])", '("[a, b]": …)'),
+    ("{a: 1}: 2\n", "a key is a mapping ({a: 1})", '("{a: 1}": …)'),
+    ("!!set {a}: 1\n", "a key is a set (!!set)", "or move the structure into the value"),
+    ("? !!omap [a: 1]\n: 2\n", "a key is an ordered mapping (!!omap)", "or move the structure into the value"),
+    ("x: &k [1]\ny:\n  *k : 2\n", "a key is a list (&k [1])", "quote it"),     # an alias to a list as a key
+    ("2024-01-01: 1\n", "key '2024-01-01' is read as a date", '("2024-01-01": …)'),
+    ("2024-01-01 10:00:00: 1\n", "key '2024-01-01 10:00:00' is read as a timestamp", "quote it"),
+    ("!!binary aGk=: 1\n", "key '!!binary aGk=' is read as binary data", "quote it"),
+    ("a: 1\n'b\"c': 2\n[x]: 3\n", "at line 3: a key is a list ([x])", "quote it"),
+]
+
+
+@pytest.mark.parametrize("text_keys", [True, False])
+@pytest.mark.parametrize("text, what, fix", KEY_SHAPES)
+def test_every_key_shape_that_is_not_allowed_is_named_with_its_line_and_fix(text, what, fix, text_keys):
+    with pytest.raises(InputFileError, match=r"^brief b\.yaml at line \d+: ") as e:
+        parse_yaml(text, "brief b.yaml", text_keys=text_keys)
+    assert what in str(e.value) and fix in str(e.value), str(e.value)
+    assert ("must be text:" if text_keys else "must be text, a number, a boolean or null") in str(e.value) \
+        or "is read as" in str(e.value)
+
+
+@pytest.mark.parametrize("text, text_keys, what", [
+    (".nan: 1\n", True, "key '.nan' is read as a number, not text; quote it (\".nan\": …)"),
+    (".nan: 1\n", False, "key '.nan' is read as NaN, which equals no other key"),
+    ("1: a\nyes: b\n~: c\n", True, "key '1' is read as a number"),
+])
+def test_number_nan_and_null_keys(text, text_keys, what):
+    with pytest.raises(InputFileError) as e:
+        parse_yaml(text, "b.yaml", text_keys=text_keys)
+    assert what in str(e.value)
+
+
+def test_json_like_keys_pass_when_text_keys_is_off():
+    assert parse_yaml("2: a\ntrue: b\n~: c\n1.5: d\nx: e\n", "b.yaml", text_keys=False) == \
+        {2: "a", True: "b", None: "c", 1.5: "d", "x": "e"}
+    with pytest.raises(InputFileError, match="duplicate key 1 "):
+        parse_yaml("1: a\n1: b\n", "b.yaml", text_keys=False)
+
+
+@pytest.mark.parametrize("text", ["a: &a [*a]\n", "b: &b {x: *b}\n", "&k [*k]: 1\n",
+                                  "a: &a\n  - [1, [2, *a]]\n"])
+def test_an_alias_inside_the_node_it_names_is_refused(text):
+    # such a document would expand without end: it used to hang the loader while memory grew
+    with pytest.raises(InputFileError, match="an alias refers to a node that contains it") as e, no_hang(10):
+        parse_yaml(text, "brief b.yaml")
+    assert str(e.value).startswith("brief b.yaml at line 1: ") and "write the value out" in str(e.value)
 
 
 def test_yaml_depth_through_aliases_is_bounded():
@@ -128,7 +190,7 @@ def test_jsonl_duplicate_keys_are_refused(tmp_path):
 
 # --- fuzz: whatever the bytes, a value or InputFileError ------------------------------------------------
 
-_FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_FUZZ = fuzz_settings(300)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -139,6 +201,9 @@ json_values = st.recursive(
 
 @_FUZZ
 @given(st.binary(max_size=400))
+@example(b"a: &a [*a]\n")      # an alias cycle: hung the loader
+@example(b"a: 2024-13-45\n")   # a timestamp datetime refuses: a ValueError traceback
+@example(b"[a]: 1\n")
 def test_fuzz_yaml_bytes(data):
     try:
         with no_hang():
@@ -149,6 +214,7 @@ def test_fuzz_yaml_bytes(data):
 
 @_FUZZ
 @given(json_values, st.integers(0, 200), st.sampled_from(["&x ", "*x ", "<<: ", "\n", ": ", "- ", "[", "{", "!!"]))
+@example(value=[], at=2, insert=": ")   # "[]: " a list as a key: TypeError (unhashable) with text_keys=False
 def test_fuzz_yaml_mutated_trees(value, at, insert):
     text = yaml.safe_dump(value)
     at = min(at, len(text))

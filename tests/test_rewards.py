@@ -6,9 +6,10 @@ import math
 import threading
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzz_profile import fuzz_settings
 from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards import REGISTRY, build_reward, combine
 
@@ -110,7 +111,7 @@ def test_composite_well_formed_wrong_outscores_malformed():
 _text = st.one_of(st.text(max_size=300), st.text(alphabet="<>/answer{}\\$0123456789.+-", max_size=80))
 
 
-@settings(max_examples=150, deadline=None)
+@fuzz_settings(150)
 @given(texts=st.lists(_text, min_size=1, max_size=6), conv=st.booleans())
 def test_fuzz_rewards_never_raise_and_return_one_finite_score_each(texts, conv):
     completions = [CONV(t) if conv else t for t in texts]
@@ -120,7 +121,7 @@ def test_fuzz_rewards_never_raise_and_return_one_finite_score_each(texts, conv):
         assert all(v is None or math.isfinite(v) for v in out)
 
 
-@settings(max_examples=25, deadline=None)
+@fuzz_settings(25)
 @given(texts=st.lists(_text, min_size=1, max_size=4))
 def test_fuzz_math_reward(texts):
     out = _MATH(completions=texts, answer=["7"] * len(texts))

@@ -8,9 +8,10 @@ import json
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzz_profile import fuzz_settings
 from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards._json_extract import extract_json
 from grpo_rlvr.rewards.json_schema import json_schema_reward
@@ -213,7 +214,7 @@ _text = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@fuzz_settings(150)
 @given(texts=st.lists(_text, min_size=1, max_size=5))
 def test_fuzz_structured_rewards_never_raise_and_return_one_finite_score_each(texts):
     n = len(texts)

@@ -8,7 +8,12 @@ used or printed:
 - nesting deeper than ``MAX_DEPTH`` is refused (a brief is four levels deep; Python's own parsers would
   otherwise overflow the stack);
 - YAML aliases may not expand past ``MAX_YAML_NODES`` nodes (the "billion laughs" document is a few lines
-  that expand to 10⁹ values), counted on the composed node graph, so nothing is ever expanded to count it;
+  that expand to 10⁹ values), counted on the composed node graph, so nothing is ever expanded to count it; an
+  alias inside the node it names (``a: &a [*a]``) is refused, since it would expand without end;
+- a mapping key must be text (``text_keys=False``: a JSON scalar); a list, mapping, set, timestamp, binary
+  value or NaN as a key is refused with the key as written and how to quote it;
+- a value that a tag or YAML's resolver sends to a converter that cannot read it (``2024-13-45``,
+  ``!!int x``) is an error at its line, not the converter's exception;
 - duplicate keys are refused, in YAML and JSON alike: the parser would keep the last one silently, and
   consumers disagree about which value wins;
 JSON lines are read by ``grpo_rlvr.jsonl`` on top of ``parse_json``. Not covered: parquet (read by pyarrow
@@ -17,6 +22,7 @@ where it is needed) and the size of a file (readers that may see large files str
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -79,11 +85,27 @@ class _LimitError(Exception):
 
 
 _KEY_KINDS = {int: "a number", float: "a number", bool: "a boolean (YAML reads yes/no/on/off so)",
-              type(None): "null"}
+              type(None): "null", datetime.date: "a date", datetime.datetime: "a timestamp",
+              bytes: "binary data (!!binary)"}
+_NODE_KINDS = {yaml.SequenceNode: "a list", yaml.MappingNode: "a mapping"}
+_TAGGED_KINDS = {"set": "a set (!!set)", "omap": "an ordered mapping (!!omap)", "pairs": "a list of pairs (!!pairs)"}
+# What PyYAML's scalar constructors raise on a value its resolver or a tag routed to them but cannot convert:
+# `2024-13-45` (a date with month 13), `!!int x`, `!!bool maybe`, `!!timestamp x`, `!!int '-'`.
+_SCALAR_FAILURES = (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError)
+
+
+def _source_text(node, limit: int = 40) -> str:
+    """The node as written in the document (its first ``limit`` characters), for messages."""
+    start, end = node.start_mark, node.end_mark
+    text = start.buffer[start.index:end.index] if start.buffer is not None else str(node.value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that bounds nesting while composing and refuses duplicate and non-string keys."""
+    """SafeLoader that bounds nesting while composing, refuses duplicate keys and keys that are not text (or,
+    with ``text_keys=False``, not a JSON scalar), and turns a value its constructors cannot convert into an
+    error at the value's line."""
 
     def __init__(self, stream, text_keys: bool):
         super().__init__(stream)
@@ -99,17 +121,42 @@ class _BoundedLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def construct_object(self, node, deep=False):  # noqa: D102 - PyYAML hook
+        try:
+            return super().construct_object(node, deep=deep)
+        except _SCALAR_FAILURES as e:
+            kind = node.tag.rsplit(":", 1)[-1]
+            raise _LimitError(f"{_source_text(node)!r} cannot be read as a YAML {kind} ({e}); quote it to keep it "
+                              "as text, or write a valid value", node.start_mark) from None
+
+    def _check_key(self, key_node):
+        """The key's value, or a _LimitError saying why it cannot be a key and how to write it instead."""
+        allowed = "text" if self._text_keys else "text, a number, a boolean or null"
+        written = _source_text(key_node)
+        quoted = json.dumps(written, ensure_ascii=False)  # a JSON string is a valid YAML double-quoted one
+        if type(key_node) in _NODE_KINDS:  # unhashable once constructed: refuse before building it
+            kind = _TAGGED_KINDS.get(key_node.tag.rsplit(":", 1)[-1], _NODE_KINDS[type(key_node)])
+            raise _LimitError(f"a key is {kind} ({written}); a key must be {allowed}: quote it ({quoted}: …) or "
+                              "move the structure into the value", key_node.start_mark)
+        key = self.construct_object(key_node, deep=True)
+        if isinstance(key, str):
+            return key
+        kind = _KEY_KINDS.get(type(key), f"a {type(key).__name__}")
+        if self._text_keys or not isinstance(key, (int, float, type(None))):  # bool is an int
+            raise _LimitError(f"key {written!r} is read as {kind}, not {allowed}; quote it ({quoted}: …)",
+                              key_node.start_mark)
+        if key != key:
+            raise _LimitError(f"key {written!r} is read as NaN, which equals no other key, so duplicates of it "
+                              f"cannot be found; quote it ({quoted}: …)", key_node.start_mark)
+        return key
+
     def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
         if isinstance(node, yaml.MappingNode):
             seen: dict = {}
             for key_node, _ in node.value:
                 if key_node.tag == _MERGE_TAG:
                     continue
-                key = self.construct_object(key_node, deep=True)
-                if self._text_keys and not isinstance(key, str):
-                    kind = _KEY_KINDS.get(type(key), f"a {type(key).__name__}")
-                    raise _LimitError(f"key {key_node.value!r} is read as {kind}, not text; quote it "
-                                      f"(\"{key_node.value}\": …)", key_node.start_mark)
+                key = self._check_key(key_node)
                 if key in seen:
                     raise _LimitError(f"duplicate key {key!r} (first at line {seen[key] + 1}); keep one",
                                       key_node.start_mark)
@@ -126,9 +173,13 @@ def _children(node) -> list:
 
 
 def _expanded_size_and_depth(root) -> tuple[int, int]:
-    """Nodes and depth of the tree the graph would expand to, memoised per node (linear in the graph)."""
+    """Nodes and depth of the tree the graph would expand to, memoised per node (linear in the graph).
+
+    An alias inside the node it names (``a: &a [*a]``) would expand forever: that raises ``_LimitError``.
+    """
     size: dict[int, int] = {}
     depth: dict[int, int] = {}
+    open_nodes: set[int] = set()  # entered and not yet counted: the path from the root to the current node
     stack = [(root, False)]
     while stack:
         node, done = stack.pop()
@@ -137,9 +188,14 @@ def _expanded_size_and_depth(root) -> tuple[int, int]:
             continue
         kids = _children(node)
         if not done:
+            if key in open_nodes:
+                raise _LimitError(f"an alias refers to a node that contains it ({_source_text(node)}), so it "
+                                  "would expand without end; write the value out", node.start_mark)
+            open_nodes.add(key)
             stack.append((node, True))
             stack.extend((k, False) for k in kids if id(k) not in size)
             continue
+        open_nodes.discard(key)
         size[key] = 1 + sum(size[id(k)] for k in kids)
         depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
         if size[key] > MAX_YAML_NODES:  # stop counting early: the answer is already "too big"
