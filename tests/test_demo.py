@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -12,13 +13,18 @@ import pytest
 @pytest.mark.e2e
 def test_demo_runs_every_phase(tmp_path):
     work = tmp_path / "demo"
+    # libgomp prints its settings as torch loads: the CLI must have set OMP_WAIT_POLICY=PASSIVE by then
+    env = {**{k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS")},
+           "OMP_DISPLAY_ENV": "VERBOSE"}
     out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "demo", "--workdir", str(work), "--steps", "4",
-                          "--json"], capture_output=True, text=True, timeout=1200)
+                          "--json"], capture_output=True, text=True, timeout=1200, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     s = json.loads((work / "demo_summary.json").read_text())
     assert json.loads(out.stdout) == json.loads(json.dumps(s))  # --json: stdout is the summary and nothing else
     assert s["preflight_untrained"] == "sft-first" and s["preflight"]["verdict"] == "grpo"
     assert s["gate_passed"] and s["grpo_steps"] == 4
+    assert "GOMP_SPINCOUNT = '0'" in out.stderr             # waiting OpenMP threads sleep: no spinning
+    assert s["cpu"] == {"torch_threads": len(os.sched_getaffinity(0)), "omp_wait_policy": "PASSIVE"}
     assert s["accuracy_before"]["samples"] >= 400 and s["accuracy_after"]["samples"] >= 400
     assert 0 < s["accuracy_before"]["accuracy"] < 0.5
     for phase in ("preflight", "inspect", "review", "gate", "render", "train", "diagnose"):

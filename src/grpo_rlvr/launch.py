@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grpo_rlvr.cpu_threads import WAIT_POLICY
 from grpo_rlvr.errors import GrpoRlvrError, LaunchError
 from grpo_rlvr.runtime.run_guard import check_run, demo_acceptance, read_lock
 
@@ -142,7 +143,9 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         cmd += ["--max-steps", str(max_steps)]
     if unreviewed_smoke_test:
         cmd += ["--unreviewed-smoke-test"]
-    env_extra = {"TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
+    # idle OpenMP threads sleep instead of spinning (cpu_threads), unless the caller's environment says otherwise
+    env_extra = {"TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1",
+                 WAIT_POLICY: os.environ.get(WAIT_POLICY, "PASSIVE")}
     if dry_run:
         res = TrainResult(run, True, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra)
         if lock["launch"]["mode"] == "server":  # launch.sh prints the exact commands it would run

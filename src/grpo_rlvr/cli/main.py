@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 
 from grpo_rlvr import __version__
+from grpo_rlvr.cpu_threads import passive_openmp
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError
 
 log = logging.getLogger("grpo_rlvr")
@@ -297,6 +298,7 @@ def _quiet_broken_pipe() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    passive_openmp()  # before any command imports torch: libgomp reads it once, when it loads
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -8,6 +8,7 @@ only the demo may use; the artifact records it as the reviewer.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import time
@@ -137,7 +138,9 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     it to stderr so that stdout holds only the JSON document), and so does the trainer's own output.
     """
     out = summary_stream or sys.stdout
-    import torch
+    from grpo_rlvr.cpu_threads import fit_torch_threads, passive_openmp
+
+    passive_openmp()  # in effect only if torch is not loaded yet (the CLI's entry sets it earlier)
     from transformers.utils import logging as hf_logging
 
     from grpo_rlvr.diagnosis import diagnose
@@ -148,7 +151,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     from grpo_rlvr.success_rate import preflight
 
     hf_logging.disable_progress_bar()  # "Loading weights" bars would drown the phase lines
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+    threads = fit_torch_threads()
     t_all = time.monotonic()
     ph = _Phases()
     work = Path(workdir).resolve()
@@ -244,6 +247,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
         "preflight_untrained": pre0.verdict, "preflight": pre.to_dict(), "gate_passed": gate.passed,
         "reward_curve": curve, "diagnosis": diag.to_dict(), "phase_seconds": ph.times,
         "total_seconds": round(time.monotonic() - t_all, 1), "workdir": str(work),
+        "cpu": {"torch_threads": threads, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")},
     }
     write_json_atomic(work / "demo_summary.json", summary)
     print(format_summary(summary, diag.format()), file=out)
