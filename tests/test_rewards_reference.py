@@ -49,8 +49,8 @@ def _matches(reason: str, templates: tuple[str, ...]) -> bool:
 
 TOOL = {"name": "f", "arguments": {"a": 1, "b": "x"}}
 CORPUS = {
-    "format": (["<answer>1</answer>", "1", "<answer>1", "<answer>1</answer><answer>2</answer>", "x <answer>1</answer>"],
-               {}),
+    "format": (["<answer>1</answer>", "1", "<answer>1", "<answer>1</answer><answer>2</answer>", "x <answer>1</answer>",
+                "<answer>1</answer> x", "</answer>1<answer>", "<answer>1</answer></answer>"], {}),
     "exact_match": (["<answer>7</answer>", "#### 8", "a\nb", "x <answer>7</answer>"], {"answer": ["7"] * 4}),
     "json_schema": (["{}", "nothing", '{"a": }', '{"a": "x"}', '{"a": 1, "a": 2}', '{"a": 1} more'],
                     {"schema": [{"properties": {"a": {"type": "integer"}}}] * 6}),

@@ -8,9 +8,9 @@
 (GSM8K); the last "final answer" / "the answer is" / "Answer:" phrase, up to the end of its sentence (a math span
 right after the phrase is taken whole: "The final answer is $17$. I hope it is correct." gives ``17``); the last
 inline math (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``); and, for a one-line completion, the whole line.
-Markdown bold and a final period are dropped. When the brief's ``format`` reward defines an answer tag, the brief
-loader sets ``extract: tag`` instead (``tag_context``), so the format rule holds: a malformed completion's answer
-is not counted. Limits: an answer that runs over several sentences is cut at the first sentence end.
+Markdown bold and a final period are dropped. When the brief's ``format`` reward defines an answer tag, the reward
+sees only the text inside that tag of a well-formed completion (``_inside_tag``), and these rules find the answer
+there. Limits: an answer that runs over several sentences is cut at the first sentence end.
 """
 
 from __future__ import annotations
@@ -128,40 +128,3 @@ def describe_missing(mode: str, tag: str) -> str:
     return {"auto": f"no final answer found (no <{tag}>, \\boxed{{}}, ####, 'the answer is', inline math)",
             "tag": f"no <{tag}> tag", "boxed": "no \\boxed{} answer",
             "last_number": "no number in the completion", "full": "empty completion"}[mode]
-
-
-# --- the brief's answer tag -----------------------------------------------------------------------------
-
-ANSWER_READERS = ("math", "exact_match")
-
-
-def format_tag(name: str, params: dict) -> tuple[str, str | None] | None:
-    """(tag, pattern) a ``format`` reward spec defines, or None when it defines no answer tag (a custom
-    pattern without ``<tag>…</tag>``)."""
-    if name != "format":
-        return None
-    tag = params.get("tag", "answer")
-    pattern = params.get("pattern")
-    if not isinstance(tag, str) or not tag:
-        return None
-    if pattern is not None and (not isinstance(pattern, str) or f"<{tag}>" not in pattern
-                                or f"</{tag}>" not in pattern):
-        return None
-    return tag, pattern
-
-
-def tag_context(specs: list[tuple[str, dict]]) -> list[dict]:
-    """Each reward spec's params, with ``extract: tag`` (and the format's ``tag`` and ``pattern``) filled in
-    for ``math``/``exact_match`` when the brief's ``format`` reward defines an answer tag and the spec sets no
-    ``extract`` of its own. ``specs``: (name, params) in brief order."""
-    fmt = next((t for name, params in specs if (t := format_tag(name, params)) is not None), None)
-    out = []
-    for name, params in specs:
-        params = dict(params)
-        if fmt is not None and name in ANSWER_READERS and "extract" not in params:
-            params["extract"] = "tag"
-            params.setdefault("tag", fmt[0])
-            if fmt[1] is not None:
-                params.setdefault("pattern", fmt[1])
-        out.append(params)
-    return out

@@ -25,7 +25,6 @@ from grpo_rlvr.errors import MissingColumn, RewardError
 from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, find_answer
 from grpo_rlvr.rewards._math_compare import REL_TOL, install
 from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
-from grpo_rlvr.rewards.format import not_counted, structure_pattern, structure_problem
 
 
 def _spawn() -> subprocess.Popen:
@@ -210,21 +209,17 @@ class MathPool:
 
 
 def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5.0, answer_column: str = "answer",
-                require_format: bool = True, pattern: str | None = None, rel_tol: float = REL_TOL,
-                workers: int | None = None) -> Reward:
+                rel_tol: float = REL_TOL, workers: int | None = None) -> Reward:
     """Build the math-equivalence correctness reward.
 
     Args:
         extract: where the answer is: ``auto`` (an ``<answer>`` tag, ``\\boxed{}``, ``####``, "the answer is",
-            inline math; the brief sets ``tag`` when its ``format`` reward defines an answer tag), ``tag``,
-            ``boxed``, ``last_number``, ``full``.
-        tag: the tag for ``extract="tag"``.
+            inline math), ``tag``, ``boxed``, ``last_number``, ``full``; inside the brief's format tag when
+            its ``format`` reward defines one.
+        tag: the tag for ``extract="tag"`` (checked as the ``format`` reward checks it).
         timeout_s: seconds per parse-and-compare step; an item is given 2 × ``timeout_s`` in the worker and
             is cut off at 2 × ``timeout_s`` + 1 s, in any thread.
         answer_column: the dataset column holding the ground truth.
-        require_format: with ``extract="tag"``, count the answer only in a well-formed completion.
-        pattern: the structure a well-formed completion has (default: one ``<tag>…</tag>`` after an optional
-            ``<think>…</think>``); the brief copies its ``format`` reward's pattern here.
         rel_tol: relative tolerance when a float is compared (never an absolute one); rationals compare exactly.
         workers: math-verify worker processes checking a batch in parallel (default: CPU count, at most 4).
     Raises:
@@ -238,7 +233,6 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
         raise RewardError(f"reward 'math': params.rel_tol is {rel_tol!r}; use a number in [0, 1) (e.g. 1e-6)")
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise RewardError(f"reward 'math': params.workers is {workers!r}; use a positive integer or null")
-    rx = structure_pattern("math", tag, pattern)
     pool = MathPool(float(timeout_s), workers or min(4, os.cpu_count() or 1), float(rel_tol))
 
     def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
@@ -247,10 +241,6 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
         for i, (text, row) in enumerate(zip(texts, rows, strict=True)):
             if answer_column not in row:
                 raise MissingColumn('math', answer_column, "answer_column", sorted(row))
-            problem = structure_problem(text, rx, tag) if require_format and extract == "tag" else None
-            if problem:
-                out[i] = Scored(0.0, not_counted(problem, tag))
-                continue
             got = find_answer(text, extract, tag)
             if got is None or not got.text.strip():
                 out[i] = Scored(0.0, describe_missing(extract, tag))
@@ -262,7 +252,7 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
         return out  # type: ignore[return-value]
 
     params = {"extract": extract, "tag": tag, "timeout_s": timeout_s, "answer_column": answer_column,
-              "require_format": require_format, "pattern": pattern, "rel_tol": rel_tol}
+              "rel_tol": rel_tol}
     return Reward("math", "correctness", params, scorer,
                   source_fingerprint(math_reward, MathWorker, find_answer, install, extra=params),
                   columns=(answer_column,), warmer=pool.warm)
