@@ -194,3 +194,93 @@ def test_the_demo_brief_keeps_its_tag_rule(workspace):
     (workspace / "noformat.yaml").write_text(text)
     alone = load_brief(workspace / "noformat.yaml")
     assert dict(next(r for r in alone.rewards if r.name == "exact_match").params) == {}
+
+
+# --- answers as models write them: the rules chosen for each style -------------------------------------------
+
+@pytest.mark.parametrize("text, gold, score", [
+    # currency inside a box, thousands separators
+    ("So it costs \\boxed{\\$12.50}", "12.5", 1.0),
+    ("Total: \\boxed{\\$1,250}", "1250", 1.0),
+    ("Total: \\boxed{1{,}250}", "1250", 1.0),
+    ("Total: \\boxed{1\\,250}", "1250", 1.0),
+    ("The pairs are \\boxed{(1, 250)}", "(1, 250)", 1.0),  # a comma and a space: a list, not 1250
+    # a fraction with a unit word
+    ("The answer is 3/4 cup.", "\\frac{3}{4}", 1.0),
+    # a half-written expression never counts
+    ("So in total she spends 12 + 10 =", "22", 0.0),
+    ("The answer is 12 + 10 =", "22", 0.0),
+    # several boxes stating one answer
+    ("The roots are \\boxed{5} and \\boxed{-2}.", "-2, 5", 1.0),
+    ("So $x = \\boxed{5}$ or $x = \\boxed{-2}$", "\\{-2, 5\\}", 1.0),
+    ("First \\boxed{3}, then we find the answer \\boxed{5}", "5", 1.0),  # prose between: the last box alone
+    # wrappers, LaTeX forms, degrees, scientific notation
+    ("\\boxed{\\text{12 apples}}", "12", 1.0),
+    ("\\boxed{\\textbf{7}}", "7", 1.0),
+    ("\\boxed{\\dfrac{3}{4}}", "0.75", 1.0),
+    ("\\boxed{\\frac12}", "0.5", 1.0),
+    ("\\boxed{30^\\circ}", "30", 1.0),
+    ("The answer is 30°.", "30", 1.0),
+    ("\\boxed{3 \\times 10^{5}}", "300000", 1.0),
+    ("The answer is 1.5e3.", "1500", 1.0),
+    ("The answer is 1.5e3.", "150", 0.0),
+])
+def test_math_answer_styles(text, gold, score):
+    got = MATH.explain([text], answer=[gold])[0]
+    assert got.score == score, got.reason
+
+
+def test_cut_off_answer_says_why():
+    got = MATH.explain(["So in total she spends 12 + 10 ="], answer=["22"])[0]
+    assert got.reason == "answer So in total she spends 12 + 10 = is cut off (it ends with '=')"
+
+
+def test_several_answers_rule():
+    text = "#### 120\nOn second thought, the answer is 121."
+    last = MATH.explain([text, text], answer=["121", "120"])
+    assert [s.score for s in last] == [1.0, 0.0]  # default: the one written last counts
+    prio = build_reward("math", {"several": "priority", "workers": 1})
+    assert prio(completions=[text, text], answer=["121", "120"]) == [0.0, 1.0]  # #### comes before the phrase
+    every = build_reward("math", {"several": "all", "workers": 1})
+    assert every(completions=[text, "\\boxed{7}. The answer is 7."], answer=["121", "7"]) == [0.0, 1.0]
+    with pytest.raises(RewardError, match="params.several"):
+        build_reward("math", {"several": "first"})
+
+
+def test_boxes_rule():
+    text = "The roots are \\boxed{5} and \\boxed{-2}."
+    assert build_reward("math", {"boxes": "last", "workers": 1})(completions=[text], answer=["-2, 5"]) == [0.0]
+
+
+def test_percent_rule():
+    texts = ["\\boxed{0.5}", "\\boxed{50}", "\\boxed{50\\%}", "The answer is 50%."]
+    assert MATH(completions=texts, answer=["50\\%"] * 4) == [1.0, 1.0, 1.0, 1.0]  # as math-verify has it
+    strict = build_reward("math", {"percent_as_fraction": False, "workers": 1})
+    assert strict(completions=texts, answer=["50\\%"] * 4) == [0.0, 1.0, 1.0, 1.0]
+
+
+def test_approximate_fractions_rule():
+    texts = ["\\boxed{0.3333333}", "\\boxed{0.5}", "\\boxed{\\frac{1}{3}}", "\\boxed{1.4142136}"]
+    gold = ["\\frac{1}{3}", "\\frac{1}{2}", "\\frac{1}{3}", "\\sqrt{2}"]
+    assert MATH(completions=texts, answer=gold) == [1.0, 1.0, 1.0, 1.0]
+    exact = build_reward("math", {"approximate_fractions": False, "workers": 1})
+    assert exact(completions=texts, answer=gold) == [0.0, 1.0, 1.0, 1.0]  # an irrational has no exact decimal
+
+
+def test_mixed_numbers_rule():
+    texts = ["The answer is 2 1/2 pizzas.", "\\boxed{2\\frac{1}{2}}", "\\boxed{-1 1/4}"]
+    gold = ["\\frac{5}{2}", "\\frac{5}{2}", "-\\frac{5}{4}"]
+    assert MATH(completions=texts, answer=gold) == [1.0, 1.0, 1.0]
+    plain = build_reward("math", {"mixed_numbers": False, "workers": 1})
+    # without the rule "2 1/2" is left to LaTeX, which does not read it as 5/2 (math-verify itself reads 2\frac12)
+    assert plain(completions=texts[:2], answer=gold[:2]) == [0.0, 1.0]
+
+
+def test_choices_rule():
+    texts = ["The answer is (C) 12.", "\\boxed{\\text{(C)}}", "The answer is C.", "The answer is (B) 12.", "\\boxed{12}"]
+    got = MATH.explain(texts, answer=["C"] * 5)
+    assert [s.score for s in got] == [1.0, 1.0, 1.0, 0.0, 0.0]
+    assert got[4].reason == "answer 12 names no choice (A–E)"
+    assert MATH(completions=["The answer is (C) 12."], answer=["12"]) == [1.0]  # the label before a value goes
+    off = build_reward("math", {"choices": False, "workers": 1})
+    assert off(completions=["The answer is (C) 12."], answer=["C"]) == [0.0]

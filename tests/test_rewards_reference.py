@@ -77,8 +77,8 @@ def test_every_reason_given_is_listed(name):
 
 def test_math_reasons_are_listed():
     got = build_reward("math", {"timeout_s": 1, "workers": 1}).explain(
-        ["#### 3", "#### 4", "a\nb", "#### \\frac{", "\\boxed{2^{2^{2^{2^{2^{2^{99}}}}}}}"],
-        answer=["3", "3", "3", "3", "4"])
+        ["#### 3", "#### 4", "a\nb", "#### \\frac{", "\\boxed{2^{2^{2^{2^{2^{2^{99}}}}}}}", "#### 2 +", "#### x"],
+        answer=["3", "3", "3", "3", "4", "2", "C"])
     for s in got:
         assert _matches(s.reason, REGISTRY["math"].reasons), s.reason
 

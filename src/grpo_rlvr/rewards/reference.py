@@ -113,10 +113,18 @@ def _how(module) -> list[str]:
 
 def render_reference() -> str:
     """The Markdown of the skill's ``references/rewards.md``."""
-    from grpo_rlvr.rewards import REGISTRY, _answer, _inside_tag, _json_extract, _math_compare, _tool_calls
+    from grpo_rlvr.rewards import (
+        REGISTRY,
+        _answer,
+        _inside_tag,
+        _json_extract,
+        _math_compare,
+        _math_text,
+        _tool_calls,
+    )
 
     # the private modules whose docstrings state a reward's rules, shown after its own module's
-    more = {"exact_match": [_answer], "math": [_answer, _math_compare], "json_schema": [_json_extract],
+    more = {"exact_match": [_answer], "math": [_answer, _math_text, _math_compare], "json_schema": [_json_extract],
             "tool_call": [_tool_calls]}
     out = ["# Built-in rewards: params, columns, reasons",
            "",
