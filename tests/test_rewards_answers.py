@@ -230,9 +230,13 @@ def test_math_answer_styles(text, gold, score):
     assert got.score == score, got.reason
 
 
-def test_cut_off_answer_says_why():
-    got = MATH.explain(["So in total she spends 12 + 10 ="], answer=["22"])[0]
-    assert got.reason == "answer So in total she spends 12 + 10 = is cut off (it ends with '=')"
+def test_cut_off_answers_and_sentences_say_why():
+    got = MATH.explain(["The answer is 12 + 10 =", "So in total she spends 12 + 10 =", "First, 48/2 = 24. Then 48 + 24",
+                        "3/4", "x = 5"], answer=["22", "22", "72", "0.75", "5"])
+    assert got[0].reason == "answer 12 + 10 = is cut off (it ends with '=')"
+    sentence = "no final answer found: the one-line completion is a sentence, not a bare answer"
+    assert [(s.score, s.reason) for s in got[1:3]] == [(0.0, sentence)] * 2
+    assert [s.score for s in got[3:]] == [1.0, 1.0]  # a bare one-line answer counts
 
 
 def test_several_answers_rule():

@@ -72,7 +72,8 @@ REGISTRY: dict[str, RewardEntry] = {
         reasons=tuple(r.replace(" = ", " ≡ ") for r in _ANSWER_REASONS[:2]) + _ANSWER_REASONS[2:] + (
             "answer {answer} is not a parseable expression", "timed out checking answer {answer}",
             "ground truth {expected} does not parse; sample skipped", "could not check answer {answer}: {error}",
-            "answer {answer} is cut off (it ends with {character})", "answer {answer} names no choice (A–E)"),
+            "answer {answer} is cut off (it ends with {character})", "answer {answer} names no choice (A–E)",
+            "no final answer found: the one-line completion is a sentence, not a bare answer"),
         example={"timeout_s": 5, "rel_tol": 1e-6}),
     "json_schema": RewardEntry(
         json_schema_reward, "JSON in the completion validates against the row's schema "

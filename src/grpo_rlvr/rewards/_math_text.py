@@ -8,7 +8,8 @@ escaped dollars are currency and dropped (``\\$12.50``, ``\\$1,250``); degree ma
 space stays a list); a number followed by one to three words is that number ("20 dollars", "3/4 cup",
 "2 1/2 pizzas"); a mixed number reads as whole + fraction (with ``mixed_numbers``: "2 1/2" and ``2\\frac{1}{2}``
 are 5/2); ``1.5e3`` is ``1.5 \\times 10^{3}``. An answer that ends
-in an operator or "=" is cut off ("12 + 10 =") and never counts. With ``choices``, a ground truth that is one
+in an operator or "=" is cut off ("12 + 10 =") and never counts, nor does a one-line completion without any
+marker that reads as a sentence ("First, 48/2 = 24. Then 48 + 24"): only a bare answer ("3/4", "x = 5") does. With ``choices``, a ground truth that is one
 letter A–E (``C``, ``(C)``) is compared with the answer's choice label ("(C) 12", "C.", "C"), and a label before
 a value ("(C) 12" against 12) is dropped.
 """
@@ -22,7 +23,9 @@ _WRAPPER = re.compile(r"\\(?:text|textbf|textrm|mathrm|mathbf|mbox|textnormal)\s
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\s*\bdegrees?\b", re.IGNORECASE)
 _GROUPED = re.compile(r"(?<![\d.])\d{1,3}(?:(?:,|\{,\}|\\,)\d{3})+(?![\d])")
 _NUMBER = r"[-+]?(?:\d+\s+\d+/\d+|\d+/\d+|\d+(?:\.\d+)?)"
-_UNITS = re.compile(rf"^\s*({_NUMBER})\s*(?:[A-Za-z][A-Za-z.]*\s*){{1,3}}$")
+_UNITS = re.compile(rf"^\s*({_NUMBER})\s*(?:[A-Za-z][A-Za-z.]*(?:\^\{{?\d\}}?)?\s*){{1,3}}$")
+# a line that starts like a sentence ("First, 48/2 = 24. Then 48 + 24"), not like a bare answer ("3/4", "x = 5")
+_PROSE = re.compile(r"^\s*[*_]*[A-Za-z]{2,}(?![A-Za-z]*\s*[=(^_{])\W.*?\b[A-Za-z]{2,}", re.DOTALL)
 _MIXED = re.compile(r"^([-+]?)(\d+)\s+(\d+)/(\d+)$")
 _MIXED_TEX = re.compile(r"^([-+]?)(\d+)\s*\\[dt]?frac\s*\{(\d+)\}\s*\{(\d+)\}$")
 _SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])")
@@ -48,9 +51,13 @@ def gold_choice(gold: str, choices: bool) -> str | None:
 
 
 def written(answer: str, gold: str, *, thousands: bool = True, mixed_numbers: bool = True,
-            choices: bool = True) -> Written:
-    """``answer`` (an extracted final answer) as ``math`` checks it against ``gold``; see the module docstring."""
+            choices: bool = True, bare: bool = False) -> Written:
+    """``answer`` (an extracted final answer) as ``math`` checks it against ``gold``; see the module docstring.
+    ``bare``: the answer is a whole one-line completion with no marker, which counts only when it is a bare
+    answer, not a sentence."""
     s = answer.strip()
+    if bare and _PROSE.match(s) and not gold_choice(gold, choices):
+        return Written(problem="no final answer found: the one-line completion is a sentence, not a bare answer")
     for _ in range(3):  # nested wrappers: \text{\textbf{5}}
         s = _WRAPPER.sub(lambda m: m.group(1), s)
     letter = gold_choice(gold, choices)

@@ -283,8 +283,8 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
                 out[i] = Scored(0.0, describe_missing(extract, tag))
                 continue
             shown = " and ".join(a.text for a in found)
-            forms = [written(a.text, gold, thousands=thousands, mixed_numbers=mixed_numbers, choices=choices)
-                     for a in found]
+            forms = [written(a.text, gold, thousands=thousands, mixed_numbers=mixed_numbers, choices=choices,
+                             bare=a.where == "the one-line completion") for a in found]
             bad = next((f.problem for f in forms if f.problem), None)
             letter = gold_choice(gold, choices)
             if bad is not None or letter is not None:
