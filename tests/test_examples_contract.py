@@ -34,9 +34,9 @@ def test_example_ranks_its_own_examples(path):
         t = r.totals
         assert t["correct"] > t["wrong"] > t["malformed"], (path.name, r.scores)
         # correctness never pays for the malformed one, and does pay for the correct one
-        for name, (score, reason) in r.scores["malformed"].items():
-            spec = next(s for s in load_brief(path).rewards if s.name == name)
-            if name != "format" and spec.params.get("format"):
+        specs = load_brief(path).rewards  # in the order the scores are (no judge among the examples' rewards)
+        for spec, (name, (score, reason)) in zip(specs, r.scores["malformed"].items(), strict=True):
+            if spec.params.get("format"):
                 assert score == 0.0, (path.name, name, reason)
         assert all(s == 1.0 for s, _ in r.scores["correct"].values()), (path.name, r.scores["correct"])
 
