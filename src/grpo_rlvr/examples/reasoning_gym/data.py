@@ -42,19 +42,6 @@ def make_rows(task: str, size: int, seed: int, config: dict | None = None,
     return rows
 
 
-def _config(pairs: list[str]) -> dict:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--config {pair!r}: write KEY=VALUE (e.g. max_word_len=5)")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", required=True, help="a reasoning-gym task name, e.g. spell_backward")
@@ -64,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="the JSONL file to write")
     ap.add_argument("--force", action="store_true", help="replace an existing file")
     args = ap.parse_args(argv)
+    from grpo_rlvr.cli.score import parse_options  # KEY=VALUE, the value read as JSON when it parses
+    from grpo_rlvr.errors import ConfigError
     from grpo_rlvr.files import write_jsonl_atomic
 
     out = Path(args.out)
@@ -71,7 +60,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: {out} exists; pass --force to replace it", file=sys.stderr)
         return 2
     try:
-        rows = make_rows(args.task, args.size, args.seed, _config(args.config))
+        config = parse_options(args.config)
+    except ConfigError as e:
+        print(f"Error: --config: {e}", file=sys.stderr)
+        return 2
+    try:
+        rows = make_rows(args.task, args.size, args.seed, config)
     except (ValueError, TypeError, AssertionError) as e:
         print(f"Error: --task {args.task!r}: {e}", file=sys.stderr)
         return 2
