@@ -161,7 +161,7 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
 
     # 3 + 4 need the brief and the current rewards ---------------------------------------------------------
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.brief.loader import dataset_identity, model_identity
+    from grpo_rlvr.identity import dataset_changes, dataset_identity, model_changes, model_identity
 
     brief_path = brief or (m.get("brief") or {}).get("path")
     if not brief_path:
@@ -200,23 +200,21 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
     p4 = []
     rec = m.get("brief") or {}
     if rec.get("fingerprint") != b.fingerprint:
+        # what changed, by part: the weights, an adapter, a data file or a pinned commit, said as such
+        p4 += model_changes(m.get("model"), model_identity(b.model))
+        p4 += dataset_changes(m.get("dataset"), dataset_identity(b.dataset), b.dataset.path)
         parts = []
-        if m.get("model") != model_identity(b.model):
-            parts.append("model")
-        if m.get("dataset") != dataset_identity(b.dataset):
-            parts.append("dataset")
-        specs = [{"name": r.name, "weight": r.weight, "params": dict(r.params)} for r in b.rewards]
-        old_specs = [{"name": r.get("name"), "weight": r.get("weight"), "params": r.get("params")}
-                     for r in m.get("rewards", [])]
-        if [s["name"] for s in specs] != [s["name"] for s in old_specs] or \
-                [s["weight"] for s in specs] != [s["weight"] for s in old_specs]:
+        specs = [(r.name, r.weight) for r in b.rewards]
+        if specs != [(r.get("name"), r.get("weight")) for r in m.get("rewards", [])]:
             parts.append("reward specs")
         if {k: m.get("sampling", {}).get(k) for k in b.sampling()} != b.sampling():
             parts.append("sampling parameters")
-        p4.append(f"the artifact was made for another brief ({', '.join(parts) or 'fingerprint'} differ): "
-                  f"{rec.get('path')}")
+        if parts or not p4:
+            p4.append(f"the artifact was made for another brief ({', '.join(parts) or 'fingerprint'} differ): "
+                      f"{rec.get('path')}")
     rules.append(Rule(4, "artifact belongs to this brief", not p4, p4,
-                      "inspect with this brief: `grpo-rlvr inspect BRIEF`"))
+                      "the review holds only for what was read: re-run `grpo-rlvr inspect BRIEF --force` (the old "
+                      "review is kept as a backup) and review the new samples"))
 
     # 5. composite ----------------------------------------------------------------------------------------
     p5 = []
