@@ -35,13 +35,14 @@ def _describe(ident: dict) -> str:
     return {"folder": "a local folder", "adapter": "a PEFT adapter folder", "file": "a local file"}.get(kind, str(kind))
 
 
-def _file_changes(old: dict, new: dict, role: str) -> list[str]:
+def _file_changes(old: dict, new: dict, role: str, kinds: bool = True) -> list[str]:
+    """Changed files grouped by what they are to a model (weights, tokenizer, code, config), or all as "files"."""
     before, after = old.get("files") or {}, new.get("files") or {}
     out = []
     changed = [n for n in sorted(before) if n in after and after[n] != before[n]]
     by_kind: dict[str, list[str]] = {}
     for n in changed:
-        by_kind.setdefault(_kind(n), []).append(n)
+        by_kind.setdefault(_kind(n) if kinds else "files", []).append(n)
     for kind, names in by_kind.items():
         out.append(f"{role} {kind} changed since the review ({_names(names)}): {AGAIN}")
     added = sorted(set(after) - set(before))
@@ -54,6 +55,7 @@ def _file_changes(old: dict, new: dict, role: str) -> list[str]:
 
 
 def _hub_changes(old: dict, new: dict, role: str) -> list[str]:
+    kinds = role != "dataset"
     repo, was = old.get("id"), old.get("commit")
     if new.get("id") != repo:
         return [f"the {role} is now {_describe(new)}; the review read {_describe(old)}: {AGAIN}"]
@@ -67,7 +69,7 @@ def _hub_changes(old: dict, new: dict, role: str) -> list[str]:
         return [f"{role} {repo} resolves to commit {new['commit'][:12]} now, but the review read commit "
                 f"{(was or '?')[:12]} (an id without a revision is pinned to the commit inspect saw): set "
                 f"revision: {was} in the brief to train what was reviewed, or {AGAIN}"]
-    return [p.replace(f"{role} ", f"{role} {repo} (cached snapshot) ", 1) for p in _file_changes(old, new, role)]
+    return [p.replace(f"{role} ", f"{role} {repo} (cached snapshot) ", 1) for p in _file_changes(old, new, role, kinds)]
 
 
 def model_changes(old, new: dict, role: str = "model") -> list[str]:
@@ -107,5 +109,5 @@ def dataset_changes(old, new: dict, name: str) -> list[str]:
         out.append(f"dataset file changed since the review ({name}): {AGAIN}")
     else:
         out += [p.replace("dataset ", f"dataset folder {name}: ", 1)
-                for p in _file_changes(src_old, src_new, "dataset")]
+                for p in _file_changes(src_old, src_new, "dataset", kinds=False)]
     return out

@@ -19,6 +19,7 @@ that folder). A lost or unwritable cache only costs time: every hash is then com
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -68,7 +69,8 @@ def _remember(path: Path, st: os.stat_result, digest: str) -> None:
         os.replace(tmp, target)
     except OSError as e:  # a read-only or full cache only costs time
         log.debug("content hash of %s not cached: %s", path, e)
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def sha256_file(path: str | Path) -> str:
