@@ -98,11 +98,12 @@ def cmd_review(args) -> int:
 
 
 def cmd_gate(args) -> int:
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.clean_interpreter import run_check
 
-    result = check_gate(args.dir, brief=args.brief)
-    _emit(result.to_dict(), args.json, lambda _: result.format())
-    return 0 if result.passed else 1
+    # checked in a clean interpreter: a sitecustomize or .pth hook that patched this process changes nothing
+    reply = run_check("gate", directory=str(args.dir), brief=str(args.brief) if args.brief else None)
+    _emit(reply["result"], args.json, lambda _: reply["text"])
+    return 0 if reply["passed"] else 1
 
 
 def cmd_render(args) -> int:
