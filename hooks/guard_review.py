@@ -13,7 +13,8 @@ to the agent):
 - writing, editing, moving or deleting a protected path: anything under a folder named ``inspection`` (or an
   ``inspection.bak-*`` backup), a run's ``brief.lock.json``, a ``sitecustomize.py``, ``usercustomize.py`` or
   ``*.pth`` file, the installed package (``site-packages/grpo_rlvr``, its dist-info and editable finder), this
-  plugin's own folder, and the content-hash cache (``<grpo-rlvr cache>/file-hashes``).
+  plugin's own folder, the content-hash cache (``<grpo-rlvr cache>/file-hashes``) and the user's grpo-rlvr
+  config folder (``~/.config/grpo-rlvr``, which holds the allowed signers of signed reviews).
 
 How a write is seen: the Write, Edit, MultiEdit and NotebookEdit tools; MCP and other tools whose name says they
 write (``write_file``, ``edit_file``, ``move_file``…), by every path-like argument, and any tool's ``command``
@@ -76,6 +77,12 @@ def _hash_cache() -> str:
     return os.path.join(os.path.realpath(root), "file-hashes")
 
 
+def _user_config() -> str:
+    """Where the user's allowed-signers file lives (signed reviews): the agent does not add its own key."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(os.path.realpath(base), "grpo-rlvr")
+
+
 def _component_protected(part: str, last: bool) -> bool:
     """A path component (maybe a glob pattern) that names, or could name, a protected folder or file."""
     names = ["inspection", "inspection.bak-x"] + (["brief.lock.json", "sitecustomize.py", "usercustomize.py",
@@ -95,7 +102,7 @@ def _protected_resolved(path: str) -> bool:
                 parts[i + 1] == "grpo_rlvr" or re.match(r"^(?:__editable__[._]+)?grpo_rlvr", parts[i + 1])):
             return True
     root = _plugin_root()
-    inside = [d for d in (root, _hash_cache()) if d]
+    inside = [d for d in (root, _hash_cache(), _user_config()) if d]
     return any(path == d or path.startswith(d.rstrip("/") + "/") for d in inside)
 
 

@@ -162,11 +162,19 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
     # 3 + 4 need the brief and the current rewards ---------------------------------------------------------
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.identity import dataset_changes, dataset_identity, model_changes, model_identity
+    from grpo_rlvr.inspection.signature import required_signers, signature_problems
 
     brief_path = brief or (m.get("brief") or {}).get("path")
     if not brief_path:
         raise GateError(f"{art.dir}: the manifest records no brief; pass --brief BRIEF")
     b = load_brief(brief_path)
+    signers = required_signers(b)
+    if signers is not None:   # rule 2 also needs the person's signature when the brief or the user asks for one
+        signed = signature_problems(art.dir, m, samples, signers)
+        if signed:
+            rules[1].problems.extend(signed)
+            rules[1].passed = False
+            rules[1].fix = signed[0].split("; ")[-1]
     p3, rewards = [], []
     try:
         from grpo_rlvr.inspection.run import build_rewards

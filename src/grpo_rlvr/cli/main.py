@@ -94,7 +94,7 @@ def cmd_inspect(args) -> int:
 def cmd_review(args) -> int:
     from grpo_rlvr.review import review
 
-    return review(args.dir, reviewer=args.reviewer)
+    return review(args.dir, reviewer=args.reviewer, sign=args.sign)
 
 
 def cmd_gate(args) -> int:
@@ -220,6 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
              "resumable (refuses piped input)")
     sp.add_argument("dir", metavar="DIR", help="the inspection folder")
     sp.add_argument("--reviewer", default=None, help="your name for the record (default: $USER)")
+    sp.add_argument("--sign", metavar="KEY", default=None,
+                    help="when every sample has a verdict, sign the review with this SSH key (a private key file, or "
+                         "a public key held by ssh-agent); required when the brief sets inspection.signing")
 
     sp = add("gate", cmd_gate, "the Phase 1 checker: passes only on a complete, current, human-reviewed inspection")
     sp.add_argument("dir", metavar="DIR", help="the inspection folder")
