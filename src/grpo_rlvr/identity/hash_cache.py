@@ -96,8 +96,15 @@ def sha256_file(path: str | Path) -> str:
 
 def sha256_files(paths: list[Path]) -> dict[Path, str]:
     """``sha256_file`` of each path; the files not in the cache are read a few at a time."""
-    paths = list(paths)
-    if len(paths) <= 1:
-        return {p: sha256_file(p) for p in paths}
-    with ThreadPoolExecutor(max_workers=min(_WORKERS, len(paths))) as pool:
-        return dict(zip(paths, pool.map(sha256_file, paths), strict=True))
+    found = {}
+    for p in paths:   # the warm case: one stat and one small read each, no threads started
+        hit = _cached(os.stat(p))
+        if hit is not None:
+            found[p] = hit
+    missing = [p for p in paths if p not in found]
+    if len(missing) <= 1:
+        found.update({p: sha256_file(p) for p in missing})
+    else:
+        with ThreadPoolExecutor(max_workers=min(_WORKERS, len(missing))) as pool:
+            found.update(zip(missing, pool.map(sha256_file, missing), strict=True))
+    return {p: found[p] for p in paths}
