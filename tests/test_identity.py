@@ -181,3 +181,13 @@ def test_a_local_dataset_file_is_its_bytes(tmp_path, reads):
     assert dataset_identity(spec(a)) == dataset_identity(spec(b))
     assert compute.dataset_identity(spec(a.parent))["source"]["files"] == {"train.jsonl": dataset_identity(
         spec(a))["source"]["sha256"]}
+
+
+def test_an_inspection_from_before_content_identity_says_so(tmp_path, reads):
+    from grpo_rlvr.identity import dataset_changes
+
+    _write(tmp_path / "m" / "config.json", b"{}")
+    (problem,) = model_changes({"path": "./model", "content": "ab12"}, local_model_identity(tmp_path / "m"))
+    assert "by name and file sizes (made by an older grpo-rlvr)" in problem and "re-inspect and review" in problem
+    (problem,) = dataset_changes({"path": "./data.jsonl", "split": "train"}, {"source": {}}, "./data.jsonl")
+    assert "records the dataset by path" in problem
