@@ -9,7 +9,8 @@ to the agent):
   ``grpo-rlvr-plugin`` wrapper, ``python -m grpo_rlvr``, a path to either, behind ``env``, ``sh -c '...'``,
   ``$(...)``, ``nohup``, ``script`` and the like, or importing ``grpo_rlvr.review``;
 - setting ``PYTHONPATH``, ``PYTHONSTARTUP``, ``PYTHONHOME``, ``PYTHONUSERBASE``, ``LD_PRELOAD`` or ``LD_AUDIT``
-  (in a command, with ``export``/``env``, or through ``os.environ``): each can load code into grpo-rlvr;
+  (in a command, with ``export``/``env``, or through ``os.environ``): each can load code into grpo-rlvr; nor
+  ``GRPO_RLVR_CACHE``, which would point the content hashes at a cache the agent filled;
 - writing, editing, moving or deleting a protected path: anything under a folder named ``inspection`` (or an
   ``inspection.bak-*`` backup), a run's ``brief.lock.json``, a ``sitecustomize.py``, ``usercustomize.py`` or
   ``*.pth`` file, the installed package (``site-packages/grpo_rlvr``, its dist-info and editable finder), this
@@ -50,7 +51,8 @@ import tarfile
 PROGRAMS = re.compile(r"(?:^|/)(?:grpo-rlvr|grpo-rlvr-plugin|grpo_rlvr)$")
 PROTECTED_DIR = re.compile(r"^inspection(?:\.bak-[^/]*)?$")
 STARTUP_FILE = re.compile(r"^(?:sitecustomize\.py|usercustomize\.py|.*\.pth)$")
-ENV_NAMES = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE", "LD_PRELOAD", "LD_AUDIT")
+# Each can load code into grpo-rlvr's checks; GRPO_RLVR_CACHE would point them at hashes the agent wrote.
+ENV_NAMES = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE", "LD_PRELOAD", "LD_AUDIT", "GRPO_RLVR_CACHE")
 _ENV = "|".join(ENV_NAMES)
 SETS_ENV = re.compile(rf"(?<![$\w{{]){_ENV}(?:\s*\+?=(?!=)|['\"]\s*\]\s*=)|\b(?:export|setenv|declare\s+-x|typeset\s+-x)"
                       rf"\b[^;&|\n]*\b(?:{_ENV})\b|(?:putenv|setdefault|update)\(\s*['\"]?(?:{_ENV})")
@@ -305,8 +307,9 @@ def _shell(command: str, cwd: str) -> str | None:
     env = SETS_ENV.search(command)
     if env:
         return (f"this command sets {env.group(0).strip()[:60]!r}: PYTHONPATH, PYTHONSTARTUP, PYTHONHOME, "
-                "PYTHONUSERBASE, LD_PRELOAD and LD_AUDIT can load code into grpo-rlvr's checks, so the agent does "
-                "not set them; run the command without it.")
+                "PYTHONUSERBASE, LD_PRELOAD and LD_AUDIT can load code into grpo-rlvr's checks, and "
+                "GRPO_RLVR_CACHE chooses the hashes they trust, so the agent does not set them; run the command "
+                "without it.")
     target = writes_protected(command, cwd)
     if target:
         return (f"this command writes {target}: files under inspection/ (and brief.lock.json, startup hooks, the "

@@ -186,6 +186,7 @@ def test_mcp_and_relative_tool_writes_are_denied(project, tool, tool_input):
     "LD_PRELOAD=/tmp/x.so grpo-rlvr gate out/inspection",
     "python -c 'import os; os.environ[\"PYTHONPATH\"] = \"/tmp\"; os.system(\"grpo-rlvr gate x\")'",
     "declare -x PYTHONPATH=/tmp/hook",
+    "GRPO_RLVR_CACHE=/tmp/forged-hashes grpo-rlvr gate out/inspection",
 ])
 def test_setting_interpreter_variables_is_denied(command):
     out = call("Bash", {"command": command})
