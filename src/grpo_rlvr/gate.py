@@ -4,10 +4,12 @@
    the manifest unedited (its seal matches what inspect wrote)
 2. every sample has a verdict by a person (kind ``human``, a reviewer, a reading time, bound to this
    manifest's seal and to the sample it judged); none is ``disagree``; the reading is plausible: the median
-   time per sample is at least ``MIN_MEDIAN_SECONDS`` (oracle verdicts only in the demo, never from the CLI)
+   time per sample is at least ``MIN_MEDIAN_SECONDS`` (oracle verdicts only in the demo, never from the CLI);
+   when the brief or the user asks for it, the review is signed by a listed key (``inspection/signature.py``)
 3. reward fingerprints, params, kinds and weights match the current code and brief, and re-scoring reproduces
    the stored scores
-4. the artifact belongs to this brief (model, dataset, reward specs, sampling)
+4. the artifact belongs to this brief: reward specs, sampling, and the model and data by content (``identity``:
+   file hashes, an adapter's base, a hub id's commit pinned at inspect), never by how their paths are written
 5. the reward is composite (format + correctness) and ranks well-formed-wrong above malformed; a judge used as
    the correctness part agrees with the person at Cohen's kappa ≥ ``inspection.judge_min_kappa`` (0.6)
 6. there is signal: some correctness > 0, and the totals are not all equal

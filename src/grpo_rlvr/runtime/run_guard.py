@@ -6,7 +6,10 @@ any model loads. Rank 0 runs the check and broadcasts the outcome, so every rank
 ``launch.sh`` or ``slurm.sh`` refuses together (exit 1, the gate's reasons on stderr).
 
 What is checked: ``brief.lock.json`` parses and records a SHA-256 of every rendered file, each file still has
-that hash, the brief's fingerprint is the one rendered, and the gate passes for the recorded inspection.
+that hash, the brief's fingerprint (which covers the model's and data's content) is the one rendered, and the
+gate passes for the recorded inspection. The check is computed in a clean interpreter
+(``clean_interpreter.run_check``: ``python -I -S``, no startup hooks run), and the rendered ``train.py``
+restarts itself under ``python -I`` first, so ``PYTHONPATH`` or a ``sitecustomize`` cannot patch it.
 
 The escape hatch for smoke tests is ``--unreviewed-smoke-test`` (``train.py`` and ``grpo-rlvr train``): the
 gate is skipped (the file hashes are still checked), at most ``SMOKE_MAX_STEPS`` steps run, no checkpoint and
