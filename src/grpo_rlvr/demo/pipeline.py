@@ -261,7 +261,8 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     ph.stop()
     curve = _curve(rr.dir / "output" / "metrics.jsonl", _correctness(t))
     summary = {
-        "ok": True, "task": task_name, "seed": seed, "grpo_steps": tr.global_step,
+        "ok": True, "task": task_name, "correctness_reward": _correctness(t), "seed": seed,
+        "grpo_steps": tr.global_step,
         "accuracy_before": before, "accuracy_after": after,
         "improvement": after["accuracy"] / before["accuracy"] if before["accuracy"] else None,
         "preflight_untrained": pre0.verdict, "preflight": pre.to_dict(), "gate_passed": gate.passed,
@@ -289,7 +290,7 @@ def _curve(metrics: Path, correctness: str = "exact_match") -> list[dict]:
     for r in read_jsonl(metrics, "metrics"):
         if "reward" in r:
             out.append({"step": r["step"], "reward": round(r["reward"], 4),
-                        "exact_match": round(r.get(f"rewards/{correctness}/mean", float("nan")), 4),
+                        "correctness": round(r.get(f"rewards/{correctness}/mean", float("nan")), 4),
                         "format": round(r.get("rewards/format/mean", float("nan")), 4)})
     return out
 
@@ -302,11 +303,11 @@ def format_summary(s: dict, diagnosis_text: str) -> str:
              f"(pass@1 {s['preflight']['pass_at_1']:.3f}, pass@{s['preflight']['k']} {s['preflight']['pass_at_k']:.3f})",
              f"sampled accuracy before GRPO: {b['accuracy']:.3f} ({b['samples']} samples, well-formed {b['well_formed']:.3f})",
              f"sampled accuracy after GRPO:  {a['accuracy']:.3f} ({a['samples']} samples, well-formed {a['well_formed']:.3f})",
-             f"improvement: {ratio}  (GRPO steps: {s['grpo_steps']}, seed {s['seed']})", "", "reward curve (step: total / exact_match / format):"]
+             f"improvement: {ratio}  (GRPO steps: {s['grpo_steps']}, seed {s['seed']})", "", f"reward curve (step: total / {s.get('correctness_reward', 'exact_match')} / format):"]
     curve = s["reward_curve"]
     pick = curve if len(curve) <= 8 else [curve[i * (len(curve) - 1) // 7] for i in range(8)]
     for c in pick:
-        lines.append(f"  {c['step']:>4}: {c['reward']:.3f} / {c['exact_match']:.3f} / {c['format']:.3f}")
+        lines.append(f"  {c['step']:>4}: {c['reward']:.3f} / {c['correctness']:.3f} / {c['format']:.3f}")
     lines += ["", "time per phase (s): " + ", ".join(f"{k} {v}" for k, v in s["phase_seconds"].items()),
               f"total: {s['total_seconds']} s", "", diagnosis_text, f"\nEverything is in {s['workdir']}"]
     return "\n".join(lines)
