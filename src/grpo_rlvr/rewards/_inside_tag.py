@@ -24,7 +24,7 @@ PARAMS = {
     "require_format": "score the answer only inside the brief's format tag, and 0 when the completion is not "
                       "well-formed (default true; false reads the whole completion; a user reward opts in with "
                       "true)",
-    "format": "the brief's ``format`` reward params (``tag``, ``pattern``, ``allow_text_before``); the brief "
+    "format": "the params of the brief's format reward (tag, pattern, allow_text_before); the brief "
               "loader fills it in, do not set it by hand",
 }
 
