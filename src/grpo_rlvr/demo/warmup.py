@@ -11,13 +11,29 @@ import logging
 
 log = logging.getLogger(__name__)
 
+ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
+
+
+def _answer_span(tokenizer, completion: str) -> tuple[int, int]:
+    """Token positions [start, end) of the text between ``<answer>`` and ``</answer>`` in ``completion``."""
+    start = completion.find(ANSWER_OPEN)
+    end = completion.find(ANSWER_CLOSE, start + 1)
+    if start < 0 or end < 0:
+        return 0, 0
+    start += len(ANSWER_OPEN)
+    count = lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])  # noqa: E731
+    return count(completion[:start]), count(completion[:end])
+
 
 def sft_warmup(model, tokenizer, rows: list[dict], completions: list[str], *, steps: int, lr: float,
-               batch_size: int, seed: int, label_smoothing: float = 0.0) -> list[float]:
+               batch_size: int, seed: int, label_smoothing: float = 0.0, answer_smoothing: float = 0.0) -> list[float]:
     """Train ``model`` in place for ``steps`` AdamW steps on (prompt, completion) pairs; returns the losses.
 
-    ``label_smoothing`` > 0 keeps the model's distribution wide: it learns which answer is right (the mode)
-    while sampling at temperature 1 still often misses, the regime where RL's sharpening pays off.
+    ``label_smoothing`` > 0 keeps the model's distribution wide on every completion token. ``answer_smoothing``
+    smooths only the answer's tokens (between ``<answer>`` and ``</answer>``) and trains the rest plainly: the
+    model writes the format reliably and learns which answer is right (the mode), while sampling at temperature
+    1 still often misses it, the regime where RL's sharpening pays off and the format reward leaves little to
+    win.
     """
     import torch
     import torch.nn.functional as F
@@ -28,6 +44,7 @@ def sft_warmup(model, tokenizer, rows: list[dict], completions: list[str], *, st
     prompt_ids = [p["input_ids"] if isinstance(p, dict) or hasattr(p, "keys") else p for p in prompt_ids]
     target_ids = [tokenizer(c, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
                   for c in completions]
+    spans = [_answer_span(tokenizer, c) for c in completions] if answer_smoothing else None
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     model.train()
     losses = []
@@ -37,6 +54,7 @@ def sft_warmup(model, tokenizer, rows: list[dict], completions: list[str], *, st
         width = max(len(s) for s in seqs)
         input_ids = torch.full((batch_size, width), tokenizer.pad_token_id)
         labels = torch.full((batch_size, width), -100)
+        smoothing = torch.full((batch_size, width), label_smoothing)
         attn = torch.zeros((batch_size, width), dtype=torch.long)
         for j, i in enumerate(idx):
             s = seqs[j]
@@ -44,9 +62,18 @@ def sft_warmup(model, tokenizer, rows: list[dict], completions: list[str], *, st
             attn[j, : len(s)] = 1
             start = len(prompt_ids[i])
             labels[j, start : len(s)] = torch.tensor(target_ids[i])
+            if spans is not None:
+                smoothing[j, start + spans[i][0] : start + spans[i][1]] = answer_smoothing
         logits = model(input_ids=input_ids, attention_mask=attn).logits[:, :-1]
-        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1), ignore_index=-100,
-                               label_smoothing=label_smoothing)
+        if spans is None:
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1),
+                                   ignore_index=-100, label_smoothing=label_smoothing)
+        else:  # cross-entropy against (1 - eps) one-hot + eps uniform, eps per token (as F.cross_entropy does)
+            logp = F.log_softmax(logits, dim=-1)
+            target, eps = labels[:, 1:], smoothing[:, 1:]
+            keep = target != -100
+            nll = -logp.gather(-1, target.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+            loss = (((1 - eps) * nll + eps * -logp.mean(-1))[keep]).mean()
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
