@@ -1,7 +1,12 @@
 """Real tiny GRPO runs on CPU, each engineered to show one failure mode, diagnosed from the logs TRL wrote.
 A healthy run is the demo's own (see test_demo.py); here each run must raise its own finding.
 
-Numbers in the docstrings were measured on the 2-core CI machine; the assertions check the diagnosis, not them.
+Every test here asserts an outcome of training, so none rests on one seed's path on one CPU's arithmetic
+(``tests/outcome_seeds.py``): each runs at two GRPO seeds, with the machine's CPU kernels and (scripts/test-avx2.sh)
+with AVX2 held, and its settings land in the outcome at every seed of the sweep recorded in its docstring
+(``python benchmarks/outcome_sweep.py -k NAME`` reruns it: seeds 0-3 × default and AVX2 kernels). Warmed-up
+models are module fixtures built once at seed 0. Other numbers in the docstrings were measured on the 2-core CI
+machine (AVX-512); the assertions check the diagnosis, not them.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from grpo_rlvr.diagnosis import diagnose
 from grpo_rlvr.files import write_jsonl_atomic
 from grpo_rlvr.launch import train
 from grpo_rlvr.run_dir import render
+from outcome_seeds import training_outcome
 
 pytestmark = pytest.mark.e2e
 
@@ -51,12 +57,12 @@ def warm_model_dir(tmp_path_factory):
     return warmed_model(tmp_path_factory, "warm", rows, answers(rows), **WARMUP)
 
 
-def run_case(workspace, model_dir, grpo: dict, rewards=None, steps=40, train_rows=None, eval_rows=None,
+def run_case(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40, train_rows=None, eval_rows=None,
              sections: dict | None = None):
     data = yaml.safe_load(example_brief_text())
     data.update(sections or {})
     data["grpo"].update({"per_device_train_batch_size": 32, "logging_steps": 2, "max_steps": steps,
-                         "save_steps": 1000, **grpo})
+                         "save_steps": 1000, "seed": seed, **grpo})
     if rewards is not None:
         data["rewards"] = rewards
     if train_rows is not None:
@@ -74,18 +80,20 @@ def run_case(workspace, model_dir, grpo: dict, rewards=None, steps=40, train_row
     return diagnose(run)
 
 
-def test_untrained_model_has_no_learning_signal(workspace, tiny_model_dir):
+@training_outcome
+def test_untrained_model_has_no_learning_signal(workspace, tiny_model_dir, seed):
     # make_artifact's synthetic samples pass the gate; the model itself never succeeds
-    diag = run_case(workspace, tiny_model_dir, {}, steps=10)
+    diag = run_case(workspace, tiny_model_dir, {}, seed, steps=10)
     ids = {f.id for f in diag.findings}
     assert "no_learning_signal" in ids, diag.format()
 
 
-def test_dynamic_sampling_that_runs_out_of_rounds_is_told_so(workspace, tiny_model_dir):
+@training_outcome
+def test_dynamic_sampling_that_runs_out_of_rounds_is_told_so(workspace, tiny_model_dir, seed):
     """The untrained model with dynamic sampling (max_rounds 1): every group is all-wrong, so the refill runs out
     at every step and trains filler. diagnose names that, with a data fix (no max_rounds fills a batch when no
     group has signal), and does not recommend the dynamic sampling the run already has."""
-    diag = run_case(workspace, tiny_model_dir, {"logging_steps": 1}, steps=8,
+    diag = run_case(workspace, tiny_model_dir, {"logging_steps": 1}, seed, steps=8,
                     sections={"dynamic_sampling": {"max_rounds": 1}})
     f = next((x for x in diag.findings if x.id == "refill_exhausted"), None)
     assert f is not None, diag.format()
@@ -96,7 +104,8 @@ def test_dynamic_sampling_that_runs_out_of_rounds_is_told_so(workspace, tiny_mod
     assert diag.data["recommended_dynamic_sampling"] is None
 
 
-def test_reward_that_pays_for_length(workspace, warm_model_dir):
+@training_outcome
+def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
     """A user reward pays for length up to 208 characters, correctness weighs nothing, lr 1e-4, room for 224
     tokens. Measured: mean length 28 → 189 tokens, exact_match 0.073 → 0.000, within-group length/advantage
     correlation +0.99, repeated 4-grams 23% → 49% ('swer>8swer>11</answer>8swer>…'), KL 0.028 → 0.52."""
@@ -105,7 +114,7 @@ def test_reward_that_pays_for_length(workspace, warm_model_dir):
         "    return [min(len(c if isinstance(c, str) else c[0]['content']) / 208, 1.0) for c in completions]\n")
     rewards = [{"name": "format", "weight": 0.2}, {"name": "exact_match", "weight": 0.0},
                {"name": "pays_length.py", "kind": "shaping", "weight": 1.0}]
-    diag = run_case(workspace, warm_model_dir, {"max_completion_length": 224, "learning_rate": 1e-4}, rewards)
+    diag = run_case(workspace, warm_model_dir, {"max_completion_length": 224, "learning_rate": 1e-4}, seed, rewards)
     found = {f.id for f in diag.findings}
     assert {"length_reward_coupling", "degenerate_length"} <= found, diag.format()
     assert diag.data["recommended_variant"] == "dr_grpo"   # the cause (length pays), not the symptom
@@ -123,56 +132,65 @@ def format_only_model_dir(tmp_path_factory):
                         batch_size=32)
 
 
-def test_format_rewarded_correctness_not(workspace, format_only_model_dir):
+@training_outcome
+def test_format_rewarded_correctness_not(workspace, format_only_model_dir, seed):
     """Only the format pays (correctness weight 0): the format part saturates while correctness stays at chance."""
     rewards = [{"name": "format", "weight": 1.0}, {"name": "exact_match", "weight": 0.0}]
-    diag = run_case(workspace, format_only_model_dir, {"learning_rate": 1e-3}, rewards)
+    diag = run_case(workspace, format_only_model_dir, {"learning_rate": 1e-3}, seed, rewards)
     assert "reward_hacking" in {f.id for f in diag.findings}, diag.format()
 
 
-def test_learning_rate_high_enough_to_collapse_entropy(workspace, tmp_path_factory, monkeypatch):
-    """A model that knows the format but not the sums (200 SFT steps on random answers), trained at lr 1e-3 —
-    three times the demo's. Measured: entropy 0.30 → 0.07 in 40 steps, exact_match 0.016 → 0.000, and the
-    completions converge on one degenerate string ('<answer></awer></answer>') for every prompt.
-
-    The path is pinned: seed 3407 and one CPU thread. Measured on the 2-core machine: the logged entropy series
-    is identical with 1 and 2 threads and with a CPU hog alongside, so the run does not depend on load. It does
-    depend on the seed: at lr 1e-3, seeds 1, 2 and 3 break the policy instead (completions grow to the length
-    cap, exact_match 0, diagnosed as no_learning_signal), and at lr 5e-4 no seed of the four collapses in 40
-    steps. So the seed is set here rather than taken from the recipe's default."""
+@pytest.fixture(scope="module")
+def format_only_200_model_dir(tmp_path_factory):
+    """A model that knows the format but not the sums: 200 SFT steps on random answers."""
     import random
 
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")   # the training subprocess inherits it
     rows = task.make_rows(2000, seed=1)
     rng = random.Random(0)
-    model = warmed_model(tmp_path_factory, "format-only-200", rows,
-                         [task.target_completion(str(rng.randint(0, 18))) for _ in rows], steps=200, lr=1e-3,
-                         batch_size=32)
-    diag = run_case(workspace, model, {"learning_rate": 1e-3, "seed": 3407})
+    return warmed_model(tmp_path_factory, "format-only-200", rows,
+                        [task.target_completion(str(rng.randint(0, 18))) for _ in rows], steps=200, lr=1e-3,
+                        batch_size=32)
+
+
+@training_outcome
+def test_learning_rate_high_enough_to_collapse_entropy(workspace, format_only_200_model_dir, seed):
+    """A model that knows the format but not the sums (200 SFT steps on random answers), trained at lr 1e-3 —
+    three times the demo's. Measured: entropy 0.30 → 0.07 in 40 steps, exact_match 0.016 → 0.000, and the
+    completions converge on one degenerate string ('<answer></awer></answer>') for every prompt."""
+    diag = run_case(workspace, format_only_200_model_dir, {"learning_rate": 1e-3}, seed)
     f = next((x for x in diag.findings if x.id == "entropy_collapse"), None)
     assert f is not None, diag.format()
     assert f.severity == "critical" and diag.data["recommended_variant"] == "dapo"
     assert any(e.startswith("distinct completions per group") for e in f.evidence)
 
 
-def test_learning_rate_that_breaks_the_policy(workspace, warm_model_dir):
+@training_outcome
+def test_learning_rate_that_breaks_the_policy(workspace, warm_model_dir, seed):
     """The warmed model (preflight: pass@1 ≈ 0.08) at lr 3e-3: by the second log every group is all-wrong.
     That is not a hard dataset but a broken policy: the finding says so and asks for a tenth of the rate."""
-    diag = run_case(workspace, warm_model_dir, {"learning_rate": 3e-3})
+    diag = run_case(workspace, warm_model_dir, {"learning_rate": 3e-3}, seed)
     f = next((x for x in diag.findings if x.id == "no_learning_signal"), None)
     assert f is not None and f.cause == "collapsed", diag.format()
     assert f.brief_change == {"grpo": {"learning_rate": 3e-4}}
     assert diag.data["recommended_variant"] is None      # a broken base run calls for a fix, not a variant
 
 
-def test_saturated_dataset(workspace, tmp_path_factory):
+FEW = task.make_rows(24, seed=7)
+
+
+@pytest.fixture(scope="module")
+def memorised_model_dir(tmp_path_factory):
+    """The base model fine-tuned on 24 problems (400 SFT steps): it solves them nearly always."""
+    return warmed_model(tmp_path_factory, "memorised", FEW, answers(FEW), steps=400, lr=1e-3, batch_size=32)
+
+
+@training_outcome
+def test_saturated_dataset(workspace, memorised_model_dir, seed):
     """GRPO on the 24 problems the model was fine-tuned on (400 SFT steps): exact_match ≈ 0.95 from the first
     step, most groups all-correct. Measured: TRL's frac_reward_zero_std logs 0.00 throughout (eight rewards of
     1.2 have a float32 std of ~1e-7, which TRL does not call zero); the completions show ≈ 0.6, so diagnose
     recommends dynamic sampling."""
-    few = task.make_rows(24, seed=7)
-    model = warmed_model(tmp_path_factory, "memorised", few, answers(few), steps=400, lr=1e-3, batch_size=32)
-    diag = run_case(workspace, model, {"learning_rate": 1e-5}, steps=20, train_rows=few * 10)
+    diag = run_case(workspace, memorised_model_dir, {"learning_rate": 1e-5}, seed, steps=20, train_rows=FEW * 10)
     f = next((x for x in diag.findings if x.id == "no_learning_signal"), None)
     assert f is not None and f.cause == "saturated", diag.format()
     # Most groups, not all, are all-correct: dynamic sampling fits, sized from the recounted share, and the
@@ -189,7 +207,8 @@ def test_saturated_dataset(workspace, tmp_path_factory):
     assert load_brief(workspace / "brief-ds.yaml").dynamic_sampling.max_rounds == max_rounds_for(share)
 
 
-def test_the_demo_recipe_is_healthy_and_held_out_rises_with_it(workspace, warm_model_dir):
+@training_outcome
+def test_the_demo_recipe_is_healthy_and_held_out_rises_with_it(workspace, warm_model_dir, seed):
     """The demo's own brief (bs 64, lr 3e-4, 150 steps) with a held-out set of other problems: no alarm.
     Held-out evaluations run before the first step and every 25; their completions stay out of the training
     ones, even at steps where TRL logs both."""
@@ -197,7 +216,7 @@ def test_the_demo_recipe_is_healthy_and_held_out_rises_with_it(workspace, warm_m
 
     train_facts = {r["prompt"][0]["content"] for r in task.make_rows(200, seed=1)}   # the workspace's data
     held_out = [r for r in task.make_rows(400, seed=99) if r["prompt"][0]["content"] not in train_facts][:32]
-    diag = run_case(workspace, warm_model_dir, {"per_device_train_batch_size": 64, "logging_steps": 5},
+    diag = run_case(workspace, warm_model_dir, {"per_device_train_batch_size": 64, "logging_steps": 5}, seed,
                     steps=150, eval_rows=held_out)
     assert diag.healthy, diag.format()
     held = diag.data["held_out"]
@@ -214,25 +233,31 @@ def test_the_demo_recipe_is_healthy_and_held_out_rises_with_it(workspace, warm_m
             assert {r["prompt"][0]["content"] for r in pq.read_table(f).to_pylist()} <= facts, f
 
 
-def test_training_reward_rises_but_held_out_correctness_does_not(workspace, tmp_path_factory):
-    """A model that knows the sums but rarely tags them (500 SFT steps, 20% of targets in <answer> tags) learns
-    the tags in a few GRPO steps, so training correctness climbs; the held-out prompts say the same sums in words
-    ("three plus four"), which it never learned. Measured: training exact_match 0.14 → 0.69, held-out
-    0.000 → 0.004 while the held-out format rose 0.03 → 0.28 (the tags transfer, the skill does not)."""
+@pytest.fixture(scope="module")
+def untagged_model_dir(tmp_path_factory):
+    """A model that knows the sums but rarely tags them: 500 SFT steps, 20% of targets in <answer> tags."""
     import random
 
     rows = task.make_rows(2000, seed=1)
     rng = random.Random(3)
     sloppy = [task.target_completion(r["answer"]) if rng.random() < 0.2 else r["answer"] for r in rows]
-    model = warmed_model(tmp_path_factory, "untagged", rows, sloppy, steps=500, lr=1e-3, batch_size=32)
+    return warmed_model(tmp_path_factory, "untagged", rows, sloppy, steps=500, lr=1e-3, batch_size=32)
+
+
+@training_outcome
+def test_training_reward_rises_but_held_out_correctness_does_not(workspace, untagged_model_dir, seed):
+    """A model that knows the sums but rarely tags them (500 SFT steps, 20% of targets in <answer> tags) learns
+    the tags in a few GRPO steps, so training correctness climbs; the held-out prompts say the same sums in words
+    ("three plus four"), which it never learned. Measured: training exact_match 0.14 → 0.69, held-out
+    0.000 → 0.004 while the held-out format rose 0.03 → 0.28 (the tags transfer, the skill does not)."""
     names = "zero one two three four five six seven eight nine".split()
     in_words = []
     for r in task.make_rows(32, seed=12):
         a, b = r["prompt"][0]["content"].rstrip("=").split("+")
         in_words.append({"prompt": [{"role": "user", "content": f"{names[int(a)]} plus {names[int(b)]}"}],
                          "answer": r["answer"]})
-    diag = run_case(workspace, model, {"learning_rate": 1e-4, "per_device_train_batch_size": 64}, steps=60,
-                    eval_rows=in_words)
+    diag = run_case(workspace, untagged_model_dir, {"learning_rate": 1e-4, "per_device_train_batch_size": 64}, seed,
+                    steps=60, eval_rows=in_words)
     f = next((x for x in diag.findings if x.id == "reward_hacking"), None)
     assert f is not None and f.cause == "held_out_gap", diag.format()
     assert f.variant is None and diag.data["held_out"]["evaluations"] == 7

@@ -22,18 +22,20 @@ from conftest import CLI
 from grpo_rlvr.demo import arithmetic_task
 from grpo_rlvr.diagnosis import diagnose
 from grpo_rlvr.files import write_jsonl_atomic
+from outcome_seeds import training_outcome
 
 pytestmark = pytest.mark.e2e
 
 SCRIPT = Path(__file__).parent / "scripts" / "plain_trl_grpo.py"
 
 
-def test_plain_trl_run_with_a_length_bonus_is_diagnosed(tmp_path, tiny_model_dir):
+@training_outcome
+def test_plain_trl_run_with_a_length_bonus_is_diagnosed(tmp_path, tiny_model_dir, seed):
     write_jsonl_atomic(tmp_path / "train.jsonl", arithmetic_task.make_rows(64, seed=1))
     out = tmp_path / "Tiny-GRPO"
     env = {**os.environ, "PYTHONPATH": "", "OMP_NUM_THREADS": "1"}   # the user's script knows nothing of grpo_rlvr
-    run = subprocess.run([sys.executable, str(SCRIPT), str(tiny_model_dir), str(tmp_path / "train.jsonl"), str(out)],
-                         capture_output=True, text=True, cwd=tmp_path, env=env)
+    run = subprocess.run([sys.executable, str(SCRIPT), str(tiny_model_dir), str(tmp_path / "train.jsonl"), str(out),
+                          "1e-3", str(seed)], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     assert (out / "checkpoint-10" / "trainer_state.json").is_file() and not (out / "trainer_state.json").exists()
     assert sorted(p.name for p in (out / "completions").glob("*.parquet"))[-1] == "completions_00010.parquet"

@@ -18,6 +18,7 @@ from grpo_rlvr.brief.methods import LORA_DEFAULTS, METHOD_GRPO_DEFAULTS, default
 from grpo_rlvr.cli.validate import validate_report
 from grpo_rlvr.errors import MachineError
 from grpo_rlvr.run_dir import render
+from outcome_seeds import training_outcome
 from test_render import brief_for
 
 
@@ -104,21 +105,29 @@ def test_qlora_on_cpu_or_sharded_is_refused(workspace):
         load_brief(_brief(workspace, "qz", method="qlora", hardware=hw, grpo={"vllm_mode": "colocate"}))
 
 
-@pytest.mark.e2e
-def test_lora_grpo_trains_through_the_launcher_and_saves_an_adapter(workspace, tmp_path_factory):
-    """Real GRPOTrainer + peft on CPU: `grpo-rlvr train` on the rendered run, 3 steps, on the demo's model after
-    its SFT warmup (an untrained model earns no reward, so no gradient); the saved adapter is a PEFT adapter whose
-    lora_B weights (zero at init) have moved."""
-    from safetensors.numpy import load_file
-
+@pytest.fixture(scope="module")
+def warm_lora_base(tmp_path_factory):
+    """The demo's model after 60 steps of its SFT warmup: it earns some reward (an untrained model earns none, so
+    its groups carry no gradient)."""
     from grpo_rlvr.demo import arithmetic_task as task
     from grpo_rlvr.demo.pipeline import WARMUP
     from test_diagnosis_runs import answers, warmed_model
 
     rows = task.make_rows(600, seed=1)
-    warm = warmed_model(tmp_path_factory, "warm-lora", rows, answers(rows), **{**WARMUP, "steps": 60})
-    p = _brief(workspace, "brief", method="lora", lora={"r": 4, "alpha": 8}, model={"name_or_path": str(warm)},
-               grpo={"learning_rate": 1e-3, "save_steps": 3, "per_device_train_batch_size": 16})
+    return warmed_model(tmp_path_factory, "warm-lora", rows, answers(rows), **{**WARMUP, "steps": 60})
+
+
+@pytest.mark.e2e
+@training_outcome
+def test_lora_grpo_trains_through_the_launcher_and_saves_an_adapter(workspace, warm_lora_base, seed):
+    """Real GRPOTrainer + peft on CPU: `grpo-rlvr train` on the rendered run, 3 steps, on the demo's model after
+    its SFT warmup; the saved adapter is a PEFT adapter whose lora_B weights (zero at init) have moved. That they
+    moved is an outcome of training (some group in 3 steps had unequal rewards), hence the seeds."""
+    from safetensors.numpy import load_file
+
+    p = _brief(workspace, "brief", method="lora", lora={"r": 4, "alpha": 8},
+               model={"name_or_path": str(warm_lora_base)},
+               grpo={"learning_rate": 1e-3, "save_steps": 3, "per_device_train_batch_size": 16, "seed": seed})
     make_artifact(p, workspace / "out" / "inspection")
     run = render(p).dir
     start = time.monotonic()

@@ -2,7 +2,7 @@
 which pays for length), GRPOConfig, GRPOTrainer, train. Checkpoints (with trainer_state.json) and the logged
 completions go to OUTPUT_DIR.
 
-Usage: python plain_trl_grpo.py MODEL_DIR DATA.jsonl OUTPUT_DIR [LEARNING_RATE]
+Usage: python plain_trl_grpo.py MODEL_DIR DATA.jsonl OUTPUT_DIR [LEARNING_RATE] [SEED]
 """
 
 import re
@@ -13,6 +13,7 @@ from trl import GRPOConfig, GRPOTrainer
 
 model_dir, data_file, output_dir = sys.argv[1:4]
 learning_rate = float(sys.argv[4]) if len(sys.argv) > 4 else 1e-3
+seed = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 
 
 def text(completion):
@@ -34,7 +35,7 @@ def length_bonus(completions, **kwargs):
 
 args = GRPOConfig(output_dir=output_dir, max_steps=10, logging_steps=1, save_steps=5, learning_rate=learning_rate,
                   per_device_train_batch_size=16, num_generations=8, max_completion_length=128,
-                  log_completions=True, report_to="none", seed=0, use_cpu=True, bf16=False,
+                  log_completions=True, report_to="none", seed=seed, use_cpu=True, bf16=False,
                   dataloader_num_workers=0, save_only_model=True)
 trainer = GRPOTrainer(model=model_dir, reward_funcs=[format_reward, correctness_reward, length_bonus], args=args,
                       train_dataset=load_dataset("json", data_files=data_file, split="train"))
