@@ -106,13 +106,14 @@ def test_dynamic_sampling_that_runs_out_of_rounds_is_told_so(workspace, tiny_mod
 
 @training_outcome
 def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
-    """A user reward pays for length up to 208 characters, correctness weighs nothing, lr 1e-4, room for 224
-    tokens. Measured: mean length 28 → 189 tokens, exact_match 0.073 → 0.000, within-group length/advantage
-    correlation +0.99, repeated 4-grams 23% → 49% ('swer>8swer>11</answer>8swer>…'), KL 0.028 → 0.52."""
+    """A user reward pays for length up to 208 characters and nothing else pays (format and correctness weigh
+    0), lr 1e-4, room for 224 tokens: every group's advantage is its length ranking, so the run can only grow.
+    Measured before (format weight 0.2, lr 1e-4): mean length 28 → 189 tokens on AMD, but on an Intel AVX-512
+    CPU the length never grew (the format part's signal won)."""
     (workspace / "pays_length.py").write_text(
         "def reward(completions, **kw):\n"
         "    return [min(len(c if isinstance(c, str) else c[0]['content']) / 208, 1.0) for c in completions]\n")
-    rewards = [{"name": "format", "weight": 0.2}, {"name": "exact_match", "weight": 0.0},
+    rewards = [{"name": "format", "weight": 0.0}, {"name": "exact_match", "weight": 0.0},
                {"name": "pays_length.py", "kind": "shaping", "weight": 1.0}]
     diag = run_case(workspace, warm_model_dir, {"max_completion_length": 224, "learning_rate": 1e-4}, seed, rewards)
     found = {f.id for f in diag.findings}
@@ -153,11 +154,28 @@ def format_only_200_model_dir(tmp_path_factory):
 
 
 @training_outcome
-def test_learning_rate_high_enough_to_collapse_entropy(workspace, format_only_200_model_dir, seed):
-    """A model that knows the format but not the sums (200 SFT steps on random answers), trained at lr 1e-3 —
-    three times the demo's. Measured: entropy 0.30 → 0.07 in 40 steps, exact_match 0.016 → 0.000, and the
-    completions converge on one degenerate string ('<answer></awer></answer>') for every prompt."""
-    diag = run_case(workspace, format_only_200_model_dir, {"learning_rate": 1e-3}, seed)
+def test_reward_that_pays_one_answer_collapses_entropy(workspace, format_only_200_model_dir, seed):
+    """A model that knows the format but not the sums (200 SFT steps on random answers), paid only for how close
+    each completion is to one fixed string (difflib's ratio to '<answer>0</answer>', whatever the prompt), lr
+    5e-4, 60 steps, room for 48 tokens: every group is pushed towards the same completion, so the sampling
+    entropy falls steadily while correctness stays at chance. The reward drives the collapse; no seed's luck.
+
+    Made robust (issue 23): the earlier version (the default rewards at lr 1e-3, seed 3407, one thread) collapsed
+    on one CPU's arithmetic only; elsewhere it broke the policy or hacked the format. Sweep (seeds 0-3): default
+    kernels (AVX-512) entropy fell to 24%, 17%, 25%, 20% of its early level (threshold 30%), each diagnosed
+    entropy_collapse with DAPO recommended; AVX2 held: see the table in the report of issue 23.
+    Tried and dropped: the same reward at lr 1e-3 broke the policy at 1 of 2 seeds; at lr 7e-4 and 40 steps 2 of
+    4 seeds stopped short of 30%; an exact-match-only reward fails the inspection gate (a well-formed wrong
+    answer must outscore a malformed one)."""
+    (workspace / "one_answer.py").write_text(
+        "import difflib\n"
+        "def reward(completions, **kw):\n"
+        "    texts = [c if isinstance(c, str) else c[0]['content'] for c in completions]\n"
+        "    return [difflib.SequenceMatcher(None, t, '<answer>0</answer>').ratio() for t in texts]\n")
+    rewards = [{"name": "format", "weight": 0.0}, {"name": "exact_match", "weight": 0.0},
+               {"name": "one_answer.py", "kind": "shaping", "weight": 1.0}]
+    diag = run_case(workspace, format_only_200_model_dir, {"learning_rate": 5e-4, "max_completion_length": 48}, seed,
+                    rewards, steps=60)
     f = next((x for x in diag.findings if x.id == "entropy_collapse"), None)
     assert f is not None, diag.format()
     assert f.severity == "critical" and diag.data["recommended_variant"] == "dapo"
