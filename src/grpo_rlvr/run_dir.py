@@ -92,6 +92,28 @@ def _devices(start: int, count: int) -> str:
     return ",".join(str(i) for i in range(start, start + count))
 
 
+def pinned_revision(brief: Brief, role: str = "model") -> str | None:
+    """The commit a hub model (``role="model"``) or hub dataset resolves to in the local cache: what inspect
+    read and the gate compares, so the run loads that commit and nothing newer. None for a local path.
+
+    Raises:
+        ConfigError: the hub repo is not in this machine's cache, so the commit cannot be known here.
+    """
+    from grpo_rlvr.identity.hub_cache import hub_dir, resolved_commit
+
+    spec = brief.model if role == "model" else brief.dataset
+    if spec.is_local:
+        return None
+    commit = resolved_commit(spec.resolved, spec.revision, role)
+    if commit is None:
+        kind = "--repo-type dataset " if role == "dataset" else ""
+        raise ConfigError(f"{role}: {spec.resolved} (revision {spec.revision or 'main'}) is not in this machine's "
+                          f"Hugging Face cache ({hub_dir()}), so render cannot pin the commit the review read; render "
+                          f"where you ran `grpo-rlvr inspect`, or fetch it first (`hf download {kind}{spec.resolved}"
+                          f"{' --revision ' + spec.revision if spec.revision else ''}`)")
+    return commit
+
+
 def launch_plan(brief: Brief) -> dict:
     """The commands launch.sh runs, computed here so `train --dry-run` can print the same."""
     hw = brief.hardware
@@ -116,6 +138,8 @@ def launch_plan(brief: Brief) -> dict:
             train_devices=_devices(hw.vllm_gpus, hw.num_gpus - hw.vllm_gpus),
             multinode=hw.num_nodes > 1, num_nodes=hw.num_nodes,
             vllm_command=("env VLLM_SERVER_DEV_MODE=1 vllm serve " + shlex.quote(brief.model.resolved)
+                          + (f" --revision {commit} --tokenizer-revision {commit}"
+                             if (commit := pinned_revision(brief)) else "")
                           + f" --tensor-parallel-size {tp}"
                           + " --weight-transfer-config '{\"backend\": \"nccl\"}'"
                           + " --logprobs-mode processed_logprobs --max-logprobs -1"),
@@ -123,8 +147,10 @@ def launch_plan(brief: Brief) -> dict:
     return plan
 
 
-def _split_spec(resolved: str, local: bool, split: str, field: str, subset: str | None) -> dict:
-    return {"path": resolved, "local": local, "split": split, "subset": None if local else subset, "field": field}
+def _split_spec(resolved: str, local: bool, split: str, field: str, subset: str | None,
+                revision: str | None = None) -> dict:
+    return {"path": resolved, "local": local, "split": split, "subset": None if local else subset, "field": field,
+            "revision": revision}
 
 
 def peft_kwargs(brief: Brief) -> dict | None:
@@ -137,10 +163,10 @@ def peft_kwargs(brief: Brief) -> dict | None:
 
 
 def model_init(brief: Brief) -> dict:
-    """from_pretrained kwargs train.py uses when it loads the model itself (QLoRA)."""
+    """from_pretrained kwargs train.py uses when it loads the model itself (QLoRA). No revision: a hub model
+    loads from the folder of its pinned commit (``pinned_revision``)."""
     m, raw = brief.model, dict(brief.raw.get("model") or {})
-    out = {"revision": m.revision, "trust_remote_code": m.trust_remote_code or None,
-           "attn_implementation": raw.get("attn_implementation")}
+    out = {"trust_remote_code": m.trust_remote_code or None, "attn_implementation": raw.get("attn_implementation")}
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -190,8 +216,9 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
 
     ds = brief.dataset
     files["train.py"] = env.get_template("train.py.j2").render(
-        **common, model=brief.model.resolved,
-        dataset={**_split_spec(ds.resolved, ds.is_local, ds.split, "dataset.path", ds.subset),
+        **common, model=brief.model.resolved, model_revision=pinned_revision(brief),
+        dataset={**_split_spec(ds.resolved, ds.is_local, ds.split, "dataset.path", ds.subset,
+                               pinned_revision(brief, "dataset")),
                  "eval": _split_spec(ds.eval_resolved, ds.eval_is_local, ds.eval_split, "dataset.eval_path",
                                      ds.subset)
                  if ds.eval_path else None},
