@@ -206,6 +206,19 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
     brief = load_brief(brief_path)
     out = Path(out) if out else brief.output_dir / "run"
     insp = Path(inspection) if inspection else brief.output_dir / "inspection"
+    files, lock = rendered(brief, insp)
+    _protect_outputs(out, lock, files, force)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        write_text_atomic(out / name, text, mode=0o755 if name.endswith((".sh", ".py")) else None)
+    lock["files"] = {name: _sha(text) for name, text in files.items()}
+    write_json_atomic(out / LOCK, lock)
+    return RenderResult(out, [*files, "brief.lock.json"], lock["launch"]["mode"])
+
+
+def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
+    """What ``render`` writes for ``brief`` gated on the inspection ``insp``: ``{file name: text}`` and the lock
+    (without its ``files`` hashes). Deterministic, so the run check compares a run folder against it."""
     env = environment()
     common = {"version": __version__, "brief_name": brief.name, "fingerprint": brief.fingerprint}
 
@@ -253,11 +266,4 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
     }
     if brief.dynamic_sampling is not None:  # only when on, so plain runs keep their lock
         lock["dynamic_sampling"] = {**brief.dynamic_sampling.to_dict(), "from": brief.dynamic_sampling.origin}
-    lock = json.loads(json.dumps(lock, default=str))
-    _protect_outputs(out, lock, files, force)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        write_text_atomic(out / name, text, mode=0o755 if name.endswith((".sh", ".py")) else None)
-    lock["files"] = {name: _sha(text) for name, text in files.items()}
-    write_json_atomic(out / LOCK, lock)
-    return RenderResult(out, [*files, "brief.lock.json"], plan["mode"])
+    return files, json.loads(json.dumps(lock, default=str))

@@ -134,6 +134,11 @@ def _note(path: Path) -> os.stat_result:
     return st
 
 
+def start_checking() -> None:
+    """Forget the files noted so far: :func:`checked_files` then lists those a check reads from here on."""
+    _checked.clear()
+
+
 def checked_files() -> dict[str, dict]:
     """``absolute path -> stamps`` of every file this process hashed (or found in the cache), as it was then."""
     return dict(_checked)
