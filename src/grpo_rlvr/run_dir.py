@@ -143,7 +143,7 @@ def launch_plan(brief: Brief) -> dict:
                           + f" --tensor-parallel-size {tp}"
                           + " --weight-transfer-config '{\"backend\": \"nccl\"}'"
                           + " --logprobs-mode processed_logprobs --max-logprobs -1"),
-            vllm_port=VLLM_PORT, health_timeout_s=HEALTH_TIMEOUT_S)
+            vllm_port=int(brief.grpo.get("vllm_server_port") or VLLM_PORT), health_timeout_s=HEALTH_TIMEOUT_S)
     return plan
 
 
