@@ -90,12 +90,13 @@ def newest_complete_checkpoint(output_dir: Path) -> Path | None:
     return max(found)[1] if found else None
 
 
-def check_before_launch(run: Path, demo: bool = False, smoke: bool = False) -> dict:
-    """The rendered files and the brief are unchanged since render, and the gate passes (unless ``smoke``).
+def check_before_launch(run: Path, demo: bool = False, smoke: bool = False, resume: Path | None = None) -> dict:
+    """The rendered files and the brief are unchanged since render, the gate passes (unless ``smoke``), and the
+    checkpoint to resume from is one this run saved.
 
     Returns the lock. Raises GateRefused listing every reason.
     """
-    lock, problems = check_run(run, demo=demo, smoke=smoke)
+    lock, problems = check_run(run, demo=demo, smoke=smoke, resume=str(resume) if resume else None)
     if problems:
         raise GateRefused("training refused:\n" + "\n".join(f"- {p}" for p in problems))
     return lock
@@ -130,12 +131,12 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         LaunchError: the run folder is incomplete.
     """
     run = Path(run).resolve()
-    lock = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test)
+    ckpt = newest_complete_checkpoint(run / "output") if resume else None
+    lock = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test, resume=ckpt)
     missing = [f for f in ("train.py", "grpo_config.yaml", "accelerate.yaml", "launch.sh") if not (run / f).is_file()]
     if missing:
         raise LaunchError(f"{run}: missing {', '.join(missing)}; run `grpo-rlvr render` again")
     cmd = command_for(run, lock)
-    ckpt = newest_complete_checkpoint(run / "output") if resume else None
     if ckpt is not None:
         cmd += ["--resume", str(ckpt)]
     if max_steps is not None:
