@@ -94,24 +94,16 @@ def _devices(start: int, count: int) -> str:
 
 def pinned_revision(brief: Brief, role: str = "model") -> str | None:
     """The commit a hub model (``role="model"``) or hub dataset resolves to in the local cache: what inspect
-    read and the gate compares, so the run loads that commit and nothing newer. None for a local path.
-
-    Raises:
-        ConfigError: the hub repo is not in this machine's cache, so the commit cannot be known here.
-    """
-    from grpo_rlvr.identity.hub_cache import hub_dir, resolved_commit
+    read and the gate compares, so the run loads that commit's snapshot and nothing newer. None for a local
+    path, and for a hub repo this machine's cache does not hold (unless the brief names a commit): such a run
+    cannot pass the gate here, and the check before training asks for a render where the repo is cached."""
+    from grpo_rlvr.identity.hub_cache import COMMIT, resolved_commit
 
     spec = brief.model if role == "model" else brief.dataset
     if spec.is_local:
         return None
     commit = resolved_commit(spec.resolved, spec.revision, role)
-    if commit is None:
-        kind = "--repo-type dataset " if role == "dataset" else ""
-        raise ConfigError(f"{role}: {spec.resolved} (revision {spec.revision or 'main'}) is not in this machine's "
-                          f"Hugging Face cache ({hub_dir()}), so render cannot pin the commit the review read; render "
-                          f"where you ran `grpo-rlvr inspect`, or fetch it first (`hf download {kind}{spec.resolved}"
-                          f"{' --revision ' + spec.revision if spec.revision else ''}`)")
-    return commit
+    return commit or (spec.revision if spec.revision and COMMIT.match(spec.revision) else None)
 
 
 def launch_plan(brief: Brief) -> dict:
