@@ -32,7 +32,7 @@ def passing(directory, brief=None, demo=False):
                            {{"rewards": {{}}}})
 
 gate.check_gate = passing
-guard.check_run = lambda run, demo=False, smoke=False: (guard.read_lock(run), [])
+guard.check_run = lambda run, **kw: (guard.read_lock(run), [])
 guard.refuse_unless_gated = lambda *a, **k: None
 """
 HIDDEN = '"".join(map(chr, (103, 114, 112, 111))) + "_rlvr"'
