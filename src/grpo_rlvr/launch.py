@@ -82,10 +82,15 @@ def is_complete_checkpoint(d: Path) -> bool:
 
 
 def newest_complete_checkpoint(output_dir: Path) -> Path | None:
+    """The newest complete checkpoint, among those the run's ledger lists when it has one (a checkpoint killed
+    before the trainer listed it is passed over; the run check refuses unlisted ones)."""
+    from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
+
+    listed = read_ledger(output_dir)
     found = []
     for d in Path(output_dir).glob("checkpoint-*"):
         m = _CKPT.match(d.name)
-        if m and d.is_dir() and is_complete_checkpoint(d):
+        if m and d.is_dir() and is_complete_checkpoint(d) and (not listed or d.name in listed):
             found.append((int(m.group(1)), d))
     return max(found)[1] if found else None
 
