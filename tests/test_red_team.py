@@ -58,6 +58,39 @@ def own_model(workspace, monkeypatch):
     return workspace
 
 
+# ---------------------------------------------------------------------------- links
+
+
+def test_weights_rewritten_through_a_hardlink_fail_rule_4(own_model, tmp_path):
+    """A hard link elsewhere is the same file: writing through it (mtime put back) moves the inode's ctime."""
+    from grpo_rlvr.gate import check_gate
+
+    brief = own_model / "brief.yaml"
+    art = make_artifact(brief, own_model / "out" / "inspection")
+    weights = own_model / "model" / "model.safetensors"
+    other_name = tmp_path / "innocent.bin"
+    os.link(weights, other_name)
+    st = weights.stat()
+    flip_byte(other_name)
+    os.utime(other_name, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert rule4(check_gate(art, brief=brief)) == [
+        "model weights changed since the review (model.safetensors): re-inspect and review"]
+
+
+def test_a_model_folder_link_repointed_after_render_is_refused(workspace, tmp_path):
+    """train.py loads the folder the link pointed to at render; pointing the link at new weights is caught by
+    the check (the brief's model is now other content), not silently trained."""
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    sft = tmp_path / "sft-output"
+    shutil.copytree(workspace / "model", sft)
+    flip_byte(sft / "model.safetensors")
+    (workspace / "model").unlink()
+    (workspace / "model").symlink_to(sft, target_is_directory=True)
+    out = cli("train", run)
+    assert out.returncode == 1 and "model weights changed since the review (model.safetensors)" in out.stderr
+
+
 # ---------------------------------------------------------------------------- caches that stand in for bytes
 
 

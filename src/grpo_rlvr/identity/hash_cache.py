@@ -134,6 +134,12 @@ def _note(path: Path) -> os.stat_result:
     return st
 
 
+def forget() -> None:
+    """Forget what this process has read and noted, as a new process starts (benchmarks measure with it)."""
+    _memo.clear()
+    _checked.clear()
+
+
 def start_checking() -> None:
     """Forget the files noted so far: :func:`checked_files` then lists those a check reads from here on."""
     _checked.clear()
