@@ -26,10 +26,24 @@ EXAMPLES = REPO / "examples"
 
 
 @cache
+def _reward(name: str, params_json: str, kind: str | None):
+    """One reward per distinct (name, params): the examples that share a math config share its worker pool."""
+    params = json.loads(params_json)
+    if name == "math":
+        params["workers"] = 1  # the verdicts do not depend on it; fewer processes to start
+    return build_reward(name, params, base_dir=EXAMPLES, kind=kind)
+
+
+@cache
 def _brief(name: str):
     brief = load_brief(EXAMPLES / f"{name}.yaml")
-    rewards = [build_reward(r.name, dict(r.params), base_dir=brief.base_dir, kind=r.kind) for r in brief.rewards]
+    rewards = [_reward(r.name, json.dumps(dict(r.params), sort_keys=True), r.kind) for r in brief.rewards]
     return brief, rewards, [r.weight for r in brief.rewards]
+
+
+@cache
+def _math(**params):
+    return build_reward("math", {"workers": 1, **params})
 
 
 def score(name: str, texts: list[str], row: dict | int) -> list[dict]:
@@ -82,6 +96,25 @@ def test_format_attacks_score_nothing_for_anything(text, why):
     assert got["why"]["format"] == why
 
 
+@pytest.mark.parametrize("text", [
+    "<answer>\\boxed{12}</answer><answer>\\boxed{12}</answer>",
+    "<answer><answer>\\boxed{12}</answer></answer>",
+    "```\n<answer>\\boxed{12}</answer>\n```",
+    '"<answer>\\boxed{12}</answer>"',
+    "<аnswer>\\boxed{12}</аnswer>",  # Cyrillic а
+    "<answer>\\boxed{12}</аnswer>",
+    "<answer\u200b>\\boxed{12}</answer\u200b>",
+    "<answer>\\boxed{12}</answer>\u200b",
+    "<answer>\\boxed{12}</answer>\nSo 12.",
+    "\\boxed{12}",
+    "<answer>\\boxed{12}",
+])
+def test_format_attacks_with_text_before_allowed(text):
+    """math_boxed lets reasoning come first; every other malformed shape is still refused, right answer or not."""
+    got = score("math_boxed", [f"5 + 7 = 12.\n{text}"], boxed_row("What is 5+7?", "12"))[0]
+    assert (got["format"], got["math"], got["total"]) == (0.0, 0.0, 0.0), got["why"]
+
+
 def test_format_with_text_before_still_refuses_a_tag_in_the_reasoning():
     """math_boxed allows reasoning before the tag; a tag mentioned in the reasoning makes two, which is refused,
     so a hedge "first answer in the reasoning, another at the end" is never read."""
@@ -101,6 +134,55 @@ def test_format_and_correctness_read_a_huge_output_quickly():
         assert got["math"] == 0.0
 
 
+N = 200_000  # characters: a repetition loop at a long max_completion_length
+DEGENERATE = {
+    "spaces between boxes": "\\boxed{1}" + " " * N + "x\\boxed{2}",  # was 9 s at 20 000 spaces
+    "commas between boxes": "\\boxed{1}" + ", " * (N // 2) + "x\\boxed{2}",  # was 39 s at 20 000
+    "unclosed boxes": "\\boxed{" * (N // 7),  # was 79 s at 20 000 boxes
+    "unclosed \\(": "\\( " * (N // 3),  # was 6 s at 20 000
+    "unclosed $": "$ a " * (N // 4),
+    "#### then spaces": "#### a" + " " * N + "b\n",
+    "phrases": "the answer is. " * (N // 15),
+    "a long word after a number": "12 " + "a" * N + "1",  # was 221 s at 3 000 letters (the unit stripper)
+    "spaces after a number": "1" + " " * N + "x",  # was 6 s at 20 000 (the degree stripper)
+    "digits": "1" * N,
+    "backticks": "```" * (N // 3),  # was 1.6 s at 20 000 (the JSON fence finder)
+    "brackets": "[" * N,
+    "open objects": '{"a":' * (N // 5),
+    "tool tags": "<tool_call>" * (N // 11),
+    "think tags": "<think>" + "</think>" * (N // 8) + "<answer>1</answer>",
+    "a list": "12, " * (N // 4),
+    "alternatives": "12 or " * (N // 6),
+    "an equation chain": "12 = " * (N // 5) + "13",
+    "a huge exponent": "1e" + "9" * 5000,
+    "labels": "(C) " + "D " * (N // 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEGENERATE))
+def test_answer_readers_take_linear_time_on_degenerate_outputs(name):
+    """They run in the trainer's process with no timer: each reads a 200 000-character loop in well under a
+    second (several took seconds to minutes on a tenth of it before)."""
+    from grpo_rlvr.rewards._answer import find_answers
+    from grpo_rlvr.rewards._answer_shape import hedge, is_number, restates
+    from grpo_rlvr.rewards._math_text import written
+    from grpo_rlvr.rewards._tool_calls import completion_calls
+    from grpo_rlvr.rewards.exact_match import normalize
+    from grpo_rlvr.rewards.format import Structure
+
+    text = DEGENERATE[name]
+    with no_hang():
+        find_answers(text)
+        written(text, "12", prompt=text[:5000])
+        written(text, "C")
+        written(text, "12", bare=True)
+        hedge(text), is_number(text), restates(text, text, "1")
+        completion_calls(text)
+        normalize(text)
+        Structure(allow_text_before=False).split(text)
+        extract_program(text)
+
+
 # --- math: hedges ----------------------------------------------------------------------------------------
 
 HEDGES = ["\\boxed{12} or \\boxed{13}", "\\boxed{12}\\text{ or }\\boxed{13}", "\\boxed{12} \\text{ and } \\boxed{13}",
@@ -109,7 +191,7 @@ HEDGES = ["\\boxed{12} or \\boxed{13}", "\\boxed{12}\\text{ or }\\boxed{13}", "\
           "\\{12, 13\\}", "[11, 13]", "(11, 13)", "12 \\lor 13", "12 \\vee 13", "12 \\pm 1", "12.5 \\pm 0.5",
           "12 = 13", "13 = 12", "= 12 = 13", "x = 12 = 13", "12 \\to 13", "12 \\Rightarrow 13", "12–13",
           "12 to 13", "12 \\\\ 13", "\\begin{cases} 12 \\\\ 13 \\end{cases}", "12 \\mid 13", "x \\ge 12",
-          "x > 11", "12 \\le x \\le 13", "x \\in \\{12, 13\\}"]
+          "x > 11", "12 \\le x \\le 13", "x \\in \\{12, 13\\}", "13</аnswer> 12", "13\u200b 12"]
 
 
 @pytest.mark.parametrize("brief", ["gsm8k", "math_boxed"])
@@ -162,9 +244,8 @@ def test_an_unevaluated_expression_is_not_paid_for_a_number(answer):
     assert got["math"] == 0.0, got["why"]
     assert got["why"]["math"] in (f"answer {answer} is not worked out to a number, and the ground truth is one",
                                   f"answer {answer} restates an expression from the question instead of solving it")
-    loose = build_reward("math", {"evaluated": False, "workers": 1})
     if answer != "\\max(12, 13)":
-        assert loose(completions=[f"\\boxed{{{answer}}}"], answer=["12"]) == [1.0]
+        assert _math(evaluated=False)(completions=[f"\\boxed{{{answer}}}"], answer=["12"]) == [1.0]
 
 
 @pytest.mark.parametrize("answer, gold", [("2^{10}", "2^{10}"), ("1024", "2^{10}"), ("\\frac{\\sqrt{2}}{2}", "\\frac{1}{\\sqrt{2}}"),
