@@ -126,14 +126,11 @@ def _final_boxes(text: str, boxes: str = "join") -> tuple[int, str] | None:
 
 
 def _clean(s: str) -> str:
-    """``s`` without Markdown bold, a leading "is"/":" and final periods, in any order ("**12**.")."""
-    before = None
-    while s != before:
-        before = s
-        s = s.strip().strip("*").strip()
-        s = re.sub(r"^(?:is\s+|:\s*)", "", s)
-        s = s.rstrip(".")
-    return s
+    """``s`` without Markdown bold, a leading "is"/":" and final periods, in any order ("**12**."); a fixed
+    number of passes, so a long run of "*." is dropped in linear time."""
+    s = s.lstrip("* \t\r\n")
+    s = re.sub(r"^(?:is\s+|:\s*)", "", s).lstrip("* \t\r\n")
+    return s.rstrip("*. \t\r\n")
 
 
 def _after_phrase(rest: str) -> str:
