@@ -250,9 +250,10 @@ def test_an_unevaluated_expression_is_not_paid_for_a_number(answer):
         assert _math(evaluated=False)(completions=[f"\\boxed{{{answer}}}"], answer=["12"]) == [1.0]
 
 
-@pytest.mark.parametrize("answer, gold", [("2^{10}", "2^{10}"), ("1024", "2^{10}"), ("\\frac{\\sqrt{2}}{2}", "\\frac{1}{\\sqrt{2}}"),
-                                          ("3 \\times 10^{5}", "300000"), ("1.5e3", "1500"), ("2\\frac{1}{2}", "\\frac{5}{2}"),
-                                          ("\\frac12", "0.5"), ("50\\%", "0.5"), ("-\\frac{3}{4}", "-0.75")])
+@pytest.mark.parametrize("answer, gold", [
+    ("2^{10}", "2^{10}"), ("1024", "2^{10}"), ("\\frac{\\sqrt{2}}{2}", "\\frac{1}{\\sqrt{2}}"),
+    ("3 \\times 10^{5}", "300000"), ("1.5e3", "1500"), ("2\\frac{1}{2}", "\\frac{5}{2}"), ("\\frac12", "0.5"),
+    ("50\\%", "0.5"), ("-\\frac{3}{4}", "-0.75")])
 def test_numbers_written_out_and_golds_written_as_expressions_still_pay(answer, gold):
     got = score("math_boxed", [f"So:\n<answer>\\boxed{{{answer}}}</answer>"], boxed_row("Compute it.", gold))[0]
     assert got["math"] == 1.0, got["why"]

@@ -13,9 +13,9 @@ written last counts (``several: last``: models restate and correct themselves, a
 so hedging gains nothing); ``several: priority`` takes the first present in the order above, ``several: all``
 pays only when every one is right. Without any marker: the last inline math (``$…$``, ``$$…$$``, ``\\(…\\)``,
 ``\\[…\\]``) and, for a one-line completion, the whole line.
-Markdown bold and final periods are dropped ("**12**." gives ``12``). When the brief's ``format`` reward defines an answer tag, the reward
-sees only the text inside that tag of a well-formed completion (``_inside_tag``), and these rules find the answer
-there. Limits: an answer that runs over several sentences is cut at the first sentence end.
+Markdown bold and final periods are dropped ("**12**." gives ``12``). When the brief's ``format`` reward defines
+an answer tag, the reward sees only the text inside that tag of a well-formed completion (``_inside_tag``), and
+these rules find the answer there. Limits: an answer that runs over several sentences is cut at the first sentence end.
 
 Every search here takes time linear in the completion's length (brace matching in one pass, inline math and
 fences scanned once, no regular expression that backtracks over a run of spaces or letters), so a degenerate
