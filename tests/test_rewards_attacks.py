@@ -283,7 +283,7 @@ def test_an_expression_copied_from_the_question_is_not_paid():
     ("\\text{(C) and (D)}", "C", 0.0), ("(C) 12", "C", 1.0), ("(C) 12", "12", 1.0), ("(C)", "C", 1.0),
     # mixed numbers: "2 1/2" is 5/2 and nothing else
     ("2 1/2", "\\frac{5}{2}", 1.0), ("2 1/2", "1", 0.0), ("2 1/2", "2", 0.0), ("2 1/2", "\\frac{1}{2}", 0.0),
-    ("12 13", "25", 0.0), ("12 (13)", "12", 0.0),
+    ("12 13", "25", 0.0), ("12 (13)", "25", 0.0), ("12 (13)", "12", 0.0),
     # percent: one value; "12%" is 12 percent (math-verify's "9% == 9" for a percent question) and 0.12
     ("12\\%", "12", 1.0), ("12\\%", "0.12", 1.0), ("12\\%", "1.2", 0.0), ("1200\\%", "12", 1.0),
     # empty and symbolic non-answers
