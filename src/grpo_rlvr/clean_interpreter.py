@@ -27,19 +27,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grpo_rlvr.errors import GrpoRlvrError
+from grpo_rlvr.errors import GrpoRlvrError, StartupHookError
 
 _START = Path(__file__).with_name("_clean_start.py")
 _NAMES_US = re.compile(r"grpo", re.IGNORECASE)
 _DROPPED_ENV = ("LD_PRELOAD", "LD_AUDIT")
 _clean = False
 _skipped: list[str] = []
-
-
-class StartupHookError(GrpoRlvrError):
-    """A startup hook that grpo-rlvr did not install patches it; nothing is checked or trained until it is gone."""
-
-    exit_code = 1
 
 
 def mark_clean(skipped: list[str]) -> None:
