@@ -35,7 +35,11 @@ class StandInJudge(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802 - the http.server API
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         text = " ".join(str(m["content"]) for m in body["messages"])
-        ok = ("<answer>" in text.split("COMPLETION:")[-1]) if self.server.lenient else _truth(text)
+        # rubric_judge sends the completion last, between response tags named by a hash of the request
+        task, _, graded = text.partition("## Response to grade")
+        found = re.search(r"<(response-[0-9a-f]+)>\n(.*)\n</\1>", graded, flags=re.DOTALL)
+        response = found.group(2) if found else ""
+        ok = ("<answer>" in response) if self.server.lenient else _truth(f"{task} COMPLETION: {response}")
         data = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant",
                                                                 "content": f"SCORE: {9 if ok else 1}"}}]}).encode()
         self.send_response(200)
