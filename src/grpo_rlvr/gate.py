@@ -32,17 +32,22 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from grpo_rlvr.errors import GateError, GrpoRlvrError
 from grpo_rlvr.inspection.artifact import (
     FORMAT_VERSION,
     VERDICTS,
+    Artifact,
     judged_digest,
     load_artifact,
     manifest_seal,
     sample_digest,
 )
+
+if TYPE_CHECKING:
+    from grpo_rlvr.brief import Brief
+    from grpo_rlvr.rewards import Reward
 
 MIN_SAMPLES, MAX_SAMPLES = 50, 100
 MIN_MEDIAN_SECONDS = 1.0  # a median under a second per sample is not reading (prompt, completion, every score)
@@ -96,7 +101,8 @@ class GateResult:
         return "\n".join(lines)
 
 
-def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
+def check_gate(directory: str | Path, brief: str | Path | Brief | None = None,
+               demo: bool = False) -> GateResult:
     """Check an inspection folder against the brief and the current reward code.
 
     Args:
@@ -131,11 +137,11 @@ class GateContext:
     the calibration against the person's verdicts. ``samples`` holds only the well-shaped samples; the others are
     in ``shapeless`` (rule 1 names them), so an edited file is a failing rule, never a crash."""
 
-    artifact: Any
+    artifact: Artifact
     samples: list[dict]
     shapeless: list[tuple[int, str]]   # (line index, what is wrong)
-    brief: Any                         # the Brief
-    rewards: list                      # built from the brief now; empty when they cannot be built
+    brief: Brief
+    rewards: list[Reward]              # built from the brief now; empty when they cannot be built
     reward_error: str | None           # why they cannot be built, or None
     kinds: dict[str, str]              # reward name -> kind (from the rewards, else from the manifest)
     calibration: dict
@@ -150,7 +156,8 @@ class GateContext:
         return [k for k, v in self.kinds.items() if v in kinds]
 
 
-def gate_context(directory, brief=None, demo: bool = False) -> GateContext:
+def gate_context(directory: str | Path, brief: str | Path | Brief | None = None,
+                 demo: bool = False) -> GateContext:
     """Load the artifact and the brief and build the current rewards (see :func:`check_gate` for the arguments)."""
     from grpo_rlvr.brief import Brief, load_brief
 
