@@ -157,15 +157,16 @@ def format_only_200_model_dir(tmp_path_factory):
 def test_reward_that_pays_one_answer_collapses_entropy(workspace, format_only_200_model_dir, seed):
     """A model that knows the format but not the sums (200 SFT steps on random answers), paid only for how close
     each completion is to one fixed string (difflib's ratio to '<answer>0</answer>', whatever the prompt), lr
-    5e-4, 60 steps, room for 48 tokens: every group is pushed towards the same completion, so the sampling
-    entropy falls steadily while correctness stays at chance. The reward drives the collapse; no seed's luck.
+    3e-4, 100 steps, room for 48 tokens: every group is pushed towards the same completion, so the sampling
+    entropy falls steadily while correctness stays at chance. The reward drives the collapse, not a seed's luck.
 
     Made robust (issue 23): the earlier version (the default rewards at lr 1e-3, seed 3407, one thread) collapsed
-    on one CPU's arithmetic only; elsewhere it broke the policy or hacked the format. Sweep (seeds 0-3): default
-    kernels (AVX-512) entropy fell to 24%, 17%, 25%, 20% of its early level (threshold 30%), each diagnosed
-    entropy_collapse with DAPO recommended; AVX2 held: see the table in the report of issue 23.
-    Tried and dropped: the same reward at lr 1e-3 broke the policy at 1 of 2 seeds; at lr 7e-4 and 40 steps 2 of
-    4 seeds stopped short of 30%; an exact-match-only reward fails the inspection gate (a well-formed wrong
+    on one CPU's arithmetic only; on others it broke the policy or hacked the format. Sweep, seeds 0-3
+    (``benchmarks/outcome_sweep.py -k collapses_entropy``, AMD EPYC): entropy fell to 24%, 18%, 25%, 25% of its
+    early level with the default (AVX-512) kernels and 23%, 18%, 25%, 25% with AVX2 held (threshold 30%), all
+    8 diagnosed entropy_collapse with DAPO recommended. Tried and dropped: this reward at lr 5e-4 for 60 steps
+    (one run of 8 had a burst of long completions late, which lifted the late entropy to 46%); at lr 1e-3 the
+    policy broke at 1 of 2 seeds; an exact-match-only reward fails the inspection gate (a well-formed wrong
     answer must outscore a malformed one)."""
     (workspace / "one_answer.py").write_text(
         "import difflib\n"
@@ -174,8 +175,8 @@ def test_reward_that_pays_one_answer_collapses_entropy(workspace, format_only_20
         "    return [difflib.SequenceMatcher(None, t, '<answer>0</answer>').ratio() for t in texts]\n")
     rewards = [{"name": "format", "weight": 0.0}, {"name": "exact_match", "weight": 0.0},
                {"name": "one_answer.py", "kind": "shaping", "weight": 1.0}]
-    diag = run_case(workspace, format_only_200_model_dir, {"learning_rate": 5e-4, "max_completion_length": 48}, seed,
-                    rewards, steps=60)
+    diag = run_case(workspace, format_only_200_model_dir, {"learning_rate": 3e-4, "max_completion_length": 48}, seed,
+                    rewards, steps=100)
     f = next((x for x in diag.findings if x.id == "entropy_collapse"), None)
     assert f is not None, diag.format()
     assert f.severity == "critical" and diag.data["recommended_variant"] == "dapo"
