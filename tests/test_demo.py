@@ -2,8 +2,9 @@
 
 The demo's SFT warmup is a training outcome the test asserts (preflight routes the warmed model to GRPO, and it
 succeeds sometimes, not always), so it runs at two demo seeds and again with AVX2 kernels (tests/outcome_seeds.py).
-The sweep behind it is the demo's own range: ``python benchmarks/demo_range.py`` runs seeds 0-4 with both kernel
-sets, every phase included; every run there routed to GRPO with accuracy before GRPO between 0.04 and 0.10."""
+The sweep behind it is the demo's own range: ``python benchmarks/demo_range.py`` runs seeds with both kernel
+sets, every phase included. Measured at seeds 0-1 (issue 23): all four runs routed to GRPO, accuracy before GRPO
+0.077-0.095. This test asserts the phases, not the demo's gain (seed 1 fell short of 3×; see README)."""
 
 from __future__ import annotations
 

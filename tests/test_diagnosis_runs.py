@@ -3,9 +3,9 @@ A healthy run is the demo's own (see test_demo.py); here each run must raise its
 
 Every test here asserts an outcome of training, so none rests on one seed's path on one CPU's arithmetic
 (``tests/outcome_seeds.py``): each runs at two GRPO seeds, with the machine's CPU kernels and (scripts/test-avx2.sh)
-with AVX2 held, and its settings land in the outcome at every seed of the sweep recorded in its docstring
-(``python benchmarks/outcome_sweep.py -k NAME`` reruns it: seeds 0-3 × default and AVX2 kernels). Warmed-up
-models are module fixtures built once at seed 0. Other numbers in the docstrings were measured on the 2-core CI
+with AVX2 held. A test's docstring records the sweep its settings were checked with (``python
+benchmarks/outcome_sweep.py -k NAME``: seeds × default and AVX2 kernels) and, where a first version rested on
+one CPU's path, how it was made robust. Warmed-up models are module fixtures built once at seed 0. Other numbers in the docstrings were measured on the 2-core CI
 machine (AVX-512); the assertions check the diagnosis, not them.
 """
 
@@ -115,7 +115,8 @@ def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
         "    return [min(len(c if isinstance(c, str) else c[0]['content']) / 208, 1.0) for c in completions]\n")
     rewards = [{"name": "format", "weight": 0.0}, {"name": "exact_match", "weight": 0.0},
                {"name": "pays_length.py", "kind": "shaping", "weight": 1.0}]
-    diag = run_case(workspace, warm_model_dir, {"max_completion_length": 224, "learning_rate": 1e-4}, seed, rewards)
+    diag = run_case(workspace, warm_model_dir, {"max_completion_length": 224, "learning_rate": 1e-4}, seed, rewards,
+                    steps=24)
     found = {f.id for f in diag.findings}
     assert {"length_reward_coupling", "degenerate_length"} <= found, diag.format()
     assert diag.data["recommended_variant"] == "dr_grpo"   # the cause (length pays), not the symptom
