@@ -36,7 +36,7 @@ def run_mode(mode: str, seeds: list[int], k: str | None) -> dict[str, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         junit = Path(tmp) / "junit.xml"
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "training_outcome",
-               f"--junitxml={junit}", "-o", "addopts=", *(["-k", k] if k else []), "tests"]
+               f"--junitxml={junit}", "-o", "addopts=", f"--basetemp={Path(tmp) / 'runs'}", *(["-k", k] if k else []), "tests"]
         env = {**os.environ, **MODES[mode], "GRPO_RLVR_OUTCOME_SEEDS": ",".join(map(str, seeds)),
                "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
         print(f"{mode}: seeds {seeds}{f', -k {k!r}' if k else ''} (load average {os.getloadavg()[0]:.2f}) ...",
@@ -59,7 +59,7 @@ def run_mode(mode: str, seeds: list[int], k: str | None) -> dict[str, dict]:
             reason = "ok"
             if problem is not None:
                 text = (problem.get("message") or problem.text or "failed").strip()
-                reason = " ".join(text.split())[:160]
+                reason = " ".join(text.split())[:4000]   # the diagnosis it printed: which findings instead
             out[f"{test}|{mode}|{m.group('seed')}"] = {"outcome": "ok" if problem is None else "FAIL",
                                                        "reason": reason, "seconds": float(case.get("time", 0))}
         return out
@@ -83,7 +83,7 @@ def print_table(results: dict[str, dict]) -> bool:
                     bad.append((t, m, s, r["reason"]))
         print(f"{t:<74} {''.join(cells)}  {sum(secs) / max(len(secs), 1):6.0f}")
     for t, m, s, why in bad:
-        print(f"FAIL {t} [{m}, seed {s}]: {why}")
+        print(f"FAIL {t} [{m}, seed {s}]: {why[:600]}")
     n = len(results)
     print(f"\n{n - len(bad)} of {n} (test, mode, seed) runs landed in the asserted outcome")
     return not bad
