@@ -107,9 +107,17 @@ def test_dynamic_sampling_that_runs_out_of_rounds_is_told_so(workspace, tiny_mod
 @training_outcome
 def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
     """A user reward pays for length up to 208 characters and nothing else pays (format and correctness weigh
-    0), lr 1e-4, room for 224 tokens: every group's advantage is its length ranking, so the run can only grow.
-    Measured before (format weight 0.2, lr 1e-4): mean length 28 → 189 tokens on AMD, but on an Intel AVX-512
-    CPU the length never grew (the format part's signal won)."""
+    0), lr 1e-4, 24 steps, room for 224 tokens: every group's advantage is its length ranking, so the run can
+    only grow, while correctness stays flat. Asserted: length-reward coupling, with the paid length reward in its
+    evidence, and Dr.GRPO recommended (the cause, not its symptoms).
+
+    Made robust (issue 23): the first version (format weight 0.2, 40 steps) also asserted degenerate repetition;
+    on an Intel AVX-512 CPU its length never grew (the format part's signal won), and whether long completions
+    turn repetitive or into noise depends on the path (lr 2e-4: 39% repeated 4-grams at one seed, noise at the
+    next), so repetition is left to the detector's unit tests (test_diagnosis.py). Without the format part, 40
+    steps saturate the length reward (0.12 → 0.99 at seeds 0-1, both failed), so the run stops at 24. Sweep
+    (``benchmarks/outcome_sweep.py -k pays_for_length``, AMD EPYC), seed 0: mean length 28 → 106 tokens with
+    the default kernels, 26 → 155 with AVX2 held; both coupling, Dr.GRPO. Seed 1: see the report of issue 23."""
     (workspace / "pays_length.py").write_text(
         "def reward(completions, **kw):\n"
         "    return [min(len(c if isinstance(c, str) else c[0]['content']) / 208, 1.0) for c in completions]\n")
@@ -117,8 +125,9 @@ def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
                {"name": "pays_length.py", "kind": "shaping", "weight": 1.0}]
     diag = run_case(workspace, warm_model_dir, {"max_completion_length": 224, "learning_rate": 1e-4}, seed, rewards,
                     steps=24)
-    found = {f.id for f in diag.findings}
-    assert {"length_reward_coupling", "degenerate_length"} <= found, diag.format()
+    f = next((x for x in diag.findings if x.id == "length_reward_coupling"), None)
+    assert f is not None, diag.format()
+    assert any(e.startswith("pays_length (a length reward) mean") for e in f.evidence), f.evidence
     assert diag.data["recommended_variant"] == "dr_grpo"   # the cause (length pays), not the symptom
 
 
