@@ -116,8 +116,9 @@ def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
     turn repetitive or into noise depends on the path (lr 2e-4: 39% repeated 4-grams at one seed, noise at the
     next), so repetition is left to the detector's unit tests (test_diagnosis.py). Without the format part, 40
     steps saturate the length reward (0.12 → 0.99 at seeds 0-1, both failed), so the run stops at 24. Sweep
-    (``benchmarks/outcome_sweep.py -k pays_for_length``, AMD EPYC), seed 0: mean length 28 → 106 tokens with
-    the default kernels, 26 → 155 with AVX2 held; both coupling, Dr.GRPO. Seed 1: see the report of issue 23."""
+    (``benchmarks/outcome_sweep.py -k pays_for_length``, AMD EPYC), seeds 0-1: mean length 26 → 155 and 27 → 168
+    tokens with the default kernels, 28 → 106 and 28 → 131 with AVX2 held (threshold +30%), correctness flat,
+    all four coupling with the paid reward in evidence and Dr.GRPO recommended. Seeds 2-3 not yet swept."""
     (workspace / "pays_length.py").write_text(
         "def reward(completions, **kw):\n"
         "    return [min(len(c if isinstance(c, str) else c[0]['content']) / 208, 1.0) for c in completions]\n")
