@@ -121,7 +121,7 @@ def test_1500_nested_unwritable_symlinked_dirs_do_not_break_the_batch():
 
 
 def test_deep_tree_in_degraded_mode_is_removed_from_the_host_tmp(tmp_path, monkeypatch):
-    pool = Pool(1, unprivileged=True)
+    pool = Pool(1, without={"namespaces"})
     try:
         verdicts = run_batch([(DEEP_TREE, CHEAT), ADD], FAST, 1, pool)
     finally:

@@ -52,7 +52,8 @@ def test_supervisor_failure_raises_sandbox_error():
     pool = _pool.Pool(1)
     try:
         with pytest.raises(SandboxError, match="sandbox is broken"):
-            pool.run({"mode": "eval", "program": "x = 1", "probes": [], "stdin": [""], "limits": {"timeout_s": 1.0}})
+            pool.run({"mode": "eval", "program": "x = 1", "probes": [], "stdin": [""], "keep_stdout": [0],
+                      "limits": {"timeout_s": 1.0, "sample_timeout_s": 2.0, "max_output_bytes": 1024}})
         assert run_batch([OK], LIMITS, 1, pool)[0].passed == 1  # and the zygote still serves
     finally:
         pool.close()

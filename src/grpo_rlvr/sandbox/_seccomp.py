@@ -7,7 +7,11 @@ loaded in each child with one ``prctl`` (~20 µs; ``SyscallFilter.load()`` per c
 request_key: it outlives a process and would let one completion leave data for the next), every mount
 call and chroot, namespace creation and joining (unshare, setns, clone with a CLONE_NEW* flag; clone3 gets
 ENOSYS so libc falls back to clone, whose flags the filter can read), bpf, perf_event_open, userfaultfd,
-io_uring_*, kexec_*, module loading, personality, and a few others of the same kind (listed below).
+io_uring_*, kexec_*, module loading, personality, and a few others of the same kind (listed below); memory
+that no process's RSS shows and that outlives an execution or crosses to the next one (memfd_create, System V
+shared memory, semaphores and message queues, POSIX message queues); and every socket family but AF_UNIX
+(``socket``/``socketpair`` with another domain: AF_INET/AF_INET6, AF_VSOCK, which crosses network namespaces to
+the host of a VM, AF_NETLINK, AF_PACKET, ...), in every mode, namespaces or not.
 Not covered: machines without libseccomp or pyseccomp (the layer is then reported missing, with the fix).
 """
 
@@ -28,7 +32,11 @@ DENIED = (
     "personality", "acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "lookup_dcookie",
     "name_to_handle_at", "open_by_handle_at", "iopl", "ioperm", "settimeofday", "clock_settime", "adjtimex",
     "sethostname", "setdomainname", "vhangup", "fanotify_init",
+    "memfd_create", "memfd_secret", "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl",
+    "semtimedop", "msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
+    "mq_timedreceive", "mq_notify", "mq_getsetattr",
 )  # fmt: skip
+AF_UNIX = 1  # the one socket family a test program may open (socketpair, asyncio's self-pipe)
 _CLONE_NEW = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 
 
@@ -52,6 +60,8 @@ def build() -> tuple[bytes | None, str | None]:
             if _CLONE_NEW & (1 << bit):
                 f.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, 1 << bit, 1 << bit))
         f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+        for call in ("socket", "socketpair"):
+            f.add_rule(deny, call, seccomp.Arg(0, seccomp.NE, AF_UNIX))
         r, w = os.pipe()
         try:
             with open(w, "wb", closefd=False) as sink:

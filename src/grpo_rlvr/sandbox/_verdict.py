@@ -8,6 +8,7 @@ channel means the program wrote to it: zero credit. Not covered: partial credit 
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import signal
@@ -20,7 +21,8 @@ WEAK_NOTE = "weak: test code ran in the sandbox"
 
 LAYER_ORDER = (
     "process", "userns", "pidns", "netns", "ipcns", "fs_jail", "tmpdir", "env_scrubbed", "uid_drop",
-    "caps_dropped", "no_new_privs", "seccomp", "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "pgroup_kill", "sweep",
+    "caps_dropped", "no_new_privs", "landlock_fs", "landlock_net", "landlock_scope", "seccomp", "nondumpable",
+    "oom_first", "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "tree_cap", "pgroup_kill", "sweep",
 )  # fmt: skip
 
 
@@ -69,9 +71,17 @@ def unjudged_verdict(plan: Plan, why: str) -> UnitTestVerdict:
                            (), False, details)
 
 
-def decide(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: float) -> UnitTestVerdict:
+def decide(plan: Plan, reports: list[dict], limits) -> UnitTestVerdict:
     """The verdict for ``plan`` from the reports of its executions (one, or one per stdin case)."""
     layers = ordered_layers(reports[0]["layers"]) if reports else ()
+    timeout_s, cpu_s = limits.timeout_s, limits.cpu_s
+    overrun = next((r["overrun"] for r in reports if r.get("overrun")), "") or next(
+        (f"the sample's time budget of {float(limits.sample_timeout_s)} s ran out" for r in reports
+         if r.get("budget_exceeded")), "")
+    if overrun:  # the sample hurt, or could have hurt, the run: nothing it did counts
+        details = tuple(f"test {i + 1} failed: {overrun}" for i in range(plan.total))
+        return UnitTestVerdict(0, plan.total, f"0/{plan.total} passed; {overrun}", layers,
+                               any(r.get("timed_out") for r in reports), details)
     weak: set[int] = set()
     if plan.mode == "stdio":
         outcomes = _stdio_outcomes(plan, reports, timeout_s, cpu_s)
@@ -150,7 +160,7 @@ def _signal_name(num: int) -> str:
 def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
     """(outcomes, banner): per-test (ok, why) and a headline that overrides the first failure."""
     n = len(plan.checks)
-    frames = _parse_channel(report["result"], n)
+    frames = _parse_channel(base64.b64decode(report["result"]), n)
     if frames is None:
         return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
     load, results = frames
@@ -184,9 +194,9 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
     return outcomes, banner
 
 
-def _parse_channel(text: str, n: int):
+def _parse_channel(data: bytes, n: int):
     """(load frame, {index: frame}) or None when any complete line is not a well-formed, in-order frame."""
-    lines = text.encode("latin-1").split(b"\n")[:-1]  # a trailing partial line: the process died mid-write
+    lines = data.split(b"\n")[:-1]  # a trailing partial line: the process died mid-write
     load, results = None, {}
     for raw in lines:
         try:
@@ -232,12 +242,17 @@ def _stdio_outcomes(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: fl
         report = reports[i]
         if report["timed_out"] or report["output_exceeded"] or report["exit_code"] != 0:
             why = _death(report, timeout_s, cpu_s)
-            last = report["stderr"].strip().splitlines()[-1:] if report["stderr"].strip() else []
+            stderr = base64.b64decode(report["stderr"]).decode("utf-8", "replace").strip()
+            last = stderr.splitlines()[-1:] if stderr else []
             if report["exit_code"] and report["exit_code"] > 0 and last:
                 why = f"exited with code {report['exit_code']}: {last[0][:200]}"
             outcomes.append((False, why))
             continue
-        got, want = _normalize(report["stdout"]), _normalize(expected)
+        if not report["stdout_rest_blank"]:
+            outcomes.append((False, f"wrong output: longer than the expected {len(expected.encode())} bytes"))
+            continue
+        got = _normalize(base64.b64decode(report["stdout"]).decode("utf-8", "replace"))
+        want = _normalize(expected)
         if got == want:
             outcomes.append((True, ""))
             continue
