@@ -168,7 +168,7 @@ def test_a_set_of_colliding_hashes_is_refused_by_a_bound():
     # Written straight onto the result channel (building the set would cost the child as much as the parent).
     program = ("import json, os\nM = (1 << 61) - 1\n"
                "value = ['S', [['i', hex(M * k)] for k in range(1, 35001)]]\n"
-               "os.write(3, b'{\"k\": \"load\"}\\n' + json.dumps({'k': 'r', 'i': 0, 'v': value}).encode() + b'\\n')\n"
+               "os.write(3, b'{\"k\": \"load\"}\\n' + json.dumps({'k': 'r', 'i': 0, 'v': [value]}).encode() + b'\\n')\n"
                "os._exit(0)\n")
     limits = SandboxLimits(timeout_s=10.0, cpu_s=10.0, max_output_bytes=4_000_000)
     verdict = run_unit_tests(program, ["assert solve(3) == {1, 2}"], limits=limits)

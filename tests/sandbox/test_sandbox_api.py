@@ -100,10 +100,18 @@ def test_check_function_called_at_the_end_is_judged_per_assert():
     assert failing.passed == 1 and "candidate(2, 3) returned -1, expected 5" in failing.reason
 
 
-def test_non_equality_asserts_fall_back_inside_the_sandbox():
+def test_order_comparisons_are_judged_in_the_parent():
     program = "def big(n):\n    return n * 10\n"
     verdict = run_unit_tests(program, ["assert big(2) > 15", "assert big(1) > 15"])
-    assert verdict.passed == 1
+    assert (verdict.passed, verdict.weak) == (1, 0)
+    assert verdict.details == ("test 1 passed", "test 2 failed: assert big(1) > 15 failed: big(1) returned 10")
+
+
+def test_asserts_the_parent_cannot_judge_run_inside_the_sandbox():
+    program = "def big(n):\n    return n * 10\n"
+    tests = ["def over(x, limit):\n    return x > limit", "assert over(big(2), 15)", "assert over(big(1), 15)"]
+    verdict = run_unit_tests(program, tests)
+    assert (verdict.passed, verdict.weak) == (1, 2)
     assert verdict.details[0] == "test 1 passed (checked inside the sandbox)"
 
 

@@ -24,7 +24,7 @@ import sys
 
 from . import _jail, _landlock
 from . import _syscalls as sc
-from ._plaindata import encode
+from ._plaindata import NotPlainData, encode
 
 RESULT_FD = 3
 _SETUP_FD = 4
@@ -234,6 +234,8 @@ def _run(job: dict) -> int:
             if kind == "eval":
                 value = eval(compile(source, f"<test {i + 1}>", "eval"), where)
                 frame = {"k": "r", "i": i, "v": encode(value)}
+            elif kind == "leaves":
+                frame = {"k": "r", "i": i, "v": [_encode_or_mark(v) for v in _leaves(source, i, where)]}
             else:
                 exec(compile(source, f"<test {i + 1}>", "exec"), where)
                 frame = {"k": "r", "i": i}
@@ -241,6 +243,26 @@ def _run(job: dict) -> int:
             frame = {"k": "r", "i": i, "e": _describe(e)}
         _send(frame)
     return 0
+
+
+def _leaves(specs: list, i: int, where: dict) -> list:
+    """The values of a strong assert's leaves: ``["e", source]`` evaluated, or ``["m", k, name, args]``: the
+    method ``name`` of leaf k's value called (the parent recomputes it when that value is plain data)."""
+    values: list = []
+    for spec in specs:
+        if spec[0] == "e":
+            values.append(eval(compile(spec[1], f"<test {i + 1}>", "eval"), where))
+        else:
+            args = eval(compile(spec[3], f"<test {i + 1}>", "eval"), where)
+            values.append(getattr(values[spec[1]], spec[2])(*args))
+    return values
+
+
+def _encode_or_mark(value):
+    try:
+        return encode(value)
+    except NotPlainData as e:
+        return ["x", str(e)[:200]]
 
 
 def _exit_code(code) -> int:

@@ -14,6 +14,7 @@ import math
 import signal
 from dataclasses import dataclass
 
+from ._parent_expr import not_plain
 from ._plaindata import ValueLimit, decode, short_repr
 from ._plan import GLOBAL, WEAK_KINDS, Plan, judge_value
 
@@ -106,19 +107,19 @@ def decide(plan: Plan, reports: list[dict], limits) -> UnitTestVerdict:
     return UnitTestVerdict(passed, total, reason, layers, timed_out, details, len(weak))
 
 
-def _test_outcomes(plan: Plan, probe_outcomes: list[tuple[bool, str]]):
-    """Per test (ok, why) from per probe outcomes, and the indices of the weak tests."""
+def _test_outcomes(plan: Plan, probe_outcomes: list[tuple[bool, str, bool]]):
+    """Per test (ok, why) from per probe (ok, why, weak) outcomes, and the indices of the weak tests."""
     n = len(plan.tests)
     failed_scopes: dict[int, str] = {}  # the first failing setup of each scope
     results: list[tuple[bool, str] | None] = [None] * n
     weak: set[int] = set()
-    for check, (ok, why) in zip(plan.checks, probe_outcomes, strict=True):
+    for check, (ok, why, weak_here) in zip(plan.checks, probe_outcomes, strict=True):
         if check.test is None:
             if not ok and not check.optional:
                 failed_scopes.setdefault(check.scope, f"setup failed: {why}")
             continue
         t = check.test
-        if check.kind in WEAK_KINDS:
+        if check.kind in WEAK_KINDS or weak_here:
             weak.add(t)
         if results[t] is None and not ok:
             results[t] = (False, why)
@@ -161,37 +162,53 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
     """(outcomes, banner): per-test (ok, why) and a headline that overrides the first failure."""
     n = len(plan.checks)
     frames = _parse_channel(base64.b64decode(report["result"]), n)
+    tampered = [(False, "no credit: the result channel was tampered with", False)] * n
     if frames is None:
-        return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
+        return tampered, "result channel tampered with"
     load, results = frames
     if load is None:
         death = _death(report, timeout_s, cpu_s)
-        return [(False, death)] * n, death
+        return [(False, death, False)] * n, death
     if "e" in load:
         why = f"the program failed to load: {load['e']}"
-        return [(False, "not run: the program failed to load")] * n, why
+        return [(False, "not run: the program failed to load", False)] * n, why
     outcomes, banner = [], ""
     for i, check in enumerate(plan.checks):
         frame = results.get(i)
         if frame is None:
             banner = _death(report, timeout_s, cpu_s)
-            outcomes.append((False, f"not run: {banner}"))
+            outcomes.append((False, f"not run: {banner}", False))
         elif "e" in frame:
-            outcomes.append((False, f"{check.label} raised {frame['e']}"))
+            outcomes.append((False, f"{check.label} raised {frame['e']}", False))
         elif check.kind in ("ran", "setup"):
-            outcomes.append((True, ""))
+            outcomes.append((True, "", False))
         elif "v" not in frame:
-            return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
+            return tampered, "result channel tampered with"
         else:
             try:
-                value = decode(frame["v"])
+                outcome = _judge(check, frame["v"])
             except ValueLimit as e:
-                outcomes.append((False, f"{check.label}: {e}"))
+                outcomes.append((False, f"{check.label}: {e}", False))
                 continue
             except (ValueError, TypeError, OverflowError, RecursionError):
-                return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
-            outcomes.append(judge_value(check, value))
+                return tampered, "result channel tampered with"
+            outcomes.append(outcome)
     return outcomes, banner
+
+
+def _judge(check, encoded) -> tuple[bool, str, bool]:
+    """(passed, why not, weak) of one answered probe. Raises ValueError/TypeError on a malformed value."""
+    if check.kind != "expr":
+        return (*judge_value(check, decode(encoded)), False)
+    if type(encoded) is not list or len(encoded) != len(check.strong.leaves):
+        raise ValueError("wrong number of leaf values")
+    values = []
+    for item in encoded:
+        if type(item) is list and len(item) == 2 and item[0] == "x" and type(item[1]) is str:
+            values.append(not_plain(item[1]))
+        else:
+            values.append(decode(item))
+    return check.strong.judge(values)
 
 
 def _parse_channel(data: bytes, n: int):
