@@ -15,7 +15,6 @@ import uuid
 import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, isolation_layers, run_unit_tests
-from grpo_rlvr.sandbox._jail import UID_BASE
 
 TESTS = ["assert solve(3) == 271828", "assert solve(4) == 314159"]
 FAST = SandboxLimits(timeout_s=1.0, cpu_s=2.0)
@@ -28,16 +27,29 @@ def run(program: str, tests=TESTS, limits: SandboxLimits = FAST):
 
 
 def sandbox_processes() -> list[int]:
-    """Processes running under a sandbox uid (there are none when no execution is in flight)."""
+    """Processes left under this test run's own sandbox supervisors, but their templates (none when no
+    execution is in flight). Other sandboxes on a shared machine are not counted."""
+    from grpo_rlvr.sandbox import _pool
+
+    pool = _pool._shared
     found = []
-    for name in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{name}/status") as f:
-                uid = int(next(line for line in f if line.startswith("Uid:")).split()[1])
-        except (OSError, StopIteration, ValueError):
-            continue
-        if UID_BASE <= uid < UID_BASE + (1 << 22):
-            found.append(int(name))
+    for zygote in pool._idle if pool is not None else []:
+        supervisor, template = zygote.pids
+        todo = [supervisor]
+        while todo:
+            pid = todo.pop()
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{task}/children") as f:
+                        kids = [int(k) for k in f.read().split()]
+                except OSError:
+                    continue
+                found += [k for k in kids if k != template]
+                todo += [k for k in kids if k != template]
     return found
 
 
@@ -299,14 +311,49 @@ def test_killing_the_parent_and_everything_else():
     assert run_unit_tests("def solve(n):\n    return n\n", ["assert solve(3) == 3"]).passed == 1  # still works
 
 
-def test_double_forked_daemon_does_not_survive(layers):
+def processes_named(name: str) -> list[int]:
+    """Processes on this machine whose name (``comm``) is ``name``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == name:
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def wait_until_gone(name: str, bound_s: float = 10.0) -> list[int]:
+    """Poll for processes named ``name`` until none is left or ``bound_s`` passes; what is left."""
+    deadline = time.monotonic() + bound_s
+    while (left := processes_named(name)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return left
+
+
+@pytest.mark.parametrize("without", [(), ("namespaces",)], ids=["pid-namespace", "subreaper-sweep"])
+def test_double_forked_daemon_does_not_survive(without):
+    # The daemon names itself with a token of this test's own (other sandboxes on a shared machine, such as
+    # another test run's, are not counted) and is known to run before solve() returns, so "none left" means
+    # the sweep removed it, not that it had not started yet. The wait is bounded, not a fixed sleep.
+    from grpo_rlvr.sandbox._pool import Pool
+    from grpo_rlvr.sandbox._run import run_batch
+
+    token = "gd" + uuid.uuid4().hex[:12]
     canary = canary_path()
-    run(f"import os, time\ndef solve(n):\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
-        f"            time.sleep(1.0)\n            open({canary!r}, 'w').write('alive')\n        os._exit(0)\n"
-        "    return 0\n")
-    time.sleep(1.5)
+    pool = Pool(1, without=without)
+    program = (f"import ctypes, os, time\ndef solve(n):\n    r, w = os.pipe()\n    if os.fork() == 0:\n        os.setsid()\n"
+        f"        if os.fork() == 0:\n            ctypes.CDLL(None).prctl(15, {token.encode()!r}, 0, 0, 0)\n"
+        f"            os.write(w, b'up')\n            time.sleep(60)\n            open({canary!r}, 'w').write('alive')\n"
+        f"        os._exit(0)\n    os.read(r, 2)\n    return 0\n")
+    try:
+        [verdict] = run_batch([(program, TESTS)], FAST, 1, pool)
+    finally:
+        pool.close()
+    assert verdict.passed == 0 and "solve(3) returned 0" in verdict.reason  # the daemon was up when it returned
+    assert wait_until_gone(token) == []
     assert not os.path.exists(canary)
-    assert sandbox_processes() == []
 
 
 def test_threads_that_outlive_main():

@@ -101,6 +101,11 @@ def setup_supervisor(without: set[str], seccomp: bytes | None, no_seccomp: str) 
         _enter_namespaces(state)
     if state.root is None:
         _make_workbase(state, without)
+        hidden = _unreadable_by_others(_python_paths())
+        if state.privileged and hidden:
+            state.privileged = False
+            state.problems.append(f"programs keep our uid: without a jail a uid of their own cannot read the Python "
+                                  f"path {hidden} (a parent directory lacks o+x)")
     if state.caps_locked is False and sc.available():
         try:
             sc.lock_capabilities(state.last_cap)
@@ -145,6 +150,21 @@ def _make_workbase(state: SandboxState, without: set[str]) -> None:
     state.landlock, why = _landlock.build(read_only, devices, state.workbase)
     if state.landlock is None:
         state.problems.append(why)
+
+
+def _unreadable_by_others(paths: list[str]) -> str:
+    """The first path another uid cannot reach and list (some directory on the way lacks o+x), else ""."""
+    for path in paths:
+        parts = path.rstrip("/").split("/")
+        for i in range(1, len(parts) + 1):
+            here = "/".join(parts[:i]) or "/"
+            try:
+                mode = os.stat(here).st_mode
+            except OSError:
+                return path
+            if not mode & stat.S_IXOTH or (here == path and not mode & stat.S_IROTH):
+                return path
+    return ""
 
 
 def _visible_entries(path: str) -> list[str]:

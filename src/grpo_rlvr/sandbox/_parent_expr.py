@@ -8,8 +8,8 @@ on those values with its own builtins: comparisons (``==`` strict on types, ``in
 ``not``/``and``/``or``, subscripts, displays, the builtins in ``FUNCTIONS`` (``len``, ``sorted``, ``abs``,
 ``set``...), ``math`` functions (``math.isclose``...) and the methods of plain ``str``/``list``/``dict``/... in
 ``METHODS`` (``shout('abc').startswith('ABC')``: the program returns the string, the parent calls
-``startswith``; when the program returns something that is not plain data, the method ran in the sandbox
-and that test is weak). Parts without a leaf are the test's own values: literals, names the test bound to
+``startswith``; a value that is not a plain ``str`` fails there, while for names a class of the program may
+define - ``get``, ``count``, ``keys``... - the program's own method ran in the sandbox and that test is weak). Parts without a leaf are the test's own values: literals, names the test bound to
 them, and expressions of those and the standard library (``2.0 / 3.0``, ``math.sqrt(2)``, ``sum([i ** 2 for
 i in lst])``), evaluated here once when the plan is made. Every comparison must have such a side: ``f(3) ==
 g(3)`` compares the program with itself. Anything else - a helper the test defines (the program could patch
@@ -152,6 +152,10 @@ METHODS = {
                 "symmetric_difference"},
 }
 _METHOD_NAMES = set().union(*METHODS.values())
+# Methods only text has: the test expects the program to return a str (or bytes). A value of another type
+# (a str subclass with its own ``startswith``) fails. Other names (``get``, ``count``, ``keys``) may be the
+# program's own class's API under test: on such a value its method's result counts, as a weak test.
+TEXT_ONLY_METHODS = (METHODS[str] | METHODS[bytes]) - METHODS[list] - METHODS[dict] - METHODS[set]
 _SINGLETONS = (None, True, False)
 
 
@@ -419,6 +423,9 @@ class Strong:
                         values[i] = call_method(receiver, leaf.method, leaf.args)
                     except (ArithmeticError, TypeError, ValueError, LookupError, RecursionError) as e:
                         return False, f"{leaf.source} raised {type(e).__name__}: {e}", False
+                elif leaf.method in TEXT_ONLY_METHODS:
+                    what = receiver.what if isinstance(receiver, _NotPlain) else f"a {type(receiver).__name__}"
+                    return False, f"{self.leaves[leaf.receiver].source} returned {what}, not text", False
                 elif not isinstance(values[i], _NotPlain):
                     weak = True  # a method of the program's own object ran in the sandbox
         used = leaf_indices(self.tree)

@@ -76,6 +76,7 @@ class _Zygote:
             self.close()
             raise SandboxError(f"the sandbox zygote failed to start (exit code {self.proc.poll()}){_FIX}")
         self.layers = tuple(ready.get("layers", ()))
+        self.pids = tuple(ready.get("pids", ()))  # the supervisor's and its template's, as /proc numbers them
         for problem in ready.get("problems", []):
             if problem not in MISSING_LAYERS:  # once per process: every supervisor of a machine says the same
                 MISSING_LAYERS[problem] = None
