@@ -51,11 +51,12 @@ the parent. What is covered / not covered:
 from __future__ import annotations
 
 from ._limits import SandboxLimits
+from ._policy import isolation_problems
 from ._run import run_unit_tests, run_unit_tests_batch
 from ._verdict import WEAK_NOTE, UnitTestVerdict
 
-__all__ = ["SandboxLimits", "UnitTestVerdict", "isolation_layers", "missing_layers", "run_unit_tests",
-           "run_unit_tests_batch", "weak_sample_counts"]
+__all__ = ["SandboxLimits", "UnitTestVerdict", "degraded_isolation_notes", "isolation_layers", "isolation_problems",
+           "missing_layers", "run_unit_tests", "run_unit_tests_batch", "weak_sample_counts"]
 
 
 def missing_layers() -> list[str]:
@@ -78,7 +79,18 @@ def weak_sample_counts(samples: list[dict]) -> dict[str, int]:
     return counts
 
 
-def isolation_layers() -> tuple[str, ...]:
+def degraded_isolation_notes(manifest_rewards: list) -> dict[str, str]:
+    """Per reward name, the degraded isolation it was allowed to score with (``notes["degraded_isolation"]`` of
+    the rewards recorded in an inspection manifest); rewards without are left out."""
+    out = {}
+    for reward in manifest_rewards if isinstance(manifest_rewards, list) else ():
+        notes = reward.get("notes") if isinstance(reward, dict) else None
+        if isinstance(notes, dict) and notes.get("degraded_isolation"):
+            out[str(reward.get("name"))] = str(notes["degraded_isolation"])
+    return out
+
+
+def isolation_layers(allow_degraded_isolation: bool = False) -> tuple[str, ...]:
     """The isolation layers in effect on this machine, found by running a trivial program in the sandbox.
 
     Raises:
@@ -86,7 +98,8 @@ def isolation_layers() -> tuple[str, ...]:
     """
     from ..errors import SandboxError
 
-    verdict = run_unit_tests("x = 1", ["assert x == 1", "assert x != 2"])
+    verdict = run_unit_tests("x = 1", ["assert x == 1", "assert x != 2"],
+                             allow_degraded_isolation=allow_degraded_isolation)
     if verdict.passed != verdict.total:
         raise SandboxError(f"the sandbox self-check failed: {verdict.reason}")
     return verdict.layers
