@@ -53,8 +53,8 @@ def probe(pool, program: str, test: str = "assert probe() == 'denied'"):
 
 def denied(paths) -> str:
     """A program whose probe() says 'denied' when every path in ``paths`` cannot be opened."""
-    return ("def probe():\n    for path in %r:\n        try:\n            open(path, 'rb').read(1)\n"
-            "            return 'read ' + path\n        except OSError:\n            pass\n    return 'denied'\n" % (paths,))
+    return (f"def probe():\n    for path in {paths!r}:\n        try:\n            open(path, 'rb').read(1)\n"
+            "            return 'read ' + path\n        except OSError:\n            pass\n    return 'denied'\n")
 
 
 def test_the_container_mode_holds_with_landlock_and_seccomp(container):
@@ -115,8 +115,8 @@ def test_no_socket_family_but_unix_in_any_mode(every_mode):
 
 def test_nothing_is_left_in_tmp_or_dev_shm(container):
     names = [f"/tmp/grpo-left-{uuid.uuid4().hex}", f"/dev/shm/grpo-left-{uuid.uuid4().hex}"]
-    program = ("def probe():\n    for path in %r:\n        try:\n            open(path, 'w').write('x')\n"
-               "            return 'wrote'\n        except OSError:\n            pass\n    return 'denied'\n" % (names,))
+    program = (f"def probe():\n    for path in {names!r}:\n        try:\n            open(path, 'w').write('x')\n"
+               "            return 'wrote'\n        except OSError:\n            pass\n    return 'denied'\n")
     assert probe(container, program).passed == 1
     assert not any(os.path.exists(n) for n in names)
 
