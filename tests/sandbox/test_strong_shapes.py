@@ -35,6 +35,26 @@ def test_isclose_against_a_named_expected_value_is_strong():
     assert strong("def mean(xs):\n    return 2 / 3\n", tests).passed == 1  # the shape still pays a right answer
 
 
+# Reads the value the test compares against from its caller's frame, wherever the test keeps it.
+FRAME_READER = ("import sys\ndef _peek():\n    frame = sys._getframe(2)\n"
+                "    for scope in (frame.f_locals, frame.f_globals):\n"
+                "        for name in ('EXPECTED', 'expected', 'odd_sum'):\n            if name in scope:\n"
+                "                return scope[name]\n        if 'self' in scope:\n"
+                "            return getattr(scope['self'], 'expected', None)\n    return None\n")
+
+
+def test_an_expected_value_the_test_names_is_not_in_the_programs_reach():
+    cheat = FRAME_READER + "def mean(xs):\n    return _peek()\n"
+    named = ["import math", "EXPECTED = 2.0 / 3.0", "assert math.isclose(mean([1, 2, 3, 4]), EXPECTED)"]
+    set_up = ("import unittest\nclass T(unittest.TestCase):\n    def setUp(self):\n        self.expected = 2.5\n"
+              "    def test_mean(self):\n        self.assertAlmostEqual(mean([2, 3, 9]), self.expected)\n")
+    in_check = ("def check(candidate):\n    lst = [1, -3, 5]\n    odd_sum = sum([i ** 2 for i in lst if i > 0])\n"
+                "    assert candidate(lst) == odd_sum\n")
+    for tests in (named, set_up):
+        assert strong(cheat, tests).passed == 0
+    assert strong(cheat, in_check, entry_point="mean").passed == 0
+
+
 def test_isclose_against_a_value_computed_from_the_program_is_weak():
     tests = ["import math", "expected = reference([1, 2, 3])", "assert math.isclose(mean([1, 2, 3]), expected)"]
     cheat = PATCH_ALL + "def reference(xs):\n    return 0.0\ndef mean(xs):\n    return -1.0\n"

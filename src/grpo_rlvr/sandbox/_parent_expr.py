@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import builtins
 import cmath
+import copy
 import math
 import operator
 import random
@@ -211,7 +212,8 @@ def literal_source(value) -> str:
 class Env:
     """What each name of the test code means where an assert stands.
 
-    ``consts``: names bound to plain values the parent computed (``x = 3``, loop values, ``self.expected``);
+    ``consts``: names bound to plain values the parent computed (``x = 3``, loop values, ``self.expected``),
+    never bound in the sandbox (see ``inline_constants``);
     ``program``: names the test bound to a program value (``result = candidate(3)``): leaves;
     ``helpers``: names the test defined otherwise (functions, classes, modules not listed, tainted values);
     ``modules``: standard modules the test imported that the parent may use; ``functions``: names imported
@@ -224,6 +226,16 @@ class Env:
         self.helpers: set[str] = set()
         self.modules: dict[str, object] = {}
         self.functions: dict[str, object] = {}
+
+    def taint(self, node: ast.AST) -> None:
+        """Code of the test's ran in the sandbox: whatever it binds is no longer known here."""
+        for name in _bound_names(node):
+            self.mark_helper(name)
+
+    def mark_helper(self, name: str) -> None:
+        """``name`` is the sandbox's from now on (code there binds it): never a value judged against."""
+        self._forget(name)
+        self.helpers.add(name)
 
     def copy(self) -> Env:
         other = Env()
@@ -369,6 +381,71 @@ class Env:
 
 
 _NOTHING = object()
+
+
+# --- keeping the test's values out of the sandbox ---------------------------------------------------------------
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    """Every name a piece of code binds anywhere (assignments, loop and comprehension targets, parameters,
+    definitions, imports): inside it such a name may mean something else than the test's constant."""
+    bound: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            bound.add(sub.id)
+        elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            name = _target_name(sub)
+            if name:
+                bound.add(name)
+        elif isinstance(sub, ast.arg):
+            bound.add(sub.arg)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(sub.name)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in sub.names)
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            bound.update(sub.names)
+    return bound
+
+
+class _Inline(ast.NodeTransformer):
+    def __init__(self, values: dict):
+        self.values = values
+
+    def _literal(self, node: ast.expr, name: str) -> ast.expr:
+        literal = ast.parse(literal_source(self.values[name]), mode="eval").body
+        return ast.copy_location(literal, node)
+
+    def visit_Name(self, node: ast.Name):
+        if isinstance(node.ctx, ast.Load) and node.id in self.values:
+            return self._literal(node, node.id)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute):
+        name = _target_name(node)
+        if isinstance(node.ctx, ast.Load) and name in self.values:
+            return self._literal(node, name)
+        return self.generic_visit(node)
+
+
+def inline_constants(node: ast.AST, env: Env) -> tuple[ast.AST, dict]:
+    """``node`` with each of the test's constants it reads written as its value, and the constants it also
+    binds (those must exist in the sandbox as names: returned, for the caller to send first).
+
+    The test's constants (expected values among them) are never bound as names in the sandbox, where the
+    program could read them from its caller's frame; code sent there gets them as literals, and only where
+    the test's own code (a weak test) reads them.
+    """
+    reads = {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
+    reads |= {name for sub in ast.walk(node) if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load)
+              and (name := _target_name(sub))}
+    used = {name: env.consts[name] for name in reads if name in env.consts}
+    bound = _bound_names(node)
+    exposed = {name: value for name, value in used.items() if name in bound}
+    inlined = {name: value for name, value in used.items() if name not in bound}
+    if not inlined:
+        return node, exposed
+    return ast.fix_missing_locations(_Inline(inlined).visit(copy.deepcopy(node))), exposed
 
 
 def _target_name(node: ast.expr) -> str | None:
@@ -584,7 +661,10 @@ class _Builder:
         self.leaves: list[Leaf] = []
 
     def leaf(self, node: ast.expr) -> tuple:
-        self.leaves.append(Leaf(ast.unparse(node)))
+        sent, exposed = inline_constants(node, self.env)
+        if exposed:
+            raise Unplannable(f"{_short(node)} binds a name the test also uses as a value")
+        self.leaves.append(Leaf(ast.unparse(sent)))
         return ("leaf", len(self.leaves) - 1)
 
     def build(self, node: ast.expr) -> tuple:
@@ -666,7 +746,7 @@ class _Builder:
             if env.program_rooted(func.value):  # the program's value: its method is called in the sandbox too
                 args = tuple(env.fold(a) for a in node.args)
                 receiver = self.leaf(func.value)[1]
-                self.leaves.append(Leaf(f"{ast.unparse(func.value)}.{func.attr}(...)", receiver, func.attr,
+                self.leaves.append(Leaf(f"{self.leaves[receiver].source}.{func.attr}(...)", receiver, func.attr,
                                         literal_source(args), args))
                 return ("leaf", len(self.leaves) - 1)
             return ("method", self.build(func.value), func.attr, tuple(self.build(a) for a in node.args))

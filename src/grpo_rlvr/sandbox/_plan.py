@@ -29,7 +29,7 @@ import ast
 import json
 from dataclasses import dataclass, field
 
-from ._parent_expr import Env, Strong, Unplannable, literal_source, plan_condition
+from ._parent_expr import Env, Strong, Unplannable, inline_constants, literal_source, plan_condition
 from ._plaindata import short_repr
 
 GLOBAL = -1  # the scope of module-level probes: the program's own namespace
@@ -92,8 +92,9 @@ class PlanBuilder:
         return len(self.tests) - 1
 
     def setup(self, source: str, scope: int = GLOBAL, label: str = "") -> None:
-        """A setup probe. An assignment whose value the parent computed is sent as that value, so the sandbox
-        and the parent agree even on values drawn at random (``x = random.randint(0, 9)``)."""
+        """A setup statement (or several). One that binds values the parent computes (``x = 3``, ``EXPECTED =
+        math.sqrt(2)``, even ``x = random.randint(0, 9)``) is not sent: the names stay here, and code sent to
+        the sandbox gets their values as literals (``inline_constants``)."""
         try:
             statements = ast.parse(source).body
         except SyntaxError:
@@ -101,19 +102,42 @@ class PlanBuilder:
         env = self.env(scope)
         sent = []
         for node in statements:
-            env.bind(node)
             names = _assigned_names(node)
-            if names and all(name in env.consts for name in names):
-                sent += [f"{name} = {literal_source(env.consts[name])}" for name in names]
-            else:
-                sent.append(ast.unparse(node))
-        if statements:
-            source = "\n".join(sent)
+            probe = env.copy()
+            probe.bind(node)
+            if names and all(name in probe.consts for name in names):
+                env.bind(node)  # withheld: only the parent knows these names
+                continue
+            code, exposed = inline_constants(node, env)
+            self._expose(exposed, scope)
+            env.bind(node)
+            sent.append(ast.unparse(code))
+        if statements and not sent:
+            return
+        source = "\n".join(sent) if statements else source
         self.probes.append(("exec", source, scope))
         optional = _only_imports(source)
         self.checks.append(Check("setup", label=label or _one_line(source), scope=scope, optional=optional))
 
+    def _expose(self, values: dict, scope: int) -> None:
+        """Bind constants in the sandbox, for test code there that also rebinds them: they are then the
+        sandbox's, no longer values the parent may compare against."""
+        env = self.env(scope)
+        for name, value in values.items():
+            self.probes.append(("exec", f"{name} = {literal_source(value)}", scope))
+            self.checks.append(Check("setup", label=f"{name} = {short_repr(value, 40)}", scope=scope))
+            env.mark_helper(name)
+
     def ran(self, source: str, test: int, scope: int = GLOBAL) -> None:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            tree = None
+        if tree is not None:
+            code, exposed = inline_constants(tree, self.env(scope))
+            self._expose(exposed, scope)
+            source = ast.unparse(code)
+            self.env(scope).taint(tree)
         self.probes.append(("exec", source, scope))
         self.checks.append(Check("ran", label=_one_line(source), test=test, scope=scope))
 
@@ -121,7 +145,9 @@ class PlanBuilder:
         try:
             strong = plan_condition(node.test, self.env(scope))
         except Unplannable as e:
-            self.probes.append(("eval", ast.unparse(node.test), scope))
+            code, exposed = inline_constants(node.test, self.env(scope))
+            self._expose(exposed, scope)
+            self.probes.append(("eval", ast.unparse(code), scope))
             self.checks.append(Check("weak", label=ast.unparse(node.test), test=test, scope=scope, why=str(e)))
             return
         self.probes.append(("leaves", strong.probe(), scope))
@@ -157,8 +183,7 @@ class PlanBuilder:
             if plan is None:
                 return False
             for target_source, value, body in plan:
-                self.setup(f"{target_source} = {literal_source(value)}", scope, label=f"{target_source} = "
-                           f"{short_repr(value, 40)}")
+                self.setup(f"{target_source} = {literal_source(value)}", scope)  # a value of the test's: kept here
                 for node in body:
                     self.statement(node, test, scope)
             return True
