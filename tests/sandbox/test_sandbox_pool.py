@@ -103,3 +103,19 @@ def test_program_that_loses_the_zygote_twice_scores_zero_not_an_error(monkeypatc
         assert verdict.passed == 0 and "lost twice" in verdict.reason
     finally:
         pool.close()
+
+
+def test_a_program_that_kills_the_template_scores_zero_not_an_error():
+    # Only reachable with degraded isolation as root (same uid, no pid namespace, no Landlock scoping), which
+    # the policy refuses unless accepted: the program then finds its sibling, the template, and kills it.
+    pool = _pool.Pool(1, without={"namespaces", "landlock", "uid"})
+    killer = ("import os, signal\ndef f(x):\n    supervisor = os.getppid()\n"
+              "    for pid in open(f'/proc/{supervisor}/task/{supervisor}/children').read().split():\n"
+              "        if int(pid) != os.getpid():  # its sibling: the template\n"
+              "            os.kill(int(pid), signal.SIGKILL)\n    return x\n")
+    try:
+        [lost] = run_batch([(killer, ["assert f(2) == 2"])], LIMITS, 1, pool, allow_degraded=True)
+        assert lost.passed == 0 and "lost twice" in lost.reason
+        assert run_batch([OK], LIMITS, 1, pool, allow_degraded=True)[0].passed == 1
+    finally:
+        pool.close()

@@ -114,6 +114,14 @@ def _seccomp_program() -> tuple[bytes | None, str | None]:
     return _seccomp_built
 
 
+def _answered(zygote: _Zygote, message: dict, timeout_s: float) -> dict:
+    """The supervisor's reply; ChannelError when it, or its template, was lost on the way."""
+    reply = zygote.request(message, timeout_s)
+    if "lost" in reply:
+        raise _framing.ChannelError(reply["lost"])
+    return reply
+
+
 def reply_limit(message: dict) -> int:
     """The most bytes a reply to ``message`` can hold: per execution the stdout the parent asked to keep, the
     result channel, the stderr tail (base64: 4/3), and room for the rest of the report."""
@@ -168,17 +176,17 @@ class Pool:
             raise SandboxError(_policy.refusal(problems, zygote.layers))
         try:
             try:
-                reply = zygote.request(message, timeout_s)
-            except _framing.ChannelError:  # a dead or hung zygote: replace it, retry once
+                reply = _answered(zygote, message, timeout_s)
+            except _framing.ChannelError:  # a dead or hung supervisor (or template): replace it, retry once
                 zygote.close()
                 zygote = None
                 zygote = _Zygote(self.without)
                 try:
-                    reply = zygote.request(message, timeout_s)
+                    reply = _answered(zygote, message, timeout_s)
                 except _framing.ChannelError as e:  # twice on one program: the program's doing, it scores 0
                     zygote.close()
                     zygote = None
-                    logger.warning("sandbox zygote lost twice on one program: %s", e)
+                    logger.warning("sandbox supervisor lost twice on one program: %s", e)
                     return {"reports": [], "lost": f"the sandbox process was lost twice running it ({e})"}
             if zygote is not None and any("retire" in r or "error" in r for r in reply.get("reports", [])):
                 for r in reply["reports"]:

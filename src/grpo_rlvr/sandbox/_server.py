@@ -62,8 +62,10 @@ def main() -> None:
         if request is None:  # the parent closed our stdin: it is done, or dead
             break
         reply = _handle(request, env)
+        if not template.alive():  # killed, by the program or the OOM killer: this sample is not judged here
+            reply = {"reports": [], "lost": "the sandbox's template process died while it ran"}
         _framing.send(out_fd, reply)
-        if any("error" in r or "retire" in r for r in reply["reports"]):
+        if "lost" in reply or any("error" in r or "retire" in r for r in reply["reports"]):
             break  # the parent replaces us; exit so nothing of this one lingers
     template.close()
 

@@ -15,7 +15,8 @@ collector, makes itself the OOM killer's first choice (``oom_score_adj`` 1000, i
 the trainer's own is never touched) and non-dumpable (its ``/proc`` files are root's and cannot be
 ptraced), and dies with the supervisor.
 Covered: one fork at a time, protocol file descriptors of the supervisor closed before anything else.
-Not covered: a template that dies (the supervisor reports it and the pool replaces both).
+Not covered: a template that dies (the supervisor reports the sample as lost, the pool replaces both and
+runs the sample once more; lost twice, it scores 0).
 """
 
 from __future__ import annotations
@@ -61,6 +62,12 @@ class Template:
         if answer != b"ok":
             return f"the template could not fork: {answer.decode('ascii', 'replace') or 'it exited'}"
         return ""
+
+    def alive(self) -> bool:
+        try:
+            return os.waitpid(self.pid, os.WNOHANG) == (0, 0)
+        except ChildProcessError:
+            return False
 
     def close(self) -> None:
         self.sock.close()  # EOF: the template exits
