@@ -303,7 +303,8 @@ def wait_until_gone(name: str, bound_s: float = 10.0) -> list[int]:
     return left
 
 
-@pytest.mark.parametrize("without", [(), ("namespaces",)], ids=["pid-namespace", "subreaper-sweep"])
+@pytest.mark.parametrize("without", [(), ("namespaces",), ("namespaces", "clone")],
+                         ids=["pid-namespace", "subreaper-sweep", "launcher-and-sweep"])
 def test_double_forked_daemon_does_not_survive(without):
     # The daemon names itself with a token of this test's own (other sandboxes on a shared machine, such as
     # another test run's, are not counted) and is known to run before solve() returns, so "none left" means

@@ -43,7 +43,7 @@ def test_every_layer_of_this_lane_is_active(layers):
     elif os.geteuid() == 0:
         assert common | {"pidns", "netns", "fs_jail", "uid_drop"} <= set(layers)
     else:  # needs user namespaces, which this CI machine allows
-        assert common | {"userns", "pidns", "netns", "ipcns", "fs_jail"} <= set(layers)
+        assert common | {"userns", "pidns", "netns", "fs_jail"} <= set(layers)
 
 
 def test_no_capability_is_left_in_any_set(need):

@@ -120,7 +120,7 @@ def bare_run(pool, program, tests, limits=FAST):
 def test_degraded_mode_reports_fewer_layers(bare_pool):
     verdict = bare_run(bare_pool, "x = 1", ["assert x == 1"])
     assert verdict.passed == 1
-    for name in ("netns", "pidns", "fs_jail", "ipcns", "userns"):
+    for name in ("netns", "pidns", "fs_jail", "userns"):
         assert name not in verdict.layers
     assert {"process", "tmpdir", "env_scrubbed", "pgroup_kill", "sweep"} <= set(verdict.layers)
     assert "no namespaces (switched off)" in missing_layers()

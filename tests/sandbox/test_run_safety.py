@@ -101,11 +101,16 @@ def solve(n):
 '''
 
 
-def test_a_program_finds_nothing_of_the_samples_before_it(pool):
+@pytest.mark.parametrize("without", [(), ("namespaces",), ("clone",)], ids=["all-layers", "no-namespaces", "launcher"])
+def test_a_program_finds_nothing_of_the_samples_before_it(without):
     token = "tok-" + uuid.uuid4().hex[:24]
     tests = [f"assert solve(3) == [{token!r}]"]
     right = f"def solve(n):\n    return [{token!r}]\n"
-    verdicts = run(pool, [(right, tests)] * 3 + [(LEAKER, tests)])
+    pool = Pool(1, without=without)
+    try:
+        verdicts = run(pool, [(right, tests)] * 3 + [(LEAKER, tests)])
+    finally:
+        pool.close()
     assert [v.passed for v in verdicts] == [1, 1, 1, 0]
     assert "solve(3) returned []" in verdicts[3].reason
 

@@ -1,9 +1,10 @@
 """The untrusted process: a trusted prelude that locks it down, then the model's program and the probes.
 
-Forked by the template's launcher (``_template``) from an image that never held any sample's data. The
+Forked by the template (``_template``) from an image that never held any sample's data. The
 prelude reads this execution's job (program, probes, limits, uid, working directory) from the job pipe, then
 locks down (new session, jail or private working directory, scrubbed environment, rlimits, dropped uid,
-no capabilities, no-new-privs, Landlock without a jail, seccomp; every inherited file descriptor closed)
+no capabilities, no-new-privs, Landlock without a jail, seccomp, which also denies System V and POSIX IPC, so
+no IPC namespace is needed; every inherited file descriptor closed)
 before any model code runs, and reports the layers it put in place on a setup pipe that it closes before the
 program starts. After that nothing in this process is trusted: it only produces values (plain data on fd 3,
 the result channel) and output (fd 1/2), which the parent judges. Expected values never reach this process.
@@ -116,12 +117,6 @@ def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
         layers.append("pidns")
     if state.netns:
         layers.append("netns")
-    if state.can_unshare:
-        try:
-            sc.unshare(sc.CLONE_NEWIPC)  # SysV/POSIX IPC objects die with the execution
-            layers.append("ipcns")
-        except OSError:
-            pass
     uid = job["uid"]
     workdir = workdir_inside(state)
     if state.root is not None:

@@ -42,7 +42,9 @@ MAX_TREE_ENTRIES = 1_000_000  # remove_tree gives up past this many entries (the
 _NAME_TAKEN = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR)
 _OWN_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # .../grpo_rlvr: kept out of the jail
 _host_pid = os.getpid()  # our pid as the host sees it (after the fork into our own PID namespace, getpid() is 1)
-WITHOUT = ("namespaces", "uid", "landlock", "seccomp")  # layers a test may switch off (``Pool(without=...)``)
+# What a test may switch off (``Pool(without=...)``) to act as another machine; "clone": fork executions through a
+# launcher, as on an architecture whose raw clone call is not known.
+WITHOUT = ("namespaces", "uid", "landlock", "seccomp", "clone")
 
 
 class SandboxState:
@@ -54,18 +56,19 @@ class SandboxState:
 
     def __init__(self) -> None:
         self.privileged = False  # root in the initial user namespace: may give each child its own uid
-        self.can_unshare = False  # may create IPC namespaces per execution
         self.netns = False
         self.root: str | None = None  # the jail root, when the file-system jail was built
         self.workbase: str | None = None  # without a jail: the private directory holding each working directory
         self.problems: list[str] = []  # why a layer is missing, reported to the parent
         self.tmp_base = os.environ.get("TMPDIR") or "/tmp"  # the host's temp dir (the parent passes it)
         self.pid1 = False  # PID 1 of our own PID namespace: each execution gets a nested one
+        self.own_pidns_fd: int | None = None  # that namespace, for the template to return to after each fork
         self.userns = False  # we run in a user namespace of our own (an unprivileged supervisor)
         self.last_cap = 63  # the highest capability number, for dropping them all in the child
         self.seccomp: sc.SeccompProgram | None = None  # the child's seccomp filter
         self.caps_locked = False  # bounding and ambient sets emptied, securebits locked (inherited by children)
         self.landlock: _landlock.Ruleset | None = None  # without a jail: the execution's Landlock ruleset
+        self.use_clone = True  # the template forks executions with clone(CLONE_PARENT) where it can
 
 
 def execution_uid() -> int:
@@ -87,6 +90,7 @@ def setup_supervisor(without: set[str], seccomp: bytes | None, no_seccomp: str) 
     child's filter (built by the parent), ``no_seccomp`` why there is none.
     """
     state = SandboxState()
+    state.use_clone = "clone" not in without
     if sc.available():
         state.last_cap = sc.last_capability()
         if seccomp and "seccomp" not in without:
@@ -120,7 +124,6 @@ def _enter_namespaces(state: SandboxState) -> None:
         if not _enter_user_namespace(state):
             return
         state.userns = True
-    state.can_unshare = True
     _become_pid1(state)
     try:
         sc.unshare(sc.CLONE_NEWNET)
@@ -213,10 +216,7 @@ def _become_pid1(state: SandboxState) -> None:
     sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)  # the relay killed (the parent gave up on us): die too
     _host_pid = int(os.readlink("/proc/self"))  # /proc is still the host's
     state.pid1 = True
-    try:
-        state.own_pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
-    except OSError as e:
-        state.problems.append(f"no PID namespace per execution: {e}")
+    state.own_pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)  # the template returns to it after each fork
 
 
 def _relay_exit(pid: int) -> None:

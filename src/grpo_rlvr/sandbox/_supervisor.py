@@ -3,8 +3,7 @@ output, enforce the wall clock and the tree caps, kill it, make sure nothing of 
 
 Runs in the supervisor process (trusted: it never runs model code, and nothing is ever forked from it after
 its first request, so holding every sample's data here leaks nothing). The execution is forked by the
-template (``_template``) and reparented to us; it is PID 1 of a PID namespace of its own when we are PID 1
-of ours. Ending it: SIGKILL to it and its process group. With the PID namespace that is the whole sweep,
+template (``_template``) as our child; it is PID 1 of a PID namespace of its own when we are PID 1 of ours. Ending it: SIGKILL to it and its process group. With the PID namespace that is the whole sweep,
 and a certain one: the kernel kills every process of the namespace when its PID 1 dies, and that death
 cannot be reaped before they are all gone, so once ``wait4`` returns nothing of the execution exists.
 Without one, processes that escaped the group (double fork, ``setsid``) have been reparented to us (a
@@ -77,7 +76,7 @@ def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_
     theirs = [pipes["job"][0], pipes["stdin"][0], pipes["out"][1], pipes["err"][1], pipes["res"][1],
               pipes["setup"][1]]
     try:
-        why = env.template.fork(theirs, _SETUP_TIMEOUT_S)
+        pid, why = env.template.fork(theirs, _SETUP_TIMEOUT_S)
     finally:
         for fd in theirs:
             os.close(fd)
@@ -87,24 +86,17 @@ def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_
     if why:
         _close_all(*mine)
         return {"error": why}
-    pid, setup, watch, status, cpu_s = None, {}, {}, None, 0.0
+    setup, watch, status, cpu_s = {}, {}, None, 0.0
     try:
-        reader = _SetupReader(setup_r)
-        first = reader.line()
-        if not first.isdigit():
-            setup = _parse(first, reader)
-        else:
-            pid = int(first)
-            _send_job(job_w, {**job, "uid": uid})
-            job_w = -1
-            setup = _parse(reader.rest(), None)
-            if "error" not in setup:
-                owned, stdin_w = stdin_w, -1  # _watch closes it
-                watch = _watch(pid, job["stdin"].encode(), owned, bufs, limits, env, sample_deadline)
+        _send_job(job_w, {**job, "uid": uid})
+        job_w = -1
+        setup = _parse(_read_setup(setup_r))
+        if "error" not in setup:
+            owned, stdin_w = stdin_w, -1  # _watch closes it
+            watch = _watch(pid, job["stdin"].encode(), owned, bufs, limits, env, sample_deadline)
     finally:
-        if pid is not None:
-            _kill(pid)
-            status, cpu_s = _reap(pid)
+        _kill(pid)
+        status, cpu_s = _reap(pid)
         if not env.state.pid1:  # with a PID namespace per execution the kernel has swept already
             _sweep(env)
         _close_all(job_w, stdin_w, setup_r)
@@ -130,36 +122,22 @@ def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_
     }
 
 
-class _SetupReader:
-    """The setup pipe: the launcher's line (the pid, or an error), then the child's JSON until EOF."""
-
-    def __init__(self, fd: int):
-        self.fd = fd
-        self.data = b""
-        self.deadline = time.monotonic() + _SETUP_TIMEOUT_S
-
-    def _more(self) -> bool:
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN)
-        if not poller.poll(max(0.0, self.deadline - time.monotonic()) * 1000):
+def _read_setup(fd: int) -> str:
+    """The child's prelude report on the setup pipe, until it closes it (a deadline: ``_SETUP_TIMEOUT_S``)."""
+    deadline = time.monotonic() + _SETUP_TIMEOUT_S
+    data = b""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while True:
+        if not poller.poll(max(0.0, deadline - time.monotonic()) * 1000):
             raise TimeoutError("the child did not finish its setup in time")
-        chunk = os.read(self.fd, 65536)
-        self.data += chunk
-        return bool(chunk)
-
-    def line(self) -> str:
-        while b"\n" not in self.data and self._more():
-            pass
-        line, _, self.data = self.data.partition(b"\n")
-        return line.decode("utf-8", "replace")
-
-    def rest(self) -> str:
-        while self._more():
-            pass
-        return self.data.decode("utf-8", "replace")
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return data.decode("utf-8", "replace")
+        data += chunk
 
 
-def _parse(text: str, reader: _SetupReader | None) -> dict:
+def _parse(text: str) -> dict:
     """The prelude's report: ``{"layers": [...]}`` or ``{"error": ...}``."""
     try:
         parsed = json.loads(text)

@@ -3,12 +3,13 @@
 An execution is a fork, and a fork copies its parent's memory, freed pages included. The process that
 forks executions must therefore never have held a program, a test or a result. The supervisor forks this
 template once, before its first request, and then only ever sends it "fork now" with six pipe ends attached
-(``SCM_RIGHTS``): the template never reads a byte of what goes through them. For each request it forks a
-launcher, which (given a PID namespace of its own) forks the execution into a new nested PID namespace,
-writes the execution's pid on the setup pipe and exits; the execution is then reparented to the supervisor
-(PID 1 of the outer namespace, or else a subreaper), which waits for it, measures it and reaps it. The
-template only reaps launchers, whose exit status is fixed. The execution reads its program and probes from
-the job pipe, written by the supervisor (``_child``).
+(``SCM_RIGHTS``): the template never reads a byte of what goes through them. It forks each execution with
+``clone(CLONE_PARENT)``, into a new nested PID namespace when the supervisor owns one, so the execution is
+the supervisor's child from its first instruction: the supervisor waits for it, measures it and reaps it,
+and the template never even learns how it ended. (Where the raw ``clone`` call's number is not known, a
+launcher forks the execution and exits, and the execution is reparented to the supervisor, PID 1 or
+subreaper: ~1 ms more per execution.) The execution reads its program and probes from the job pipe,
+written by the supervisor (``_child``).
 
 The template pre-imports common stdlib modules (forked programs then find them loaded), freezes the garbage
 collector, makes itself the OOM killer's first choice (``oom_score_adj`` 1000, inherited by every execution;
@@ -21,6 +22,7 @@ runs the sample once more; lost twice, it scores 0).
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import importlib
 import json
@@ -37,6 +39,8 @@ from ._jail import SandboxState
 PREIMPORT = ("bisect", "collections", "copy", "functools", "heapq", "itertools", "math", "operator", "re", "string",
              "typing")
 OOM_SCORE_ADJ = 1000  # the sandbox dies first when the machine runs out of memory
+_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)  # the raw clone system call's number
+_CLONE_PARENT, _SIGCHLD = 0x8000, 17
 FORK = b"F"
 N_FDS = 6  # job_r, stdin_r, stdout_w, stderr_w, result_w, setup_w
 
@@ -51,17 +55,17 @@ class Template:
         self.baseline_kb = int(hello["baseline_kb"])  # private memory every execution starts with (shared COW)
         self.layers = tuple(hello["layers"])
 
-    def fork(self, fds: list[int], timeout_s: float) -> str:
-        """Have the template fork an execution on ``fds``; "" once the launcher is done, else why not."""
+    def fork(self, fds: list[int], timeout_s: float) -> tuple[int, str]:
+        """Have the template fork an execution on ``fds``: (its pid, our child now, ""), or (0, why not)."""
         try:
             self.sock.settimeout(timeout_s)
             socket.send_fds(self.sock, [FORK], fds)
             answer = self.sock.recv(256)
         except OSError as e:
-            return f"the template is unreachable: {e}"
-        if answer != b"ok":
-            return f"the template could not fork: {answer.decode('ascii', 'replace') or 'it exited'}"
-        return ""
+            return 0, f"the template is unreachable: {e}"
+        if not answer.startswith(b"ok "):
+            return 0, f"the template could not fork: {answer.decode('ascii', 'replace') or 'it exited'}"
+        return int(answer[3:]), ""
 
     def alive(self) -> bool:
         try:
@@ -127,19 +131,94 @@ def _serve(sock: socket.socket, state: SandboxState) -> None:
         if not fds:  # the supervisor closed the socket
             os._exit(0)
         try:
-            pid = os.fork()
+            if len(fds) != N_FDS:
+                raise OSError(f"{len(fds)} file descriptors received, {N_FDS} expected")
+            pid = _fork_execution(sock, fds, state)
+            answer = f"ok {pid}"
         except OSError as e:
-            for fd in fds:
-                os.close(fd)
-            sock.send(f"fork failed: {e}".encode())
-            continue
-        if pid == 0:
-            sock.close()  # before anything else: an execution must never reach this socket
-            _launch(fds, state)
+            answer = f"fork failed: {e}"
         for fd in fds:
             os.close(fd)
-        _, status = os.waitpid(pid, 0)
-        sock.send(b"ok" if status == 0 else f"launcher exit status {status}".encode())
+        sock.send(answer.encode())
+
+
+def _fork_execution(sock: socket.socket, fds: list[int], state: SandboxState) -> int:
+    """Fork the execution on ``fds`` as the supervisor's child (in a PID namespace of its own when the
+    supervisor owns one); its pid. The child never returns from here."""
+    if _CLONE is None or not state.use_clone:
+        pid = _launch(state)
+    else:
+        if state.pid1:
+            sc.unshare(sc.CLONE_NEWPID)  # our next child is PID 1 of a namespace of its own
+        try:
+            pid = _clone_parent()
+        except BaseException:
+            _back_to_own_pid_namespace(state)
+            raise
+        if pid:
+            _back_to_own_pid_namespace(state)
+    if pid == 0:  # the execution: it never returns into the template's loop
+        try:
+            sock.close()  # before anything else: an execution must never reach this socket
+            _child.run_child(fds, state, pidns=state.pid1)
+        finally:
+            os._exit(70)
+    return pid
+
+
+def _back_to_own_pid_namespace(state: SandboxState) -> None:
+    if state.pid1:  # so that the next unshare makes a fresh namespace (it refuses while one is pending)
+        sc.setns(state.own_pidns_fd, sc.CLONE_NEWPID)
+
+
+def _clone_parent() -> int:
+    """``fork()``, but the child's parent is ours (the supervisor), with Python's own before/after-fork steps."""
+    api = ctypes.pythonapi
+    api.PyOS_BeforeFork()
+    pid = _syscall(_CLONE, _CLONE_PARENT | _SIGCHLD, 0, 0, 0, 0)
+    if pid == 0:
+        api.PyOS_AfterFork_Child()
+        return 0
+    err = ctypes.get_errno()
+    api.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise OSError(err, f"clone: {os.strerror(err)}")
+    return pid
+
+
+def _launch(state: SandboxState) -> int:
+    """Without ``clone(CLONE_PARENT)``: a launcher forks the execution (into a PID namespace of its own when
+    we own one) and exits, so the execution is reparented to the supervisor (PID 1 of our namespace, or a
+    subreaper). Returns the execution's pid, and 0 in the execution."""
+    r, w = os.pipe()
+    launcher = os.fork()
+    if launcher == 0:
+        try:
+            os.close(r)
+            if state.pid1:
+                sc.unshare(sc.CLONE_NEWPID)
+            pid = os.fork()
+        except BaseException:  # noqa: BLE001 - the template sees an empty answer and reports it
+            os._exit(1)
+        if pid == 0:
+            os.close(w)
+            return 0
+        try:
+            os.write(w, str(pid).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    pid = int(os.read(r, 32) or b"0")
+    os.close(r)
+    os.waitpid(launcher, 0)
+    if not pid:
+        raise OSError("the launcher could not fork")
+    return pid
+
+
+_syscall = ctypes.PyDLL(None, use_errno=True).syscall  # keeps the GIL held across clone, as os.fork does
+_syscall.restype = ctypes.c_long
+_syscall.argtypes = [ctypes.c_long] * 6
 
 
 def _oom_first() -> list[str]:
@@ -161,24 +240,3 @@ def _private_kb() -> int:
     except (OSError, ValueError, IndexError):
         pass
     return 0
-
-
-def _launch(fds: list[int], state: SandboxState) -> None:
-    """The launcher (a fork of the template): fork the execution, in a new PID namespace when we own one,
-    tell the supervisor its pid, exit. Never returns."""
-    setup_w = fds[-1]
-    try:
-        if len(fds) != N_FDS:
-            raise OSError(f"{len(fds)} file descriptors received, {N_FDS} expected")
-        if state.pid1:
-            sc.unshare(sc.CLONE_NEWPID)  # the next child is PID 1 of a namespace of its own
-        pid = os.fork()
-        if pid == 0:
-            _child.run_child(fds, state, pidns=state.pid1)  # never returns
-        os.write(setup_w, f"{pid}\n".encode())
-        os._exit(0)
-    except BaseException as e:  # noqa: BLE001 - reported on the setup pipe; the supervisor raises
-        try:
-            os.write(setup_w, json.dumps({"error": f"launcher: {type(e).__name__}: {e}"}).encode() + b"\n")
-        finally:
-            os._exit(1)
