@@ -8,7 +8,7 @@ ours as in a default container: Landlock instead of namespaces and the jail).
 The corpus: small functions from a dozen families, each with 3-5 asserts; about 65% correct, 30% wrong,
 5% looping forever (they hit the timeout). All three runners see the same programs, tests and timeout, and
 each runs ``--workers`` programs at once. Ours is timed warm, as in training after the first step (its
-one-off start-up, the zygotes, is timed and printed separately). Printed: wall time, programs/s, the
+one-off start-up, the supervisors, is timed and printed separately). Printed: wall time, programs/s, the
 speed-up of ours over each, and whether the runners agree on pass/fail for the programs that finish. Each
 runner does the programs that finish, then the looping ones, timed apart: the looping ones cost at least
 (number looping) x timeout / workers whatever the runner (about four times that for (a), one timeout per

@@ -31,8 +31,8 @@ def sandbox_processes() -> list[int]:
 
     pool = _pool._shared
     found = []
-    for zygote in pool._idle if pool is not None else []:
-        supervisor, template = zygote.pids
+    for supervisor in pool._idle if pool is not None else []:
+        supervisor, template = supervisor.pids
         todo = [supervisor]
         while todo:
             pid = todo.pop()
@@ -194,7 +194,7 @@ def test_environment_secret_is_not_visible(monkeypatch):
     from grpo_rlvr.sandbox._pool import Pool
     from grpo_rlvr.sandbox._run import run_batch
 
-    pool = Pool(1)  # a fresh zygote, started while the secret is in our environment
+    pool = Pool(1)  # a fresh supervisor, started while the secret is in our environment
     try:
         program = "import os\ndef solve(n):\n    return os.environ.get('GRPO_TEST_SECRET', 'absent')\n"
         [verdict] = run_batch([(program, [f"assert solve(3) == {secret!r}"])], FAST, 1, pool)

@@ -30,7 +30,7 @@ def probe(program: str, test: str):
     return run_unit_tests(program, [test], limits=FAST)
 
 
-# --- privileges: what a plain user's zygote must not leave to the child ----------------------------------
+# --- privileges: what a plain user's supervisor must not leave to the child ----------------------------------
 
 
 def test_every_layer_of_this_lane_is_active(layers):

@@ -143,3 +143,29 @@ def test_batch_malformed_tests_name_the_job():
 def test_bad_workers():
     with pytest.raises(ValueError, match="workers"):
         run_unit_tests_batch([(ADD, ADD_TESTS)], workers=0)
+
+
+def test_the_docstrings_covered_weak_and_not_covered_lists_name_real_tests():
+    # Each line of grpo_rlvr.sandbox's lists names the tests that show it: they must exist, and every test
+    # file of the sandbox (but code extraction, another module's) must be named.
+    import re
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    defined = {f.stem: set(re.findall(r"^def (test_\w+)", f.read_text(), re.M)) for f in here.glob("test_*.py")}
+    doc = sandbox.__doc__.split("weak and not covered", 1)[1]
+    named_files, last_module = set(), ""
+    for ref in re.findall(r"``(test_[\w*]+(?:::test_[\w*]+)?)``", doc):
+        module, _, name = ref.partition("::")
+        if module in defined and not name:
+            named_files.add(module)
+            last_module = module
+            continue
+        if not name:  # a test named after the last module named on the line
+            module, name = last_module, module
+        assert module in defined, f"{ref}: no tests/sandbox/{module}.py"
+        pattern = re.compile(name.replace("*", r"\w*") + "$")
+        assert any(pattern.match(t) for t in defined[module]), f"{ref}: no such test"
+        named_files.add(module)
+        last_module = module
+    assert set(defined) - named_files <= {"test_code_extraction"}, set(defined) - named_files

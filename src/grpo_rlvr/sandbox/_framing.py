@@ -1,4 +1,4 @@
-"""Length-prefixed JSON messages over a pipe, between the parent and a zygote (both trusted).
+"""Length-prefixed JSON messages over a pipe, between the parent and a supervisor (both trusted).
 
 Covered: whole-message reads with a deadline (``recv`` returns None at a clean end of stream).
 Not covered: messages over ``MAX_MESSAGE`` bytes, or over the reader's own bound (refused unread).

@@ -203,7 +203,7 @@ def _can_switch_uid(state: SandboxState) -> bool:
 
 
 def _become_pid1(state: SandboxState) -> None:
-    """Fork into a new PID namespace: the child goes on as the zygote, PID 1 there; this process only waits."""
+    """Fork into a new PID namespace: the child goes on as the supervisor, PID 1 there; this process only waits."""
     global _host_pid
     try:
         sc.unshare(sc.CLONE_NEWPID)
@@ -220,7 +220,7 @@ def _become_pid1(state: SandboxState) -> None:
 
 
 def _relay_exit(pid: int) -> None:
-    """The zygote's parent-side stub: holds nothing open, exits as the zygote did. Never returns."""
+    """The supervisor's parent-side stub: holds nothing open, exits as the supervisor did. Never returns."""
     os.closerange(0, 1 << 16)
     while True:
         try:
@@ -366,7 +366,7 @@ def remove_tree(path: str, max_entries: int = MAX_TREE_ENTRIES) -> None:
     Every directory met is first moved up into ``path`` itself, so no path grows longer than two names and
     no recursion or open-descriptor chain grows with depth; directories the program made unreadable are
     made readable first (it ran as our uid, or we are root). Not ``shutil.rmtree``: importing shutil would
-    enlarge the zygote, and it recurses. Raises OSError when the tree cannot be removed or holds more than
+    enlarge the supervisor, and it recurses. Raises OSError when the tree cannot be removed or holds more than
     ``max_entries`` entries.
     """
     os.chmod(path, 0o700)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-# Below this the forked interpreter itself does not fit in its address space (it inherits the zygote's).
+# Below this the forked interpreter itself does not fit in its address space (it inherits the template's).
 MIN_MEMORY_MB = 128
 
 

@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 _STARTUP_TIMEOUT_S = 60.0
 _REQUEST_SLACK_S = 30.0  # beyond the sample's budget, before the supervisor counts as hung
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
-_FIX = ("; the zygote's own error, if any, is on stderr above. Check the sandbox as this user with: python -c "
+_FIX = ("; the supervisor's own error, if any, is on stderr above. Check the sandbox as this user with: python -c "
         "'from grpo_rlvr.sandbox import isolation_layers; print(isolation_layers())'")
 
 # Loads the sandbox modules without running grpo_rlvr/__init__.py (which may grow heavy imports):
@@ -47,7 +47,7 @@ main()
 """
 
 
-class _Zygote:
+class _Supervisor:
     """One supervisor process (it forks its own template): started, asked, closed."""
 
     def __init__(self, without: frozenset[str]):
@@ -59,22 +59,22 @@ class _Zygote:
         seccomp = f"--seccomp={program.hex()}" if program else f"--no-seccomp={why}"
         args = [sys.executable, "-I", "-B", "-c", boot, seccomp] + ([f"--without={','.join(sorted(without))}"]
                                                                      if without else [])
-        env = {**_ENV, "TMPDIR": tempfile.gettempdir()}  # the zygote's only setting from us; not its children's
+        env = {**_ENV, "TMPDIR": tempfile.gettempdir()}  # the supervisor's only setting from us; not its children's
         try:
             self.proc = subprocess.Popen(
                 args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd="/",
                 close_fds=True, start_new_session=True, bufsize=0,
             )  # fmt: skip
         except OSError as e:
-            raise SandboxError(f"cannot start the sandbox zygote ({sys.executable}): {e}") from e
+            raise SandboxError(f"cannot start the sandbox supervisor ({sys.executable}): {e}") from e
         try:
             ready = _framing.recv(self.proc.stdout.fileno(), time.monotonic() + _STARTUP_TIMEOUT_S)
         except _framing.ChannelError as e:
             self.close()
-            raise SandboxError(f"the sandbox zygote failed to start: {e}{_FIX}") from e
+            raise SandboxError(f"the sandbox supervisor failed to start: {e}{_FIX}") from e
         if not ready or not ready.get("ready"):
             self.close()
-            raise SandboxError(f"the sandbox zygote failed to start (exit code {self.proc.poll()}){_FIX}")
+            raise SandboxError(f"the sandbox supervisor failed to start (exit code {self.proc.poll()}){_FIX}")
         self.layers = tuple(ready.get("layers", ()))
         self.pids = tuple(ready.get("pids", ()))  # the supervisor's and its template's, as /proc numbers them
         for problem in ready.get("problems", []):
@@ -86,7 +86,7 @@ class _Zygote:
         _framing.send(self.proc.stdin.fileno(), message)
         reply = _framing.recv(self.proc.stdout.fileno(), time.monotonic() + timeout_s, reply_limit(message))
         if reply is None:
-            raise _framing.ChannelError(f"the zygote exited (code {self.proc.poll()})")
+            raise _framing.ChannelError(f"the supervisor exited (code {self.proc.poll()})")
         return reply
 
     def close(self) -> None:
@@ -103,20 +103,20 @@ class _Zygote:
 
 
 _seccomp_built: tuple | None = None
-MISSING_LAYERS: dict[str, None] = {}  # why a layer is missing, as zygotes reported it (insertion-ordered)
+MISSING_LAYERS: dict[str, None] = {}  # why a layer is missing, as supervisors reported it (insertion-ordered)
 
 
 def _seccomp_program() -> tuple[bytes | None, str | None]:
-    """The child's seccomp filter, built once here: pyseccomp in the zygote would make every fork ~1 ms dearer."""
+    """The child's seccomp filter, built once here: pyseccomp in the supervisor would make every fork ~1 ms dearer."""
     global _seccomp_built
     if _seccomp_built is None:
         _seccomp_built = _seccomp.build()
     return _seccomp_built
 
 
-def _answered(zygote: _Zygote, message: dict, timeout_s: float) -> dict:
+def _answered(supervisor: _Supervisor, message: dict, timeout_s: float) -> dict:
     """The supervisor's reply; ChannelError when it, or its template, was lost on the way."""
-    reply = zygote.request(message, timeout_s)
+    reply = supervisor.request(message, timeout_s)
     if "lost" in reply:
         raise _framing.ChannelError(reply["lost"])
     return reply
@@ -140,7 +140,7 @@ class Pool:
         if unknown:
             raise ValueError(f"Pool(without=...): unknown layers {sorted(unknown)}; known: {list(WITHOUT)}")
         self.owner_pid = os.getpid()
-        self._idle: list[_Zygote] = []
+        self._idle: list[_Supervisor] = []
         self._started = 0
         self._cond = threading.Condition()
 
@@ -169,33 +169,33 @@ class Pool:
                 ``allow_degraded``) cannot isolate programs well enough to score (``_policy``).
         """
         timeout_s = message["limits"]["sample_timeout_s"] + _REQUEST_SLACK_S
-        zygote = self._checkout()
-        problems = _policy.isolation_problems(zygote.layers)
+        supervisor = self._checkout()
+        problems = _policy.isolation_problems(supervisor.layers)
         if problems and not allow_degraded:
-            self._checkin(zygote)
-            raise SandboxError(_policy.refusal(problems, zygote.layers))
+            self._checkin(supervisor)
+            raise SandboxError(_policy.refusal(problems, supervisor.layers))
         try:
             try:
-                reply = _answered(zygote, message, timeout_s)
+                reply = _answered(supervisor, message, timeout_s)
             except _framing.ChannelError:  # a dead or hung supervisor (or template): replace it, retry once
-                zygote.close()
-                zygote = None
-                zygote = _Zygote(self.without)
+                supervisor.close()
+                supervisor = None
+                supervisor = _Supervisor(self.without)
                 try:
-                    reply = _answered(zygote, message, timeout_s)
+                    reply = _answered(supervisor, message, timeout_s)
                 except _framing.ChannelError as e:  # twice on one program: the program's doing, it scores 0
-                    zygote.close()
-                    zygote = None
+                    supervisor.close()
+                    supervisor = None
                     logger.warning("sandbox supervisor lost twice on one program: %s", e)
                     return {"reports": [], "lost": f"the sandbox process was lost twice running it ({e})"}
-            if zygote is not None and any("retire" in r or "error" in r for r in reply.get("reports", [])):
+            if supervisor is not None and any("retire" in r or "error" in r for r in reply.get("reports", [])):
                 for r in reply["reports"]:
                     if "retire" in r:
                         logger.info("sandbox supervisor replaced: %s", r["retire"])
-                zygote.close()  # never reused: its next program would not start clean (it exits anyway)
-                zygote = None
+                supervisor.close()  # never reused: its next program would not start clean (it exits anyway)
+                supervisor = None
         finally:
-            self._checkin(zygote)
+            self._checkin(supervisor)
         errors = [r["error"] for r in reply.get("reports", []) if "error" in r]
         if errors or not reply.get("reports"):
             raise SandboxError(f"the sandbox is broken: {errors[0] if errors else 'empty reply'}{_FIX}")
@@ -205,10 +205,10 @@ class Pool:
         with self._cond:
             idle, self._idle = self._idle, []
             self._started -= len(idle)
-        for zygote in idle:
-            zygote.close()
+        for supervisor in idle:
+            supervisor.close()
 
-    def _checkout(self) -> _Zygote:
+    def _checkout(self) -> _Supervisor:
         with self._cond:
             while not self._idle and self._started >= self.size:
                 self._cond.wait()
@@ -216,20 +216,20 @@ class Pool:
                 return self._idle.pop()
             self._started += 1
         try:
-            return _Zygote(self.without)
+            return _Supervisor(self.without)
         except BaseException:
             with self._cond:
                 self._started -= 1
                 self._cond.notify()
             raise
 
-    def _checkin(self, zygote: _Zygote | None) -> None:
-        """Return a zygote to the pool; None gives its slot back (it died and could not be replaced)."""
+    def _checkin(self, supervisor: _Supervisor | None) -> None:
+        """Return a supervisor to the pool; None gives its slot back (it died and could not be replaced)."""
         with self._cond:
-            if zygote is None:
+            if supervisor is None:
                 self._started -= 1
             else:
-                self._idle.append(zygote)
+                self._idle.append(supervisor)
             self._cond.notify()
 
 
@@ -238,7 +238,7 @@ _shared_lock = threading.Lock()
 
 
 def shared_pool(workers: int) -> Pool:
-    """The process-wide pool, grown to ``workers`` zygotes (rebuilt after a ``fork()``)."""
+    """The process-wide pool, grown to ``workers`` supervisors (rebuilt after a ``fork()``)."""
     global _shared
     with _shared_lock:
         if _shared is None or _shared.owner_pid != os.getpid():
