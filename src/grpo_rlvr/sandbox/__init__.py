@@ -71,7 +71,8 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
 - not covered: kernel exploits and side channels (timing, CPU and memory contention between programs that run
   at once), GPU access, the test data itself (``tests`` are trusted: their own values are computed in this
   process), short-circuiting inside an assert (every call into the program in it is evaluated), memory
-  allocated faster than one 10 ms tick (the OOM killer then takes a sandbox process first), kernel memory
+  allocated faster than one 10 ms tick (the OOM killer then takes a sandbox process first), memory that a
+  program's processes share after it forked (each counts it: such a program may be stopped early), kernel memory
   (pipes, sockets), disk use in the working directory without a jail (capped per file only), UNIX sockets
   bound to paths the sandbox uid may write, and - on machines other than Linux - every layer but the process
   limits (then reported missing, and scoring refused unless accepted).

@@ -112,6 +112,8 @@ def prepare_template(state: _jail.SandboxState) -> None:
 def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
     layers = ["process", "userns"] if state.userns else ["process"]
     os.setsid()  # own session and process group, so the supervisor can kill the group
+    if sc.available():
+        sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)  # the supervisor (our parent since clone) gone: die too
     signal.signal(signal.SIGINT, signal.default_int_handler)  # the template ignores it; a program need not
     if pidns:
         layers.append("pidns")
