@@ -113,6 +113,29 @@ def test_no_socket_family_but_unix_in_any_mode(every_mode):
     assert probe(every_mode, program, "assert probe() == []").passed == 1
 
 
+def test_no_unix_socket_outside_the_execution_in_any_mode(every_mode, tmp_path):
+    # Landlock does not guard a socket's path: without the filter a program reached the trainer's own sockets.
+    path = str(tmp_path / "trainer.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    os.chmod(path, 0o777)
+    os.chmod(tmp_path, 0o755)
+    server.listen()
+    server.settimeout(0.05)
+    program = (f"import socket\ndef probe():\n    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+               f"    for attempt in (lambda: socket.socket(socket.AF_UNIX).connect({path!r}),\n"
+               f"                    lambda: s.sendto(b'x', {path!r}), lambda: s.sendmsg([b'x'], [], 0, {path!r})):\n"
+               "        try:\n            attempt()\n            return 'reached'\n        except OSError:\n"
+               "            pass\n    a, b = socket.socketpair()\n    a.sendall(b'ok')\n"
+               "    return 'denied' if b.recv(2) == b'ok' else 'no socketpair'\n")
+    try:
+        assert probe(every_mode, program).passed == 1
+        with pytest.raises(OSError):
+            server.accept()
+    finally:
+        server.close()
+
+
 def test_nothing_is_left_in_tmp_or_dev_shm(container):
     names = [f"/tmp/grpo-left-{uuid.uuid4().hex}", f"/dev/shm/grpo-left-{uuid.uuid4().hex}"]
     program = (f"def probe():\n    for path in {names!r}:\n        try:\n            open(path, 'w').write('x')\n"

@@ -12,8 +12,8 @@ the system and Python directories, never this project's source, and no ``/proc``
 container), Landlock (files: the same read-only directories and its private working directory; no TCP;
 signals and abstract sockets kept in its own domain). In every mode: a uid of its own when run as root (and
 Python is readable by it), no capability in any set, no-new-privs, a seccomp filter (``_seccomp``: ptrace,
-the keyring, namespaces, mounts, bpf, io_uring, memfd, System V and POSIX IPC, and every socket family but
-AF_UNIX, AF_VSOCK included), ``oom_score_adj`` 1000 (the OOM killer's first choice; the trainer's own is left
+the keyring, namespaces, mounts, bpf, io_uring, memfd, System V and POSIX IPC, every socket family but
+AF_UNIX, AF_VSOCK included, and reaching a socket by address), ``oom_score_adj`` 1000 (the OOM killer's first choice; the trainer's own is left
 alone), a non-dumpable supervisor and template, and the whole tree killed afterwards: the PID namespace's
 teardown, which the kernel completes before the execution can be reaped, or else a subreaper sweep. Where the
 sandbox lacks the layers ``_policy`` requires (files, signals and seccomp held), it refuses to score
@@ -43,7 +43,7 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - early exits, always-equal objects and impostor subclasses, patched builtins, tracing, patched test frameworks, fake "PASSED" prints, forged result frames (``test_adversarial``, the tests up to ``test_deeply_nested_forged_frame_does_not_crash_the_parent``; ``test_adversarial_batch::test_patching_unittest_pytest_and_sys_modules_earns_nothing``, ``test_forged_frames_for_a_check_function_earn_nothing``);
   - the tests file, other files, ``/proc`` of the parent, the environment, in every mode (``test_adversarial::test_reading_*``, ``test_environment_secret_is_not_visible``; ``test_containers::test_the_tests_file_and_the_parents_proc_are_out_of_reach``; ``test_isolation::test_fs_jail_*``, ``test_environment_is_the_allowlist``);
   - writes outside the working directory, files left behind, per-user directories, this project's source (``test_adversarial::test_file_writes_outside_the_sandbox``, ``test_deleting_a_file_outside_the_sandbox``; ``test_containers::test_nothing_is_left_in_tmp_or_dev_shm``, ``test_per_user_directories_are_removed``, ``test_the_projects_own_source_is_not_readable``; ``test_isolation::test_tmpdir_is_empty_and_fresh``);
-  - the network: TCP to loopback, every socket family but AF_UNIX (AF_VSOCK included), in every mode (``test_containers::test_no_tcp_to_a_listener_on_loopback``, ``test_no_socket_family_but_unix_in_any_mode``; ``test_isolation::test_netns_blocks_loopback``);
+  - the network: TCP to loopback, every socket family but AF_UNIX (AF_VSOCK included), any socket reached by address (a UNIX socket of the trainer's), in every mode (``test_containers::test_no_tcp_to_a_listener_on_loopback``, ``test_no_socket_family_but_unix_in_any_mode``, ``test_no_unix_socket_outside_the_execution_in_any_mode``; ``test_isolation::test_netns_blocks_loopback``);
   - privileges: uid, capabilities, chroot escapes, new namespaces, the denied system calls, the keyring between completions, signals to the parent (``test_adversarial_batch``, the tests up to ``test_the_kernel_keyring_passes_nothing_between_completions``; ``test_adversarial::test_ctypes_setuid_root_and_chroot_escape``, ``test_killing_the_parent_and_everything_else``; ``test_containers::test_signals_do_not_reach_the_parent``);
   - resources: CPU, wall clock, memory per process and per tree, processes and threads per tree, output, the sample's budget, the reply's size, the OOM killer's choice (``test_adversarial``, ``test_fork_bomb`` to ``test_setrlimit_cannot_be_raised``; ``test_run_safety``, all tests; ``test_sandbox_api::test_timeout_reason``, ``test_stdin_stdout_timeout_skips_later_cases``);
   - nothing of an execution outlives it: daemons, orphans, threads, trees that defeat clean-up (``test_adversarial::test_double_forked_daemon_does_not_survive``, ``test_threads_that_outlive_main``; ``test_isolation::test_degraded_mode_*``; ``test_adversarial_batch::test_1500_nested_unwritable_symlinked_dirs_do_not_break_the_batch``, ``test_deep_tree_in_degraded_mode_is_removed_from_the_host_tmp``, ``test_remove_tree_copes_with_deep_unreadable_and_symlinked_trees``);
@@ -73,9 +73,9 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   process), short-circuiting inside an assert (every call into the program in it is evaluated), memory
   allocated faster than one 10 ms tick (the OOM killer then takes a sandbox process first), memory that a
   program's processes share after it forked (each counts it: such a program may be stopped early), kernel memory
-  (pipes, sockets), disk use in the working directory without a jail (capped per file only), UNIX sockets
-  bound to paths the sandbox uid may write, and - on machines other than Linux - every layer but the process
-  limits (then reported missing, and scoring refused unless accepted).
+  (pipes, sockets), disk use in the working directory without a jail (capped per file only), and - on
+  machines other than Linux - every layer but the process limits (then reported missing, and scoring refused
+  unless accepted).
 """
 
 from __future__ import annotations

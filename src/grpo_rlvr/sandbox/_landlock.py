@@ -10,8 +10,8 @@ or environment), ``/tmp``, ``/dev/shm``, home directories, datasets. With ABI 4 
 connect is denied too; with ABI 6 (Linux 6.12) signals and abstract UNIX sockets cannot reach a process
 outside the execution's own domain (the trainer, the supervisor, another execution).
 Not covered: kernels without Landlock or with it disabled at boot (``layers()`` is then empty and the reason
-is reported), UNIX sockets bound to a path the sandbox uid may write, disk use inside the working directory
-(bounded per file by ``RLIMIT_FSIZE`` only).
+is reported), the path of a UNIX socket (Landlock does not guard it; the seccomp filter denies reaching any
+socket by address), disk use inside the working directory (bounded per file by ``RLIMIT_FSIZE`` only).
 """
 
 from __future__ import annotations

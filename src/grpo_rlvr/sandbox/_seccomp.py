@@ -9,9 +9,12 @@ call and chroot, namespace creation and joining (unshare, setns, clone with a CL
 ENOSYS so libc falls back to clone, whose flags the filter can read), bpf, perf_event_open, userfaultfd,
 io_uring_*, kexec_*, module loading, personality, and a few others of the same kind (listed below); memory
 that no process's RSS shows and that outlives an execution or crosses to the next one (memfd_create, System V
-shared memory, semaphores and message queues, POSIX message queues); and every socket family but AF_UNIX
+shared memory, semaphores and message queues, POSIX message queues); every socket family but AF_UNIX
 (``socket``/``socketpair`` with another domain: AF_INET/AF_INET6, AF_VSOCK, which crosses network namespaces to
-the host of a VM, AF_NETLINK, AF_PACKET, ...), in every mode, namespaces or not.
+the host of a VM, AF_NETLINK, AF_PACKET, ...); and reaching any socket by address (``connect``, ``sendto`` with
+an address, ``sendmsg``/``sendmmsg``, which may carry one): Landlock does not guard the path of a UNIX
+socket, so without a jail a program could otherwise talk to the trainer's own (a logger's, an inference
+server's). A ``socketpair`` (asyncio, multiprocessing's pipes) still works. In every mode, namespaces or not.
 Not covered: machines without libseccomp or pyseccomp (the layer is then reported missing, with the fix).
 """
 
@@ -35,6 +38,7 @@ DENIED = (
     "memfd_create", "memfd_secret", "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl",
     "semtimedop", "msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
     "mq_timedreceive", "mq_notify", "mq_getsetattr",
+    "connect", "sendmsg", "sendmmsg",
 )  # fmt: skip
 AF_UNIX = 1  # the one socket family a test program may open (socketpair, asyncio's self-pipe)
 _CLONE_NEW = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
@@ -62,6 +66,7 @@ def build() -> tuple[bytes | None, str | None]:
         f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
         for call in ("socket", "socketpair"):
             f.add_rule(deny, call, seccomp.Arg(0, seccomp.NE, AF_UNIX))
+        f.add_rule(deny, "sendto", seccomp.Arg(4, seccomp.NE, 0))  # sendto with an address: an unconnected send
         r, w = os.pipe()
         try:
             with open(w, "wb", closefd=False) as sink:
