@@ -164,6 +164,21 @@ def test_per_user_directories_are_removed(every_mode):
     assert {n for n in os.listdir(tmp) if n.startswith("grpo-rlvr-sandbox-")} <= before
 
 
+def test_a_killed_supervisors_directory_is_removed_by_the_pool():
+    pool = Pool(1, without={"namespaces"})
+    try:
+        assert probe(pool, "def probe():\n    open('x', 'w').write('x')\n    return 'denied'\n").passed == 1
+        [supervisor] = pool._idle
+        workbase = supervisor.workbase
+        assert os.path.isdir(workbase)
+        supervisor.proc.kill()  # no chance to clean up after itself (the OOM killer, say)
+        supervisor.proc.wait()
+        assert probe(pool, "def probe():\n    return 'denied'\n").passed == 1  # replaced, and the old one's removed
+        assert not os.path.exists(workbase)
+    finally:
+        pool.close()
+
+
 # --- too little isolation: refuse, unless accepted ------------------------------------------------------------
 
 

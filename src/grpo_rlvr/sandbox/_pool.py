@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import SandboxError
 from . import _framing, _policy, _seccomp
-from ._jail import WITHOUT
+from ._jail import WITHOUT, remove_tree
 from ._supervisor import STDERR_TAIL
 
 logger = logging.getLogger(__name__)
@@ -51,6 +51,7 @@ class _Supervisor:
     """One supervisor process (it forks its own template): started, asked, closed."""
 
     def __init__(self, without: frozenset[str]):
+        self.workbase: str | None = None  # without a jail: its private directory, removed when it exits
         if not sys.executable:
             raise SandboxError("cannot start the sandbox: sys.executable is empty (embedded interpreter?)")
         here = Path(__file__).resolve().parent
@@ -77,6 +78,7 @@ class _Supervisor:
             raise SandboxError(f"the sandbox supervisor failed to start (exit code {self.proc.poll()}){_FIX}")
         self.layers = tuple(ready.get("layers", ()))
         self.pids = tuple(ready.get("pids", ()))  # the supervisor's and its template's, as /proc numbers them
+        self.workbase = ready.get("workbase")
         for problem in ready.get("problems", []):
             if problem not in MISSING_LAYERS:  # once per process: every supervisor of a machine says the same
                 MISSING_LAYERS[problem] = None
@@ -100,6 +102,11 @@ class _Supervisor:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        if self.workbase and os.path.isdir(self.workbase):  # it was killed before it could remove it itself
+            try:
+                remove_tree(self.workbase)
+            except OSError as e:
+                logger.warning("sandbox: could not remove %s: %s", self.workbase, e)
 
 
 _seccomp_built: tuple | None = None

@@ -53,7 +53,7 @@ def main() -> None:
         sc.prctl(sc.PR_SET_DUMPABLE, 0)  # after the user namespace's maps are written (they need us dumpable)
     env = _supervisor.Env(state, template, tree_ok=not why_not_tree)
     _framing.send(out_fd, {"ready": True, "problems": state.problems, "layers": static_layers(state, env),
-                           "pids": [env.host_pid, template.host_pid]})
+                           "pids": [env.host_pid, template.host_pid], "workbase": state.workbase})
     while True:
         try:
             request = _framing.recv(in_fd)
