@@ -16,8 +16,7 @@ drops every capability (``_child``).
 Without a jail (no namespaces: a default container), the working directory is ``run`` inside a private
 directory of the supervisor's (``workbase``), emptied after each execution by ``remove_tree`` (iterative,
 bounded, never follows a symlink) and removed when the supervisor exits (by the pool, when it was killed);
-Landlock (``_landlock``) then
-confines the execution to it and to the read-only system and Python paths.
+Landlock (``_landlock``) then confines the execution to it and to the read-only system and Python paths.
 Not covered: the contents of the Python paths and system directories (read-only, but readable), kernel
 vulnerabilities.
 """
