@@ -9,9 +9,10 @@ on those values with its own builtins: comparisons (``==`` strict on types, ``in
 ``set``...), ``math`` functions (``math.isclose``...) and the methods of plain ``str``/``list``/``dict``/... in
 ``METHODS`` (``shout('abc').startswith('ABC')``: the program returns the string, the parent calls
 ``startswith``; a value that is not a plain ``str`` fails there, while for names a class of the program may
-define - ``get``, ``count``, ``keys``... - the program's own method ran in the sandbox and that test is weak). Parts without a leaf are the test's own values: literals, names the test bound to
-them, and expressions of those and the standard library (``2.0 / 3.0``, ``math.sqrt(2)``, ``sum([i ** 2 for
-i in lst])``), evaluated here once when the plan is made. Every comparison must have such a side: ``f(3) ==
+define - ``get``, ``count``, ``keys``... - the program's own method ran in the sandbox and that test is
+weak). Parts without a leaf are the test's own values: literals, names the test bound to them, and
+expressions of those and the standard library (``2.0 / 3.0``, ``math.sqrt(2)``, ``sum([i ** 2 for i in
+lst])``), evaluated here once when the plan is made. Every comparison must have such a side: ``f(3) ==
 g(3)`` compares the program with itself. Anything else - a helper the test defines (the program could patch
 what it calls), a method of a value that is not plain data, a builtin not listed here, a comprehension over
 program values - makes the condition weak (``Unplannable``): it then runs whole in the sandbox, counted and
