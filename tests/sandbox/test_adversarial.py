@@ -7,12 +7,13 @@ to cheat. Host effects are checked from outside: canary files, the environment, 
 from __future__ import annotations
 
 import os
-import time
 import uuid
 
 import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, isolation_layers, run_unit_tests
+
+from . import procs
 
 TESTS = ["assert solve(3) == 271828", "assert solve(4) == 314159"]
 FAST = SandboxLimits(timeout_s=1.0, cpu_s=2.0)
@@ -282,50 +283,28 @@ def test_killing_the_parent_and_everything_else():
     assert run_unit_tests("def solve(n):\n    return n\n", ["assert solve(3) == 3"]).passed == 1  # still works
 
 
-def processes_named(name: str) -> list[int]:
-    """Processes on this machine whose name (``comm``) is ``name``."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() == name:
-                    found.append(int(pid))
-        except OSError:
-            continue
-    return found
-
-
-def wait_until_gone(name: str, bound_s: float = 10.0) -> list[int]:
-    """Poll for processes named ``name`` until none is left or ``bound_s`` passes; what is left."""
-    deadline = time.monotonic() + bound_s
-    while (left := processes_named(name)) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return left
-
-
 @pytest.mark.parametrize("without", [(), ("namespaces",), ("namespaces", "clone")],
                          ids=["pid-namespace", "subreaper-sweep", "launcher-and-sweep"])
 def test_double_forked_daemon_does_not_survive(without):
-    # The daemon names itself with a token of this test's own (other sandboxes on a shared machine, such as
-    # another test run's, are not counted) and is known to run before solve() returns, so "none left" means
-    # the sweep removed it, not that it had not started yet. The wait is bounded, not a fixed sleep.
+    # The daemon names itself with a token of this test's own and is known to run before solve() returns, so
+    # "none left" means the sweep removed it, not that it had not started yet. The sweep is done before the
+    # verdict comes back (PID namespace teardown, or the supervisor's subreaper sweep); the wait is a bound
+    # for /proc to catch up, not a fixed sleep.
     from grpo_rlvr.sandbox._pool import Pool
     from grpo_rlvr.sandbox._run import run_batch
 
-    token = "gd" + uuid.uuid4().hex[:12]
-    canary = canary_path()
+    name = procs.token()
     pool = Pool(1, without=without)
-    program = (f"import ctypes, os, time\ndef solve(n):\n    r, w = os.pipe()\n    if os.fork() == 0:\n        os.setsid()\n"
-        f"        if os.fork() == 0:\n            ctypes.CDLL(None).prctl(15, {token.encode()!r}, 0, 0, 0)\n"
-        f"            os.write(w, b'up')\n            time.sleep(60)\n            open({canary!r}, 'w').write('alive')\n"
-        f"        os._exit(0)\n    os.read(r, 2)\n    return 0\n")
+    program = ("import os, time\ndef solve(n):\n    r, w = os.pipe()\n    if os.fork() == 0:\n        os.setsid()\n"
+               f"        if os.fork() == 0:\n            {procs.name_self(name)}\n"
+               "            os.write(w, b'up')\n            time.sleep(60)\n"
+               "        os._exit(0)\n    os.read(r, 2)\n    return 0\n")
     try:
         [verdict] = run_batch([(program, TESTS)], FAST, 1, pool)
     finally:
         pool.close()
     assert verdict.passed == 0 and "solve(3) returned 0" in verdict.reason  # the daemon was up when it returned
-    assert wait_until_gone(token) == []
-    assert not os.path.exists(canary)
+    assert procs.wait_until_gone(name) == []
 
 
 def test_threads_that_outlive_main():

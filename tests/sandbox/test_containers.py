@@ -182,16 +182,18 @@ def test_a_killed_supervisors_directory_is_removed_by_the_pool():
 # --- too little isolation: refuse, unless accepted ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("without", [{"namespaces", "landlock", "uid"}, {"seccomp"}],
-                         ids=["no-landlock", "no-seccomp"])
-def test_too_little_isolation_refuses_to_score(without):
+@pytest.mark.parametrize(("without", "missing"), [({"namespaces", "landlock", "uid"}, "no Landlock"),
+                                                  ({"seccomp"}, "no seccomp filter"),
+                                                  ({"namespaces", "proc"}, "no sweep")],
+                         ids=["no-landlock", "no-seccomp", "no-sweep"])
+def test_too_little_isolation_refuses_to_score(without, missing):
     pool = Pool(1, without=without)
     try:
         with pytest.raises(SandboxError, match="allow_degraded_isolation") as info:
             run_batch([("x = 1", ["assert x == 1"])], LIMITS, 1, pool)
-        assert "cannot isolate programs on this machine" in str(info.value)
+        assert "cannot isolate programs on this machine" in str(info.value) and missing in str(info.value)
         [verdict] = run_batch([("x = 1", ["assert x == 1"])], LIMITS, 1, pool, allow_degraded=True)
-        assert verdict.passed == 1 and isolation_problems(verdict.layers)
+        assert verdict.passed == 1 and any(missing in p for p in isolation_problems(verdict.layers))
     finally:
         pool.close()
 

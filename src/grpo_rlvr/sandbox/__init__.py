@@ -16,11 +16,10 @@ the keyring, namespaces, mounts, bpf, io_uring, memfd, System V and POSIX IPC, e
 AF_UNIX, AF_VSOCK included, and reaching a socket by address), ``oom_score_adj`` 1000 (the OOM killer's
 first choice; the trainer's own is left alone), a non-dumpable supervisor and template, and the whole tree
 killed afterwards: the PID namespace's teardown, which the kernel completes before the execution can be
-reaped, or else a subreaper sweep. Where the sandbox lacks the layers ``_policy`` requires (files, signals
-and seccomp held), it refuses to score (``SandboxError``) unless the caller sets ``allow_degraded_isolation``,
-which the reward records. Which layers
-are in effect: ``isolation_layers()``, and every verdict carries those of its own run; a missing layer is
-logged with why. Layer names: process, userns, pidns, netns, fs_jail, tmpdir, env_scrubbed, uid_drop,
+reaped, or else a subreaper sweep. Where the sandbox lacks the layers ``_policy`` requires (files, signals,
+seccomp and the sweep held), it refuses to score (``SandboxError``) unless the caller sets
+``allow_degraded_isolation``, which the reward records. Which layers are in effect: ``isolation_layers()``, and
+every verdict carries those of its own run; a missing layer is logged with why. Layer names: process, userns, pidns, netns, fs_jail, tmpdir, env_scrubbed, uid_drop,
 caps_dropped, no_new_privs, landlock_fs, landlock_net, landlock_scope, seccomp, nondumpable, oom_first,
 rlimit_cpu, rlimit_as, rlimit_nproc, rlimit_fsize, tree_cap, pgroup_kill, sweep.
 

@@ -43,8 +43,9 @@ _NAME_TAKEN = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR)
 _OWN_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # .../grpo_rlvr: kept out of the jail
 _host_pid = os.getpid()  # our pid as the host sees it (after the fork into our own PID namespace, getpid() is 1)
 # What a test may switch off (``Pool(without=...)``) to act as another machine; "clone": fork executions through a
-# launcher, as on an architecture whose raw clone call is not known.
-WITHOUT = ("namespaces", "uid", "landlock", "seccomp", "clone")
+# launcher, as on an architecture whose raw clone call is not known; "proc": a /proc the supervisor cannot walk
+# (no tree caps, and no sweep without a PID namespace).
+WITHOUT = ("namespaces", "uid", "landlock", "seccomp", "clone", "proc")
 
 
 class SandboxState:

@@ -3,10 +3,11 @@
 Scoring needs, in every mode, the seccomp filter (it denies every socket family but AF_UNIX, AF_VSOCK
 included, and ptrace, the keyring, namespaces), and then either the namespace mode (a PID namespace, a
 network namespace and the file-system jail) or the unprivileged layers that hold inside a default container:
-Landlock for files, and something that keeps the program's signals and ``/proc`` reads off the trainer (a
-uid of its own, or Landlock's scoping, Linux >= 6.12). Without those the sandbox refuses to score
-(``SandboxError``) unless the caller accepts degraded isolation explicitly (``allow_degraded_isolation``),
-which the reward records in its notes and so in the inspection artifact, where the gate shows it.
+Landlock for files, something that keeps the program's signals and ``/proc`` reads off the trainer (a uid of
+its own, or Landlock's scoping, Linux >= 6.12), and the sweep that kills whatever the program leaves running.
+Without those the sandbox refuses to score (``SandboxError``) unless the caller accepts degraded isolation
+explicitly (``allow_degraded_isolation``), which the reward records in its notes and so in the inspection
+artifact, where the gate shows it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ def isolation_problems(layers) -> list[str]:
     if "fs_jail" not in have and "landlock_fs" not in have:
         problems.append("no file-system jail and no Landlock (the program can read the tests, the data and the "
                         "trainer's files)")
+    if not {"pidns", "sweep"} & have:
+        problems.append("no PID namespace and no sweep of the program's processes (/proc cannot be walked): a "
+                        "daemon it starts outlives it")
     if not {"uid_drop", "pidns", "landlock_scope"} & have:
         problems.append("no uid of its own, no PID namespace and no Landlock scoping (the program can signal the "
                         "trainer and read its /proc)")

@@ -45,7 +45,8 @@ def main() -> None:
         state.problems.append(f"oom_score_adj not raised: {e}")
     if sc.available():
         sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)  # orphans of a program are reparented here, then swept
-    why_not_tree = _tree.available(_jail.host_pid())
+    why_not_tree = ("no process-tree walk: /proc switched off" if "proc" in without
+                    else _tree.available(_jail.host_pid()))
     if why_not_tree:
         state.problems.append(why_not_tree)
     template = _template.start(state, close=(in_fd, out_fd))
@@ -76,7 +77,7 @@ def static_layers(state: _jail.SandboxState, env: _supervisor.Env) -> list[str]:
     layers += [name for name, on in (("userns", state.userns), ("pidns", state.pid1), ("netns", state.netns),
                                      ("fs_jail", state.root is not None), ("uid_drop", state.privileged),
                                      ("caps_dropped", state.caps_locked), ("seccomp", state.seccomp is not None),
-                                     ("tree_cap", env.tree_ok)) if on]
+                                     ("tree_cap", env.tree_ok), ("sweep", env.sweeps)) if on]
     layers += list(state.landlock.layers) if state.landlock is not None else []
     return layers + list(env.template.layers)
 

@@ -7,7 +7,8 @@ template (``_template``) as our child; it is PID 1 of a PID namespace of its own
 and a certain one: the kernel kills every process of the namespace when its PID 1 dies, and that death
 cannot be reaped before they are all gone, so once ``wait4`` returns nothing of the execution exists.
 Without one, processes that escaped the group (double fork, ``setsid``) have been reparented to us (a
-subreaper) and are killed, as long as any is left. A working directory that cannot be emptied marks the
+subreaper) and are killed, as long as any is left. Where ``/proc`` cannot be walked either, nothing sweeps: the
+``sweep`` layer is not reported and ``_policy`` refuses to score. A working directory that cannot be emptied marks the
 report ``retire``: the pool then replaces this supervisor. While the execution runs, its whole tree is
 measured every ``_tree.TICK_S`` and killed past the memory or task cap (``overrun``). The report is plain
 data; the verdict is made by the parent process.
@@ -32,7 +33,7 @@ from ._template import Template
 
 _SETUP_TIMEOUT_S = 20.0
 STDERR_TAIL = 4000  # bytes of stderr kept for reasons
-_MAX_SWEEPS = 2000
+_SWEEP_BOUND_S = 10.0  # seconds the sweep keeps killing before it gives up (processes dying of SIGKILL)
 
 
 class Env:
@@ -45,6 +46,8 @@ class Env:
         self.host_pid = _jail.host_pid()
         # Killing by the pids /proc shows is only right when /proc numbers processes as we do.
         self.sweep_ok = tree_ok and not state.pid1 and self.host_pid == os.getpid()
+        # Nothing of an execution outlives it: the kernel's PID namespace teardown, or else our sweep.
+        self.sweeps = state.pid1 or self.sweep_ok
 
 
 def execute(job: dict, env: Env, sample_deadline: float, keep_stdout: int) -> dict:
@@ -97,8 +100,8 @@ def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_
     finally:
         _kill(pid)
         status, cpu_s = _reap(pid)
-        if not env.state.pid1:  # with a PID namespace per execution the kernel has swept already
-            _sweep(env)
+        # With a PID namespace per execution the kernel has swept already.
+        unswept = _sweep(env) if env.sweep_ok else ""
         _close_all(job_w, stdin_w, setup_r)
     out_r, err_r, res_r = bufs
     if "error" in setup:
@@ -111,7 +114,7 @@ def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_
     out = bytes(bufs[out_r][:cap])
     return {
         "layers": setup["layers"] + list(env.template.layers) + (["tree_cap"] if env.tree_ok else [])
-        + ["pgroup_kill", "sweep"],
+        + ["pgroup_kill"] + (["sweep"] if env.sweeps else []),
         "exit_code": os.waitstatus_to_exitcode(status) if status is not None else None,
         "cpu_s": cpu_s,
         "stdout": base64.b64encode(out[:keep_stdout]).decode(),
@@ -119,6 +122,7 @@ def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_
         "stderr": base64.b64encode(bytes(bufs[err_r][-STDERR_TAIL:])).decode(),
         "result": base64.b64encode(bytes(bufs[res_r][:cap])).decode(),
         **watch,
+        **({"retire": unswept} if unswept else {}),
     }
 
 
@@ -280,15 +284,15 @@ def _reap(pid: int) -> tuple[int | None, float]:
         return status, usage.ru_utime + usage.ru_stime
 
 
-def _sweep(env: Env) -> int:
-    """Without a PID namespace per execution: kill our children but the template until none is left (orphans
-    of the program were reparented to us, a subreaper). Returns how many were killed."""
-    killed = 0
-    for _ in range(_MAX_SWEEPS):
-        if env.sweep_ok:
-            _, _, children = _tree.measure(env.host_pid, env.template.host_pid, 0)
-        else:
-            children = []
+def _sweep(env: Env) -> str:
+    """Without a PID namespace per execution: kill our children but the template until none is left. Orphans of
+    the program were reparented to us (a subreaper) before their parent became a zombie, so while any process of
+    the execution lives, one of our children is it or an ancestor of it; a killed process cannot fork any more.
+    An empty walk after reaping therefore means nothing is left. Returns "" then, or why it could not finish
+    within ``_SWEEP_BOUND_S`` (every process seen has been sent SIGKILL; the pool replaces this supervisor)."""
+    deadline = time.monotonic() + _SWEEP_BOUND_S
+    while True:
+        _, _, children = _tree.measure(env.host_pid, env.template.host_pid, 0)
         for pid in children:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -296,10 +300,10 @@ def _sweep(env: Env) -> int:
                 pass
         _reap_any()
         if not children:
-            return killed
-        killed += len(children)
+            return ""
+        if time.monotonic() >= deadline:
+            return f"{len(children)} processes of the program were still dying {_SWEEP_BOUND_S:.0f} s after it ended"
         time.sleep(0.001)
-    raise RuntimeError(f"processes of the sandbox keep appearing after {_MAX_SWEEPS} sweeps")
 
 
 def _reap_any() -> None:
