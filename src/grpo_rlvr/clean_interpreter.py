@@ -27,19 +27,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grpo_rlvr.errors import GrpoRlvrError
+from grpo_rlvr.errors import GrpoRlvrError, StartupHookError
 
 _START = Path(__file__).with_name("_clean_start.py")
 _NAMES_US = re.compile(r"grpo", re.IGNORECASE)
 _DROPPED_ENV = ("LD_PRELOAD", "LD_AUDIT")
 _clean = False
 _skipped: list[str] = []
-
-
-class StartupHookError(GrpoRlvrError):
-    """A startup hook that grpo-rlvr did not install patches it; nothing is checked or trained until it is gone."""
-
-    exit_code = 1
 
 
 def mark_clean(skipped: list[str]) -> None:
@@ -62,11 +56,13 @@ def _gate(directory: str, brief: str | None) -> dict:
     return {"result": result.to_dict(), "text": result.format(), "passed": result.passed}
 
 
-def _run(run: str, smoke: bool) -> dict:
-    from grpo_rlvr.runtime.run_guard import check_run_here
+def _run(run: str, smoke: bool, resume: str | None = None) -> dict:
+    from grpo_rlvr.identity.hash_cache import distrust_disk_cache
+    from grpo_rlvr.runtime.run_guard import check_run_here, verified
 
-    lock, problems = check_run_here(Path(run), smoke=smoke)
-    return {"lock": lock, "problems": problems}
+    distrust_disk_cache()   # the check that lets training start reads every byte; the hash cache is forgeable
+    lock, problems = check_run_here(Path(run), smoke=smoke, resume=resume)
+    return {"lock": lock, "problems": problems, "verified": verified()}
 
 
 CHECKS = {"gate": _gate, "run": _run}
@@ -149,14 +145,23 @@ def _source(spec) -> str | None:
         return None
 
 
-def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None = None) -> list[str]:
-    """Startup hooks grpo-rlvr did not install that name it or cannot be read, one line each.
+def _interpreter_dirs() -> list[Path]:
+    exes = [sys.executable, os.path.realpath(sys.executable), getattr(sys, "_base_executable", "")]
+    return list(dict.fromkeys(Path(e).parent for e in exes if e))
+
+
+def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None = None,
+                  interpreter_dirs: list[Path] | None = None) -> list[str]:
+    """Startup hooks grpo-rlvr did not install that name it or cannot be read, one line each, and any ``._pth``
+    file beside the interpreter (whatever it names: it replaces ``sys.path`` even under ``python -I -S``, and
+    may turn ``site`` back on).
 
     Args:
         site_dirs: folders whose ``.pth`` files an interpreter runs (default: this one's site-packages and the
             user's).
         search: where ``sitecustomize`` / ``usercustomize`` are looked up (default: ``PYTHONPATH``, then
             ``sys.path``, then the user's site-packages).
+        interpreter_dirs: folders of the interpreter's executable (default: this one's, as started and resolved).
     """
     if site_dirs is None:
         site_dirs = [*site.getsitepackages(), site.getusersitepackages()]
@@ -164,6 +169,18 @@ def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None =
         search = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + sys.path + [
             site.getusersitepackages()]
     ours = _ours()
+    return (_pth_beside_interpreter(interpreter_dirs if interpreter_dirs is not None else _interpreter_dirs())
+            + _customize_hooks(search, ours)
+            + [found for d in dict.fromkeys(site_dirs) for found in _pth_hooks(Path(d), ours)])
+
+
+def _pth_beside_interpreter(dirs: list[Path]) -> list[str]:
+    return [f"{pth}: a ._pth file beside the interpreter, which sets its module path even under `python -I -S`; "
+            "delete it" for d in dirs for pth in (sorted(d.glob("*._pth")) if d.is_dir() else [])]
+
+
+def _customize_hooks(search: list[str], ours: set[Path]) -> list[str]:
+    """``sitecustomize`` / ``usercustomize`` modules on ``search`` that name grpo_rlvr or cannot be read."""
     found = []
     for name in ("sitecustomize", "usercustomize"):
         spec = importlib.machinery.PathFinder.find_spec(name, search)
@@ -175,21 +192,26 @@ def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None =
         elif _NAMES_US.search(text):
             found.append(f"{spec.origin}: a {name} that names grpo_rlvr and runs at every Python start; delete it "
                          "(and unset PYTHONPATH if it points there)")
-    for d in dict.fromkeys(site_dirs):
-        for pth in sorted(Path(d).glob("*.pth")) if Path(d).is_dir() else []:
-            if pth.resolve() in ours:
+    return found
+
+
+def _pth_hooks(d: Path, ours: set[Path]) -> list[str]:
+    """``.pth`` files in the site folder ``d`` with an ``import`` line whose code names grpo_rlvr."""
+    found = []
+    for pth in sorted(d.glob("*.pth")) if d.is_dir() else []:
+        if pth.resolve() in ours:
+            continue
+        try:
+            lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if not line.startswith(("import ", "import\t")):
                 continue
-            try:
-                lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                continue
-            for line in lines:
-                if not line.startswith(("import ", "import\t")):
-                    continue
-                modules = re.findall(r"\bimport\s+([\w.]+)|__import__\(\s*['\"]([\w.]+)", line)
-                texts = [line] + [_source(importlib.machinery.PathFinder.find_spec(m.split(".")[0], [d])) or ""
-                                  for pair in modules for m in pair if m]
-                if any(_NAMES_US.search(t) for t in texts):
-                    found.append(f"{pth}: a .pth line that runs code naming grpo_rlvr ({line.strip()[:120]}); "
-                                 "delete the file")
+            modules = re.findall(r"\bimport\s+([\w.]+)|__import__\(\s*['\"]([\w.]+)", line)
+            texts = [line] + [_source(importlib.machinery.PathFinder.find_spec(m.split(".")[0], [str(d)])) or ""
+                              for pair in modules for m in pair if m]
+            if any(_NAMES_US.search(t) for t in texts):
+                found.append(f"{pth}: a .pth line that runs code naming grpo_rlvr ({line.strip()[:120]}); "
+                             "delete the file")
     return found
