@@ -83,7 +83,7 @@ def run_case(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40
 @training_outcome
 def test_untrained_model_has_no_learning_signal(workspace, tiny_model_dir, seed):
     """The untrained model never succeeds, whatever the seed or kernels: robust by construction. Sweep (issue 23):
-    seeds 0-1 with the default kernels, 2 of 2; AVX2 held not yet swept."""
+    seeds 0-1 with the default kernels and with AVX2 held, 4 of 4."""
     # make_artifact's synthetic samples pass the gate; the model itself never succeeds
     diag = run_case(workspace, tiny_model_dir, {}, seed, steps=10)
     ids = {f.id for f in diag.findings}
@@ -95,7 +95,7 @@ def test_dynamic_sampling_that_runs_out_of_rounds_is_told_so(workspace, tiny_mod
     """The untrained model with dynamic sampling (max_rounds 1): every group is all-wrong, so the refill runs out
     at every step and trains filler. diagnose names that, with a data fix (no max_rounds fills a batch when no
     group has signal), and does not recommend the dynamic sampling the run already has. Robust by construction
-    (an untrained model has no successes to sample); sweep (issue 23): seeds 0-1, default kernels, 2 of 2."""
+    (an untrained model has no successes to sample); sweep (issue 23): seeds 0-1 × default and AVX2 kernels, 4 of 4."""
     diag = run_case(workspace, tiny_model_dir, {"logging_steps": 1}, seed, steps=8,
                     sections={"dynamic_sampling": {"max_rounds": 1}})
     f = next((x for x in diag.findings if x.id == "refill_exhausted"), None)
@@ -121,7 +121,8 @@ def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
     steps saturate the length reward (0.12 → 0.99 at seeds 0-1, both failed), so the run stops at 24. Sweep
     (``benchmarks/outcome_sweep.py -k pays_for_length``, AMD EPYC), seeds 0-1: mean length 26 → 155 and 27 → 168
     tokens with the default kernels, 28 → 106 and 28 → 131 with AVX2 held (threshold +30%), correctness flat,
-    all four coupling with the paid reward in evidence and Dr.GRPO recommended. Seeds 2-3 not yet swept."""
+    all four coupling with the paid reward in evidence and Dr.GRPO recommended; seeds 2-3 with the default
+    kernels landed too (2 of 2)."""
     (workspace / "pays_length.py").write_text(
         "def reward(completions, **kw):\n"
         "    return [min(len(c if isinstance(c, str) else c[0]['content']) / 208, 1.0) for c in completions]\n")

@@ -31,8 +31,8 @@ SCRIPT = Path(__file__).parent / "scripts" / "plain_trl_grpo.py"
 
 @training_outcome
 def test_plain_trl_run_with_a_length_bonus_is_diagnosed(tmp_path, tiny_model_dir, seed):
-    """Sweep (issue 23, ``benchmarks/outcome_sweep.py -k plain_trl``): seeds 0-1 with the default kernels, 2 of 2;
-    AVX2 held not yet swept."""
+    """Sweep (issue 23, ``benchmarks/outcome_sweep.py -k plain_trl``): seeds 0-1 with the default kernels and with
+    AVX2 held, 4 of 4."""
     write_jsonl_atomic(tmp_path / "train.jsonl", arithmetic_task.make_rows(64, seed=1))
     out = tmp_path / "Tiny-GRPO"
     env = {**os.environ, "PYTHONPATH": "", "OMP_NUM_THREADS": "1"}   # the user's script knows nothing of grpo_rlvr
