@@ -121,8 +121,8 @@ def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
     steps saturate the length reward (0.12 → 0.99 at seeds 0-1, both failed), so the run stops at 24. Sweep
     (``benchmarks/outcome_sweep.py -k pays_for_length``, AMD EPYC), seeds 0-1: mean length 26 → 155 and 27 → 168
     tokens with the default kernels, 28 → 106 and 28 → 131 with AVX2 held (threshold +30%), correctness flat,
-    all four coupling with the paid reward in evidence and Dr.GRPO recommended; seeds 2-3 with the default
-    kernels landed too (2 of 2)."""
+    all four coupling with the paid reward in evidence and Dr.GRPO recommended; seeds 2-3 landed too with both
+    kernel sets (4 of 4): 8 of 8 in all."""
     (workspace / "pays_length.py").write_text(
         "def reward(completions, **kw):\n"
         "    return [min(len(c if isinstance(c, str) else c[0]['content']) / 208, 1.0) for c in completions]\n")
