@@ -115,7 +115,7 @@ def launch_plan(brief: Brief) -> dict:
             vllm_devices=_devices(0, hw.vllm_gpus),
             train_devices=_devices(hw.vllm_gpus, hw.num_gpus - hw.vllm_gpus),
             multinode=hw.num_nodes > 1, num_nodes=hw.num_nodes,
-            vllm_command=("env VLLM_SERVER_DEV_MODE=1 vllm serve " + shlex.quote(brief.model.resolved)
+            vllm_command=("env VLLM_SERVER_DEV_MODE=1 vllm serve " + shlex.quote(brief.model.base_path)
                           + f" --tensor-parallel-size {tp}"
                           + " --weight-transfer-config '{\"backend\": \"nccl\"}'"
                           + " --logprobs-mode processed_logprobs --max-logprobs -1"),
@@ -128,12 +128,25 @@ def _split_spec(resolved: str, local: bool, split: str, field: str, subset: str 
 
 
 def peft_kwargs(brief: Brief) -> dict | None:
-    """peft.LoraConfig kwargs from the brief's resolved adapter settings (None for full fine-tuning)."""
-    if brief.method == "full":
+    """peft.LoraConfig kwargs from the brief's resolved adapter settings (None for full fine-tuning, and for an
+    adapter folder, which training continues with its own settings)."""
+    if brief.method == "full" or brief.model.adapter_base:
         return None
     lora = dict(brief.lora)
     return {"r": lora["r"], "lora_alpha": lora["alpha"], "lora_dropout": lora["dropout"],
             "target_modules": lora["target_modules"], "task_type": "CAUSAL_LM"}
+
+
+def adapter_spec(brief: Brief) -> dict | None:
+    """train.py's ADAPTER: the adapter folder, whether training continues it (lora/qlora) or merges it (full), and
+    its own tokenizer when it has one."""
+    if not brief.model.adapter_base:
+        return None
+    from grpo_rlvr.runtime.model_loading import tokenizer_source
+
+    tok = tokenizer_source(brief.model)
+    return {"path": brief.model.resolved, "continue": brief.method != "full",
+            "tokenizer": tok if tok == brief.model.resolved else None}
 
 
 def model_init(brief: Brief) -> dict:
@@ -190,7 +203,7 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
 
     ds = brief.dataset
     files["train.py"] = env.get_template("train.py.j2").render(
-        **common, model=brief.model.resolved,
+        **common, model=brief.model.base_path, adapter=adapter_spec(brief),
         dataset={**_split_spec(ds.resolved, ds.is_local, ds.split, "dataset.path", ds.subset),
                  "eval": _split_spec(ds.eval_resolved, ds.eval_is_local, ds.eval_split, "dataset.eval_path",
                                      ds.subset)

@@ -171,6 +171,66 @@ def human_params(n: float) -> str:
     return f"{n:.3g}"
 
 
+# ---------------------------------------------------------------------------- adapter folders
+
+ADAPTER_CONFIG = "adapter_config.json"
+
+
+@dataclass(frozen=True)
+class AdapterBase:
+    """The base model of a PEFT adapter folder, as its ``adapter_config.json`` names it."""
+
+    name: str            # base_model_name_or_path as written
+    resolved: str        # an absolute path for a local base, the hub id otherwise
+    is_local: bool
+    revision: str | None
+    peft_type: str
+
+
+def folder_problem(folder: Path) -> str | None:
+    """Why a local model folder can be neither loaded as a model nor as an adapter (None when it can)."""
+    if (folder / "config.json").is_file() or (folder / ADAPTER_CONFIG).is_file():
+        return None
+    present = sorted(p.name for p in folder.iterdir())[:8] if folder.is_dir() else []
+    return (f"{folder} has no config.json (what a model folder has) and no {ADAPTER_CONFIG} (what a PEFT adapter "
+            f"folder has){'; it holds ' + ', '.join(present) if present else ', it is empty'}. Point "
+            "model.name_or_path at the folder that `save_pretrained` wrote (a full model, or the adapter SFT saved), "
+            "or at a hub id")
+
+
+def adapter_base(folder: Path) -> tuple[AdapterBase | None, str | None]:
+    """The base of the adapter in ``folder`` and a problem (exactly one is None), or (None, None) when ``folder``
+    holds a model's config.json or no ``adapter_config.json``.
+
+    A relative ``base_model_name_or_path`` is taken relative to the adapter folder when that path exists there.
+    """
+    folder = Path(folder)
+    if (folder / "config.json").is_file() or not (folder / ADAPTER_CONFIG).is_file():
+        return None, None
+    where = folder / ADAPTER_CONFIG
+    try:
+        cfg = json.loads(where.read_text())
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        return None, f"{where}: unreadable ({e}); save the adapter again with `save_pretrained`"
+    if not isinstance(cfg, dict):
+        return None, f"{where}: expected a JSON object; save the adapter again with `save_pretrained`"
+    base = cfg.get("base_model_name_or_path")
+    if not isinstance(base, str) or not base.strip():
+        return None, (f"{where}: no base_model_name_or_path, so the base model is unknown; set it to the base's hub "
+                      "id or folder (the model SFT started from)")
+    if cfg.get("peft_type") not in ("LORA", None):
+        return None, (f"{where}: peft_type {cfg.get('peft_type')!r}; only LoRA adapters are loaded here. Merge it "
+                      "into its base with peft (`merge_and_unload()`) and point model.name_or_path at the result")
+    candidate = Path(base).expanduser()
+    local = candidate if candidate.is_absolute() else folder / candidate
+    if candidate.is_absolute() or base.startswith((".", "~")) or local.exists():
+        if not (local / "config.json").is_file():
+            return None, (f"{where}: base_model_name_or_path {base!r} names {local.resolve()}, which holds no model "
+                          "(no config.json); put the base model there or set base_model_name_or_path to its hub id")
+        return AdapterBase(base, str(local.resolve()), True, cfg.get("revision"), cfg.get("peft_type") or "LORA"), None
+    return AdapterBase(base, base, False, cfg.get("revision"), cfg.get("peft_type") or "LORA"), None
+
+
 # ---------------------------------------------------------------------------- facts
 
 
