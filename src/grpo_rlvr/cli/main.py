@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 
 from grpo_rlvr import __version__
+from grpo_rlvr.cpu_time import CPU_LIMIT_S
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError
 
 log = logging.getLogger("grpo_rlvr")
@@ -35,7 +36,7 @@ class _Parser(argparse.ArgumentParser):
 EXIT_CODES = {
     "demo": ("the demo ran every phase", "a phase failed"),
     "validate": ("the brief is valid and fits its hardware", "never (an invalid brief is bad input: 2)"),
-    "preflight": ("the model succeeds sometimes: GRPO", "sft-first or too-easy: not GRPO yet"),
+    "preflight": ("the model succeeds sometimes: GRPO", "sft-first, lower-temperature or too-easy: not GRPO yet"),
     "score": ("every completion was scored", "never"),
     "inspect": ("the artifact was written", "never"),
     "review": ("every sample has a verdict", "the review stopped before the last sample"),
@@ -78,7 +79,7 @@ def cmd_preflight(args) -> int:
     from grpo_rlvr.success_rate import preflight
 
     result = preflight(args.brief, prompts=args.prompts, k=args.k, filter_out=args.filter,
-                       keep_share=args.keep_share, batch_size=args.batch_size)
+                       keep_share=args.keep_share, batch_size=args.batch_size, allow_cpu=args.allow_cpu)
     return _emit(result.to_dict(), args.json, lambda _: result.format(), 0 if result.verdict == "grpo" else 1)
 
 
@@ -112,7 +113,7 @@ def cmd_inspect(args) -> int:
     from grpo_rlvr.inspection import inspect_rewards
 
     result = inspect_rewards(args.brief, out_dir=args.out, samples=args.samples, batch_size=args.batch_size,
-                             force=args.force)
+                             force=args.force, allow_cpu=args.allow_cpu)
     return _emit(result.to_dict(), args.json, lambda _: result.format())
 
 
@@ -140,7 +141,7 @@ def cmd_train(args) -> int:
     from grpo_rlvr.launch import train
 
     result = train(args.run, resume=args.resume, dry_run=args.dry_run, max_steps=args.max_steps,
-                   unreviewed_smoke_test=args.unreviewed_smoke_test)
+                   unreviewed_smoke_test=args.unreviewed_smoke_test, allow_cpu=args.allow_cpu)
     return _emit(result.to_dict(), args.json, lambda _: result.format(), 0 if result.ok else 1)
 
 
@@ -201,6 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
     def json_arg(sp):
         sp.add_argument("--json", action="store_true", help="machine-readable output")
 
+    def allow_cpu_arg(sp, what):
+        sp.add_argument("--allow-cpu", action="store_true",
+                        help=f"{what} on this CPU even when the rough time estimate (model size × tokens at this "
+                             f"machine's measured speed) is over {CPU_LIMIT_S // 60} min")
+
     sp = add("demo", cmd_demo, "the whole pipeline on CPU with a tiny model built locally")
     sp.add_argument("--workdir", default="runs/demo", help="where the demo writes (default: runs/demo)")
     sp.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the demo brief's max_steps)")
@@ -224,6 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--keep-share", type=float, default=0.1,
                     help="with --filter: share of never/always-solved prompts to keep (default 0.1)")
     batch_arg(sp)
+    allow_cpu_arg(sp, "sample")
     json_arg(sp)
 
     sp = add("score", cmd_score, "score completions from a JSONL file with the brief's rewards or one reward")
@@ -245,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--force", action="store_true",
                     help="replace a folder that holds verdicts (it is kept as inspection.bak-<time>/)")
     batch_arg(sp)
+    allow_cpu_arg(sp, "sample")
     json_arg(sp)
 
     sp = add("review", cmd_review, "a person's review in a terminal: agree/disagree with each scored sample; "
@@ -273,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--unreviewed-smoke-test", action="store_true",
                     help="skip the gate for at most 3 steps that save no checkpoint or model; marked in the outputs "
                          "and flagged by diagnose; never a training run")
+    allow_cpu_arg(sp, "train a hardware.accelerator: cpu run")
     json_arg(sp)
 
     sp = add("diagnose", cmd_diagnose, "read a run's logs, name failure modes, recommend a variant")
