@@ -7,7 +7,6 @@ whole list. Defaults are the skill's recipe, not TRL's (see ``RECIPE``). Imports
 from __future__ import annotations
 
 import difflib
-import hashlib
 import importlib.util
 import json
 from importlib import resources
@@ -33,6 +32,7 @@ from grpo_rlvr.brief.types import (
     Variant,
 )
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
+from grpo_rlvr.identity import dataset_identity, fingerprint, model_identity
 from grpo_rlvr.prompts import PromptSpec, check_prompt
 from grpo_rlvr.variants import VARIANTS, variants_in
 
@@ -186,49 +186,18 @@ def _resolve_local(base: Path, ref: str) -> tuple[str, bool]:
     return (str(p.resolve()), True) if looks_local else (ref, False)
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def model_identity(spec: ModelSpec) -> dict:
-    """What identifies the model: the hub id and revision, or a local dir's config and weight file sizes."""
-    if not spec.is_local:
-        return {"id": spec.resolved, "revision": spec.revision}
-    d = Path(spec.resolved)
-    cfg = d / "config.json"
-    weights = sorted((p.name, p.stat().st_size) for p in d.glob("*.safetensors")) if d.is_dir() else []
-    h = hashlib.sha256(cfg.read_bytes() if cfg.is_file() else b"")
-    for name, size in weights:
-        h.update(f"{name}:{size}".encode())
-    # Small weights (the tiny demo model) are hashed whole: retraining changes them, not their size.
-    for p in sorted(d.glob("*.safetensors")) if d.is_dir() else []:
-        if p.stat().st_size < 64 << 20:
-            h.update(file_sha256(p).encode())
-    return {"path": spec.name_or_path, "content": h.hexdigest()}
-
-
-def dataset_identity(spec: DatasetSpec) -> dict:
-    ident = {"path": spec.path, "split": spec.split, "prompt_column": spec.prompt_column,
-             "columns": dict(spec.columns)}
-    if spec.prompt:  # only when set, so briefs without these keys keep their fingerprint
-        ident["prompt"] = dict(spec.prompt)
-    if spec.subset:
-        ident["subset"] = spec.subset
-    if spec.is_local and Path(spec.resolved).is_file():
-        ident["sha256"] = file_sha256(Path(spec.resolved))
-    return ident
-
-
 def _fingerprint(model: ModelSpec, dataset: DatasetSpec, rewards, sampling: dict) -> str:
-    ident = {"model": model_identity(model), "dataset": dataset_identity(dataset),
-             "rewards": [{"name": r.name, "weight": r.weight, "kind": r.kind, "params": dict(r.params)}
-                         for r in rewards],
-             "sampling": sampling}
-    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+    return fingerprint(model_identity(model), dataset_identity(dataset), reward_identity(rewards), sampling)
+
+
+def sampling_identity(grpo) -> dict:
+    """The sampling settings a review is bound to, as the brief resolves them (``None`` where unset)."""
+    return {k: grpo.get(k) for k in ("temperature", "top_p", "max_completion_length")}
+
+
+def reward_identity(rewards) -> list[dict]:
+    """The reward specs a review is bound to (their code is bound by each reward's own fingerprint)."""
+    return [{"name": r.name, "weight": r.weight, "kind": r.kind, "params": dict(r.params)} for r in rewards]
 
 
 def load_brief(path: str | Path) -> Brief:
@@ -436,7 +405,7 @@ def load_brief(path: str | Path) -> Brief:
 
     insp = data.get("inspection") or {}
     pre = data.get("preflight") or {}
-    sampling = {k: grpo.get(k) for k in ("temperature", "top_p", "max_completion_length")}
+    sampling = sampling_identity(grpo)
     brief = Brief(
         path=path.resolve(), base_dir=base, name=data.get("name", path.stem),
         model=model, dataset=dataset, rewards=tuple(rewards), hardware=hw, method=method,

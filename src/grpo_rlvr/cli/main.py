@@ -120,14 +120,15 @@ def cmd_inspect(args) -> int:
 def cmd_review(args) -> int:
     from grpo_rlvr.review import review
 
-    return review(args.dir, reviewer=args.reviewer)
+    return review(args.dir, reviewer=args.reviewer, sign=args.sign)
 
 
 def cmd_gate(args) -> int:
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.clean_interpreter import run_check
 
-    result = check_gate(args.dir, brief=args.brief)
-    return _emit(result.to_dict(), args.json, lambda _: result.format(), 0 if result.passed else 1)
+    # checked in a clean interpreter: a sitecustomize or .pth hook that patched this process changes nothing
+    reply = run_check("gate", directory=str(args.dir), brief=str(args.brief) if args.brief else None)
+    return _emit(reply["result"], args.json, lambda _: reply["text"], 0 if reply["passed"] else 1)
 
 
 def cmd_render(args) -> int:
@@ -259,6 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
              "resumable (refuses piped input)")
     sp.add_argument("dir", metavar="DIR", help="the inspection folder")
     sp.add_argument("--reviewer", default=None, help="your name for the record (default: $USER)")
+    sp.add_argument("--sign", metavar="KEY", default=None,
+                    help="when every sample has a verdict, sign the review with this SSH key (a private key file, or "
+                         "a public key held by ssh-agent); required when the brief sets inspection.signing")
 
     sp = add("gate", cmd_gate, "the Phase 1 checker: passes only on a complete, current, human-reviewed inspection")
     sp.add_argument("dir", metavar="DIR", help="the inspection folder")

@@ -6,7 +6,10 @@ any model loads. Rank 0 runs the check and broadcasts the outcome, so every rank
 ``launch.sh`` or ``slurm.sh`` refuses together (exit 1, the gate's reasons on stderr).
 
 What is checked: ``brief.lock.json`` parses and records a SHA-256 of every rendered file, each file still has
-that hash, the brief's fingerprint is the one rendered, and the gate passes for the recorded inspection.
+that hash, the brief's fingerprint (which covers the model's and data's content) is the one rendered, and the
+gate passes for the recorded inspection. The check is computed in a clean interpreter
+(``clean_interpreter.run_check``: ``python -I -S``, no startup hooks run), and the rendered ``train.py``
+restarts itself under ``python -I`` first, so ``PYTHONPATH`` or a ``sitecustomize`` cannot patch it.
 
 The escape hatch for smoke tests is ``--unreviewed-smoke-test`` (``train.py`` and ``grpo-rlvr train``): the
 gate is skipped (the file hashes are still checked), at most ``SMOKE_MAX_STEPS`` steps run, no checkpoint and
@@ -31,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from grpo_rlvr.errors import GateError, InputFileError
+from grpo_rlvr.errors import GateError, GrpoRlvrError, InputFileError
 
 SMOKE_MAX_STEPS = 3
 SMOKE_MARKER = "UNREVIEWED_SMOKE_TEST.json"
@@ -88,9 +91,26 @@ def changed_files(run: Path, lock: dict) -> list[str]:
 
 
 def check_run(run: Path, demo: bool = False, smoke: bool = False) -> tuple[dict, list[str]]:
-    """The lock and every reason this run may not train (empty when it may). ``smoke`` skips the gate only."""
+    """The lock and every reason this run may not train (empty when it may). ``smoke`` skips the gate only.
+
+    Computed in a clean interpreter (``clean_interpreter``), so nothing that patched this process decides it;
+    the demo's check stays in this process, where its oracle acceptance lives.
+
+    Raises:
+        InputFileError: the run folder has no readable lock.
+        StartupHookError: a startup hook that names grpo_rlvr is installed.
+    """
+    if demo or _demo_in_this_process:
+        return check_run_here(run, demo=True, smoke=smoke)
+    from grpo_rlvr.clean_interpreter import run_check
+
+    reply = run_check("run", run=str(Path(run).resolve()), smoke=smoke)
+    return reply["lock"], reply["problems"]
+
+
+def check_run_here(run: Path, demo: bool = False, smoke: bool = False) -> tuple[dict, list[str]]:
+    """:func:`check_run`, computed in this process."""
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.errors import GrpoRlvrError
     from grpo_rlvr.gate import check_gate
 
     run = Path(run)
@@ -101,12 +121,13 @@ def check_run(run: Path, demo: bool = False, smoke: bool = False) -> tuple[dict,
     except GrpoRlvrError as e:
         return lock, [*problems, f"the brief recorded in {LOCK} cannot be loaded: {e}"]
     if brief.fingerprint != lock.get("fingerprint"):
-        problems.append(f"the brief {lock['brief']} changed since this run was rendered; run `grpo-rlvr render` "
-                        "again (and inspect again if the model, data or rewards changed)")
+        problems.append(f"the brief {lock['brief']}, or the model or data it names, changed since this run was "
+                        "rendered; run `grpo-rlvr render` again (and inspect again if the model, data or rewards "
+                        "changed: the gate below says which)")
     if smoke:
         return lock, problems
     try:
-        gate = check_gate(lock["inspection"], brief=lock["brief"], demo=demo or _demo_in_this_process)
+        gate = check_gate(lock["inspection"], brief=lock["brief"], demo=demo)
     except GateError as e:
         return lock, [*problems, str(e)]
     if not gate.passed:
@@ -129,7 +150,7 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False) ->
     if state.is_main_process:
         try:
             _, problems = check_run(run_dir, smoke=smoke)
-        except InputFileError as e:
+        except GrpoRlvrError as e:   # no lock, or a startup hook patching grpo_rlvr: refused all the same
             problems = [str(e)]
         output = Path(output_dir)
         if smoke and output.is_dir() and any(output.iterdir()) and not is_smoke_output(output):
@@ -183,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         _, problems = check_run(Path(args[0]), smoke="--unreviewed-smoke-test" in args[1:])
-    except InputFileError as e:
+    except GrpoRlvrError as e:
         problems = [str(e)]
     if problems:
         print("launch.sh: training refused (no server started, nothing loaded):\n"
