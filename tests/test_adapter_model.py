@@ -118,7 +118,7 @@ def test_an_adapter_whose_base_is_missing_exits_2(workspace, tmp_path, sft_adapt
     cfg = json.loads((moved / "adapter_config.json").read_text())
     (moved / "adapter_config.json").write_text(json.dumps({**cfg, "base_model_name_or_path": str(tmp_path / "gone")}))
     r = run("validate", adapter_brief(workspace, moved))
-    assert r.returncode == 2 and "base_model_name_or_path" in r.stderr and "holds no model" in r.stderr, r.stderr
+    assert r.returncode == 2 and "base_model_name_or_path" in r.stderr and "does not exist here" in r.stderr, r.stderr
     (moved / "adapter_config.json").write_text(json.dumps({**cfg, "base_model_name_or_path": None}))
     r = run("validate", adapter_brief(workspace, moved))
     assert r.returncode == 2 and "no base_model_name_or_path" in r.stderr, r.stderr

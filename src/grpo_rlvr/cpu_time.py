@@ -49,7 +49,7 @@ class CpuSpeed:
 
 
 def _cache_file() -> Path:
-    from grpo_rlvr.demo.model_cache import cache_root
+    from grpo_rlvr.user_cache import cache_root
 
     return cache_root() / SPEED_FILE
 

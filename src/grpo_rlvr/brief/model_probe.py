@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grpo_rlvr.identity.compute import ADAPTER_CONFIG
+
 MOE_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
 _VISION_KEYS = ("vision_config", "visual", "image_token_id", "image_token_index", "vision_tower", "mm_vision_tower")
 
@@ -173,7 +175,6 @@ def human_params(n: float) -> str:
 
 # ---------------------------------------------------------------------------- adapter folders
 
-ADAPTER_CONFIG = "adapter_config.json"
 
 
 @dataclass(frozen=True)
@@ -200,35 +201,41 @@ def folder_problem(folder: Path) -> str | None:
 
 def adapter_base(folder: Path) -> tuple[AdapterBase | None, str | None]:
     """The base of the adapter in ``folder`` and a problem (exactly one is None), or (None, None) when ``folder``
-    holds a model's config.json or no ``adapter_config.json``.
+    has no ``adapter_config.json`` (transformers, too, takes a folder with one for an adapter).
 
-    A relative ``base_model_name_or_path`` is taken relative to the adapter folder when that path exists there.
+    The base is found as the identity finds it (``identity.compute.adapter_base``: a relative path against the
+    adapter folder, then the working directory); here it is also checked: named, LoRA, and a local base holds a
+    model.
     """
+    from grpo_rlvr.errors import InputFileError
+    from grpo_rlvr.identity.compute import adapter_base as named_base
+
     folder = Path(folder)
-    if (folder / "config.json").is_file() or not (folder / ADAPTER_CONFIG).is_file():
-        return None, None
     where = folder / ADAPTER_CONFIG
+    if not where.is_file():
+        return None, None
     try:
-        cfg = json.loads(where.read_text())
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-        return None, f"{where}: unreadable ({e}); save the adapter again with `save_pretrained`"
-    if not isinstance(cfg, dict):
-        return None, f"{where}: expected a JSON object; save the adapter again with `save_pretrained`"
-    base = cfg.get("base_model_name_or_path")
-    if not isinstance(base, str) or not base.strip():
+        found = named_base(folder)
+        cfg = json.loads(where.read_text(encoding="utf-8"))
+    except (InputFileError, OSError, ValueError) as e:
+        return None, f"{e}; save the adapter again with `save_pretrained`"
+    if found is None:
         return None, (f"{where}: no base_model_name_or_path, so the base model is unknown; set it to the base's hub "
                       "id or folder (the model SFT started from)")
-    if cfg.get("peft_type") not in ("LORA", None):
+    written, local, revision = found
+    if cfg.get("peft_type", "LORA") != "LORA":
         return None, (f"{where}: peft_type {cfg.get('peft_type')!r}; only LoRA adapters are loaded here. Merge it "
                       "into its base with peft (`merge_and_unload()`) and point model.name_or_path at the result")
-    candidate = Path(base).expanduser()
-    local = candidate if candidate.is_absolute() else folder / candidate
-    if candidate.is_absolute() or base.startswith((".", "~")) or local.exists():
-        if not (local / "config.json").is_file():
-            return None, (f"{where}: base_model_name_or_path {base!r} names {local.resolve()}, which holds no model "
-                          "(no config.json); put the base model there or set base_model_name_or_path to its hub id")
-        return AdapterBase(base, str(local.resolve()), True, cfg.get("revision"), cfg.get("peft_type") or "LORA"), None
-    return AdapterBase(base, base, False, cfg.get("revision"), cfg.get("peft_type") or "LORA"), None
+    if local is None and (Path(written).expanduser().is_absolute() or written.startswith((".", "~"))):
+        return None, (f"{where}: base_model_name_or_path {written!r} is a path that does not exist here; put the "
+                      "base model there or set base_model_name_or_path to its hub id")
+    if local is not None and not (local / "config.json").is_file():
+        return None, (f"{where}: base_model_name_or_path {written!r} names {local}, which holds no model (no "
+                      "config.json); point it at the base model's folder or hub id")
+    peft_type = cfg.get("peft_type") or "LORA"
+    if local is not None:
+        return AdapterBase(written, str(local), True, revision, peft_type), None
+    return AdapterBase(written, written, False, revision, peft_type), None
 
 
 # ---------------------------------------------------------------------------- facts
