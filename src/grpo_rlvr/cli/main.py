@@ -318,9 +318,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--num-gpus", type=int, default=1, help="training GPUs (sharded with --sharding)")
     sp.add_argument("--sharding", default="none", choices=["none", "zero2", "zero3", "fsdp2"])
     sp.add_argument("--vllm-mode", default="colocate", choices=["colocate", "server", "off"])
-    sp.add_argument("--completion-length", type=int, default=256, help="max_completion_length")
-    sp.add_argument("--prompt-length", type=int, default=512, help="longest prompt, tokens")
-    sp.add_argument("--batch-size", type=int, default=8, help="per_device_train_batch_size")
+    from grpo_rlvr.memory.estimate import MemoryInputs  # light (no torch); the defaults are the library's own
+
+    sp.add_argument("--completion-length", type=int, default=MemoryInputs.max_completion_length,
+                    help=f"max_completion_length (default {MemoryInputs.max_completion_length}: a reasoning budget to "
+                         "plan for; a brief's own value is what validate uses)")
+    sp.add_argument("--prompt-length", type=int, default=MemoryInputs.max_prompt_length,
+                    help=f"longest prompt, tokens (default {MemoryInputs.max_prompt_length})")
+    sp.add_argument("--batch-size", type=int, default=MemoryInputs.per_device_train_batch_size,
+                    help=f"per_device_train_batch_size (default {MemoryInputs.per_device_train_batch_size})")
     json_arg(sp)
     return p
 

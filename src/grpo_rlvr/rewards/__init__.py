@@ -160,7 +160,7 @@ def combine(rewards: list[Reward], weights: list[float], completions, **columns)
     """
     per = {r.name: r.explain(completions, **columns) for r in rewards}
     for name, scored in per.items():
-        refuse_raised(name, scored)
+        refuse_raised(name, scored, completions)
     out = []
     for i in range(len(completions)):
         scores = {name: per[name][i] for name in per}

@@ -121,17 +121,19 @@ class Reward:
         return [s.score for s in scored]
 
 
-def refuse_raised(name: str, scored: Sequence[Scored]) -> None:
-    """Raise ``RewardError`` (exit 2) naming the first sample the reward ``name`` raised on: outside training, a
-    reward that raises is a bug in the reward, to fix before its scores are trusted."""
+def refuse_raised(name: str, scored: Sequence[Scored], completions: Sequence) -> None:
+    """Raise ``RewardError`` (exit 2) naming the first sample the reward ``name`` raised on (its index and the start
+    of its completion): outside training, a reward that raises is a bug in the reward, to fix before its scores are
+    trusted."""
     first = next((i for i, s in enumerate(scored) if s.raised), None)
     if first is None:
         return
     from grpo_rlvr.errors import RewardError
 
     count = sum(bool(s.raised) for s in scored)
-    raise RewardError(f"reward {name!r} raised on sample {first} ({count} of {len(scored)} samples): "
-                      f"{scored[first].raised}. Model output is data: make the reward return 0 (or None, not "
+    text = completion_text(completions[first])
+    raise RewardError(f"reward {name!r} raised on sample {first} ({count} of {len(scored)} samples), completion "
+                      f"{text[:60]!r}{'…' if len(text) > 60 else ''}: {scored[first].raised}. Model output is data: make the reward return 0 (or None, not "
                       "applicable) for a completion it cannot score instead of raising; during training such a "
                       f"completion scores 0 and is counted as rewards/{name}/raised")
 
