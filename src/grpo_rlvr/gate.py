@@ -258,8 +258,12 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
                       f"below the required {min_kappa:.2f} (agreement {agree}); calibrate the judge first")
     rules.append(Rule(5, "reward is composite and ranks well-formed-wrong above malformed", not p5, p5,
                       "calibrate the judge first (rubric, scale, examples) until it agrees with your verdicts, or "
-                      "use a programmatic correctness reward" if any("judge" in p for p in p5) else
-                      "add a `format` reward with a weight > 0 next to the correctness reward"))
+                      "use a programmatic correctness reward" if any(p.startswith("judge ") for p in p5) else
+                      "add a `format` reward with a weight > 0 next to the correctness reward" if not fmt else
+                      "add a correctness reward (e.g. `exact_match`, `math`, `unit_tests`)" if not cor else
+                      "make correctness read inside the format's tag (drop `require_format: false`; a user reward "
+                      "opts in with `require_format: true`), check the format's `tag`/`allow_text_before` against "
+                      "the prompt, and re-inspect; `prompt.examples` lets `validate` check the ranking first"))
 
     # 6. signal -------------------------------------------------------------------------------------------
     p6 = []

@@ -285,12 +285,13 @@ def load_brief(path: str | Path) -> Brief:
                           eval_split, MappingProxyType(prompt.to_dict()), d.get("subset"))
 
     # --- rewards -------------------------------------------------------------------------------------
-    from grpo_rlvr.rewards import build_reward, tag_context
+    from grpo_rlvr.rewards import build_reward, with_brief_format
 
     rewards = []
     built = []
-    # math/exact_match read the answer from the format reward's tag when it defines one (DESIGN.md §4)
-    resolved = tag_context([(r["name"], dict(r.get("params") or {})) for r in data["rewards"]])
+    # correctness rewards read inside the format reward's tag when it defines one (rewards/_inside_tag.py)
+    resolved, found = with_brief_format([(r["name"], dict(r.get("params") or {})) for r in data["rewards"]])
+    problems.extend(found)
     for i, (r, params) in enumerate(zip(data["rewards"], resolved, strict=True)):
         spec = RewardSpec(r["name"], float(r.get("weight", 1.0)), r.get("kind"), MappingProxyType(params))
         rewards.append(spec)

@@ -170,7 +170,7 @@ def cmd_demo(args) -> int:
     from grpo_rlvr.demo.pipeline import run_demo
 
     result = run_demo(workdir=args.workdir, grpo_steps=args.steps, seed=args.seed, eval_samples=args.eval_samples,
-                      fresh=args.fresh, summary_stream=sys.stderr if args.json else None)
+                      fresh=args.fresh, summary_stream=sys.stderr if args.json else None, task_name=args.task)
     code = 0 if result["ok"] else 1
     if args.json:
         print(json.dumps({**result, "exit_code": code}, indent=2, default=str))
@@ -210,6 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("demo", cmd_demo, "the whole pipeline on CPU with a tiny model built locally")
     sp.add_argument("--workdir", default="runs/demo", help="where the demo writes (default: runs/demo)")
+    from grpo_rlvr.demo.pipeline import TASKS  # light: the heavy imports happen inside run_demo
+
+    sp.add_argument("--task", default="arithmetic", choices=list(TASKS),
+                    help="arithmetic (default), or spell_backward: reasoning-gym's task scored by its own verifier "
+                         "(needs pip install 'grpo-rlvr[reasoning-gym]')")
     sp.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the demo brief's max_steps)")
     sp.add_argument("--seed", type=int, default=0, help="seed for the model, data and warmup (default 0)")
     sp.add_argument("--eval-samples", type=int, default=400, help="samples for accuracy before/after (≥ 400)")

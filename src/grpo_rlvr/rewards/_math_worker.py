@@ -1,5 +1,6 @@
 """The math-verify worker process: warms up, says ``{"status": "ready"}``, then reads JSON lines
-``{"gold", "pred", "timeout_s", "rel_tol"}`` on stdin and writes one verdict line each on stdout.
+``{"gold", "pred", "timeout_s", "rel_tol", "approximate_fractions"}`` on stdin (``pred`` a string, or a list
+whose items must all be equal to the gold) and writes one verdict line each on stdout.
 
 It runs as its own process so a signal timer works (this is that process's main thread) and so the parent
 can kill it when an expression still hangs (sympy can stall inside C code). Each item gets one budget of
@@ -31,7 +32,7 @@ def main() -> None:
     from grpo_rlvr.rewards import _math_compare
 
     configs = [LatexExtractionConfig(), ExprExtractionConfig()]
-    installed: float | None = None
+    installed: tuple | None = None
     gold_cache: dict[str, list] = {}
 
     def parse_gold(raw: str) -> list:
@@ -46,17 +47,21 @@ def main() -> None:
 
     def check(job: dict) -> dict:
         nonlocal installed
-        if installed != job.get("rel_tol", _math_compare.REL_TOL):
-            installed = job.get("rel_tol", _math_compare.REL_TOL)
-            _math_compare.install(installed)
+        settings = (job.get("rel_tol", _math_compare.REL_TOL), job.get("approximate_fractions", True))
+        if installed != settings:
+            installed = settings
+            _math_compare.install(*settings)
         gold = parse_gold(str(job["gold"]))
-        pred = parse(str(job["pred"]), extraction_config=configs, parsing_timeout=None)
         if not gold:
             return {"status": "bad_gold"}
-        if not pred:
-            return {"status": "unparsed"}
-        ok = bool(verify(gold, pred, timeout_seconds=None))
-        return {"status": "ok", "equal": ok, "pred": str(pred[0])[:80], "gold": str(gold[0])[:80]}
+        # several answers (``several: all``) are equal when every one is; checked in one item's budget
+        for raw in job["pred"] if isinstance(job["pred"], list) else [job["pred"]]:
+            pred = parse(str(raw), extraction_config=configs, parsing_timeout=None)
+            if not pred:
+                return {"status": "unparsed"}
+            if not verify(gold, pred, timeout_seconds=None):
+                return {"status": "ok", "equal": False, "pred": str(pred[0])[:80], "gold": str(gold[0])[:80]}
+        return {"status": "ok", "equal": True, "pred": str(pred[0])[:80], "gold": str(gold[0])[:80]}
 
     signal.signal(signal.SIGALRM, _alarm)
     out = sys.stdout

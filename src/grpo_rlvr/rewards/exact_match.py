@@ -18,7 +18,6 @@ from decimal import Decimal, InvalidOperation
 from grpo_rlvr.errors import MissingColumn, RewardError
 from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, find_answer
 from grpo_rlvr.rewards._reward import Reward, Scored, per_item, source_fingerprint
-from grpo_rlvr.rewards.format import not_counted, structure_pattern, structure_problem
 
 WHITESPACE = ("collapse", "remove", "keep")
 _GROUPED = re.compile(r"^[-+]?\d{1,3}(?:([,_ \u00a0\u202f])\d{3})(?:\1\d{3})*(?:\.\d+)?$")
@@ -50,45 +49,33 @@ def normalize(value: object, case_sensitive: bool = False, whitespace: str = "co
 
 
 def exact_match_reward(extract: str = "auto", tag: str = "answer", case_sensitive: bool = False,
-                       answer_column: str = "answer", require_format: bool = True, pattern: str | None = None,
-                       whitespace: str = "collapse", thousands: bool = True, numeric: bool = True) -> Reward:
+                       answer_column: str = "answer", whitespace: str = "collapse", thousands: bool = True, numeric: bool = True) -> Reward:
     """Build the exact-match correctness reward.
 
     Args:
         extract: where the answer is: ``auto``, ``tag``, ``boxed``, ``last_number``, ``full`` (see ``math``).
-        tag: the tag name for ``extract="tag"``.
+        tag: the tag name for ``extract="tag"`` (checked as the ``format`` reward checks it).
         case_sensitive: compare text answers with case.
         answer_column: the dataset column holding the ground truth.
-        require_format: with ``extract="tag"``, count the answer only when the completion is well-formed
-            (one ``<tag>…</tag>``, nothing around it). Without this, "<answer>7</answer> garbage" earns full
-            correctness and outscores a well-formed wrong answer: the composite would pay for malformed output.
-        pattern: the structure a well-formed completion has (default: one ``<tag>…</tag>`` after an optional
-            ``<think>…</think>``); the brief copies its ``format`` reward's pattern here.
         whitespace: ``collapse`` runs of whitespace to one space, ``remove`` them, or ``keep`` them.
         thousands: drop thousands separators between digit groups ("1,000" == "1000").
         numeric: compare numbers by value ("7.0" == "7").
     Raises:
-        RewardError: an unknown ``extract`` or ``whitespace`` mode, a bad pattern.
+        RewardError: an unknown ``extract`` or ``whitespace`` mode.
     """
     if extract not in EXTRACT_MODES:
         raise RewardError(f"reward 'exact_match': params.extract is {extract!r}; use one of {', '.join(EXTRACT_MODES)}")
     if whitespace not in WHITESPACE:
         raise RewardError(f"reward 'exact_match': params.whitespace is {whitespace!r}; use one of "
                           f"{', '.join(WHITESPACE)}")
-    for key, v in (("case_sensitive", case_sensitive), ("require_format", require_format),
-                   ("thousands", thousands), ("numeric", numeric)):
+    for key, v in (("case_sensitive", case_sensitive), ("thousands", thousands), ("numeric", numeric)):
         if not isinstance(v, bool):
             raise RewardError(f"reward 'exact_match': params.{key} is {v!r}; use true or false")
-    rx = structure_pattern("exact_match", tag, pattern)
     norm = dict(case_sensitive=case_sensitive, whitespace=whitespace, thousands=thousands, numeric=numeric)
 
     def score(text: str, row: dict) -> Scored:
         if answer_column not in row:
             raise MissingColumn('exact_match', answer_column, "answer_column", sorted(row))
-        if require_format and extract == "tag":
-            problem = structure_problem(text, rx, tag)
-            if problem:
-                return Scored(0.0, not_counted(problem, tag))
         found = find_answer(text, extract, tag)
         if found is None:
             return Scored(0.0, describe_missing(extract, tag))
@@ -98,7 +85,7 @@ def exact_match_reward(extract: str = "auto", tag: str = "answer", case_sensitiv
         return Scored(0.0, f"answer {got!s:.40} ≠ {want!s:.40}")
 
     params = {"extract": extract, "tag": tag, "case_sensitive": case_sensitive, "answer_column": answer_column,
-              "require_format": require_format, "pattern": pattern, **norm}
+              **norm}
     return Reward("exact_match", "correctness", params, per_item(score),
                   source_fingerprint(exact_match_reward, normalize, find_answer, extra=params),
                   columns=(answer_column,))
