@@ -1,4 +1,4 @@
-"""The inspection artifact on disk: ``manifest.json``, ``samples.jsonl``, ``report.html`` (DESIGN.md §6).
+"""The inspection artifact on disk: ``manifest.json``, ``samples.jsonl``, ``report.html`` (docs/design.md §3).
 
 Writes are atomic (temp file + rename), so a crash mid-review never corrupts what is there. Each sample's
 immutable part (id, prompt, completion, ground-truth columns) is hashed into the manifest's

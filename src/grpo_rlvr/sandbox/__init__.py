@@ -1,4 +1,4 @@
-"""The sandbox for model-written code, used by the ``unit_tests`` reward (DESIGN.md §5).
+"""The sandbox for model-written code, used by the ``unit_tests`` reward (docs/design.md §7).
 
 Each execution is a fresh process forked from a warm zygote (no Python start-up per program), with:
 wall-clock and CPU limits; address-space, process-count and file-size limits; its own empty working
