@@ -88,6 +88,24 @@ def test_an_adapter_loads_on_its_base_and_changes_the_model(workspace, sft_adapt
     assert torch.allclose(ours, peft, atol=1e-4)
 
 
+def test_for_full_training_the_merged_adapter_leaves_every_weight_trainable(sft_adapter, tiny_model_dir, tmp_path):
+    """method: full: train.py's policy is base + adapter merged into one plain model whose every weight trains
+    (PeftModel freezes the base; a frozen merged model gives a loss without a gradient); method: lora keeps a
+    PeftModel whose only trainable weights are the adapter's."""
+    from peft import PeftModel
+    from trl import GRPOConfig
+
+    from grpo_rlvr.runtime.model_loading import load_adapter_for_training
+
+    config = GRPOConfig(output_dir=str(tmp_path), report_to=[], use_cpu=True, bf16=False)
+    full = load_adapter_for_training(str(tiny_model_dir), {"path": str(sft_adapter), "continue": False}, config)
+    assert not isinstance(full, PeftModel) and not any("lora" in n for n, _ in full.named_parameters())
+    assert all(p.requires_grad for p in full.parameters())
+    lora = load_adapter_for_training(str(tiny_model_dir), {"path": str(sft_adapter), "continue": True}, config)
+    trainable = {n for n, p in lora.named_parameters() if p.requires_grad}
+    assert isinstance(lora, PeftModel) and trainable and all("lora_" in n for n in trainable)
+
+
 def test_preflight_and_inspect_sample_the_adapter(workspace, sft_adapter):
     p = adapter_brief(workspace, sft_adapter)
     pre = run("preflight", p, "--prompts", "4", "--k", "4", "--json")
@@ -190,3 +208,24 @@ def test_lora_training_continues_the_sft_adapter(workspace, tmp_path_factory):
     assert set(before) == set(after)
     assert any(abs(before[k]).max() > 0 for k in before if "lora_B" in k)        # SFT moved B off zero
     assert any(abs(after[k] - before[k]).max() > 0 for k in before)           # GRPO trained it further
+
+
+@pytest.mark.e2e
+def test_full_training_merges_the_adapter_and_trains_every_weight(workspace, sft_adapter):
+    """method: full with an adapter folder: train.py merges it into the base, and the run saves a full model."""
+    from safetensors.numpy import load_file
+
+    from artifacts import make_artifact
+    from grpo_rlvr.run_dir import render
+
+    p = adapter_brief(workspace, sft_adapter)
+    make_artifact(p, workspace / "out" / "inspection")
+    run_dir = render(p).dir
+    assert "ADAPTER = {'path': " in (run_dir / "train.py").read_text() and "'continue': False" in (
+        run_dir / "train.py").read_text()
+    out = subprocess.run([*CLI, "train", str(run_dir), "--max-steps", "1"], capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    final = run_dir / "output" / "final"
+    assert (final / "model.safetensors").is_file() and not (final / "adapter_config.json").exists()
+    assert not any("lora" in k for k in load_file(str(final / "model.safetensors")))

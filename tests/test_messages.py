@@ -12,6 +12,9 @@ import json
 import subprocess
 import sys
 
+import pytest
+import yaml
+
 from artifacts import make_artifact
 from conftest import write_brief
 
@@ -100,3 +103,42 @@ def test_in_training_a_raising_completion_scores_zero_and_is_counted(tmp_path):
     clean = []
     reward(prompts=["x"], completions=["<answer>3</answer>"], answer=["3"], log_metric=lambda *a: clean.append(a))
     assert clean == [("rewards/picky/raised", 0.0)]   # logged every call, so the mean over a log is a rate
+
+
+ODD_CHARACTER_RAISE = '''\
+ALLOWED = set("<>/answer0123456789")
+def reward(completions, **kwargs):
+    out = []
+    for c in completions:
+        if set(c) - ALLOWED:
+            raise ValueError(f"unexpected character {sorted(set(c) - ALLOWED)[0]!r}")
+        out.append(0.0)
+    return out
+'''
+
+
+@pytest.mark.e2e
+def test_training_survives_a_user_reward_that_raises_and_logs_it(workspace):
+    """Real GRPOTrainer on CPU, 2 steps. The user reward raises on any character outside the answer format: the
+    inspected samples have none, the untrained model's completions are full of them. Training finishes, the
+    raising completions score 0, and metrics.jsonl counts rewards/flaky/raised per step (at most the 16
+    completions of a step)."""
+    from grpo_rlvr.run_dir import render
+
+    (workspace / "flaky.py").write_text(ODD_CHARACTER_RAISE)
+    p = write_brief(workspace, "b.yaml", rewards=[{"name": "format", "weight": 0.2},
+                                                  {"name": "exact_match", "weight": 1.0},
+                                                  {"name": "flaky.py", "kind": "shaping", "weight": 0.1}])
+    data = yaml.safe_load(p.read_text())
+    data["grpo"].update({"per_device_train_batch_size": 16, "logging_steps": 1, "save_steps": 50})
+    p.write_text(yaml.safe_dump(data))
+    make_artifact(p, workspace / "out" / "inspection")
+    run_dir = render(p).dir
+    out = subprocess.run([*CLI, "train", str(run_dir), "--max-steps", "2"], capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    logs = [json.loads(line) for line in (run_dir / "output" / "metrics.jsonl").read_text().splitlines()]
+    raised = [r["rewards/flaky/raised"] for r in logs if "rewards/flaky/raised" in r]
+    assert len(raised) == 2 and all(0 <= x <= 16 for x in raised) and sum(raised) > 0, logs
+    assert all(r.get("rewards/flaky/mean") == 0.0 for r in logs if "rewards/flaky/mean" in r)
+    assert "reward 'flaky' raised on" in out.stderr and "flaky.py:6: ValueError: unexpected character" in out.stderr

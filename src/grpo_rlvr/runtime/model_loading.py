@@ -137,7 +137,12 @@ def load_adapter_for_training(base: str, adapter: dict, config, quantization: di
         policy = create_model_from_path(base, **kwargs)
     log.info("applying the adapter %s on %s (%s)", adapter["path"], base,
              "training continues it" if adapter["continue"] else "merged: every weight trains")
-    return with_adapter(policy, adapter["path"], trainable=adapter["continue"], merge=not adapter["continue"])
+    policy = with_adapter(policy, adapter["path"], trainable=adapter["continue"], merge=not adapter["continue"])
+    if not adapter["continue"]:
+        # PeftModel freezes the base when it wraps it, and merge_and_unload keeps those flags: full fine-tuning
+        # needs every merged weight trainable again, or the loss has no gradient at all.
+        policy.requires_grad_(True)
+    return policy
 
 
 def adapter_tokenizer(adapter: dict | None):
