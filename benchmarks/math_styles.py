@@ -14,7 +14,8 @@ marked ``rule``) it is the verdict of our documented default for that case (the 
 which). The table counts agreements with ``expect`` per category, then the worst time any item took per scorer;
 the peers run in a child process each (math-verify's own timers need a main thread), restarted after an item that
 overruns ``--peer-limit`` s. The pathological rows are then timed for ours again with ``--hogs`` busy processes on
-the cores (default: one per core), against the bound ``2 × timeout_s + 1`` s. Exit status 1 when ours agrees
+the cores (default: one per core), against the bound ``2 × timeout_s + 1`` s, with ``evaluated: false`` so each is
+parsed (by default ours refuses them unparsed: their ground truth is a number and they are not one). Exit status 1 when ours agrees
 less often than the best peer in any category, or an item of ours overruns the bound.
 """
 
@@ -340,7 +341,9 @@ def main() -> int:
         h.start()
     try:
         patho = [(c[1], c[2]) for c in CASES if c[0] == "pathological"]
-        fresh = build_reward("math", {"workers": 1})
+        # evaluated: false, so each tower is parsed and the worker's time bound is what is timed (by default
+        # these answers are refused before parsing: the ground truth is a number and they are not one)
+        fresh = build_reward("math", {"workers": 1, "evaluated": False})
         fresh.warm()
         loaded = [ours_one(fresh, text, gold)[1] for text, gold in patho]
     finally:

@@ -12,20 +12,26 @@ to the agent):
   (in a command, with ``export``/``env``, or through ``os.environ``): each can load code into grpo-rlvr; nor
   ``GRPO_RLVR_CACHE``, which would point the content hashes at a cache the agent filled;
 - writing, editing, moving or deleting a protected path: anything under a folder named ``inspection`` (or an
-  ``inspection.bak-*`` backup), a run's ``brief.lock.json``, a ``sitecustomize.py``, ``usercustomize.py`` or
-  ``*.pth`` file, the installed package (``site-packages/grpo_rlvr``, its dist-info and editable finder), this
-  plugin's own folder, the content-hash cache (``<grpo-rlvr cache>/file-hashes``) and the user's grpo-rlvr
-  config folder (``~/.config/grpo-rlvr``, which holds the allowed signers of signed reviews).
+  ``inspection.bak-*`` backup) or in any folder holding an inspection's ``manifest.json`` and ``samples.jsonl``
+  (``inspect --out DIR``), a run's ``brief.lock.json``, a ``sitecustomize.py``, ``usercustomize.py`` or
+  ``*.pth`` file, a ``*._pth`` file or ``pyvenv.cfg`` (they decide how even ``python -I -S`` starts), the
+  installed package (``site-packages/grpo_rlvr``, its dist-info and editable finder), this plugin's own
+  folder, the content-hash cache (``<grpo-rlvr cache>/file-hashes``) and the user's grpo-rlvr config folder
+  (``~/.config/grpo-rlvr``, which holds the allowed signers of signed reviews).
 
 How a write is seen: the Write, Edit, MultiEdit and NotebookEdit tools; MCP and other tools whose name says they
 write (``write_file``, ``edit_file``, ``move_file``…), by every path-like argument, and any tool's ``command``
 argument as a shell command; in a shell command, redirections, ``tee``, ``cp``, ``mv``, ``rm``, ``ln`` (either
 end), ``install``, ``rsync``, ``tar`` (where it extracts, and the archive's member names), ``unzip``,
-``sed -i``, ``perl -i``, ``awk -i inplace``, ``dd of=``, ``truncate``, ``touch``, ``chmod`` and the like. Every
-path is resolved before it is matched: against the call's ``cwd`` and the command's own ``cd``, through
-``$VAR`` set earlier in the command, ``~``, symlinks (``realpath``) and globs (both the pattern, ``insp*``, and
-what it matches now). A recursive copy, move or delete whose source or destination tree holds a protected path
-is denied too.
+``sed -i``, ``perl -i``, ``awk -i inplace``, ``dd of=``, ``truncate``, ``touch``, ``chmod``, editors (``vim``,
+``ed``, ``sponge``, ``sqlite3``…), ``git checkout/restore/rm/clean/reset --hard/stash -u`` and the like. Every
+path is resolved before it is matched: against the call's ``cwd`` and the command's own ``cd`` (redirections
+included), through ``$VAR`` set earlier in the command, ``~``, backslash-newlines, brace expansion, symlinks
+(``realpath``) and globs (both the pattern, ``insp*``, and what it matches now). A recursive copy, move or
+delete whose source or destination tree holds a protected path is denied too. Where the target only exists
+at run time (inline code such as ``python -c``/``perl -e``/a here-doc that writes files, ``find -exec``/
+``-delete``, ``xargs`` running a writer, a target built by ``$(...)`` or backticks), the command is denied when
+it names a protected path or name anywhere.
 
 Everything else is allowed (exit 0, no output), including ``grpo-rlvr gate``, ``inspect`` (which writes the
 inspection itself) and reading inspection files. Input that is not a tool call it understands is allowed.
@@ -50,7 +56,19 @@ import tarfile
 
 PROGRAMS = re.compile(r"(?:^|/)(?:grpo-rlvr|grpo-rlvr-plugin|grpo_rlvr)$")
 PROTECTED_DIR = re.compile(r"^inspection(?:\.bak-[^/]*)?$")
-STARTUP_FILE = re.compile(r"^(?:sitecustomize\.py|usercustomize\.py|.*\.pth)$")
+# Startup hooks, and the files that decide how the interpreter starts even under `python -I -S`: a `<name>._pth`
+# beside the executable replaces sys.path (and may re-enable site), `pyvenv.cfg` names the Python home.
+STARTUP_FILE = re.compile(r"^(?:sitecustomize\.py|usercustomize\.py|.*\.pth|.*\._pth|pyvenv\.cfg)$")
+# A word naming something protected, for commands whose write targets only exist at run time.
+PROTECTED_WORD = re.compile(r"inspection|brief\.lock\.json|sitecustomize|usercustomize|\.pth\b|\._pth\b|pyvenv\.cfg|"
+                            r"file-hashes|checkpoints\.json")
+# Inline code (python -c, perl -e, a here-doc) that writes, renames or deletes files.
+CODE_WRITES = re.compile(r"open\s*\([^,()]*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wax+]|\.write\b|write_(?:text|bytes)|unlink|remove|"
+                         r"rename|replace\s*\(|rmtree|shutil|copyfile|move|truncate|symlink|chmod|mkdir|makedirs|"
+                         r"os\.system|subprocess|popen|\bdump\s*\(|writeFile|appendFile|File\.write|sysopen|"
+                         r"open\s*\(?\s*\w*\s*,?\s*['\"]\s*[>+]", re.IGNORECASE)
+INTERPRETERS = re.compile(r"^(?:python[\d.]*|pypy[\d.]*|perl|ruby|node|nodejs|deno|bun|php|lua|Rscript|julia|osascript)$")
+SUBSTITUTION = re.compile(r"\$\(|`|<\(|>\(")
 # Each can load code into grpo-rlvr's checks; GRPO_RLVR_CACHE would point them at hashes the agent wrote.
 ENV_NAMES = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE", "LD_PRELOAD", "LD_AUDIT", "GRPO_RLVR_CACHE")
 _ENV = "|".join(ENV_NAMES)
@@ -58,9 +76,12 @@ SETS_ENV = re.compile(rf"(?<![$\w{{]){_ENV}(?:\s*\+?=(?!=)|['\"]\s*\]\s*=)|\b(?:
                       rf"\b[^;&|\n]*\b(?:{_ENV})\b|(?:putenv|setdefault|update)\(\s*['\"]?(?:{_ENV})")
 WRITERS = {"tee", "cp", "mv", "rm", "dd", "truncate", "touch", "ln", "install", "rsync", "chmod", "chown", "chgrp",
            "unlink", "shred", "rmdir", "mkdir", "sed", "perl", "ruby", "awk", "gawk", "patch", "tar", "unzip",
-           "setfacl", "chattr"}
+           "setfacl", "chattr", "sponge", "vi", "vim", "nvim", "ed", "ex", "nano", "emacs", "sqlite3", "git", "find",
+           "xargs"}
+EDITORS = {"sponge", "vi", "vim", "nvim", "ed", "ex", "nano", "emacs", "sqlite3"}
+GIT_WRITES = {"checkout", "restore", "rm", "mv", "clean", "reset", "stash", "apply", "am", "switch"}
 COPIERS = {"cp", "install", "rsync"}
-WRAPPERS = {"sudo", "env", "command", "nohup", "exec", "xargs", "time", "nice", "ionice", "stdbuf", "timeout", "doas"}
+WRAPPERS = {"sudo", "env", "command", "nohup", "exec", "time", "nice", "ionice", "stdbuf", "timeout", "doas"}
 SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "{", "}", "\n", "!"}
 WRITE_VERB = re.compile(r"(write|edit|create|move|rename|delete|remove|copy|upload|save|put|patch|apply|append|"
                         r"insert|replace|update|mkdir|touch|chmod|truncate)", re.IGNORECASE)
@@ -95,9 +116,16 @@ def _component_protected(part: str, last: bool) -> bool:
         STARTUP_FILE.match(part))))
 
 
+def _is_artifact(folder: str) -> bool:
+    """A folder `grpo-rlvr inspect` wrote, whatever its name (`inspect --out DIR`): it holds both files."""
+    return os.path.isfile(os.path.join(folder, "manifest.json")) and os.path.isfile(os.path.join(folder, "samples.jsonl"))
+
+
 def _protected_resolved(path: str) -> bool:
     parts = [p for p in path.split("/") if p]
     if any(_component_protected(p, i == len(parts) - 1) for i, p in enumerate(parts)):
+        return True
+    if path.startswith("/") and (_is_artifact(path) or _is_artifact(os.path.dirname(path))):
         return True
     for i, p in enumerate(parts[:-1]):   # the installed package, its metadata and editable finder
         if p in ("site-packages", "dist-packages") and (
@@ -197,6 +225,19 @@ def _expand(word: str, assigned: dict[str, str]) -> str:
     return os.path.expandvars(word)
 
 
+def _braces(word: str, limit: int = 64) -> list[str]:
+    """Bash brace expansion (``out/{inspection,x}/f`` → both paths), outermost group first, at most ``limit``."""
+    m = re.search(r"(?<!\$)\{([^{}]*,[^{}]*)\}", word)
+    if not m:
+        return [word]
+    out = []
+    for alt in m.group(1).split(","):
+        out += _braces(word[:m.start()] + alt + word[m.end():], limit)
+        if len(out) >= limit:
+            break
+    return out[:limit]
+
+
 def _targets(prog: str, args: list[str], cwd: str) -> tuple[list[str], list[str]]:
     """(paths this command writes, folders it writes recursively into or removes) for one writer program."""
     opts = [a for a in args if a.startswith("-")]
@@ -242,27 +283,79 @@ def _targets(prog: str, args: list[str], cwd: str) -> tuple[list[str], list[str]
         return [a[3:] for a in args if a.startswith("of=")], []
     if prog == "ln":
         return operands, []
+    if prog in EDITORS:
+        return operands, []
+    if prog == "git":   # git checkout/restore/rm/clean... of paths, or of the whole tree here
+        sub = next((a for a in args if not a.startswith("-")), "")
+        if sub not in GIT_WRITES:
+            return [], []
+        paths = [a for a in args[args.index(sub) + 1:] if not a.startswith("-")]
+        untracked = any(a in ("-u", "--include-untracked", "-a", "--all") for a in args)
+        whole_tree = sub == "clean" or (sub == "stash" and untracked) or (sub == "reset" and "--hard" in args) \
+            or "." in paths
+        if sub == "stash":
+            paths = []
+        return paths, [cwd] if whole_tree else []
     trees = operands if prog in ("rm", "mv", "chmod", "chown", "chgrp") and (recursive or prog == "mv") else []
     return operands, trees
 
 
+def _redirect_targets(seg: list[str]) -> list[str]:
+    out = []
+    for i, w in enumerate(seg):
+        if w in (">", ">>", ">|", "&>", "&>>") and i + 1 < len(seg):
+            out.append(seg[i + 1])
+        elif (m := re.match(r"^\d*>>?\|?(.+)$", w)) and not w.startswith(">("):
+            out.append(m.group(1))
+    return out
+
+
+def _dynamic_write(seg: list[str], command: str) -> str | None:
+    """A write whose target is only known at run time: inline code, ``find -exec``/``-delete``, ``xargs``
+    running a writer, or a target built by command substitution. Returns what it is, or None."""
+    prog = seg[0].rsplit("/", 1)[-1] if seg else ""
+    if INTERPRETERS.match(prog) and (any(a in ("-c", "-e", "-E", "-r", "-") or re.match(r"^-[a-zA-Z]*[ce]$", a)
+                                         for a in seg[1:]) or "<<" in command) and CODE_WRITES.search(command):
+        return f"{prog} code that writes files"
+    if prog == "find":
+        runs = [seg[i + 1].rsplit("/", 1)[-1] for i, a in enumerate(seg[:-1]) if a in ("-exec", "-execdir", "-ok",
+                                                                                      "-okdir")]
+        if any(a in ("-delete", "-fprint", "-fprintf", "-fls") for a in seg) or any(
+                r in WRITERS or r in ("sh", "bash", "zsh", "dash") or INTERPRETERS.match(r) for r in runs):
+            return "find -exec/-delete"
+    if prog == "xargs" and any(x.rsplit("/", 1)[-1] in WRITERS for x in seg[1:]):
+        return "xargs running a writer"
+    return None
+
+
+def _unquoted(command: str) -> str:
+    """The command without here-document bodies and single-quoted text, where bash substitutes nothing."""
+    command = re.sub(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n.*?(?:^|\n)\2(?:\n|$)", "<<", command, flags=re.DOTALL)
+    return re.sub(r"'[^']*'", "''", command)
+
+
+def _mentions_protected(command: str, words: list[str], cwd: str) -> bool:
+    return bool(PROTECTED_WORD.search(command)) or any(
+        protected_path(w, cwd) for w in words if w and not w.startswith("-") and len(w) < 4096)
+
+
 def writes_protected(command: str, cwd: str | None = None) -> str | None:
     cwd = cwd or os.getcwd()
+    command = command.replace("\\\n", "")   # a backslash-newline joins two lines into one word, as bash does
     words = _words(command)
     assigned = {}
     for w in words:
         m = re.match(r"^([A-Za-z_]\w*)=(.*)$", w)
         if m:
             assigned[m.group(1)] = m.group(2)
-    for i, w in enumerate(words):
-        if w in (">", ">>", ">|", "&>", "&>>") and i + 1 < len(words) and protected_path(
-                _expand(words[i + 1], assigned), cwd):
-            return words[i + 1]
-        m = re.match(r"^\d*>>?\|?(.+)$", w)
-        if m and protected_path(_expand(m.group(1), assigned), cwd):
-            return m.group(1)
+    dynamic = None
     for seg in _segments(words):
-        seg = [_expand(x, assigned) for x in seg]
+        seg = [b for x in seg for b in _braces(_expand(x, assigned))]
+        for target in _redirect_targets(seg):   # against the cwd this segment runs in (after an earlier cd)
+            if protected_path(target, cwd):
+                return target
+        seg = [x for i, x in enumerate(seg) if x not in (">", ">>", ">|", "&>", "&>>", "<", "<<", "<<<")
+               and not (i > 0 and seg[i - 1] in (">", ">>", ">|", "&>", "&>>", "<", "<<", "<<<"))]
         while seg and (re.match(r"^[A-Za-z_]\w*=", seg[0]) or seg[0].rsplit("/", 1)[-1] in WRAPPERS):
             seg = [x for x in seg[1:] if "=" not in x or x.startswith("of=")] if seg[0].rsplit("/", 1)[-1] in (
                 "env", "sudo") else seg[1:]
@@ -270,7 +363,13 @@ def writes_protected(command: str, cwd: str | None = None) -> str | None:
         if prog in ("cd", "pushd") and len(seg) > 1:
             cwd = os.path.realpath(os.path.join(cwd, os.path.expanduser(seg[1])))
             continue
-        if prog not in WRITERS:
+        dynamic = dynamic or _dynamic_write(seg, command)
+        if prog == "find":
+            roots = [a for a in seg[1:] if not a.startswith(("-", "(", "!"))][:1] or ["."]
+            if _dynamic_write(seg, command) and any(holds_protected(r, cwd) or protected_path(r, cwd) for r in roots):
+                return f"{roots[0]} (find -exec/-delete in a tree that holds an inspection)"
+            continue
+        if prog not in WRITERS or prog == "xargs":
             continue
         paths, trees = _targets(prog, seg[1:], cwd)
         for target in paths:
@@ -279,6 +378,13 @@ def writes_protected(command: str, cwd: str | None = None) -> str | None:
         for tree in trees:
             if holds_protected(tree, cwd):
                 return f"{tree} (it holds an inspection, a lock or a startup hook)"
+    plain = _unquoted(command)
+    built = re.search(r">\|?\s*[^\s;&|]*(?:\$\(|`)", plain) or any(
+        re.search(rf"(?:^|[\s;&|(/]){re.escape(w)}\b[^;&|\n]*(?:\$\(|`|[<>]\()", plain) for w in WRITERS)
+    if built and _mentions_protected(command, words, cwd):
+        dynamic = dynamic or "a write whose target is built by command substitution"
+    if dynamic and _mentions_protected(command, words, cwd):
+        return f"a protected path ({dynamic}, naming an inspection, a lock or a startup file)"
     return None
 
 

@@ -106,6 +106,43 @@ def test_for_full_training_the_merged_adapter_leaves_every_weight_trainable(sft_
     assert isinstance(lora, PeftModel) and trainable and all("lora_" in n for n in trainable)
 
 
+def test_an_adapter_on_a_hub_base_trains_on_the_reviewed_base_commit(workspace, sft_adapter, tmp_path, monkeypatch):
+    """The adapter's base is a hub id: render pins the base commit the review read, and train.py merges the
+    adapter into that snapshot even after the cache's main moves to another commit."""
+    import runpy
+    import shutil
+
+    from trl import GRPOConfig
+
+    from artifacts import make_artifact
+    from grpo_rlvr.run_dir import render
+    from hub_cache_layout import add_snapshot
+
+    c1, c2 = "c1" * 20, "c2" * 20
+    hub = tmp_path / "hub"
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    model = (workspace / "model").resolve()
+    for commit in (c1, c2):
+        snap = shutil.copytree(model, tmp_path / commit)
+        cfg = json.loads((snap / "config.json").read_text())
+        (snap / "config.json").write_text(json.dumps({**cfg, "snapshot_marker": commit}))
+        if commit == c1:
+            add_snapshot(hub, "org/tiny", snap, c1)
+    adapter = shutil.copytree(sft_adapter, tmp_path / "adapter")
+    cfg = json.loads((adapter / "adapter_config.json").read_text())
+    (adapter / "adapter_config.json").write_text(json.dumps({**cfg, "base_model_name_or_path": "org/tiny"}))
+
+    p = adapter_brief(workspace, adapter)
+    make_artifact(p, workspace / "out" / "inspection")
+    run_dir = render(p).dir
+    text = (run_dir / "train.py").read_text()
+    assert "MODEL = 'org/tiny'" in text and f"MODEL_REVISION = '{c1}'" in text
+    add_snapshot(hub, "org/tiny", tmp_path / c2, c2)   # main moves after the gate
+    load_policy = runpy.run_path(str(run_dir / "train.py"), run_name="adapter_on_hub")["load_policy"]
+    policy = load_policy(GRPOConfig(output_dir=str(tmp_path / "o"), report_to=[], use_cpu=True, bf16=False))
+    assert policy.config.snapshot_marker == c1
+
+
 def test_preflight_and_inspect_sample_the_adapter(workspace, sft_adapter):
     p = adapter_brief(workspace, sft_adapter)
     pre = run("preflight", p, "--prompts", "4", "--k", "4", "--json")

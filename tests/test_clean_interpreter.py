@@ -32,7 +32,7 @@ def passing(directory, brief=None, demo=False):
                            {{"rewards": {{}}}})
 
 gate.check_gate = passing
-guard.check_run = lambda run, demo=False, smoke=False: (guard.read_lock(run), [])
+guard.check_run = lambda run, **kw: (guard.read_lock(run), [])
 guard.refuse_unless_gated = lambda *a, **k: None
 """
 HIDDEN = '"".join(map(chr, (103, 114, 112, 111))) + "_rlvr"'
@@ -139,3 +139,26 @@ def test_clean_start_adds_pth_paths_but_runs_no_pth_code(tmp_path, monkeypatch):
     assert not mark.exists()
     assert str(lib) in sys.path and str(src.parent) in sys.path
     assert _clean_start.skipped == [f"{site_dir / 'hook.pth'}: import os; open({str(mark)!r}, 'w')"]
+
+
+def test_red_team_a_pth_file_beside_the_interpreter_is_refused(unreviewed, tmp_path):
+    """`python -I -S` still reads `<executable>._pth`: it sets sys.path and its `import site` line turns site (and
+    so sitecustomize) back on. Planted beside the interpreter, it reaches the clean check too; the check refuses."""
+    import site
+
+    hook = hook_dir(tmp_path, HIDDEN)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python").symlink_to(os.path.realpath(sys.executable))
+    stdlib = [p for p in sys.path if p.startswith(sys.base_prefix) and "site-packages" not in p]
+    lines = [str(hook), *stdlib, *site.getsitepackages(), str(Path(__file__).resolve().parents[1] / "src"),
+             "import site"]
+    (bindir / "python._pth").write_text("\n".join(lines) + "\n")
+    probe = subprocess.run([str(bindir / "python"), "-I", "-S", "-c", "import sys; print(sys.path[0])"],
+                           capture_output=True, text=True, env={**os.environ, "HOOK_MARK": str(tmp_path / "m0")})
+    assert probe.stdout.strip() == str(hook)          # the attack is real: -I -S did not keep the folder out
+    out = subprocess.run([str(bindir / "python"), "-m", "grpo_rlvr", "gate", str(unreviewed)], capture_output=True,
+                         text=True, env={**os.environ, "HOOK_MARK": str(tmp_path / "mark")}, timeout=300)
+    assert (tmp_path / "mark").read_text() == "patched"
+    assert out.returncode == 1 and "Gate PASSED" not in out.stdout, out.stdout + out.stderr
+    assert f"{bindir / 'python._pth'}: a ._pth file beside the interpreter" in out.stderr

@@ -232,3 +232,66 @@ def test_the_plugin_itself_and_the_hash_cache_are_not_written(tmp_path):
 def test_reading_and_unrelated_writes_stay_allowed(project, tool, tool_input, cwd):
     out = call(tool, tool_input, cwd=str(project / cwd))
     assert out.returncode == 0 and out.stderr == "", (tool_input, out.stderr)
+
+
+# ---------------------------------------------------------------------------- red team: the shell's other doors
+
+
+@pytest.mark.parametrize("cwd,command", [
+    (".", "python -c \"open('out/inspection/samples.jsonl', 'w').write('{}')\""),      # inline code
+    (".", "python3 - <<'EOF'\nimport pathlib\npathlib.Path('out/inspection/samples.jsonl').write_text('{}')\nEOF"),
+    (".", "python -c \"import shutil; shutil.copy('/tmp/f', 'out/inspection/samples.jsonl')\""),
+    (".", "perl -e 'open(F, \">out/inspection/samples.jsonl\"); print F \"{}\"'"),
+    (".", "node -e \"require('fs').writeFileSync('out/inspection/samples.jsonl', '{}')\""),
+    (".", "git checkout HEAD -- out/inspection/samples.jsonl"),                         # git puts old bytes back
+    (".", "git restore out/inspection"),
+    (".", "git clean -fdx"),                                                              # deletes the untracked review
+    (".", "git stash -u"),
+    (".", "find out -name samples.jsonl -delete"),                                        # find
+    (".", "find . -name samples.jsonl -exec sed -i s/disagree/agree/ {} +"),
+    (".", "ls out/inspection/samples.jsonl | xargs rm"),                                  # xargs
+    (".", "echo '{}' > `echo out/inspection/samples.jsonl`"),                             # built at run time
+    (".", "echo '{}' > $(echo out/inspection)/samples.jsonl"),
+    (".", "cp /tmp/f >(cat) out/inspection/samples.jsonl"),
+    (".", "echo '{}' > out/inspecti\\\non/samples.jsonl"),                                # a line continuation
+    (".", "echo '{}' > out/{inspection,x}/samples.jsonl"),                                # brace expansion
+    (".", "cd link && echo '{}' > samples.jsonl"),                                        # cd into a symlink
+    (".", "cd out && cd inspection && echo '{}' > samples.jsonl"),                        # two cds, then >
+    (".", "vim -c 'g/disagree/s//agree/' -c wq out/inspection/samples.jsonl"),           # editors
+    (".", "jq . x | sponge out/inspection/samples.jsonl"),
+    (".", "sqlite3 out/inspection/notes.db 'create table t(x)'"),
+    (".", "echo x > .venv/bin/python._pth"),                 # replaces sys.path even under python -I -S
+    (".", "echo 'home = /tmp/py' > .venv/pyvenv.cfg"),       # another Python home
+    (".", "echo '{}' > out/samples/samples.jsonl"),          # an artifact `inspect --out out/samples` wrote
+    (".", "rm -rf out/samples"),
+])
+def test_red_team_shell_doors_are_denied(project, cwd, command):
+    (project / "out" / "samples").mkdir()
+    for name in ("manifest.json", "samples.jsonl"):
+        (project / "out" / "samples" / name).write_text("{}\n")
+    out = call("Bash", {"command": command}, cwd=str(project / cwd))
+    assert out.returncode == 2 and "denied" in out.stderr, (command, out.stderr)
+
+
+def test_red_team_an_artifact_under_another_name_is_protected_from_edit_tools(project):
+    (project / "out" / "samples").mkdir()
+    for name in ("manifest.json", "samples.jsonl"):
+        (project / "out" / "samples" / name).write_text("{}\n")
+    out = call("Edit", {"file_path": str(project / "out" / "samples" / "samples.jsonl"), "old_string": "{}",
+                        "new_string": "{\"verdict\": {}}"}, cwd=str(project))
+    assert out.returncode == 2 and "denied" in out.stderr
+
+
+@pytest.mark.parametrize("command", [
+    "find . -name '*.py' -exec grep -l reward {} \\;",
+    "git status && git diff && git checkout main && git stash",
+    "cat > notes.md <<'EOF'\nNext: run `grpo-rlvr gate out/inspection`\nEOF",
+    "python -c \"import json; print(json.load(open('out/inspection/manifest.json'))['seal'])\"",
+    "ls out/inspection | xargs -n1 echo",
+    "echo $(ls out/inspection) > /tmp/listing.txt",
+    "grep -c agree out/inspection/samples.jsonl > /tmp/count",
+    "python train_sft.py --output out/sft > sft.log 2>&1",
+])
+def test_red_team_ordinary_commands_near_an_inspection_stay_allowed(project, command):
+    out = call("Bash", {"command": command}, cwd=str(project))
+    assert out.returncode == 0 and out.stderr == "", (command, out.stderr)

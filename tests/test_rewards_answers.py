@@ -94,7 +94,7 @@ def test_math_rel_tol_is_relative_only():
 def test_pathological_first_item_of_a_fresh_worker_off_the_main_thread():
     """The first item of a fresh worker gets the same budget as any other (no start-up grace), in a thread;
     the next item is scored normally."""
-    fresh = build_reward("math", {"timeout_s": 1, "workers": 1})
+    fresh = build_reward("math", {"timeout_s": 1, "workers": 1, "evaluated": False})  # so the tower is parsed
     fresh.warm()
     out: list = []
     evil = "The answer is $\\boxed{2^{2^{2^{2^{2^{2^{99}}}}}}}$"

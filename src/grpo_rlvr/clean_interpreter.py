@@ -62,11 +62,13 @@ def _gate(directory: str, brief: str | None) -> dict:
     return {"result": result.to_dict(), "text": result.format(), "passed": result.passed}
 
 
-def _run(run: str, smoke: bool) -> dict:
-    from grpo_rlvr.runtime.run_guard import check_run_here
+def _run(run: str, smoke: bool, resume: str | None = None) -> dict:
+    from grpo_rlvr.identity.hash_cache import distrust_disk_cache
+    from grpo_rlvr.runtime.run_guard import check_run_here, verified
 
-    lock, problems = check_run_here(Path(run), smoke=smoke)
-    return {"lock": lock, "problems": problems}
+    distrust_disk_cache()   # the check that lets training start reads every byte; the hash cache is forgeable
+    lock, problems = check_run_here(Path(run), smoke=smoke, resume=resume)
+    return {"lock": lock, "problems": problems, "verified": verified()}
 
 
 CHECKS = {"gate": _gate, "run": _run}
@@ -149,14 +151,23 @@ def _source(spec) -> str | None:
         return None
 
 
-def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None = None) -> list[str]:
-    """Startup hooks grpo-rlvr did not install that name it or cannot be read, one line each.
+def _interpreter_dirs() -> list[Path]:
+    exes = [sys.executable, os.path.realpath(sys.executable), getattr(sys, "_base_executable", "")]
+    return list(dict.fromkeys(Path(e).parent for e in exes if e))
+
+
+def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None = None,
+                  interpreter_dirs: list[Path] | None = None) -> list[str]:
+    """Startup hooks grpo-rlvr did not install that name it or cannot be read, one line each, and any ``._pth``
+    file beside the interpreter (whatever it names: it replaces ``sys.path`` even under ``python -I -S``, and
+    may turn ``site`` back on).
 
     Args:
         site_dirs: folders whose ``.pth`` files an interpreter runs (default: this one's site-packages and the
             user's).
         search: where ``sitecustomize`` / ``usercustomize`` are looked up (default: ``PYTHONPATH``, then
             ``sys.path``, then the user's site-packages).
+        interpreter_dirs: folders of the interpreter's executable (default: this one's, as started and resolved).
     """
     if site_dirs is None:
         site_dirs = [*site.getsitepackages(), site.getusersitepackages()]
@@ -164,7 +175,9 @@ def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None =
         search = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + sys.path + [
             site.getusersitepackages()]
     ours = _ours()
-    found = []
+    found = [f"{pth}: a ._pth file beside the interpreter, which sets its module path even under `python -I -S`; "
+             "delete it" for d in (interpreter_dirs if interpreter_dirs is not None else _interpreter_dirs())
+             for pth in (sorted(d.glob("*._pth")) if d.is_dir() else [])]
     for name in ("sitecustomize", "usercustomize"):
         spec = importlib.machinery.PathFinder.find_spec(name, search)
         if spec is None or spec.origin is None or Path(spec.origin).resolve() in ours:

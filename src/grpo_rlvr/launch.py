@@ -90,20 +90,26 @@ def is_complete_checkpoint(d: Path) -> bool:
 
 
 def newest_complete_checkpoint(output_dir: Path) -> Path | None:
+    """The newest complete checkpoint, among those the run's ledger lists when it has one (a checkpoint killed
+    before the trainer listed it is passed over; the run check refuses unlisted ones)."""
+    from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
+
+    listed = read_ledger(output_dir)
     found = []
     for d in Path(output_dir).glob("checkpoint-*"):
         m = _CKPT.match(d.name)
-        if m and d.is_dir() and is_complete_checkpoint(d):
+        if m and d.is_dir() and is_complete_checkpoint(d) and (not listed or d.name in listed):
             found.append((int(m.group(1)), d))
     return max(found)[1] if found else None
 
 
-def check_before_launch(run: Path, demo: bool = False, smoke: bool = False) -> dict:
-    """The rendered files and the brief are unchanged since render, and the gate passes (unless ``smoke``).
+def check_before_launch(run: Path, demo: bool = False, smoke: bool = False, resume: Path | None = None) -> dict:
+    """The rendered files and the brief are unchanged since render, the gate passes (unless ``smoke``), and the
+    checkpoint to resume from is one this run saved.
 
     Returns the lock. Raises GateRefused listing every reason.
     """
-    lock, problems = check_run(run, demo=demo, smoke=smoke)
+    lock, problems = check_run(run, demo=demo, smoke=smoke, resume=str(resume) if resume else None)
     if problems:
         raise GateRefused("training refused:\n" + "\n".join(f"- {p}" for p in problems))
     return lock
@@ -139,15 +145,15 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         LaunchError: the run folder is incomplete.
     """
     run = Path(run).resolve()
+    ckpt = newest_complete_checkpoint(run / "output") if resume else None
     if dry_run:  # shows the commands whatever the gate says, and says whether training would be refused
-        lock, refused = check_run(run, demo=demo, smoke=unreviewed_smoke_test)
+        lock, refused = check_run(run, demo=demo, smoke=unreviewed_smoke_test, resume=str(ckpt) if ckpt else None)
     else:
-        lock, refused = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test), []
+        lock, refused = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test, resume=ckpt), []
     missing = [f for f in ("train.py", "grpo_config.yaml", "accelerate.yaml", "launch.sh") if not (run / f).is_file()]
     if missing:
         raise LaunchError(f"{run}: missing {', '.join(missing)}; run `grpo-rlvr render` again")
     cmd = command_for(run, lock)
-    ckpt = newest_complete_checkpoint(run / "output") if resume else None
     if ckpt is not None:
         cmd += ["--resume", str(ckpt)]
     if max_steps is not None:

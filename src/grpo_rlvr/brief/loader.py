@@ -55,6 +55,26 @@ RECIPE: dict = {
 }
 # Keys the toolkit owns: set by render from the run directory, not by the brief.
 RESERVED_KEYS = {"output_dir": "set brief.output_dir instead", "reward_weights": "set rewards[i].weight instead"}
+# from_pretrained arguments that choose which files or code load as the model: the review is bound to the
+# model folder (or hub commit) as inspect loads it, so training may not load something else beside it.
+MODEL_FILE_KWARGS = ("revision", "subfolder", "gguf_file", "code_revision", "variant", "use_safetensors",
+                     "cache_dir", "state_dict", "config", "pretrained_model_name_or_path", "adapter_kwargs",
+                     "adapter_name", "_adapter_model_path", "_commit_hash", "weights_only", "tp_plan", "key_mapping")
+
+
+def _model_file_kwargs(overrides: dict) -> list[str]:
+    kwargs = overrides.get("model_init_kwargs")
+    if isinstance(kwargs, str):   # TRL also takes the dict as JSON text
+        try:
+            kwargs = json.loads(kwargs)
+        except ValueError:
+            return ["grpo.model_init_kwargs: not a mapping nor JSON text of one; give from_pretrained arguments "
+                    "as a mapping (dtype: bfloat16)"]
+    if not isinstance(kwargs, dict):
+        return []
+    return [f"grpo.model_init_kwargs.{k}: chooses which files or code load as the model, but the review is bound "
+            "to the model as inspect loads it (model.name_or_path at model.revision); remove it, and point "
+            "model.name_or_path (or model.revision) at what you mean to train" for k in MODEL_FILE_KWARGS if k in kwargs]
 
 
 def _grpo_fields() -> dict[str, dict]:
@@ -282,7 +302,7 @@ def load_brief(path: str | Path) -> Brief:
                         "hub dataset) or remove eval_split")
     dataset = DatasetSpec(d["path"], d_resolved, d_local, split, prompt_column,
                           MappingProxyType(columns), d.get("eval_path"), e_resolved, e_local,
-                          eval_split, MappingProxyType(prompt.to_dict()), d.get("subset"))
+                          eval_split, MappingProxyType(prompt.to_dict()), d.get("subset"), d.get("revision"))
 
     # --- rewards -------------------------------------------------------------------------------------
     from grpo_rlvr.rewards import build_reward, with_brief_format
@@ -364,6 +384,7 @@ def load_brief(path: str | Path) -> Brief:
     # --- GRPO config -------------------------------------------------------------------------------------
     overrides = dict(data.get("grpo") or {})
     problems.extend(_hand_set_variants(base, overrides, variant, data))
+    problems.extend(_model_file_kwargs(overrides))
     fields = _grpo_fields()
     type_problems, mistyped = check_types(overrides, fields)
     problems.extend(type_problems)

@@ -26,6 +26,11 @@ class ModelSpec:
         """What ``from_pretrained`` loads first: the adapter's base for an adapter folder, else ``resolved``."""
         return self.adapter_base.resolved if self.adapter_base else self.resolved
 
+    @property
+    def base_revision(self) -> str | None:
+        """The revision of ``base_path``: the one adapter_config.json names for an adapter's hub base."""
+        return self.adapter_base.revision if self.adapter_base else self.revision
+
 
 @dataclass(frozen=True)
 class DatasetSpec:
@@ -41,6 +46,7 @@ class DatasetSpec:
     eval_split: str               # the split of a hub eval dataset
     prompt: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # system / template
     subset: str | None = None     # a hub dataset's configuration name (train and eval)
+    revision: str | None = None   # a hub dataset's branch, tag or commit (None: main, pinned at inspect)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import fnmatch
 
+from grpo_rlvr.identity.hub_cache import ALTERED
+
 AGAIN = "re-inspect and review"
 _KINDS = (
     ("weights", ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.ckpt", "*.gguf", "*.h5", "*.msgpack",
@@ -68,7 +70,15 @@ def _hub_changes(old: dict, new: dict, role: str) -> list[str]:
     if new.get("commit") != was:
         return [f"{role} {repo} resolves to commit {new['commit'][:12]} now, but the review read commit "
                 f"{(was or '?')[:12]} (an id without a revision is pinned to the commit inspect saw): set "
-                f"revision: {was} in the brief to train what was reviewed, or {AGAIN}"]
+                f"{'dataset' if role == 'dataset' else 'model'}.revision: {was} in the brief to train what was "
+                f"reviewed, or {AGAIN}"]
+    files = new.get("files") or {}
+    altered = sorted(n for n, h in files.items() if str(h).startswith(ALTERED))
+    if altered:   # the blob's bytes no longer match its name: the cache was written to, not the hub
+        kind = "--repo-type dataset " if role == "dataset" else ""
+        return [f"{role} {repo}: the cached {_names(altered)} no longer match the hashes they were downloaded "
+                f"under (rewritten in place in {_describe(new)}'s blobs); restore them with `hf download {kind}{repo} "
+                f"--revision {new['commit']} --force-download`"]
     return [p.replace(f"{role} ", f"{role} {repo} (cached snapshot) ", 1) for p in _file_changes(old, new, role, kinds)]
 
 

@@ -12,9 +12,18 @@ What the cache trusts, and why that holds against a rewrite:
 - A file changed within ``RACY_NS`` before it was hashed is not cached (timestamps tick coarsely, so a second
   write in the same tick would leave them equal); nor is one whose stat changed while it was being read.
 
-Not covered: root changing the system clock around a write (``ctime`` is read from it), writing the block
-device under the file system, and anyone who writes the cache folder itself (the plugin's hook denies the agent
-that folder). A lost or unwritable cache only costs time: every hash is then computed from the bytes.
+The cache folder is written by whoever runs grpo-rlvr, so a program running as that user can forge an entry (the
+stamp of new weights beside the old weights' hash). The check before training therefore reads every byte
+(:func:`distrust_disk_cache`, set by ``clean_interpreter`` for the run check): the folder only makes ``gate``,
+``inspect`` and ``render`` fast. Within one process each file is read once (an in-memory memo, same stamps).
+
+Every file hashed or looked up is remembered with its stamps (:func:`checked_files`), so the trainer can see,
+after it has loaded the model and data, whether one of them was replaced since the check
+(:func:`changed_since`).
+
+Not covered: root changing the system clock around a write (``ctime`` is read from it) and writing the block
+device under the file system. A lost or unwritable cache only costs time: every hash is then computed from the
+bytes.
 """
 
 from __future__ import annotations
@@ -35,6 +44,15 @@ log = logging.getLogger(__name__)
 CACHE_FOLDER = "file-hashes"
 RACY_NS = 2_000_000_000   # 2 s: coarser than any file system's timestamp tick (FAT's is 2 s, ext4's ~4 ms)
 _WORKERS = 4              # files hashed at once; hashlib releases the GIL on large buffers
+_memo: dict[tuple[int, int], tuple[dict, str]] = {}   # (device, inode) -> (stamp, sha256), read by this process
+_checked: dict[str, dict] = {}                         # absolute path -> its stamps when it was hashed
+_disk_trusted = True
+
+
+def distrust_disk_cache() -> None:
+    """From now on, in this process, hashes come from the bytes (and this process's memo), never the folder."""
+    global _disk_trusted
+    _disk_trusted = False
 
 
 def cache_dir() -> Path:
@@ -50,6 +68,11 @@ def _entry_path(st: os.stat_result) -> Path:
 
 
 def _cached(st: os.stat_result) -> str | None:
+    memo = _memo.get((st.st_dev, st.st_ino))
+    if memo is not None and memo[0] == _stamp(st):
+        return memo[1]
+    if not _disk_trusted:
+        return None
     try:
         entry = json.loads(_entry_path(st).read_text())
     except (OSError, ValueError):
@@ -79,7 +102,7 @@ def sha256_file(path: str | Path) -> str:
     Symlinks are followed: the hash is the target's content. Raises OSError when the file cannot be read.
     """
     path = Path(path)
-    st = os.stat(path)
+    st = _note(path)
     hit = _cached(st)
     if hit is not None:
         return hit
@@ -90,15 +113,62 @@ def sha256_file(path: str | Path) -> str:
     changed_while_read = _stamp(after) != _stamp(st) or after.st_ino != st.st_ino
     racy = max(st.st_mtime_ns, st.st_ctime_ns) >= started - RACY_NS
     if not changed_while_read and not racy:
+        _memo[(st.st_dev, st.st_ino)] = (_stamp(st), digest)
         _remember(path, st, digest)
     return digest
+
+
+def _stamps(path: Path) -> dict:
+    """What says a path still names the same bytes: the file's device, inode, size, mtime and ctime, and the
+    same for the link itself when the path is a symlink (a link re-pointed and put back moves its ctime)."""
+    st, lst = os.stat(path), os.lstat(path)
+    out = {"file": [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]}
+    if lst.st_ino != st.st_ino or lst.st_dev != st.st_dev:
+        out["link"] = [lst.st_dev, lst.st_ino, lst.st_ctime_ns]
+    return out
+
+
+def _note(path: Path) -> os.stat_result:
+    st = os.stat(path)
+    _checked[os.path.abspath(path)] = _stamps(path)
+    return st
+
+
+def forget() -> None:
+    """Forget what this process has read and noted, as a new process starts (benchmarks measure with it)."""
+    _memo.clear()
+    _checked.clear()
+
+
+def start_checking() -> None:
+    """Forget the files noted so far: :func:`checked_files` then lists those a check reads from here on."""
+    _checked.clear()
+
+
+def checked_files() -> dict[str, dict]:
+    """``absolute path -> stamps`` of every file this process hashed (or found in the cache), as it was then."""
+    return dict(_checked)
+
+
+def changed_since(checked: dict[str, dict]) -> list[str]:
+    """The paths of ``checked`` (from :func:`checked_files`) that are gone or name other bytes now."""
+    out = []
+    for path, stamps in sorted(checked.items()):
+        try:
+            now = _stamps(Path(path))
+        except OSError:
+            out.append(path)
+            continue
+        if now != {k: list(v) for k, v in stamps.items()}:
+            out.append(path)
+    return out
 
 
 def sha256_files(paths: list[Path]) -> dict[Path, str]:
     """``sha256_file`` of each path; the files not in the cache are read a few at a time."""
     found = {}
     for p in paths:   # the warm case: one stat and one small read each, no threads started
-        hit = _cached(os.stat(p))
+        hit = _cached(_note(p))
         if hit is not None:
             found[p] = hit
     missing = [p for p in paths if p not in found]

@@ -66,13 +66,18 @@ REGISTRY: dict[str, RewardEntry] = {
         reasons=_ANSWER_REASONS,
         example={"case_sensitive": False, "thousands": True}),
     "math": RewardEntry(
-        math_reward, "math-verify equivalence of the final answer (1/0), timeouts in any thread",
+        math_reward, "math-verify equivalence of the one final answer (1/0; a hedge between several values, "
+        "an unevaluated or copied expression score 0), timeouts in any thread",
         columns={"answer_column": 'the ground truth as LaTeX or plain math ("\\frac{1}{2}", "0.5", "(1, 2]", '
                                   '"x = 3"); one that does not parse skips the sample (None)'},
         reasons=tuple(r.replace(" = ", " ≡ ") for r in _ANSWER_REASONS[:2]) + _ANSWER_REASONS[2:] + (
             "answer {answer} is not a parseable expression", "timed out checking answer {answer}",
             "ground truth {expected} does not parse; sample skipped", "could not check answer {answer}: {error}",
             "answer {answer} is cut off (it ends with {character})", "answer {answer} names no choice (A–E)",
+            "answer {answer} names several choices ({letters})",
+            "answer {answer} hedges ({why}); the ground truth is one value",
+            "answer {answer} is not worked out to a number, and the ground truth is one",
+            "answer {answer} restates an expression from the question instead of solving it",
             "no final answer found: the one-line completion is a sentence, not a bare answer"),
         example={"timeout_s": 5, "rel_tol": 1e-6}),
     "json_schema": RewardEntry(
@@ -93,6 +98,8 @@ REGISTRY: dict[str, RewardEntry] = {
                  "called {name}, expected {expected}", "called {name} with valid arguments",
                  "called {name} with the expected arguments", "called {name}: arguments invalid at {path}: {message}",
                  "called {name}: arguments string invalid: {problem}", "called {name}: duplicate argument {key}",
+                 "called {name}: gives both arguments and parameters (consumers read different ones)",
+                 "called {name}: gives both a name and a function object (consumers read different ones)",
                  "called {name}: arguments differ ({differences})", "{m} calls, {n} expected: {per_call}",
                  "no tool call, as expected", "called {name}, expected no tool call", *_NOT_COUNTED),
         example={"partial_credit_name": 0.25, "partial_credit_args": 0.5}),

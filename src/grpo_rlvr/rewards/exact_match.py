@@ -6,14 +6,17 @@ surrounding whitespace, a Markdown ``**bold**`` or ``$…$`` wrapper and a final
 collapses runs to one space (``collapse``), removes them (``remove``) or keeps them (``keep``);
 ``case_sensitive`` keeps case; ``thousands`` drops separators between digit groups ("1,000", "1 000",
 "1_000" → "1000"); ``numeric`` compares numbers by value, so trailing zeros and leading zeros do not matter
-("7.0" == "7" == "07", "1e3" == "1000"). Score 1.0 or 0.0, with a reason ("answer 12 ≠ 13"). Ground truth is the
+("7.0" == "7" == "07", "1e3" == "1000", "-0" == "0"). Numbers compare exactly, however many digits they have
+(two 40-digit numbers that differ in the last digit differ), and any exponent is read without expanding it
+("1e999999999" is a number, not a billion characters); an underscore counts only as a thousands separator
+("1_2" is not 12). Score 1.0 or 0.0, with a reason ("answer 12 ≠ 13"). Ground truth is the
 ``answer`` column unless the brief maps another.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, DecimalException
 
 from grpo_rlvr.errors import MissingColumn, RewardError
 from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, find_answer
@@ -38,14 +41,27 @@ def normalize(value: object, case_sensitive: bool = False, whitespace: str = "co
     m = _GROUPED.match(s) if thousands else None
     if m:
         num = s.replace(m.group(1), "")
-    if numeric:
-        try:
-            d = Decimal(num)
-            if d.is_finite():
-                return format(d.normalize(), "f")
-        except InvalidOperation:
-            pass
+    if numeric and "_" not in num:  # Decimal reads "1_2" as 12; an underscore counts only between digit groups
+        value = _number(num)
+        if value is not None:
+            return value
     return num
+
+
+def _number(s: str) -> str | None:
+    """One canonical text per number value (exact: no rounding to a context's 28 digits), or None."""
+    try:
+        d = Decimal(s)
+        if not d.is_finite():
+            return None
+        if d.is_zero():
+            return "0"
+        # precision = the digits written, so normalize() only drops trailing zeros; no exponent is out of range
+        d = d.normalize(Context(prec=max(1, len(d.as_tuple().digits)), Emax=MAX_EMAX, Emin=MIN_EMIN))
+    except (DecimalException, ValueError):
+        return None
+    # plain digits for ordinary exponents; a huge one stays in exponent form instead of being written out
+    return format(d, "f") if abs(d.as_tuple().exponent) <= 64 else str(d)
 
 
 def exact_match_reward(extract: str = "auto", tag: str = "answer", case_sensitive: bool = False,

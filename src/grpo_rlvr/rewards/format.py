@@ -2,7 +2,8 @@
 
 Score 1.0 when the stripped completion has the structure, else 0.0 with a reason that says what is wrong: no
 ``<answer>`` tag, no closing tag, several tags, text after ``</answer>``, or text before ``<answer>``. The default
-structure is one ``<tag>…</tag>`` at the end, optionally after one ``<think>…</think>``; with
+structure is one ``<tag>…</tag>`` at the end, optionally after one ``<think>…</think>`` (one: a second
+``</think>`` is text before the tag); with
 ``allow_text_before`` any text may come first (a prompt that asks to "reason step by step, then give the answer
 inside <answer></answer>"), and only text after the closing tag is refused. A custom ``pattern`` (a regular
 expression, matched with ``fullmatch``, DOTALL) replaces the default structure; the tag checks still run first
@@ -21,6 +22,11 @@ from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards._reward import Reward, Scored, per_item, source_fingerprint
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
+
+
+def _one_think(text: str) -> bool:
+    """Whether ``text`` is exactly one ``<think>…</think>`` block (not "<think>a</think>b</think>")."""
+    return text.count("<think>") == 1 and text.count("</think>") == 1 and _THINK.fullmatch(text) is not None
 
 
 def _excerpt(text: str, n: int = 30) -> str:
@@ -89,7 +95,7 @@ class Structure:
             if after and self.pattern is None:
                 return None, f"text after {close_t}: {_excerpt(after)}"
             before = body[:start].strip()
-            if before and self.pattern is None and not self.allow_text_before and not _THINK.fullmatch(before):
+            if before and self.pattern is None and not self.allow_text_before and not _one_think(before):
                 return None, f"text before {open_t}: {_excerpt(before)}"
         if self.pattern is not None:
             rx = re.compile(("(?:.*?)" if self.allow_text_before else "") + f"(?:{self.pattern})", re.DOTALL)

@@ -8,6 +8,15 @@ persistent worker processes (``_math_worker``) where a timer works, warmed up be
 parent enforces a wall-clock deadline per item as well: a worker that still hangs is killed and replaced, the
 item scores 0 with reason "timed out", and the batch goes on. So a pathological expression can never hang
 training, in any thread.
+
+One final answer is paid, never a hedge: an answer that offers several values ("12 (or 13)", "\\boxed{12} or
+\\boxed{13}", "12 = 13", "12 \\pm 1") scores 0 against a ground truth that is one value, however math-verify
+would read it; it counts only against a ground truth that is itself several values (a set, a list, an interval).
+An answer that leaves the work undone scores 0 as well: against a ground truth that is one number, an
+expression that is not a number written out ("5+7", ``\\binom{8}{4}``; ``evaluated``), and, whatever the ground
+truth, an expression copied word for word from the question (``\\sqrt{245}`` for "Simplify $\\sqrt{245}$").
+The rules are ``_answer_shape``'s, applied by ``_math_text`` and, where the parsed ground truth decides,
+``_math_worker``.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from grpo_rlvr.rewards._answer import (
 )
 from grpo_rlvr.rewards._math_compare import REL_TOL, install
 from grpo_rlvr.rewards._math_text import gold_choice, written
-from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
+from grpo_rlvr.rewards._reward import Reward, Scored, completion_text, source_fingerprint
 
 
 def _spawn() -> subprocess.Popen:
@@ -130,19 +139,20 @@ class MathWorker:
             self._proc.wait()
         self._use(self._spare.take() if respawn and self._spare is not None else None)  # the spare is warm
 
-    def check(self, pairs: list[tuple[str, str | list[str]]]) -> list[dict]:
-        """Verdicts for (gold, pred) pairs, in order; a list of preds is equal when every one is."""
+    def check(self, pairs: list[tuple[str, str | list[str], dict]]) -> list[dict]:
+        """Verdicts for (gold, pred, facts) items, in order; a list of preds is equal when every one is. ``facts``:
+        what the worker needs to know of the written answer (``hedge``, ``number``, ``evaluated``)."""
         with self._lock:
             results: list[dict] = []
             while len(results) < len(pairs):
                 results.extend(self._run(pairs[len(results):]))
             return results
 
-    def _run(self, pairs: list[tuple[str, str]]) -> list[dict]:
+    def _run(self, pairs: list[tuple[str, str | list[str], dict]]) -> list[dict]:
         proc = self._ensure_ready()
         payload = "".join(json.dumps({"gold": g, "pred": p, "timeout_s": self.timeout_s, "rel_tol": self.rel_tol,
-                                      "approximate_fractions": self.approximate_fractions})
-                          + "\n" for g, p in pairs).encode()
+                                      "approximate_fractions": self.approximate_fractions, **facts})
+                          + "\n" for g, p, facts in pairs).encode()
         writer = threading.Thread(target=self._write, args=(proc, payload), daemon=True)
         writer.start()
         out: list[dict] = []
@@ -196,7 +206,7 @@ class MathPool:
         procs = [w._proc for w in self.workers] + [self.spare._proc]
         return [p.pid for p in procs if p is not None]
 
-    def check(self, pairs: list[tuple[str, str | list[str]]]) -> list[dict]:
+    def check(self, pairs: list[tuple[str, str | list[str], dict]]) -> list[dict]:
         if not pairs:
             return []
         self.warm()
@@ -221,7 +231,7 @@ class MathPool:
 def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5.0, answer_column: str = "answer",
                 rel_tol: float = REL_TOL, workers: int | None = None, several: str = "last", boxes: str = "join",
                 thousands: bool = True, mixed_numbers: bool = True, choices: bool = True,
-                percent_as_fraction: bool = True, approximate_fractions: bool = True) -> Reward:
+                percent_as_fraction: bool = True, approximate_fractions: bool = True, evaluated: bool = True) -> Reward:
     """Build the math-equivalence correctness reward.
 
     Args:
@@ -250,6 +260,11 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
         approximate_fractions: a decimal within ``rel_tol`` counts for an exact fraction (0.3333333 for 1/3);
             false: it must equal it exactly (0.5 for 1/2 still counts), for data whose questions ask for exact
             forms ("express your answer as a common fraction").
+        evaluated: for a ground truth that is one number (72, 0.5, \\frac{3}{4}), the answer must be a number
+            written out too (a fraction, a mixed number, scientific notation count; "5+7", ``2^{10}``,
+            ``\\binom{8}{4}`` do not: an unevaluated expression leaves the arithmetic undone); false: any
+            expression equal to it counts. A ground truth written as an expression (``2^{10}``, ``\\sqrt{2}/2``)
+            accepts any equal expression either way.
     Raises:
         RewardError: bad parameters.
     """
@@ -265,7 +280,8 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
         if value not in allowed:
             raise RewardError(f"reward 'math': params.{key} is {value!r}; use one of {', '.join(allowed)}")
     flags = {"thousands": thousands, "mixed_numbers": mixed_numbers, "choices": choices,
-             "percent_as_fraction": percent_as_fraction, "approximate_fractions": approximate_fractions}
+             "percent_as_fraction": percent_as_fraction, "approximate_fractions": approximate_fractions,
+             "evaluated": evaluated}
     for key, value in flags.items():
         if not isinstance(value, bool):
             raise RewardError(f"reward 'math': params.{key} is {value!r}; use true or false")
@@ -283,8 +299,9 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
                 out[i] = Scored(0.0, describe_missing(extract, tag))
                 continue
             shown = " and ".join(a.text for a in found)
+            prompt = prompt_text(row.get("prompt"))
             forms = [written(a.text, gold, thousands=thousands, mixed_numbers=mixed_numbers, choices=choices,
-                             bare=a.where == "the one-line completion") for a in found]
+                             bare=a.where == "the one-line completion", prompt=prompt) for a in found]
             bad = next((f.problem for f in forms if f.problem), None)
             letter = gold_choice(gold, choices)
             if bad is not None or letter is not None:
@@ -294,7 +311,9 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
             preds = [f.text for f in forms]
             if not percent_as_fraction and "%" in gold:
                 preds = [p if "%" in p else _with_percent(p) for p in preds]
-            jobs.append((gold, preds if len(preds) > 1 else preds[0]))
+            facts = {"hedge": next((f.hedge for f in forms if f.hedge), None),
+                     "number": all(f.number for f in forms), "evaluated": evaluated}
+            jobs.append((gold, preds if len(preds) > 1 else preds[0], facts))
             where.append((i, shown))
         for (i, got), res in zip(where, pool.check(jobs), strict=True):
             out[i] = _verdict(res, got, rows[i][answer_column])
@@ -305,6 +324,15 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
     return Reward("math", "correctness", params, scorer,
                   source_fingerprint(math_reward, MathWorker, find_answer, install, written, extra=params),
                   columns=(answer_column,), warmer=pool.warm)
+
+
+def prompt_text(prompt: object) -> str:
+    """The text of a prompt: a string, or every message's content of a chat prompt (system prompt included)."""
+    if prompt is None or isinstance(prompt, str):
+        return prompt or ""
+    if isinstance(prompt, (list, tuple)):
+        return "\n".join(str(m.get("content", "")) if isinstance(m, dict) else str(m) for m in prompt)
+    return completion_text(prompt)
 
 
 def _with_percent(pred: str) -> str:
@@ -320,6 +348,11 @@ def _verdict(res: dict, got: str, want: object) -> Scored:
         return Scored(0.0, f"answer {got:.40} ≠ {want!s:.40}")
     if status == "unparsed":
         return Scored(0.0, f"answer {got:.40} is not a parseable expression")
+    if status == "hedge":
+        return Scored(0.0, f"answer {got:.40} hedges ({res.get('why', 'several values')}); the ground truth is "
+                           "one value")
+    if status == "unevaluated":
+        return Scored(0.0, f"answer {got:.40} is not worked out to a number, and the ground truth is one")
     if status == "timeout":
         return Scored(0.0, f"timed out checking answer {got:.40}")
     if status == "bad_gold":

@@ -116,6 +116,7 @@ def render_reference() -> str:
     from grpo_rlvr.rewards import (
         REGISTRY,
         _answer,
+        _answer_shape,
         _inside_tag,
         _json_extract,
         _math_compare,
@@ -124,7 +125,7 @@ def render_reference() -> str:
     )
 
     # the private modules whose docstrings state a reward's rules, shown after its own module's
-    more = {"exact_match": [_answer], "math": [_answer, _math_text, _math_compare], "json_schema": [_json_extract],
+    more = {"exact_match": [_answer], "math": [_answer, _math_text, _answer_shape, _math_compare], "json_schema": [_json_extract],
             "tool_call": [_tool_calls]}
     out = ["# Built-in rewards: params, columns, reasons",
            "",

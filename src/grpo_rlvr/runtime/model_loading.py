@@ -34,7 +34,7 @@ def load_tokenizer(spec):
     src = tokenizer_source(spec)
     try:
         return AutoTokenizer.from_pretrained(src, revision=None if src == spec.resolved and spec.adapter_base
-                                             else spec.revision, trust_remote_code=spec.trust_remote_code)
+                                             else spec.base_revision, trust_remote_code=spec.trust_remote_code)
     except (OSError, ValueError) as e:
         raise InputFileError(f"model.name_or_path: cannot load the tokenizer of {spec.name_or_path!r} from {src}: "
                              f"{e}") from None
@@ -63,7 +63,7 @@ def load_model_and_tokenizer(brief, device: str | None = None):
              "float32": torch.float32}[spec.dtype]
     tok = load_tokenizer(spec)
     try:
-        model = AutoModelForCausalLM.from_pretrained(spec.base_path, revision=spec.revision, dtype=dtype,
+        model = AutoModelForCausalLM.from_pretrained(spec.base_path, revision=spec.base_revision, dtype=dtype,
                                                      trust_remote_code=spec.trust_remote_code)
         if spec.adapter_base:
             model = with_adapter(model, spec.resolved, merge=True)
