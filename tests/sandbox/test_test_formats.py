@@ -166,7 +166,7 @@ def test_pytest_module_without_pytest_installed_and_approx():
     tests = ("import pytest\nimport no_such_framework\n\n\ndef test_approx():\n"
              "    assert add(0.1, 0.2) == pytest.approx(0.3)\n\n\ndef test_plain():\n    assert add(1, 2) == 3\n")
     plan = make_plan(tests)
-    assert [c.kind for c in plan.checks if c.test is not None] == ["isclose", "eq"]
+    assert [c.kind for c in plan.checks if c.test is not None] == ["expr", "expr"]
     assert "0.3" not in json.dumps(plan.probes)
     assert score(RIGHT, tests).passed == 2  # the failed imports fail no test that does not use them
     assert score(NONE, tests).passed == 0

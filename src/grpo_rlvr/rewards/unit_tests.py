@@ -7,8 +7,11 @@ what each guarantees). Tests judged inside the sandbox are marked in the reason 
 the sandbox)"); ``reward.notes["weak_samples"]`` counts such samples over the reward's life. With
 ``threshold`` set the score is binary (1.0 when at least that share passes). The sandbox's isolation layers
 are recorded in ``reward.notes["isolation_layers"]``, and why any is missing in
-``reward.notes["missing_layers"]`` (also logged as a warning). A broken sandbox raises SandboxError (never
-a silent 0); malformed ``tests`` data, or test code that runs no test, raise RewardError.
+``reward.notes["missing_layers"]`` (also logged as a warning). Where the sandbox cannot isolate programs
+well enough (a container without user namespaces and without Landlock, see ``grpo_rlvr.sandbox``) it refuses
+to score unless ``allow_degraded_isolation`` is true; then ``reward.notes["degraded_isolation"]`` records
+what is missing, the inspection artifact keeps it and the gate shows it. A broken sandbox raises
+SandboxError (never a silent 0); malformed ``tests`` data, or test code that runs no test, raise RewardError.
 """
 
 from __future__ import annotations
@@ -19,26 +22,34 @@ from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
 
 def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memory_mb: int = 512,
                       threshold: float | None = None, workers: int | None = None,
-                      entry_point_column: str = "entry_point") -> Reward:
+                      entry_point_column: str = "entry_point", sample_timeout_s: float | None = None,
+                      allow_degraded_isolation: bool = False) -> Reward:
     """Build the unit-test reward.
 
     Args:
         tests_column: the dataset column holding the tests.
         timeout_s: wall and CPU seconds per program execution.
-        memory_mb: address-space limit per execution (≥ 128).
+        memory_mb: memory of each process, and of each execution's processes together, in MiB (≥ 128).
         threshold: None for the fraction passed; a share in (0, 1] for a binary score.
         workers: programs run at once (default: CPU count).
         entry_point_column: the column naming the function that ``check(candidate)`` test code checks
             (HumanEval's ``entry_point``); used only when a row has it.
+        sample_timeout_s: wall seconds for all of one completion's executions together (default: twice
+            ``timeout_s``); past it the completion scores 0.
+        allow_degraded_isolation: score even where the sandbox lacks the isolation it requires (recorded).
     Raises:
         RewardError: bad parameters.
     """
-    from grpo_rlvr.sandbox import SandboxLimits, missing_layers, run_unit_tests_batch
+    from grpo_rlvr.sandbox import SandboxLimits, isolation_problems, missing_layers, run_unit_tests_batch
 
     try:
-        limits = SandboxLimits(timeout_s=timeout_s, cpu_s=timeout_s, memory_mb=memory_mb)
+        limits = SandboxLimits(timeout_s=timeout_s, cpu_s=timeout_s, memory_mb=memory_mb,
+                               sample_timeout_s=sample_timeout_s)
     except ValueError as e:
         raise RewardError(f"reward 'unit_tests': {e}") from None
+    if not isinstance(allow_degraded_isolation, bool):
+        raise RewardError(f"reward 'unit_tests': params.allow_degraded_isolation is {allow_degraded_isolation!r}; "
+                          "use true or false")
     if threshold is not None and not (isinstance(threshold, (int, float)) and 0 < threshold <= 1):
         raise RewardError(f"reward 'unit_tests': params.threshold is {threshold!r}; use a share in (0, 1] or null")
     if workers is not None and (not isinstance(workers, int) or workers < 1):
@@ -56,13 +67,17 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
                                   f"got {type(entry_point).__name__}")
             jobs.append((text, row[tests_column], entry_point))
         try:
-            verdicts = run_unit_tests_batch(jobs, limits=limits, workers=workers)
+            verdicts = run_unit_tests_batch(jobs, limits=limits, workers=workers,
+                                            allow_degraded_isolation=allow_degraded_isolation)
         except ValueError as e:  # malformed tests in the dataset: bad input, not model output
             raise RewardError(f"reward 'unit_tests': column {tests_column!r}: {e}") from None
         out = []
         for v in verdicts:
             if v.layers:
                 notes["isolation_layers"] = list(v.layers)
+                problems = isolation_problems(v.layers)
+                if problems:  # only reached with allow_degraded_isolation: the sandbox refuses otherwise
+                    notes["degraded_isolation"] = ("accepted by allow_degraded_isolation: " + "; ".join(problems))
             if missing_layers():
                 notes["missing_layers"] = missing_layers()
             notes["samples"] = notes.get("samples", 0) + 1
@@ -73,7 +88,8 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
         return out
 
     params = {"tests_column": tests_column, "timeout_s": timeout_s, "memory_mb": memory_mb, "threshold": threshold,
-              "entry_point_column": entry_point_column}
+              "entry_point_column": entry_point_column, "sample_timeout_s": sample_timeout_s,
+              "allow_degraded_isolation": allow_degraded_isolation}
     reward = Reward("unit_tests", "correctness", params, scorer, source_fingerprint(unit_tests_reward, extra=params),
                     columns=(tests_column,))
     reward.notes = notes

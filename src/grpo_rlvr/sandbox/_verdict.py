@@ -8,19 +8,22 @@ channel means the program wrote to it: zero credit. Not covered: partial credit 
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import signal
 from dataclasses import dataclass
 
+from ._parent_expr import not_plain
 from ._plaindata import ValueLimit, decode, short_repr
 from ._plan import GLOBAL, WEAK_KINDS, Plan, judge_value
 
 WEAK_NOTE = "weak: test code ran in the sandbox"
 
 LAYER_ORDER = (
-    "process", "userns", "pidns", "netns", "ipcns", "fs_jail", "tmpdir", "env_scrubbed", "uid_drop",
-    "caps_dropped", "no_new_privs", "seccomp", "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "pgroup_kill", "sweep",
+    "process", "userns", "pidns", "netns", "fs_jail", "tmpdir", "env_scrubbed", "uid_drop",
+    "caps_dropped", "no_new_privs", "landlock_fs", "landlock_net", "landlock_scope", "seccomp", "nondumpable",
+    "oom_first", "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "tree_cap", "pgroup_kill", "sweep",
 )  # fmt: skip
 
 
@@ -69,9 +72,17 @@ def unjudged_verdict(plan: Plan, why: str) -> UnitTestVerdict:
                            (), False, details)
 
 
-def decide(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: float) -> UnitTestVerdict:
+def decide(plan: Plan, reports: list[dict], limits) -> UnitTestVerdict:
     """The verdict for ``plan`` from the reports of its executions (one, or one per stdin case)."""
     layers = ordered_layers(reports[0]["layers"]) if reports else ()
+    timeout_s, cpu_s = limits.timeout_s, limits.cpu_s
+    overrun = next((r["overrun"] for r in reports if r.get("overrun")), "") or next(
+        (f"the sample's time budget of {float(limits.sample_timeout_s)} s ran out" for r in reports
+         if r.get("budget_exceeded")), "")
+    if overrun:  # the sample hurt, or could have hurt, the run: nothing it did counts
+        details = tuple(f"test {i + 1} failed: {overrun}" for i in range(plan.total))
+        return UnitTestVerdict(0, plan.total, f"0/{plan.total} passed; {overrun}", layers,
+                               any(r.get("timed_out") for r in reports), details)
     weak: set[int] = set()
     if plan.mode == "stdio":
         outcomes = _stdio_outcomes(plan, reports, timeout_s, cpu_s)
@@ -96,19 +107,19 @@ def decide(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: float) -> U
     return UnitTestVerdict(passed, total, reason, layers, timed_out, details, len(weak))
 
 
-def _test_outcomes(plan: Plan, probe_outcomes: list[tuple[bool, str]]):
-    """Per test (ok, why) from per probe outcomes, and the indices of the weak tests."""
+def _test_outcomes(plan: Plan, probe_outcomes: list[tuple[bool, str, bool]]):
+    """Per test (ok, why) from per probe (ok, why, weak) outcomes, and the indices of the weak tests."""
     n = len(plan.tests)
     failed_scopes: dict[int, str] = {}  # the first failing setup of each scope
     results: list[tuple[bool, str] | None] = [None] * n
     weak: set[int] = set()
-    for check, (ok, why) in zip(plan.checks, probe_outcomes, strict=True):
+    for check, (ok, why, weak_here) in zip(plan.checks, probe_outcomes, strict=True):
         if check.test is None:
             if not ok and not check.optional:
                 failed_scopes.setdefault(check.scope, f"setup failed: {why}")
             continue
         t = check.test
-        if check.kind in WEAK_KINDS:
+        if check.kind in WEAK_KINDS or weak_here:
             weak.add(t)
         if results[t] is None and not ok:
             results[t] = (False, why)
@@ -150,43 +161,59 @@ def _signal_name(num: int) -> str:
 def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
     """(outcomes, banner): per-test (ok, why) and a headline that overrides the first failure."""
     n = len(plan.checks)
-    frames = _parse_channel(report["result"], n)
+    frames = _parse_channel(base64.b64decode(report["result"]), n)
+    tampered = [(False, "no credit: the result channel was tampered with", False)] * n
     if frames is None:
-        return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
+        return tampered, "result channel tampered with"
     load, results = frames
     if load is None:
         death = _death(report, timeout_s, cpu_s)
-        return [(False, death)] * n, death
+        return [(False, death, False)] * n, death
     if "e" in load:
         why = f"the program failed to load: {load['e']}"
-        return [(False, "not run: the program failed to load")] * n, why
+        return [(False, "not run: the program failed to load", False)] * n, why
     outcomes, banner = [], ""
     for i, check in enumerate(plan.checks):
         frame = results.get(i)
         if frame is None:
             banner = _death(report, timeout_s, cpu_s)
-            outcomes.append((False, f"not run: {banner}"))
+            outcomes.append((False, f"not run: {banner}", False))
         elif "e" in frame:
-            outcomes.append((False, f"{check.label} raised {frame['e']}"))
+            outcomes.append((False, f"{check.label} raised {frame['e']}", False))
         elif check.kind in ("ran", "setup"):
-            outcomes.append((True, ""))
+            outcomes.append((True, "", False))
         elif "v" not in frame:
-            return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
+            return tampered, "result channel tampered with"
         else:
             try:
-                value = decode(frame["v"])
+                outcome = _judge(check, frame["v"])
             except ValueLimit as e:
-                outcomes.append((False, f"{check.label}: {e}"))
+                outcomes.append((False, f"{check.label}: {e}", False))
                 continue
             except (ValueError, TypeError, OverflowError, RecursionError):
-                return [(False, "no credit: the result channel was tampered with")] * n, "result channel tampered with"
-            outcomes.append(judge_value(check, value))
+                return tampered, "result channel tampered with"
+            outcomes.append(outcome)
     return outcomes, banner
 
 
-def _parse_channel(text: str, n: int):
+def _judge(check, encoded) -> tuple[bool, str, bool]:
+    """(passed, why not, weak) of one answered probe. Raises ValueError/TypeError on a malformed value."""
+    if check.kind != "expr":
+        return (*judge_value(check, decode(encoded)), False)
+    if type(encoded) is not list or len(encoded) != len(check.strong.leaves):
+        raise ValueError("wrong number of leaf values")
+    values = []
+    for item in encoded:
+        if type(item) is list and len(item) == 2 and item[0] == "x" and type(item[1]) is str:
+            values.append(not_plain(item[1]))
+        else:
+            values.append(decode(item))
+    return check.strong.judge(values)
+
+
+def _parse_channel(data: bytes, n: int):
     """(load frame, {index: frame}) or None when any complete line is not a well-formed, in-order frame."""
-    lines = text.encode("latin-1").split(b"\n")[:-1]  # a trailing partial line: the process died mid-write
+    lines = data.split(b"\n")[:-1]  # a trailing partial line: the process died mid-write
     load, results = None, {}
     for raw in lines:
         try:
@@ -232,12 +259,17 @@ def _stdio_outcomes(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: fl
         report = reports[i]
         if report["timed_out"] or report["output_exceeded"] or report["exit_code"] != 0:
             why = _death(report, timeout_s, cpu_s)
-            last = report["stderr"].strip().splitlines()[-1:] if report["stderr"].strip() else []
+            stderr = base64.b64decode(report["stderr"]).decode("utf-8", "replace").strip()
+            last = stderr.splitlines()[-1:] if stderr else []
             if report["exit_code"] and report["exit_code"] > 0 and last:
                 why = f"exited with code {report['exit_code']}: {last[0][:200]}"
             outcomes.append((False, why))
             continue
-        got, want = _normalize(report["stdout"]), _normalize(expected)
+        if not report["stdout_rest_blank"]:
+            outcomes.append((False, f"wrong output: longer than the expected {len(expected.encode())} bytes"))
+            continue
+        got = _normalize(base64.b64decode(report["stdout"]).decode("utf-8", "replace"))
+        want = _normalize(expected)
         if got == want:
             outcomes.append((True, ""))
             continue

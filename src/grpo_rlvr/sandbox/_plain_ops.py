@@ -1,0 +1,261 @@
+"""What the parent does to plain values a program returned: the operators, builtins, ``math`` functions and
+``str``/``list``/``dict``/``set`` methods a strong assert may apply (``_parent_expr``), each bounded so that no
+value can make the parent build something huge or stall: sizes of products, powers, shifts, repeats and
+replacements are checked first, and a set or dict is never built from values that mostly hash alike.
+Comparisons are strict on types (``_plaindata.strict_equal``): ``True != 1``, ``1 != 1.0``.
+Covered: the operations listed here, on plain data. Not covered: anything else (``_parent_expr`` sends it to
+the sandbox, as a weak test).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+
+from ._plaindata import NotPlainData, _no_flooding, encode, strict_equal
+
+MAX_SIZE = 10_000_000  # elements (or characters) a parent-side operation may build
+MAX_INT_BITS = 1_000_000  # bits of an int a parent-side operation may build
+_PLAIN_TYPES = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
+
+# Trusted constant folding of the test's own expressions: what the test text may use there.
+# --- what the parent applies to program values ---------------------------------------------------------------
+
+
+def _seq_len(x) -> int:
+    return len(x) if isinstance(x, (str, bytes, list, tuple)) else 0
+
+
+def _mul(a, b):
+    for seq, n in ((a, b), (b, a)):
+        if _seq_len(seq) and type(n) is int and _seq_len(seq) * max(n, 0) > MAX_SIZE:
+            raise OverflowError("the result would be too large to build")
+    if type(a) is int and type(b) is int and a.bit_length() + b.bit_length() > MAX_INT_BITS:
+        raise OverflowError("the product would be too large")
+    return a * b
+
+
+def _pow(a, b, mod=None):
+    if type(b) is int and b > 0 and type(a) is int and mod is None and abs(a) > 1 and a.bit_length() * b > MAX_INT_BITS:
+        raise OverflowError("the power would be too large")
+    return pow(a, b, mod) if mod is not None else a ** b
+
+
+def _lshift(a, b):
+    if type(b) is int and b > MAX_INT_BITS:
+        raise OverflowError("the shift would be too large")
+    return a << b
+
+
+BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: _mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: _pow, ast.LShift: _lshift,
+           ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitAnd: operator.and_, ast.BitXor: operator.xor}
+UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}
+
+
+def _check_mod(a, b):
+    if isinstance(a, (str, bytes)):
+        raise TypeError("string formatting with % is not judged in the parent")
+    return operator.mod(a, b)
+
+
+BINOPS[ast.Mod] = _check_mod
+
+
+def _hashable_members(values) -> list:
+    values = list(values)
+    _no_flooding(values)
+    return values
+
+
+def isclose_number(a, b, rel_tol=1e-9, abs_tol=0.0) -> bool:
+    """``math.isclose`` for int/float only (never bool), without overflow: a huge int is never close."""
+    for x in (a, b):
+        if type(x) not in (int, float):
+            raise TypeError(f"isclose of a {type(x).__name__}")
+    try:
+        return math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol)
+    except OverflowError:
+        return False
+
+
+def _fabs(x):
+    if type(x) not in (int, float):
+        raise TypeError(f"fabs of a {type(x).__name__}")
+    try:
+        return math.fabs(x)
+    except OverflowError:
+        return math.inf
+
+
+def _sorted(x, reverse=False):
+    return sorted(x, reverse=reverse)
+
+
+# Builtins the parent applies to program values: bounded by the size of their input.
+FUNCTIONS = {
+    "abs": abs, "all": all, "any": any, "bool": bool, "float": float, "int": int, "len": len, "max": max,
+    "min": min, "round": round, "sorted": _sorted, "sum": sum, "str": str, "repr": repr,
+    "list": list, "tuple": tuple, "set": lambda x=(): set(_hashable_members(x)),
+    "frozenset": lambda x=(): frozenset(_hashable_members(x)), "isinstance": isinstance, "type": type,
+    "reversed": lambda x: list(reversed(x)), "enumerate": lambda x: list(enumerate(x)),
+    "dict": lambda x=(): dict(_hashable_members(x) if not isinstance(x, dict) else x),
+}
+MATH = {"isclose": isclose_number, "fabs": _fabs, "sqrt": math.sqrt, "floor": math.floor, "ceil": math.ceil,
+        "trunc": math.trunc, "isnan": math.isnan, "isinf": math.isinf, "isfinite": math.isfinite, "log": math.log,
+        "log2": math.log2, "log10": math.log10, "exp": math.exp, "sin": math.sin, "cos": math.cos,
+        "tan": math.tan, "atan": math.atan, "atan2": math.atan2, "hypot": math.hypot, "gcd": math.gcd,
+        "fsum": math.fsum, "copysign": math.copysign, "degrees": math.degrees, "radians": math.radians}
+# Methods of plain data the parent calls itself (none mutates, none grows its result past its input's size
+# times a constant of the test's).
+METHODS = {
+    str: {"startswith", "endswith", "lower", "upper", "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines",
+          "count", "find", "rfind", "index", "rindex", "isdigit", "isalpha", "isalnum", "isspace", "islower",
+          "isupper", "istitle", "isdecimal", "isnumeric", "casefold", "title", "capitalize", "swapcase", "replace",
+          "join", "partition", "rpartition"},
+    bytes: {"startswith", "endswith", "lower", "upper", "strip", "split", "count", "find", "decode"},
+    list: {"count", "index"}, tuple: {"count", "index"},
+    dict: {"keys", "values", "items", "get"},
+    set: {"issubset", "issuperset", "isdisjoint", "union", "intersection", "difference", "symmetric_difference"},
+    frozenset: {"issubset", "issuperset", "isdisjoint", "union", "intersection", "difference",
+                "symmetric_difference"},
+}
+METHOD_NAMES = set().union(*METHODS.values())
+# Methods only text has: the test expects the program to return a str (or bytes). A value of another type
+# (a str subclass with its own ``startswith``) fails. Other names (``get``, ``count``, ``keys``) may be the
+# program's own class's API under test: on such a value its method's result counts, as a weak test.
+TEXT_ONLY_METHODS = (METHODS[str] | METHODS[bytes]) - METHODS[list] - METHODS[dict] - METHODS[set]
+_SINGLETONS = (None, True, False)
+
+
+def call_method(receiver, name: str, args: tuple):
+    """``receiver.name(*args)`` for plain data and a listed method (TypeError otherwise)."""
+    kind = type(receiver)
+    if name not in METHODS.get(kind, ()):
+        raise TypeError(f"{kind.__name__}.{name} is not judged in the parent")
+    if name == "replace" and len(args) >= 2 and _seq_len(args[0]) < _seq_len(args[1]):
+        if _seq_len(receiver) * _seq_len(args[1]) > MAX_SIZE:
+            raise OverflowError("the result would be too large to build")
+    if name == "join":
+        args = (list(args[0]),)
+    result = getattr(receiver, name)(*args)
+    if name in ("keys", "values", "items"):
+        return list(result)
+    return result
+
+
+def is_plain(value) -> bool:
+    if isinstance(value, type) and value in _PLAIN_TYPES:
+        return True
+    try:
+        encode(value)
+    except (NotPlainData, RecursionError):
+        return False
+    return True
+
+
+def literal_source(value) -> str:
+    """Python source that builds the plain ``value`` (for the sandbox: loop values, method arguments)."""
+    t = type(value)
+    if t is float and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    if t is complex:
+        return f"complex({literal_source(value.real)}, {literal_source(value.imag)})"
+    if t in (list, tuple):
+        inner = ", ".join(literal_source(v) for v in value)
+        return f"[{inner}]" if t is list else f"({inner}{',' if len(value) == 1 else ''})"
+    if t in (set, frozenset):
+        inner = "{" + ", ".join(literal_source(v) for v in value) + "}" if value else "()"
+        return f"{t.__name__}({inner})"
+    if t is dict:
+        return "{" + ", ".join(f"{literal_source(k)}: {literal_source(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, type):
+        return value.__name__ if value is not type(None) else "type(None)"
+    return repr(value)
+
+
+CMP_NAMES = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+              ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
+
+
+def _member(item, container) -> bool:
+    if isinstance(container, (str, bytes)):
+        if type(item) is not type(container):
+            raise TypeError(f"'in <{type(container).__name__}>' requires a {type(container).__name__}")
+        return item in container
+    if isinstance(container, (set, frozenset, dict)):
+        try:
+            hash(item)
+        except TypeError:
+            return False
+        keys = {k: k for k in container}
+        return item in keys and strict_equal(keys[item], item)
+    if isinstance(container, (list, tuple)):
+        return any(strict_equal(item, x) for x in container)
+    raise TypeError(f"'in' on a {type(container).__name__}")
+
+
+def _compare(op: str, a, b) -> bool:
+    if op in ("==", "!="):
+        same = a is b if isinstance(a, type) or isinstance(b, type) else strict_equal(a, b)
+        return same if op == "==" else not same
+    if op in ("is", "is not"):
+        same = a is b if isinstance(b, type) or isinstance(a, type) else strict_equal(a, b)
+        return same if op == "is" else not same
+    if op in ("in", "not in"):
+        found = _member(a, b)
+        return found if op == "in" else not found
+    return {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[op](a, b)
+
+
+def evaluate(tree: tuple, values: list):
+    kind = tree[0]
+    if kind == "const":
+        return tree[2]
+    if kind == "leaf":
+        return values[tree[1]]
+    if kind == "cmp":
+        left = evaluate(tree[1], values)
+        for op, right_tree in tree[2]:
+            right = evaluate(right_tree, values)
+            if not _compare(op, left, right):
+                return False
+            left = right
+        return True
+    if kind == "bool":
+        result = None
+        for part in tree[2]:
+            result = evaluate(part, values)
+            if (tree[1] == "and") != bool(result):
+                return result
+        return result
+    if kind == "unary":
+        return tree[1](evaluate(tree[2], values))
+    if kind == "bin":
+        return tree[1](evaluate(tree[2], values), evaluate(tree[3], values))
+    if kind == "if":
+        return evaluate(tree[2] if evaluate(tree[1], values) else tree[3], values)
+    if kind == "sub":
+        container = evaluate(tree[1], values)
+        if not isinstance(container, (str, bytes, list, tuple, dict)):
+            raise TypeError(f"a {type(container).__name__} cannot be subscripted here")
+        index = evaluate(tree[2], values)
+        return container[index]
+    if kind == "slice":
+        parts = [None if p is None else evaluate(p, values) for p in tree[1:]]
+        return slice(*parts)
+    if kind == "display":
+        items = [evaluate(x, values) for x in tree[2]]
+        return {"list": list, "tuple": tuple, "set": lambda v: set(_hashable_members(v))}[tree[1]](items)
+    if kind == "dict":
+        keys = _hashable_members(evaluate(k, values) for k in tree[1])
+        return dict(zip(keys, (evaluate(v, values) for v in tree[2]), strict=True))
+    if kind == "call":
+        args = [evaluate(a, values) for a in tree[2]]
+        kwargs = {k: evaluate(v, values) for k, v in tree[3]}
+        return tree[1](*args, **kwargs)
+    if kind == "method":
+        receiver = evaluate(tree[1], values)
+        return call_method(receiver, tree[2], tuple(evaluate(a, values) for a in tree[3]))
+    raise AssertionError(f"unknown node {kind!r}")

@@ -1,0 +1,288 @@
+"""What each name of a test means where an assert stands, and keeping the test's own values out of the sandbox.
+
+``Env`` follows the test's setup statements: names bound to values the parent can compute from the test text
+alone (literals, and expressions of them and the standard library, evaluated here: the test is trusted data),
+names bound to a program value, and the test's own helpers. ``inline_constants`` writes the parent's values
+into the code sent to the sandbox as literals, so they are never names there that a program could read from
+its caller's frame.
+Covered: assignments (tuples, ``self.x``, augmented), imports, definitions, code the sandbox runs.
+Not covered: control flow in setup (a value bound under an ``if`` is the sandbox's, not the parent's).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import cmath
+import copy
+import math
+import operator
+import random
+import string
+
+from ._plain_ops import is_plain, literal_source
+
+_FOLD_BUILTINS = {name: getattr(builtins, name) for name in (
+    "abs", "all", "any", "bin", "bool", "bytes", "chr", "complex", "dict", "divmod", "enumerate", "filter", "float",
+    "frozenset", "hex", "int", "isinstance", "len", "list", "map", "max", "min", "oct", "ord", "pow", "range",
+    "reversed", "round", "set", "sorted", "str", "sum", "tuple", "type", "zip", "True", "False", "None")}
+STDLIB = {"math": math, "cmath": cmath, "string": string, "random": random, "operator": operator}
+
+
+class Unplannable(Exception):
+    """The condition cannot be judged here; the message says why (it runs in the sandbox, weak)."""
+
+
+# --- the environment: what a name means at a point of the test code -----------------------------------------
+
+
+class Env:
+    """What each name of the test code means where an assert stands.
+
+    ``consts``: names bound to plain values the parent computed (``x = 3``, loop values, ``self.expected``),
+    never bound in the sandbox (see ``inline_constants``);
+    ``program``: names the test bound to a program value (``result = candidate(3)``): leaves;
+    ``helpers``: names the test defined otherwise (functions, classes, modules not listed, tainted values);
+    ``modules``: standard modules the test imported that the parent may use; ``functions``: names imported
+    from them. Any other name belongs to the program (or is a builtin).
+    """
+
+    def __init__(self) -> None:
+        self.consts: dict[str, object] = {}
+        self.program: set[str] = set()
+        self.helpers: set[str] = set()
+        self.modules: dict[str, object] = {}
+        self.functions: dict[str, object] = {}
+
+    def taint(self, node: ast.AST) -> None:
+        """Code of the test's ran in the sandbox: whatever it binds is no longer known here."""
+        for name in _bound_names(node):
+            self.mark_helper(name)
+
+    def mark_helper(self, name: str) -> None:
+        """``name`` is the sandbox's from now on (code there binds it): never a value judged against."""
+        self._forget(name)
+        self.helpers.add(name)
+
+    def copy(self) -> Env:
+        other = Env()
+        other.consts, other.program, other.helpers = dict(self.consts), set(self.program), set(self.helpers)
+        other.modules, other.functions = dict(self.modules), dict(self.functions)
+        return other
+
+    def _forget(self, name: str) -> None:
+        self.consts.pop(name, None)
+        self.program.discard(name)
+        self.helpers.discard(name)
+        self.modules.pop(name, None)
+        self.functions.pop(name, None)
+
+    def bind(self, node: ast.stmt) -> None:
+        """Update for one setup statement of the test (run in the sandbox as well)."""
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".")[0]
+                self._forget(name)
+                if alias.name in STDLIB and alias.asname is None or alias.asname and alias.name in STDLIB:
+                    self.modules[name] = STDLIB[alias.name]
+                else:
+                    self.helpers.add(name)
+        elif isinstance(node, ast.ImportFrom):
+            module = STDLIB.get(node.module or "")
+            for alias in node.names:
+                name = alias.asname or alias.name
+                self._forget(name)
+                value = getattr(module, alias.name, None) if module is not None else None
+                if value is not None and is_plain(value):
+                    self.consts[name] = value
+                elif module is not None and callable(value):
+                    self.functions[name] = value
+                else:
+                    self.helpers.add(name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self._forget(node.name)
+            self.helpers.add(node.name)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                self._assign(target, node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self._assign(node.target, node.value)
+        elif isinstance(node, ast.AugAssign):
+            name = target_name(node.target)
+            if name is not None:
+                value = ast.BinOp(ast.Name(name, ast.Load()) if "." not in name else node.target, node.op, node.value)
+                self._assign(node.target, ast.fix_missing_locations(ast.copy_location(value, node)))
+
+    def _assign(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            try:
+                values = list(self.fold(value))
+            except Unplannable:
+                values = None
+            for i, element in enumerate(target.elts):
+                name = target_name(element)
+                if name is None:
+                    continue
+                self._forget(name)
+                if values is not None and len(values) == len(target.elts):
+                    self.consts[name] = values[i]
+                else:
+                    self.helpers.add(name)
+            return
+        name = target_name(target)
+        if name is None:
+            return
+        try:
+            folded = self.fold(value)
+        except Unplannable:
+            folded = _NOTHING
+        self._forget(name)
+        if folded is not _NOTHING:
+            self.consts[name] = folded
+        elif self.program_rooted(value):
+            self.program.add(name)
+        else:
+            self.helpers.add(name)
+
+    # --- classification ---------------------------------------------------------------------------------
+
+    def module(self, name: str):
+        """The standard module a name means: one the test imported, or a listed one the test left unbound
+        (``math.isclose`` in a test that relies on the program's ``import math``: the parent uses the real one)."""
+        if name in self.modules:
+            return self.modules[name]
+        return STDLIB.get(name) if not self.known(name) else None
+
+    def known(self, name: str) -> bool:
+        return name in self.consts or name in self.modules or name in self.functions or name in self.helpers \
+            or name in self.program
+
+    def program_rooted(self, node: ast.expr) -> bool:
+        """A call into the program, a program name, or an attribute/subscript of one."""
+        while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        if not isinstance(node, ast.Name):
+            return False
+        name = node.id
+        return name in self.program or (not self.known(name) and not hasattr(builtins, name) and name not in STDLIB)
+
+    def leaf_free(self, node: ast.expr) -> bool:
+        """Every name it reads is the test's own constant, module or function, or a builtin."""
+        bound = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Lambda):
+                bound.update(a.arg for a in sub.args.args)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in bound:
+                name = sub.id
+                if name in self.consts or self.module(name) is not None or name in self.functions:
+                    continue
+                if name in _FOLD_BUILTINS and not self.known(name):
+                    continue
+                return False
+        return True
+
+    def fold(self, node: ast.expr):
+        """The plain value of a leaf-free expression of the test's (trusted text, evaluated here)."""
+        if not self.leaf_free(node):
+            raise Unplannable(f"{short_source(node)} depends on the program or on the test's helpers")
+        defaults = {name: module for name, module in STDLIB.items() if not self.known(name)}
+        scope = {"__builtins__": _FOLD_BUILTINS, **defaults, **self.modules, **self.functions, **self.consts}
+        try:
+            code = compile(ast.fix_missing_locations(ast.Expression(body=node)), "<test>", "eval")
+            value = eval(code, scope)  # noqa: S307 - the test's own text, trusted like the dataset
+        except Exception as e:  # noqa: BLE001 - any failure: not a value the parent can compute
+            raise Unplannable(f"{short_source(node)} cannot be computed from the test alone ({type(e).__name__})") from e
+        if not is_plain(value):
+            raise Unplannable(f"{short_source(node)} is not plain data")
+        return value
+
+    def module_of(self, node: ast.expr):
+        """The standard module ``node`` names (``math``, or ``__import__('math')``), else None."""
+        if isinstance(node, ast.Name):
+            return self.module(node.id)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__"
+                and len(node.args) == 1 and isinstance(node.args[0], ast.Constant)):
+            return STDLIB.get(node.args[0].value)
+        return None
+
+
+_NOTHING = object()
+
+
+# --- keeping the test's values out of the sandbox ---------------------------------------------------------------
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    """Every name a piece of code binds anywhere (assignments, loop and comprehension targets, parameters,
+    definitions, imports): inside it such a name may mean something else than the test's constant."""
+    bound: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            bound.add(sub.id)
+        elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            name = target_name(sub)
+            if name:
+                bound.add(name)
+        elif isinstance(sub, ast.arg):
+            bound.add(sub.arg)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(sub.name)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in sub.names)
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            bound.update(sub.names)
+    return bound
+
+
+class _Inline(ast.NodeTransformer):
+    def __init__(self, values: dict):
+        self.values = values
+
+    def _literal(self, node: ast.expr, name: str) -> ast.expr:
+        literal = ast.parse(literal_source(self.values[name]), mode="eval").body
+        return ast.copy_location(literal, node)
+
+    def visit_Name(self, node: ast.Name):
+        if isinstance(node.ctx, ast.Load) and node.id in self.values:
+            return self._literal(node, node.id)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute):
+        name = target_name(node)
+        if isinstance(node.ctx, ast.Load) and name in self.values:
+            return self._literal(node, name)
+        return self.generic_visit(node)
+
+
+def inline_constants(node: ast.AST, env: Env) -> tuple[ast.AST, dict]:
+    """``node`` with each of the test's constants it reads written as its value, and the constants it also
+    binds (those must exist in the sandbox as names: returned, for the caller to send first).
+
+    The test's constants (expected values among them) are never bound as names in the sandbox, where the
+    program could read them from its caller's frame; code sent there gets them as literals, and only where
+    the test's own code (a weak test) reads them.
+    """
+    reads = {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
+    reads |= {name for sub in ast.walk(node) if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load)
+              and (name := target_name(sub))}
+    used = {name: env.consts[name] for name in reads if name in env.consts}
+    bound = _bound_names(node)
+    exposed = {name: value for name, value in used.items() if name in bound}
+    inlined = {name: value for name, value in used.items() if name not in bound}
+    if not inlined:
+        return node, exposed
+    return ast.fix_missing_locations(_Inline(inlined).visit(copy.deepcopy(node))), exposed
+
+
+def target_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
+def short_source(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 60 else text[:57] + "..."
