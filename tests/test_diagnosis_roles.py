@@ -193,7 +193,7 @@ def test_cli_role_and_out(tmp_path):
     out = tmp_path / "elsewhere"
     p = subprocess.run([*CLI, "diagnose", str(tmp_path / "trainer_state.json"), "--role", "bonus=correctness",
                         "--out", str(out)], capture_output=True, text=True, cwd=tmp_path)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 1, p.stderr   # a failure mode named: exit 1, so `diagnose RUN || alert` alerts
     assert "bonus: correctness (stated (--role))" in p.stdout and "reward_hacking" not in p.stdout
     assert "The format part rises while correctness does not" in p.stdout
     assert (out / "diagnosis.md").is_file() and "| bonus | correctness | stated (--role) |" in (

@@ -43,8 +43,8 @@ def test_plain_trl_run_with_a_length_bonus_is_diagnosed(tmp_path, tiny_model_dir
     assert sorted(p.name for p in (out / "completions").glob("*.parquet"))[-1] == "completions_00010.parquet"
 
     p = subprocess.run([*CLI, "diagnose", str(out), "--json"], capture_output=True, text=True, cwd=tmp_path)
-    assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
+    assert p.returncode == 1 and d["exit_code"] == 1 and not d["healthy"], p.stderr   # a failure mode is named
     assert d["log"] == str(out / "checkpoint-10" / "trainer_state.json") and d["records"] == 10
     assert {n: r["role"] for n, r in d["roles"].items()} == {
         "correctness_reward": "correctness", "format_reward": "format", "length_bonus": "length"}

@@ -72,7 +72,7 @@ def test_the_skill_folder_alone_resolves_every_link(tmp_path):
             if not (alone / named).is_file():
                 broken.append(f"{doc.relative_to(alone)}: `{named}`")
     assert not broken, "links that break when the skill is installed alone:\n" + "\n".join(broken)
-    # the references DESIGN.md names are in the skill folder itself
+    # the references the skill names are in the skill folder itself
     for name in ("reward-functions.md", "grpo-memory.md", "rewards.md", "diagnosing-runs.md"):
         assert (alone / "references" / name).is_file(), name
 

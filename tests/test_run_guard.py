@@ -126,6 +126,7 @@ def test_unreviewed_smoke_test_is_capped_unsaved_marked_and_flagged(workspace):
     diag = subprocess.run([*CLI, "diagnose", str(run), "--json"], capture_output=True, text=True, timeout=300)
     d = json.loads(diag.stdout)
     assert d["findings"][0]["id"] == "unreviewed_smoke_test" and d["recommended_variant"] is None
+    assert diag.returncode == 1 and d["exit_code"] == 1
 
 
 @pytest.mark.e2e

@@ -1,4 +1,4 @@
-"""``grpo-rlvr gate``: the Phase 1 checker. Passes only when every rule of DESIGN.md §6 holds.
+"""``grpo-rlvr gate``: the Phase 1 checker. Passes only when every rule of docs/design.md §6 holds.
 
 1. artifact present and well-formed; 50 ≤ samples ≤ 100; ids unique; enough distinct prompts; samples intact;
    the manifest unedited (its seal matches what inspect wrote)

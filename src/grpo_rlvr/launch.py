@@ -43,11 +43,14 @@ class TrainResult:
     dry_run: bool = False
     env: dict = field(default_factory=dict)
     plan: list[str] = field(default_factory=list)   # server mode dry run: the commands launch.sh would run
+    refused: list[str] = field(default_factory=list)  # dry run: why training would be refused now (empty: it starts)
+    cpu_estimate_s: float | None = None  # a CPU run's rough time estimate (cpu_time), when one was made
 
     def to_dict(self) -> dict:
         return {"run": str(self.run), "ok": self.ok, "returncode": self.returncode, "command": self.command,
                 "resumed_from": self.resumed_from, "seconds": round(self.seconds, 1),
-                "global_step": self.global_step, "dry_run": self.dry_run, "env": self.env, "plan": self.plan}
+                "global_step": self.global_step, "dry_run": self.dry_run, "env": self.env, "plan": self.plan,
+                "refused": self.refused, "cpu_estimate_s": self.cpu_estimate_s}
 
     def format(self) -> str:
         cmd = " ".join(self.command)
@@ -55,6 +58,11 @@ class TrainResult:
             env = " ".join(f"{k}={v}" for k, v in self.env.items())
             lines = [f"Would run in {self.run}:", f"  {env} {cmd}".rstrip()]
             lines += [f"    {p}" for p in self.plan]
+            if self.cpu_estimate_s is not None:
+                lines.append(f"Rough time on this CPU: {self.cpu_estimate_s / 60:.0f} min")
+            if self.refused:
+                lines.append("Training would be refused now:")
+                lines += [f"  - {p}" for p in self.refused]
             return "\n".join(lines)
         state = "finished" if self.ok else f"FAILED (exit {self.returncode})"
         return (f"Training {state} after {self.seconds:.0f}s at step {self.global_step}; outputs in "
@@ -115,7 +123,7 @@ def command_for(run: Path, lock: dict) -> list[str]:
 
 
 def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | None = None, demo: bool = False,
-          stream=None, unreviewed_smoke_test: bool = False) -> TrainResult:
+          stream=None, unreviewed_smoke_test: bool = False, allow_cpu: bool = False) -> TrainResult:
     """Launch the run folder ``run``.
 
     Args:
@@ -126,13 +134,17 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         demo: accept the demo's oracle review at the gate (only ``grpo-rlvr demo`` sets it); training then runs
             in this process, inside ``run_guard.demo_acceptance``, so nothing outside it can claim the demo.
         unreviewed_smoke_test: skip the gate for a capped, marked smoke test that saves nothing.
+        allow_cpu: train a CPU brief even when the estimated time is above ``cpu_time.CPU_LIMIT_S``.
     Raises:
         GateRefused: the gate fails or the brief changed since render.
         LaunchError: the run folder is incomplete.
     """
     run = Path(run).resolve()
     ckpt = newest_complete_checkpoint(run / "output") if resume else None
-    lock = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test, resume=ckpt)
+    if dry_run:  # shows the commands whatever the gate says, and says whether training would be refused
+        lock, refused = check_run(run, demo=demo, smoke=unreviewed_smoke_test, resume=str(ckpt) if ckpt else None)
+    else:
+        lock, refused = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test, resume=ckpt), []
     missing = [f for f in ("train.py", "grpo_config.yaml", "accelerate.yaml", "launch.sh") if not (run / f).is_file()]
     if missing:
         raise LaunchError(f"{run}: missing {', '.join(missing)}; run `grpo-rlvr render` again")
@@ -146,8 +158,13 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     # idle OpenMP threads sleep instead of spinning (cpu_threads), unless the caller's environment says otherwise
     env_extra = {"TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1",
                  WAIT_POLICY: os.environ.get(WAIT_POLICY, "PASSIVE")}
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.cpu_time import check_training_time
+
+    cpu_s = None if refused else check_training_time(load_brief(lock["brief"]), max_steps, allow_cpu or dry_run)
     if dry_run:
-        res = TrainResult(run, True, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra)
+        res = TrainResult(run, not refused, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra,
+                          refused=refused, cpu_estimate_s=cpu_s)
         if lock["launch"]["mode"] == "server":  # launch.sh prints the exact commands it would run
             shown = subprocess.run(cmd, cwd=run, capture_output=True, text=True,
                                    env={**os.environ, **env_extra, "GRPO_RLVR_DRY_RUN": "1"})

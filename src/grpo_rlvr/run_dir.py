@@ -94,12 +94,15 @@ def _devices(start: int, count: int) -> str:
 
 def pinned_revision(brief: Brief, role: str = "model") -> str | None:
     """The commit a hub model (``role="model"``) or hub dataset resolves to in the local cache: what inspect
-    read and the gate compares, so the run loads that commit's snapshot and nothing newer. None for a local
-    path, and for a hub repo this machine's cache does not hold (unless the brief names a commit): such a run
-    cannot pass the gate here, and the check before training asks for a render where the repo is cached."""
+    read and the gate compares, so the run loads that commit's snapshot and nothing newer (for an adapter folder,
+    its base's). None for a local path, and for a hub repo this machine's cache does not hold (unless the brief
+    names a commit): such a run cannot pass the gate here, and the check before training asks for a render where
+    the repo is cached."""
     from grpo_rlvr.identity.hub_cache import COMMIT, resolved_commit
 
     spec = brief.model if role == "model" else brief.dataset
+    if role == "model" and spec.adapter_base:   # an adapter folder: the commit of its hub base
+        spec = spec.adapter_base
     if spec.is_local:
         return None
     commit = resolved_commit(spec.resolved, spec.revision, role)
@@ -129,7 +132,7 @@ def launch_plan(brief: Brief) -> dict:
             vllm_devices=_devices(0, hw.vllm_gpus),
             train_devices=_devices(hw.vllm_gpus, hw.num_gpus - hw.vllm_gpus),
             multinode=hw.num_nodes > 1, num_nodes=hw.num_nodes,
-            vllm_command=("env VLLM_SERVER_DEV_MODE=1 vllm serve " + shlex.quote(brief.model.resolved)
+            vllm_command=("env VLLM_SERVER_DEV_MODE=1 vllm serve " + shlex.quote(brief.model.base_path)
                           + (f" --revision {commit} --tokenizer-revision {commit}"
                              if (commit := pinned_revision(brief)) else "")
                           + f" --tensor-parallel-size {tp}"
@@ -146,12 +149,25 @@ def _split_spec(resolved: str, local: bool, split: str, field: str, subset: str 
 
 
 def peft_kwargs(brief: Brief) -> dict | None:
-    """peft.LoraConfig kwargs from the brief's resolved adapter settings (None for full fine-tuning)."""
-    if brief.method == "full":
+    """peft.LoraConfig kwargs from the brief's resolved adapter settings (None for full fine-tuning, and for an
+    adapter folder, which training continues with its own settings)."""
+    if brief.method == "full" or brief.model.adapter_base:
         return None
     lora = dict(brief.lora)
     return {"r": lora["r"], "lora_alpha": lora["alpha"], "lora_dropout": lora["dropout"],
             "target_modules": lora["target_modules"], "task_type": "CAUSAL_LM"}
+
+
+def adapter_spec(brief: Brief) -> dict | None:
+    """train.py's ADAPTER: the adapter folder, whether training continues it (lora/qlora) or merges it (full), and
+    its own tokenizer when it has one."""
+    if not brief.model.adapter_base:
+        return None
+    from grpo_rlvr.runtime.model_loading import tokenizer_source
+
+    tok = tokenizer_source(brief.model)
+    return {"path": brief.model.resolved, "continue": brief.method != "full",
+            "tokenizer": tok if tok == brief.model.resolved else None}
 
 
 def model_init(brief: Brief) -> dict:
@@ -221,7 +237,7 @@ def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
 
     ds = brief.dataset
     files["train.py"] = env.get_template("train.py.j2").render(
-        **common, model=brief.model.resolved, model_revision=pinned_revision(brief),
+        **common, model=brief.model.base_path, model_revision=pinned_revision(brief), adapter=adapter_spec(brief),
         dataset={**_split_spec(ds.resolved, ds.is_local, ds.split, "dataset.path", ds.subset,
                                pinned_revision(brief, "dataset")),
                  "eval": _split_spec(ds.eval_resolved, ds.eval_is_local, ds.eval_split, "dataset.eval_path",

@@ -154,12 +154,14 @@ def draw(brief, prompts: Sequence, n: int, params: SamplingParams, model=None, t
          progress: Callable[[int, int], None] | None = None) -> tuple[list[Sample], str, object]:
     """Sample for preflight and inspect: the given model with transformers; else vLLM when available; else
     the brief's model with transformers. Returns the samples, the engine used and the tokenizer."""
-    if model is None and vllm_available():
-        from transformers import AutoTokenizer
+    if model is None and vllm_available() and not brief.model.adapter_base:  # vLLM loads merged weights only
+        from grpo_rlvr.runtime.model_loading import load_tokenizer
 
-        tok = AutoTokenizer.from_pretrained(brief.model.resolved, revision=brief.model.revision,
-                                            trust_remote_code=brief.model.trust_remote_code)
+        tok = load_tokenizer(brief.model)
         return generate_vllm(brief.model.resolved, tok, prompts, n, params, progress), "vllm", tok
+    if model is None and brief.model.adapter_base:
+        log.info("sampling the adapter %s with transformers: vLLM needs merged weights (grpo-rlvr merge)",
+                 brief.model.name_or_path)
     if model is None:
         from grpo_rlvr.runtime.model_loading import load_model_and_tokenizer
 

@@ -3,8 +3,17 @@
 Samples k completions (k = num_generations) per prompt with the training sampler, scores them, and reports
 pass@1, unbiased pass@k, the share of prompts never / always solved, the forecast share of zero-signal groups
 (what TRL will log as ``frac_reward_zero_std``), the truncation rate and prompt lengths against the model's
-context. Verdict: ``sft-first`` (no correct sample at all), ``too-easy`` (≥ 90% of prompts always solved),
-or ``grpo``. ``--filter OUT`` writes the learnable subset (prompts solved sometimes, plus a share of the rest).
+context. A group's signal is split by where it comes from: ``correctness_signal`` (the correctness rewards
+differ within the group: some samples right, some wrong) and ``format_only_signal`` (the total varies, the
+correctness does not: only format or shaping rewards move, which teaches the format, not the task).
+
+When no sample is correct at the brief's temperature, a second pass samples the same prompts at
+``LOW_TEMPERATURE`` before anything says SFT: a model whose right answer is its most likely one, buried under
+sampling noise, needs a lower temperature, not demonstrations.
+
+Verdict: ``sft-first`` (no correct sample, at the brief's temperature nor at the low one), ``lower-temperature``
+(correct only at the low temperature), ``too-easy`` (≥ 90% of prompts always solved), or ``grpo``.
+``--filter OUT`` writes the learnable subset (prompts solved sometimes, plus a share of the rest).
 """
 
 from __future__ import annotations
@@ -12,10 +21,11 @@ from __future__ import annotations
 import math
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grpo_rlvr.brief import load_brief
+from grpo_rlvr.cpu_time import check_sampling_time
 from grpo_rlvr.dataset_io import load_rows, reward_columns
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_jsonl_atomic
@@ -23,6 +33,7 @@ from grpo_rlvr.rewards import build_reward, combine
 from grpo_rlvr.sampling import SamplingParams, draw, encode_prompts
 
 TOO_EASY_SHARE = 0.9
+LOW_TEMPERATURE = 0.3  # the second pass when nothing is correct at the brief's temperature
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -42,12 +53,15 @@ class PreflightResult:
     never_solved: float
     always_solved: float
     zero_signal_groups: float
+    correctness_signal: float        # share of groups whose correctness rewards differ within the group
+    format_only_signal: float        # share of groups whose total varies while correctness does not
     truncation_rate: float
     prompt_tokens_max: int
     prompt_tokens_mean: float
     context_length: int | None
     evidence: list[str] = field(default_factory=list)
     filtered: dict | None = None
+    low_temperature: dict | None = None   # the second pass, when it ran: temperature, pass@1, prompts solved
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
@@ -59,20 +73,78 @@ class PreflightResult:
                  f"{self.pass_at_k:.3f}",
                  f"  never solved {self.never_solved:.0%}, always solved {self.always_solved:.0%}, "
                  f"zero-signal groups (forecast frac_reward_zero_std) {self.zero_signal_groups:.0%}",
+                 f"  groups with a correctness signal {self.correctness_signal:.0%}, with a format-only signal "
+                 f"{self.format_only_signal:.0%}",
                  f"  truncated {self.truncation_rate:.0%}; prompt tokens max {self.prompt_tokens_max}, mean "
                  f"{self.prompt_tokens_mean:.1f}" + (f" (context {self.context_length})" if self.context_length else "")]
+        if self.low_temperature:
+            lo = self.low_temperature
+            lines.append(f"  at temperature {lo['temperature']:g}: pass@1 {lo['pass_at_1']:.3f}, "
+                         f"{lo['prompts_solved']} of {self.prompts} prompts solved at least once")
         lines += [f"  - {e}" for e in self.evidence]
         if self.filtered:
             lines.append(f"  wrote {self.filtered['rows']} learnable rows to {self.filtered['path']}")
         return "\n".join(lines)
 
 
+@dataclass
+class _Pass:
+    """One sampling pass, scored: per prompt, the k samples' solved flags, totals and correctness sums."""
+
+    solved: list[list[bool]]
+    totals: list[list[float]]
+    correct: list[list[float]]
+    truncation_rate: float
+    tokenizer: object
+
+    @property
+    def counts(self) -> list[int]:
+        return [sum(g) for g in self.solved]
+
+    def pass_at_1(self, k: int) -> float:
+        return sum(self.counts) / (len(self.solved) * k)
+
+
+def _sample_and_score(brief, rows, chosen, k, params, rewards, correctness, model, tokenizer, progress) -> _Pass:
+    prompt_list = [rows[i]["prompt"] for i in chosen]
+    drawn, _engine, tokenizer = draw(brief, prompt_list, k, params, model, tokenizer, progress)
+    cand = [rows[chosen[d.prompt_index]] for d in drawn]
+    scored = combine(rewards, brief.reward_weights, [d.completion for d in drawn],
+                     prompts=[r["prompt"] for r in cand], **reward_columns(cand))
+    solved = [all((res["scores"][c].score or 0) >= 1.0 - 1e-9 for c in correctness) for res in scored]
+    correct = [sum(res["scores"][c].score or 0 for c in correctness) for res in scored]
+    totals = [res["total"] for res in scored]
+    return _Pass([solved[i * k:(i + 1) * k] for i in range(len(chosen))],
+                 [totals[i * k:(i + 1) * k] for i in range(len(chosen))],
+                 [correct[i * k:(i + 1) * k] for i in range(len(chosen))],
+                 sum(d.truncated for d in drawn) / len(drawn), tokenizer)
+
+
+def _varies(values: list[float]) -> bool:
+    return max(values) - min(values) >= 1e-9
+
+
+def signal_shares(totals: list[list[float]], correct: list[list[float]]) -> tuple[float, float, float]:
+    """(zero-signal, correctness-signal, format-only-signal) shares of groups, from each group's total rewards and
+    correctness scores: no signal when the totals are all equal; a correctness signal when the correctness scores
+    differ; format-only when the totals differ and the correctness scores do not."""
+    n = len(totals)
+    zero = sum(not _varies(t) for t in totals) / n
+    corr = sum(_varies(c) for c in correct) / n
+    fmt = sum(_varies(t) and not _varies(c) for t, c in zip(totals, correct, strict=True)) / n
+    return zero, corr, fmt
+
+
 def preflight(brief_path, prompts: int | None = None, k: int | None = None, filter_out=None, keep_share: float = 0.1,
-              model=None, tokenizer=None, progress=None, batch_size: int = 64) -> PreflightResult:
+              model=None, tokenizer=None, progress=None, batch_size: int = 64,
+              allow_cpu: bool = False) -> PreflightResult:
     """Measure the base success rate and route to SFT or GRPO. See the module docstring.
 
+    Args:
+        allow_cpu: sample on a CPU even when the estimated time is above ``cpu_time.CPU_LIMIT_S``.
     Raises:
         ConfigError: bad ``prompts`` / ``k`` / ``keep_share``, or the brief has no correctness reward.
+        CpuTimeRefused: sampling the brief's model on this CPU would take too long, and ``allow_cpu`` is not set.
     """
     t0 = time.monotonic()
     brief = load_brief(brief_path)
@@ -96,39 +168,53 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
         raise ConfigError("rewards: preflight needs a correctness reward (kind 'correctness', e.g. exact_match) to "
                           "measure success")
     s = brief.sampling()
+    low_pass = s["temperature"] > LOW_TEMPERATURE
+    if model is None:
+        check_sampling_time(brief, len(chosen) * k * (2 if low_pass else 1), allow_cpu, "preflight")
     params = SamplingParams(temperature=s["temperature"], top_p=s["top_p"],
                             max_completion_length=s["max_completion_length"], seed=brief.preflight_seed,
                             batch_size=batch_size)
-    prompt_list = [rows[i]["prompt"] for i in chosen]
-    drawn, _engine, tokenizer = draw(brief, prompt_list, k, params, model, tokenizer, progress)
-    cand = [rows[chosen[d.prompt_index]] for d in drawn]
-    scored = combine(rewards, brief.reward_weights, [d.completion for d in drawn],
-                     prompts=[r["prompt"] for r in cand], **reward_columns(cand))
-    solved = [all((res["scores"][c].score or 0) >= 1.0 - 1e-9 for c in correctness) for res in scored]
-    per_prompt = [solved[i * k:(i + 1) * k] for i in range(len(chosen))]
-    totals = [[res["total"] for res in scored[i * k:(i + 1) * k]] for i in range(len(chosen))]
-    counts = [sum(g) for g in per_prompt]
-    n_p = len(chosen)
-    p1 = sum(counts) / (n_p * k)
+    first = _sample_and_score(brief, rows, chosen, k, params, rewards, correctness, model, tokenizer, progress)
+    tokenizer = first.tokenizer
+    counts, n_p = first.counts, len(chosen)
+    p1 = first.pass_at_1(k)
     pk = sum(pass_at_k(k, c, k) for c in counts) / n_p
     never = sum(c == 0 for c in counts) / n_p
     always = sum(c == k for c in counts) / n_p
-    zero_sig = sum(max(t) - min(t) < 1e-9 for t in totals) / n_p
-    trunc = sum(d.truncated for d in drawn) / len(drawn)
+    zero_sig, corr_sig, format_only = signal_shares(first.totals, first.correct)
+    trunc = first.truncation_rate
+    prompt_list = [rows[i]["prompt"] for i in chosen]
     lengths = [len(x) for x in encode_prompts(tokenizer, prompt_list)]
-    evidence = []
-    if p1 == 0:
+    evidence, low = [], None
+    if p1 == 0 and low_pass:  # before saying SFT: is the answer there, under the sampling noise?
+        second = _sample_and_score(brief, rows, chosen, k, replace(params, temperature=LOW_TEMPERATURE), rewards,
+                                   correctness, model, tokenizer, progress)
+        low = {"temperature": LOW_TEMPERATURE, "pass_at_1": second.pass_at_1(k),
+               "prompts_solved": sum(c > 0 for c in second.counts)}
+    if p1 == 0 and low and low["pass_at_1"] > 0:
+        verdict = "lower-temperature"
+        evidence.append(f"0 of {n_p * k} samples solved the task at temperature {s['temperature']:g}, but "
+                        f"{low['prompts_solved']} of {n_p} prompts were solved at temperature {LOW_TEMPERATURE:g} "
+                        f"(pass@1 {low['pass_at_1']:.3f}): the skill is there, buried under sampling noise. Set "
+                        f"grpo.temperature near {LOW_TEMPERATURE:g} in the brief and run preflight again")
+    elif p1 == 0:
         verdict = "sft-first"
-        evidence.append(f"0 of {n_p * k} samples solved the task at temperature {s['temperature']}: GRPO would see "
-                        "zero advantage everywhere. Teach the task with SFT first, then come back.")
+        tried = f"temperature {s['temperature']:g}" + (f", and none of {n_p * k} at {LOW_TEMPERATURE:g}" if low else "")
+        evidence.append(f"0 of {n_p * k} samples solved the task at {tried}: GRPO would see zero advantage from "
+                        "correctness everywhere. Teach the task with SFT first, then come back.")
     elif always >= TOO_EASY_SHARE:
         verdict = "too-easy"
         evidence.append(f"{always:.0%} of prompts are solved by every sample: little left to learn; use harder "
                         "prompts or `--filter` to keep the learnable ones")
     else:
         verdict = "grpo"
-        evidence.append(f"the model succeeds sometimes (pass@1 {p1:.3f}); {1 - zero_sig:.0%} of groups will carry "
-                        "a learning signal")
+        evidence.append(f"the model succeeds sometimes (pass@1 {p1:.3f}); {corr_sig:.0%} of groups carry a "
+                        "correctness signal (some samples right, some wrong)"
+                        + (f", and {format_only:.0%} more vary only in format or shaping, which teaches the format, "
+                           "not the task" if format_only else ""))
+    if p1 == 0 and format_only:
+        evidence.append(f"{format_only:.0%} of groups vary, but only in format or shaping rewards: their advantage "
+                        "would teach the format, not the task")
     ctx = brief.model.context_length
     if ctx and max(lengths) + s["max_completion_length"] > ctx:
         evidence.append(f"the longest prompt ({max(lengths)} tokens) plus max_completion_length "
@@ -143,8 +229,9 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
         raw = [_unmapped(rows[i], brief) for i in keep]
         write_jsonl_atomic(Path(filter_out), raw)
         filtered = {"path": str(filter_out), "rows": len(raw), "of": len(rows)}
-    return PreflightResult(verdict, n_p, k, p1, pk, never, always, zero_sig, trunc, max(lengths),
-                           sum(lengths) / len(lengths), ctx, evidence, filtered, time.monotonic() - t0)
+    return PreflightResult(verdict, n_p, k, p1, pk, never, always, zero_sig, corr_sig, format_only, trunc,
+                           max(lengths), sum(lengths) / len(lengths), ctx, evidence, filtered, low,
+                           time.monotonic() - t0)
 
 
 def _unmapped(row: dict, brief) -> dict:

@@ -1,7 +1,8 @@
 """The user's grpo-rlvr cache folder: ``$GRPO_RLVR_CACHE``, else ``~/.cache/grpo-rlvr``.
 
 It holds what is expensive to redo and safe to lose: the demo's tiny models and the content hashes of model and
-data files (``identity/hash_cache.py``). Deleting it costs time, never correctness.
+data files (``identity/hash_cache.py``), and this machine's measured CPU speed (``cpu_time.py``). Deleting it
+costs time, never correctness.
 """
 
 from __future__ import annotations

@@ -34,9 +34,9 @@ VARIANTS: dict[str, VariantSpec] = {
         dynamic_sampling={},
     ),
     "dr_grpo": VariantSpec(
-        "dr_grpo", ("length_reward_coupling", "reward_hacking"),
+        "dr_grpo", ("length_reward_coupling",),
         {"loss_type": "dr_grpo", "scale_rewards": "none"},
-        "reward or length rising regardless of quality (length/difficulty bias)",
+        "length rising with the reward regardless of quality (length/difficulty bias)",
     ),
     "gspo": VariantSpec(
         "gspo", ("moe_without_gspo",),

@@ -243,10 +243,18 @@ def load_brief(path: str | Path) -> Brief:
     # --- model ---------------------------------------------------------------------------------------
     m = data["model"]
     resolved, is_local = _resolve_local(base, m["name_or_path"])
+    adapter = None
     if is_local and not Path(resolved).is_dir():
         problems.append(f"model.name_or_path: {m['name_or_path']!r} looks like a local path but {resolved} is not "
                         "a directory; point it at a model folder (with config.json) or use a hub id")
-    facts = model_probe.model_facts(m, resolved, is_local)
+    elif is_local:
+        adapter, problem = model_probe.adapter_base(Path(resolved))
+        problem = problem or model_probe.folder_problem(Path(resolved))
+        if problem:
+            problems.append(f"model.name_or_path: {problem}")
+    # An adapter's facts (size, MoE, vision, context) are its base model's.
+    facts = model_probe.model_facts({**m, "name_or_path": adapter.name, "revision": adapter.revision}, adapter.resolved,
+                                    adapter.is_local) if adapter else model_probe.model_facts(m, resolved, is_local)
     if facts.vision:
         guessed = " (guessed from its name: if it is text-only, state model.vision: false)" \
             if facts.vision_from == "name" else f" (from {facts.vision_from})"
@@ -258,8 +266,9 @@ def load_brief(path: str | Path) -> Brief:
     else:
         warnings.extend(facts.warnings)
     is_moe = facts.moe
-    model = ModelSpec(m["name_or_path"], resolved, is_local, m.get("revision"), m.get("dtype", "auto"),
-                      bool(m.get("trust_remote_code", False)), is_moe, facts.context_length, facts)
+    model = ModelSpec(m["name_or_path"], resolved, is_local, adapter.revision if adapter else m.get("revision"),
+                      m.get("dtype", "auto"), bool(m.get("trust_remote_code", False)), is_moe, facts.context_length,
+                      facts, adapter)
 
     # --- dataset -------------------------------------------------------------------------------------
     d = data["dataset"]

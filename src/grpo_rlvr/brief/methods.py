@@ -24,7 +24,7 @@ QLORA_QUANTIZATION = {"load_in_4bit": True, "bnb_4bit_quant_type": "nf4", "bnb_4
                       "bnb_4bit_compute_dtype": "bfloat16"}
 
 SOURCES = {
-    "recipe": "the skill's GRPO recipe (DESIGN.md §2)",
+    "recipe": "the skill's GRPO recipe (docs/design.md §2)",
     "method:lora": f"TRL docs, 'LoRA Without Regret': GRPO with LoRA at 1e-5 vs 1e-6 full, all-linear, alpha 32, "
                    f"rank 1-32 suffices for RL ({TRL_LORA_GUIDE})",
     "method:qlora": f"as LoRA ({TRL_LORA_GUIDE}), on a 4-bit NF4 base with double quantization and bf16 compute "

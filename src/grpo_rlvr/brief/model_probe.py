@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grpo_rlvr.identity.compute import ADAPTER_CONFIG
+
 MOE_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
 _VISION_KEYS = ("vision_config", "visual", "image_token_id", "image_token_index", "vision_tower", "mm_vision_tower")
 
@@ -169,6 +171,71 @@ def human_params(n: float) -> str:
         if n >= scale:
             return f"{n / scale:.3g}{unit}"
     return f"{n:.3g}"
+
+
+# ---------------------------------------------------------------------------- adapter folders
+
+
+
+@dataclass(frozen=True)
+class AdapterBase:
+    """The base model of a PEFT adapter folder, as its ``adapter_config.json`` names it."""
+
+    name: str            # base_model_name_or_path as written
+    resolved: str        # an absolute path for a local base, the hub id otherwise
+    is_local: bool
+    revision: str | None
+    peft_type: str
+
+
+def folder_problem(folder: Path) -> str | None:
+    """Why a local model folder can be neither loaded as a model nor as an adapter (None when it can)."""
+    if (folder / "config.json").is_file() or (folder / ADAPTER_CONFIG).is_file():
+        return None
+    present = sorted(p.name for p in folder.iterdir())[:8] if folder.is_dir() else []
+    return (f"{folder} has no config.json (what a model folder has) and no {ADAPTER_CONFIG} (what a PEFT adapter "
+            f"folder has){'; it holds ' + ', '.join(present) if present else ', it is empty'}. Point "
+            "model.name_or_path at the folder that `save_pretrained` wrote (a full model, or the adapter SFT saved), "
+            "or at a hub id")
+
+
+def adapter_base(folder: Path) -> tuple[AdapterBase | None, str | None]:
+    """The base of the adapter in ``folder`` and a problem (exactly one is None), or (None, None) when ``folder``
+    has no ``adapter_config.json`` (transformers, too, takes a folder with one for an adapter).
+
+    The base is found as the identity finds it (``identity.compute.adapter_base``: a relative path against the
+    adapter folder, then the working directory); here it is also checked: named, LoRA, and a local base holds a
+    model.
+    """
+    from grpo_rlvr.errors import InputFileError
+    from grpo_rlvr.identity.compute import adapter_base as named_base
+
+    folder = Path(folder)
+    where = folder / ADAPTER_CONFIG
+    if not where.is_file():
+        return None, None
+    try:
+        found = named_base(folder)
+        cfg = json.loads(where.read_text(encoding="utf-8"))
+    except (InputFileError, OSError, ValueError) as e:
+        return None, f"{e}; save the adapter again with `save_pretrained`"
+    if found is None:
+        return None, (f"{where}: no base_model_name_or_path, so the base model is unknown; set it to the base's hub "
+                      "id or folder (the model SFT started from)")
+    written, local, revision = found
+    if cfg.get("peft_type", "LORA") != "LORA":
+        return None, (f"{where}: peft_type {cfg.get('peft_type')!r}; only LoRA adapters are loaded here. Merge it "
+                      "into its base with peft (`merge_and_unload()`) and point model.name_or_path at the result")
+    if local is None and (Path(written).expanduser().is_absolute() or written.startswith((".", "~"))):
+        return None, (f"{where}: base_model_name_or_path {written!r} is a path that does not exist here; put the "
+                      "base model there or set base_model_name_or_path to its hub id")
+    if local is not None and not (local / "config.json").is_file():
+        return None, (f"{where}: base_model_name_or_path {written!r} names {local}, which holds no model (no "
+                      "config.json); point it at the base model's folder or hub id")
+    peft_type = cfg.get("peft_type") or "LORA"
+    if local is not None:
+        return AdapterBase(written, str(local), True, revision, peft_type), None
+    return AdapterBase(written, written, False, revision, peft_type), None
 
 
 # ---------------------------------------------------------------------------- facts

@@ -19,6 +19,17 @@ class ModelSpec:
     is_moe: bool
     context_length: int | None
     facts: Any = None        # brief.model_probe.ModelFacts: size, MoE, vision and where each came from
+    adapter_base: Any = None  # brief.model_probe.AdapterBase when ``resolved`` is a PEFT adapter folder, else None
+
+    @property
+    def base_path(self) -> str:
+        """What ``from_pretrained`` loads first: the adapter's base for an adapter folder, else ``resolved``."""
+        return self.adapter_base.resolved if self.adapter_base else self.resolved
+
+    @property
+    def base_revision(self) -> str | None:
+        """The revision of ``base_path``: the one adapter_config.json names for an adapter's hub base."""
+        return self.adapter_base.revision if self.adapter_base else self.revision
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """The ``grpo-rlvr`` command line: a thin shell over the package's functions.
 
-Exit codes: 0 success, 1 the check or run failed, 2 bad input or usage. Heavy imports (torch, transformers,
-trl) happen only inside the commands that need them, so ``--help``, ``validate``, ``gate`` and ``score`` for
-rewards that need no model start fast.
+Exit codes, the same for every command (``EXIT_CODES`` says what 0 and 1 mean for each; ``--help`` prints it and
+``--json`` output carries it as ``"exit_code"``): 0 success or healthy, 1 the check failed or a failure mode was
+found, 2 bad input or usage. Heavy imports (torch, transformers, trl) happen only inside the commands that need
+them, so ``--help``, ``validate``, ``gate`` and ``score`` for rewards that need no model start fast.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable
 
 from grpo_rlvr import __version__
 from grpo_rlvr.cpu_threads import passive_openmp
+from grpo_rlvr.cpu_time import CPU_LIMIT_S
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError
 
 log = logging.getLogger("grpo_rlvr")
@@ -30,11 +32,38 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"Error: {message}\nTry '{self.prog} --help'.\n")
 
 
-def _emit(result: dict, as_json: bool, text: Callable[[dict], str]) -> None:
+# What 0 and 1 mean for each command; 2 is always bad input or usage. ``--help`` prints these lines, and a test
+# holds the README's table to them.
+EXIT_CODES = {
+    "demo": ("the demo ran every phase", "a phase failed"),
+    "validate": ("the brief is valid and fits its hardware", "never (an invalid brief is bad input: 2)"),
+    "preflight": ("the model succeeds sometimes: GRPO", "sft-first, lower-temperature or too-easy: not GRPO yet"),
+    "score": ("every completion was scored", "never"),
+    "inspect": ("the artifact was written", "never"),
+    "review": ("every sample has a verdict", "the review stopped before the last sample"),
+    "gate": ("the gate passes", "the gate fails (every failing rule listed)"),
+    "render": ("the run folder was written", "never"),
+    "train": ("training finished; with --dry-run, the gate passes and training would start",
+              "the gate refuses, or training failed"),
+    "diagnose": ("healthy: no failure mode found", "a failure mode was found"),
+    "memory": ("the estimate fits the GPU", "it does not fit"),
+    "merge": ("the merged model was written", "never"),
+}
+BAD_INPUT = "bad input or usage (a brief, a file, a flag): the message names it and the fix"
+
+
+def exit_code_help(command: str) -> str:
+    ok, failed = EXIT_CODES[command]
+    return f"Exit codes: 0 {ok}; 1 {failed}; 2 {BAD_INPUT}."
+
+
+def _emit(result: dict, as_json: bool, text: Callable[[dict], str], code: int = 0) -> int:
+    """Print ``result`` (as JSON with its ``exit_code``, or as text) and return ``code``."""
     if as_json:
-        print(json.dumps(result, indent=2, default=str))
+        print(json.dumps({**result, "exit_code": code}, indent=2, default=str))
     else:
         print(text(result))
+    return code
 
 
 # --- commands -----------------------------------------------------------------------------------------------
@@ -44,17 +73,15 @@ def cmd_validate(args) -> int:
     from grpo_rlvr.cli.validate import format_validate_report, validate_report
 
     report = validate_report(args.brief, remote=args.remote)
-    _emit(report, args.json, format_validate_report)
-    return 0
+    return _emit(report, args.json, format_validate_report)
 
 
 def cmd_preflight(args) -> int:
     from grpo_rlvr.success_rate import preflight
 
     result = preflight(args.brief, prompts=args.prompts, k=args.k, filter_out=args.filter,
-                       keep_share=args.keep_share, batch_size=args.batch_size)
-    _emit(result.to_dict(), args.json, lambda _: result.format())
-    return 0 if result.verdict == "grpo" else 1
+                       keep_share=args.keep_share, batch_size=args.batch_size, allow_cpu=args.allow_cpu)
+    return _emit(result.to_dict(), args.json, lambda _: result.format(), 0 if result.verdict == "grpo" else 1)
 
 
 def cmd_score(args) -> int:
@@ -87,9 +114,8 @@ def cmd_inspect(args) -> int:
     from grpo_rlvr.inspection import inspect_rewards
 
     result = inspect_rewards(args.brief, out_dir=args.out, samples=args.samples, batch_size=args.batch_size,
-                             force=args.force)
-    _emit(result.to_dict(), args.json, lambda _: result.format())
-    return 0
+                             force=args.force, allow_cpu=args.allow_cpu)
+    return _emit(result.to_dict(), args.json, lambda _: result.format())
 
 
 def cmd_review(args) -> int:
@@ -103,33 +129,29 @@ def cmd_gate(args) -> int:
 
     # checked in a clean interpreter: a sitecustomize or .pth hook that patched this process changes nothing
     reply = run_check("gate", directory=str(args.dir), brief=str(args.brief) if args.brief else None)
-    _emit(reply["result"], args.json, lambda _: reply["text"])
-    return 0 if reply["passed"] else 1
+    return _emit(reply["result"], args.json, lambda _: reply["text"], 0 if reply["passed"] else 1)
 
 
 def cmd_render(args) -> int:
     from grpo_rlvr.run_dir import render
 
     result = render(args.brief, out=args.out, inspection=args.inspection, force=args.force)
-    _emit(result.to_dict(), args.json, lambda _: result.format())
-    return 0
+    return _emit(result.to_dict(), args.json, lambda _: result.format())
 
 
 def cmd_train(args) -> int:
     from grpo_rlvr.launch import train
 
     result = train(args.run, resume=args.resume, dry_run=args.dry_run, max_steps=args.max_steps,
-                   unreviewed_smoke_test=args.unreviewed_smoke_test)
-    _emit(result.to_dict(), args.json, lambda _: result.format())
-    return 0 if result.ok else 1
+                   unreviewed_smoke_test=args.unreviewed_smoke_test, allow_cpu=args.allow_cpu)
+    return _emit(result.to_dict(), args.json, lambda _: result.format(), 0 if result.ok else 1)
 
 
 def cmd_diagnose(args) -> int:
     from grpo_rlvr.diagnosis import diagnose
 
     result = diagnose(args.run, apply_to=args.apply, out_dir=args.out, roles=args.role)
-    _emit(result.to_dict(), args.json, lambda _: result.format())
-    return 0
+    return _emit(result.to_dict(), args.json, lambda _: result.format(), 0 if result.healthy else 1)
 
 
 def cmd_memory(args) -> int:
@@ -138,27 +160,38 @@ def cmd_memory(args) -> int:
     return run_memory(args)
 
 
+def cmd_merge(args) -> int:
+    from grpo_rlvr.adapter_merge import merge_adapter
+
+    result = merge_adapter(args.adapter, args.out, force=args.force)
+    return _emit(result.to_dict(), args.json, lambda _: result.format())
+
+
 def cmd_demo(args) -> int:
     from grpo_rlvr.demo.pipeline import run_demo
 
     result = run_demo(workdir=args.workdir, grpo_steps=args.steps, seed=args.seed, eval_samples=args.eval_samples,
                       fresh=args.fresh, summary_stream=sys.stderr if args.json else None, task_name=args.task)
+    code = 0 if result["ok"] else 1
     if args.json:
-        print(json.dumps(result, indent=2, default=str))
-    return 0 if result["ok"] else 1
+        print(json.dumps({**result, "exit_code": code}, indent=2, default=str))
+    return code
 
 
 # --- parser -------------------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="grpo-rlvr", description="GRPO / RLVR on TRL: verifiable rewards, a human reward-inspection "
-                "gate, validated configs, launch and diagnosis.")
+                "gate, validated configs, launch and diagnosis.",
+                epilog="Exit codes, every command: 0 success or healthy; 1 the check failed or a failure mode was "
+                       f"found (each command's --help says which); 2 {BAD_INPUT}. With --json, stdout holds one JSON "
+                       'document that carries "exit_code" (score --json: JSON lines, one per completion).')
     p.add_argument("--version", action="version", version=f"grpo-rlvr {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def add(name, fn, help_):
-        sp = sub.add_parser(name, help=help_, description=help_)
+        sp = sub.add_parser(name, help=help_, description=help_, epilog=exit_code_help(name))
         sp.set_defaults(func=fn)
         return sp
 
@@ -170,6 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     def json_arg(sp):
         sp.add_argument("--json", action="store_true", help="machine-readable output")
+
+    def allow_cpu_arg(sp, what):
+        sp.add_argument("--allow-cpu", action="store_true",
+                        help=f"{what} on this CPU even when the rough time estimate (model size × tokens at this "
+                             f"machine's measured speed) is over {CPU_LIMIT_S // 60} min")
 
     sp = add("demo", cmd_demo, "the whole pipeline on CPU with a tiny model built locally")
     sp.add_argument("--workdir", default="runs/demo", help="where the demo writes (default: runs/demo)")
@@ -199,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--keep-share", type=float, default=0.1,
                     help="with --filter: share of never/always-solved prompts to keep (default 0.1)")
     batch_arg(sp)
+    allow_cpu_arg(sp, "sample")
     json_arg(sp)
 
     sp = add("score", cmd_score, "score completions from a JSONL file with the brief's rewards or one reward")
@@ -220,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--force", action="store_true",
                     help="replace a folder that holds verdicts (it is kept as inspection.bak-<time>/)")
     batch_arg(sp)
+    allow_cpu_arg(sp, "sample")
     json_arg(sp)
 
     sp = add("review", cmd_review, "a person's review in a terminal: agree/disagree with each scored sample; "
@@ -251,12 +291,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--unreviewed-smoke-test", action="store_true",
                     help="skip the gate for at most 3 steps that save no checkpoint or model; marked in the outputs "
                          "and flagged by diagnose; never a training run")
+    allow_cpu_arg(sp, "train a hardware.accelerator: cpu run")
     json_arg(sp)
 
     sp = add("diagnose", cmd_diagnose, "read a run's logs, name failure modes, recommend a variant")
     sp.add_argument("run", metavar="RUN", help="a grpo-rlvr run folder, a TRL output_dir, a trainer_state.json or a "
                     "metrics.jsonl")
-    sp.epilog = ("Reads metrics.jsonl, else the newest trainer_state.json (output_dir or checkpoint-*/), the held-out "
+    sp.epilog = (exit_code_help("diagnose") + " Reads metrics.jsonl, else the newest trainer_state.json (output_dir or checkpoint-*/), the held-out "
                  "evaluations, and the logged completions (completions/*.parquet). Not TensorBoard event files. "
                  "Each reward's role (format, correctness, length, other) is stated with --role or inferred from "
                  "the brief lock, its name or its behaviour, and printed. Writes diagnosis.json, diagnosis.md and "
@@ -269,6 +310,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write a new brief with the recommended variant or dynamic_sampling section, and this diagnosis")
     json_arg(sp)
 
+    sp = add("merge", cmd_merge, "merge a PEFT LoRA adapter folder (an SFT output) into its base: one model folder, "
+             "as vLLM needs")
+    sp.add_argument("adapter", metavar="ADAPTER", help="the adapter folder (adapter_config.json names the base)")
+    sp.add_argument("--out", metavar="DIR", required=True, help="where to write the merged model")
+    sp.add_argument("--force", action="store_true", help="replace DIR when it exists")
+    json_arg(sp)
+
     sp = add("memory", cmd_memory, "GPU memory estimate for a model size / method / GPU, with tactics to fit")
     sp.add_argument("--size", default="7B", help="size class (0.5B … 70B), a parameter count, or a model folder")
     sp.add_argument("--method", choices=["full", "lora", "qlora"], default="full")
@@ -276,9 +324,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--num-gpus", type=int, default=1, help="training GPUs (sharded with --sharding)")
     sp.add_argument("--sharding", default="none", choices=["none", "zero2", "zero3", "fsdp2"])
     sp.add_argument("--vllm-mode", default="colocate", choices=["colocate", "server", "off"])
-    sp.add_argument("--completion-length", type=int, default=256, help="max_completion_length")
-    sp.add_argument("--prompt-length", type=int, default=512, help="longest prompt, tokens")
-    sp.add_argument("--batch-size", type=int, default=8, help="per_device_train_batch_size")
+    from grpo_rlvr.memory.estimate import MemoryInputs  # light (no torch); the defaults are the library's own
+
+    sp.add_argument("--completion-length", type=int, default=MemoryInputs.max_completion_length,
+                    help=f"max_completion_length (default {MemoryInputs.max_completion_length}: a reasoning budget to "
+                         "plan for; a brief's own value is what validate uses)")
+    sp.add_argument("--prompt-length", type=int, default=MemoryInputs.max_prompt_length,
+                    help=f"longest prompt, tokens (default {MemoryInputs.max_prompt_length})")
+    sp.add_argument("--batch-size", type=int, default=MemoryInputs.per_device_train_batch_size,
+                    help=f"per_device_train_batch_size (default {MemoryInputs.per_device_train_batch_size})")
     json_arg(sp)
     return p
 

@@ -48,8 +48,10 @@ def run_memory(args) -> int:
                           use_vllm=args.vllm_mode != "off",
                           vllm_mode="colocate" if args.vllm_mode == "off" else args.vllm_mode)
     report = memory_report(inputs, args.gpu)
-    print(json.dumps(report, indent=2, default=str) if args.json else format_memory_report(report))
-    return 0 if report["estimate"]["fits"] else 1
+    code = 0 if report["estimate"]["fits"] else 1
+    print(json.dumps({**report, "exit_code": code}, indent=2, default=str) if args.json
+          else format_memory_report(report))
+    return code
 
 
 def brief_memory(brief) -> dict | None:

@@ -59,7 +59,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
                   "mixture_of_experts": brief.model.is_moe, "context_length": brief.model.context_length,
                   "params_b": None if facts.params is None else round(facts.params / 1e9, 3),
                   "params_from": facts.params_from, "moe_from": facts.moe_from, "vision": facts.vision,
-                  "vision_from": facts.vision_from, "config": facts.config_path},
+                  "vision_from": facts.vision_from, "config": facts.config_path, "adapter": _adapter_report(brief)},
         "dataset": {"path": brief.dataset.resolved, "local": brief.dataset.is_local,
                     "prompt_column": brief.dataset.prompt_column, "columns": dict(brief.dataset.columns),
                     "prompt": dict(brief.dataset.prompt)},
@@ -79,7 +79,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         "inspection_dir": str(brief.output_dir / "inspection"),
         "run_dir": str(brief.output_dir / "run"),
         "contract": [r.to_dict() for r in contract],
-        "warnings": [*brief_warnings(brief), *deviation_warnings, *machine],
+        "warnings": [*brief_warnings(brief), *deviation_warnings, *machine, *adapter_warnings(brief)],
         "memory": brief_memory(brief),
         "valid": True,
     }
@@ -94,6 +94,37 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
                           f"{mem['gpu']} ({mem['gpu_gib']} GiB){guess}; what makes it fit: {fix}",
                           source=str(brief.path))
     return report
+
+
+def _adapter_report(brief) -> dict | None:
+    base = brief.model.adapter_base
+    if base is None:
+        return None
+    return {"base": base.resolved, "base_as_written": base.name, "peft_type": base.peft_type,
+            "training": "merged into the base; every weight trains" if brief.method == "full"
+            else "continued with its own LoRA settings"}
+
+
+def adapter_warnings(brief) -> list[str]:
+    """What an adapter folder as the model changes: vLLM loads merged weights only, and LoRA training continues the
+    adapter with its own settings, not the brief's ``lora`` section."""
+    base = brief.model.adapter_base
+    if base is None:
+        return []
+    out = []
+    merge = f"grpo-rlvr merge {brief.model.resolved} --out DIR"
+    if brief.grpo.get("use_vllm"):
+        mode = brief.grpo.get("vllm_mode")
+        out.append(f"model.name_or_path is a PEFT adapter and use_vllm is on: vLLM loads one model folder, not base + "
+                   f"adapter, so its engine starts from the base ({base.resolved})"
+                   + (" and the server serves the base" if mode == "server" else "")
+                   + " until TRL's first weight sync merges the adapter in. Merged weights are the sure path: "
+                   f"`{merge}`, then point model.name_or_path at DIR")
+    if brief.method != "full" and "lora" in brief.raw:
+        out.append("lora: the model is a LoRA adapter, which training continues with its own settings (from its "
+                   "adapter_config.json); this section is not used. To train a new adapter instead, merge this one "
+                   f"first (`{merge}`) and point model.name_or_path at DIR")
+    return out
 
 
 def _variant_report(brief) -> dict | None:
@@ -159,6 +190,8 @@ def format_validate_report(r: dict) -> str:
     lines = [f"Brief {r['brief']} is valid.", f"  fingerprint  {r['fingerprint'][:16]}",
              f"  model        {mdl['name_or_path']}" + (f"  (MoE per {mdl['moe_from']}: GSPO applied)" if mdl["mixture_of_experts"] else ""),
              f"               {facts}",
+             *([f"               a PEFT {a['peft_type']} adapter on {a['base']} (its adapter_config.json); "
+                f"training: {a['training']}"] if (a := mdl.get("adapter")) else []),
              f"  dataset      {r['dataset']['path']}" + ("" if r["dataset"]["local"] else "  (hub; columns not checked)"),
              "  rewards      " + ", ".join(f"{x['name']}×{x['weight']:g}" for x in r["rewards"]),
              f"  hardware     {r['hardware']['accelerator']}, {r['hardware']['training_processes']} training process(es)"

@@ -394,10 +394,10 @@ def reward_hacking(logs: RunLogs) -> Finding | None:
     if format_hack:
         return Finding("reward_hacking", "The format part rises while correctness does not (reward hacking "
                        "suspicion)", "warning", format_hack + (gap or []),
-                       "Read the logged completions: the model may be satisfying the format without solving. Lower "
-                       "the format weight, or make correctness require the format; Dr.GRPO removes the "
-                       "length/difficulty bias if length rises too.", variant="dr_grpo",
-                       brief_change=_variant_change("dr_grpo"))
+                       "Read the logged completions: the model may be satisfying the format without solving. Fix "
+                       "the reward (lower the format weight, or make correctness require the format), then inspect "
+                       "and review again. No variant fixes a broken reward; if completion length rises with the "
+                       "reward, that is reported on its own (length_reward_coupling, Dr.GRPO).")
     if gap:
         return Finding("reward_hacking", "Training reward rises but held-out correctness does not", "warning", gap,
                        "The model fits the training prompts (memorises them) or exploits the reward on them. Read "

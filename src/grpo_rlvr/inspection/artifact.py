@@ -1,4 +1,4 @@
-"""The inspection artifact on disk: ``manifest.json``, ``samples.jsonl``, ``report.html`` (DESIGN.md §6).
+"""The inspection artifact on disk: ``manifest.json``, ``samples.jsonl``, ``report.html`` (docs/design.md §3).
 
 Writes are atomic (temp file + rename), so a crash mid-review never corrupts what is there. Each sample's
 immutable part (id, prompt, completion, ground-truth columns) is hashed into the manifest's
@@ -76,12 +76,32 @@ class Artifact:
         write_jsonl_atomic(self.dir / SAMPLES, self.samples)
 
 
+def inspection_near(d: Path) -> tuple[str, Path] | None:
+    """The inspection folder a person meant when they named a brief's output folder (it holds ``inspection/``),
+    a run folder (its ``brief.lock.json`` records the inspection) or a run's ``output/``; with what ``d`` is."""
+    if (d / "inspection" / MANIFEST).is_file():
+        return "an output folder", d / "inspection"
+    for run, what in ((d, "a run folder"), (d.parent, "a run's output folder")):
+        try:
+            recorded = json.loads((run / "brief.lock.json").read_text()).get("inspection")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(recorded, str) and recorded:
+            return what, Path(recorded)
+    return None
+
+
 def load_artifact(directory: str | Path) -> Artifact:
     """Read an inspection folder. Raises GateError (unusable input) naming the file and the problem."""
     d = Path(directory)
     if not d.is_dir():
         raise GateError(f"inspection folder {d}: not found; run `grpo-rlvr inspect BRIEF` first")
     if not (d / MANIFEST).exists():
+        found = inspection_near(d)
+        if found is not None:
+            what, folder = found
+            raise GateError(f"{d} is {what}, not an inspection folder; its inspection folder is {folder}: "
+                            f"`grpo-rlvr gate {folder}`")
         raise GateError(f"{d / MANIFEST}: missing; this is not an inspection folder (run `grpo-rlvr inspect`)")
     try:
         manifest = load_json(d / MANIFEST, "manifest")

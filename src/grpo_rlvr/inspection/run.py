@@ -14,6 +14,7 @@ from pathlib import Path
 from grpo_rlvr import __version__
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.loader import reward_identity, sampling_identity
+from grpo_rlvr.cpu_time import check_sampling_time
 from grpo_rlvr.dataset_io import load_rows, reward_columns
 from grpo_rlvr.errors import ConfigError, InputFileError
 from grpo_rlvr.files import atomic_directory, move_aside, write_json_atomic, write_jsonl_atomic
@@ -105,7 +106,7 @@ def protect_review(out: Path, force: bool) -> Path | None:
 
 
 def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=None, tokenizer=None,
-                    progress=None, batch_size: int = 64, force: bool = False) -> InspectResult:
+                    progress=None, batch_size: int = 64, force: bool = False, allow_cpu: bool = False) -> InspectResult:
     """Sample, score and write the inspection artifact.
 
     Args:
@@ -114,8 +115,10 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
         samples: how many samples to keep, 50–100 (default: the brief's, 64).
         model, tokenizer: an already-loaded model (the demo passes its own); loaded from the brief otherwise.
         force: replace a folder that holds verdicts, keeping it as ``<name>.bak-<time>/``.
+        allow_cpu: sample on a CPU even when the estimated time is above ``cpu_time.CPU_LIMIT_S``.
     Raises:
         ConfigError: ``samples`` out of range, or the folder holds verdicts and ``force`` is not set.
+        CpuTimeRefused: sampling the brief's model on this CPU would take too long, and ``allow_cpu`` is not set.
     """
     t0 = time.monotonic()
     brief = load_brief(brief_path)
@@ -133,6 +136,8 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
     params = SamplingParams(temperature=s["temperature"], top_p=s["top_p"],
                             max_completion_length=s["max_completion_length"], seed=brief.inspection_seed,
                             batch_size=batch_size)
+    if model is None:
+        check_sampling_time(brief, per_prompt * len(chosen_rows), allow_cpu, "inspect")
     drawn, engine, _ = draw(brief, [rows[i]["prompt"] for i in chosen_rows], per_prompt, params, model, tokenizer,
                          progress)
     cand_rows = [rows[chosen_rows[d.prompt_index]] for d in drawn]

@@ -15,7 +15,7 @@ from pathlib import Path
 from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards._inside_tag import ANSWER_READERS, inside_tag, take_params, with_brief_format
 from grpo_rlvr.rewards._inside_tag import PARAMS as SHARED_PARAMS
-from grpo_rlvr.rewards._reward import KINDS, Reward, Scored, completion_text
+from grpo_rlvr.rewards._reward import KINDS, Reward, Scored, completion_text, refuse_raised
 from grpo_rlvr.rewards.exact_match import exact_match_reward
 from grpo_rlvr.rewards.format import format_reward
 from grpo_rlvr.rewards.json_schema import json_schema_reward
@@ -175,8 +175,12 @@ def combine(rewards: list[Reward], weights: list[float], completions, **columns)
     """Score a batch with every reward: per sample ``{"scores": {name: Scored}, "total": float}``.
 
     The total is the weighted sum TRL computes (None counts as absent, as in TRL's nansum).
+    Raises:
+        RewardError: a reward raised on a sample (named, with where it raised).
     """
     per = {r.name: r.explain(completions, **columns) for r in rewards}
+    for name, scored in per.items():
+        refuse_raised(name, scored, completions)
     out = []
     for i in range(len(completions)):
         scores = {name: per[name][i] for name in per}

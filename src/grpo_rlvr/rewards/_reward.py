@@ -10,10 +10,13 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 # What a reward measures. The gate's composite rule needs one "format" and one "correctness" reward.
 KINDS = ("format", "correctness", "shaping", "judge", "custom")
@@ -23,6 +26,10 @@ KINDS = ("format", "correctness", "shaping", "judge", "custom")
 class Scored:
     score: float | None
     reason: str
+    # Set when a user reward raised on this completion: where it raised (``file.py:LINE: ValueError: ...``). The
+    # score is then 0. Inspection and ``score`` refuse such a result (exit 2, naming the sample); training keeps
+    # the 0 and counts it in ``rewards/<name>/raised``.
+    raised: str | None = None
 
 
 # A scorer takes the completion texts and, for each, its row of dataset columns, and returns one Scored each.
@@ -102,7 +109,33 @@ class Reward:
         return [_finite(s) for s in out]
 
     def __call__(self, prompts=None, completions=(), **kwargs) -> list[float | None]:
-        return [s.score for s in self.explain(completions, prompts=prompts, **kwargs)]
+        """TRL's call during training. A completion the reward raised on scores 0, with a warning naming where it
+        raised, and the count goes to TRL's logs as ``rewards/<name>/raised`` (mean per reward call)."""
+        scored = self.explain(completions, prompts=prompts, **kwargs)
+        raised = [s.raised for s in scored if s.raised]
+        if raised:
+            log.warning("reward %r raised on %d of %d completions, scored 0: %s", self.name, len(raised),
+                        len(scored), raised[0])
+        if callable(kwargs.get("log_metric")):
+            kwargs["log_metric"](f"rewards/{self.name}/raised", float(len(raised)))
+        return [s.score for s in scored]
+
+
+def refuse_raised(name: str, scored: Sequence[Scored], completions: Sequence) -> None:
+    """Raise ``RewardError`` (exit 2) naming the first sample the reward ``name`` raised on (its index and the start
+    of its completion): outside training, a reward that raises is a bug in the reward, to fix before its scores are
+    trusted."""
+    first = next((i for i, s in enumerate(scored) if s.raised), None)
+    if first is None:
+        return
+    from grpo_rlvr.errors import RewardError
+
+    count = sum(bool(s.raised) for s in scored)
+    text = completion_text(completions[first])
+    raise RewardError(f"reward {name!r} raised on sample {first} ({count} of {len(scored)} samples), completion "
+                      f"{text[:60]!r}{'…' if len(text) > 60 else ''}: {scored[first].raised}. Model output is data: make the reward return 0 (or None, not "
+                      "applicable) for a completion it cannot score instead of raising; during training such a "
+                      f"completion scores 0 and is counted as rewards/{name}/raised")
 
 
 def _finite(s: Scored) -> Scored:
@@ -110,8 +143,8 @@ def _finite(s: Scored) -> Scored:
         return s
     x = float(s.score)
     if not math.isfinite(x):
-        return Scored(0.0, f"non-finite score {x} replaced by 0; {s.reason}")
-    return Scored(x, s.reason)
+        return Scored(0.0, f"non-finite score {x} replaced by 0; {s.reason}", s.raised)
+    return Scored(x, s.reason, s.raised)
 
 
 def per_item(fn: Callable[[str, dict], Scored]) -> Scorer:

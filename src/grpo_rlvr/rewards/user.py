@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import traceback
 from pathlib import Path
 
 from grpo_rlvr.errors import RewardError
@@ -49,6 +50,22 @@ def load_callable(ref: str, base_dir: Path | None = None):
     return fn
 
 
+def _scored(v) -> Scored:
+    if isinstance(v, tuple) and len(v) == 2:
+        return Scored(None if v[0] is None else float(v[0]), str(v[1]))
+    return Scored(None if v is None else float(v), "user reward")
+
+
+def raised_at(e: BaseException, source: str | None) -> str:
+    """``file.py:LINE: Type: message`` for the deepest frame of the traceback inside the reward's own file (else
+    the deepest frame), so the message points at the line to fix."""
+    frames = traceback.extract_tb(e.__traceback__)
+    mine = [f for f in frames if source and Path(f.filename) == Path(source)]
+    frame = (mine or frames or [None])[-1]
+    where = f"{frame.filename}:{frame.lineno}" if frame else "?"
+    return f"{where}: {type(e).__name__}: {str(e)[:200]}"
+
+
 def user_reward(ref: str, name: str | None = None, kind: str = "custom", params: dict | None = None,
                 base_dir: Path | None = None) -> Reward:
     """Wrap a user function as a ``Reward``; ``params`` are passed to it as keyword arguments."""
@@ -62,24 +79,36 @@ def user_reward(ref: str, name: str | None = None, kind: str = "custom", params:
     target = ref.partition(":")[0] if not ref.endswith(".py") else ref
     label = name or (Path(target).stem if fn_name == "reward" and target.endswith(".py") else fn_name)
 
-    def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
+    src = inspect.getsourcefile(fn)
+
+    def call(texts: list[str], rows: list[dict]):
         columns: dict = {}
         for key in {k for r in rows for k in r} - {"prompt", "completion_ids"}:
             columns[key] = [r.get(key) for r in rows]
         prompts = [r.get("prompt") for r in rows]
         ids = [r.get("completion_ids") for r in rows]
-        values = fn(prompts=prompts, completions=texts, completion_ids=ids, **columns, **params)
-        if values is None or len(values) != len(texts):
-            raise RewardError(f"user reward {label!r} returned {None if values is None else len(values)} "
-                              f"values for {len(texts)} completions; return one per completion")
-        out = []
-        for v in values:
-            if isinstance(v, tuple) and len(v) == 2:
-                out.append(Scored(None if v[0] is None else float(v[0]), str(v[1])))
-            else:
-                out.append(Scored(None if v is None else float(v), "user reward"))
-        return out
+        return fn(prompts=prompts, completions=texts, completion_ids=ids, **columns, **params)
 
-    src = inspect.getsourcefile(fn)
+    def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
+        try:
+            values = call(texts, rows)
+        except Exception:  # noqa: BLE001 - the function is called again per completion, to name the one(s) it raises on
+            return [one(t, r) for t, r in zip(texts, rows, strict=True)]
+        return checked(values, len(texts))
+
+    def one(text: str, row: dict) -> Scored:
+        try:
+            values = call([text], [row])
+        except Exception as e:  # noqa: BLE001 - a user reward's bug is reported where it raised, not as a crash
+            where = raised_at(e, src)
+            return Scored(0.0, f"scored 0: the reward raised at {where}", raised=where)
+        return checked(values, 1)[0]
+
+    def checked(values, n: int) -> list[Scored]:
+        if values is None or len(values) != n:
+            raise RewardError(f"user reward {label!r} returned {None if values is None else len(values)} "
+                              f"values for {n} completions; return one per completion")
+        return [_scored(v) for v in values]
+
     fp = source_fingerprint(fn, extra={"ref": ref, "params": params, "source": src and Path(src).name})
     return Reward(label, kind, {"ref": ref, **params}, scorer, fp)

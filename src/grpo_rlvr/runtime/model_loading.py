@@ -6,16 +6,54 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+from pathlib import Path
 
 from grpo_rlvr.errors import MachineError
 
 log = logging.getLogger(__name__)
 
 
+def has_tokenizer(folder) -> bool:
+    """A tokenizer was saved in ``folder`` (SFT saves one beside its adapter; it may have added tokens)."""
+    return any((Path(folder) / f).is_file() for f in ("tokenizer_config.json", "tokenizer.json", "tokenizer.model"))
+
+
+def tokenizer_source(spec) -> str:
+    """Where the tokenizer is: the adapter folder when it holds one, else the model (or the adapter's base)."""
+    if spec.adapter_base and has_tokenizer(spec.resolved):
+        return spec.resolved
+    return spec.base_path
+
+
+def load_tokenizer(spec):
+    """The brief's tokenizer (``spec`` is ``brief.model``), from ``tokenizer_source``."""
+    from transformers import AutoTokenizer
+
+    from grpo_rlvr.errors import InputFileError
+
+    src = tokenizer_source(spec)
+    try:
+        return AutoTokenizer.from_pretrained(src, revision=None if src == spec.resolved and spec.adapter_base
+                                             else spec.base_revision, trust_remote_code=spec.trust_remote_code)
+    except (OSError, ValueError) as e:
+        raise InputFileError(f"model.name_or_path: cannot load the tokenizer of {spec.name_or_path!r} from {src}: "
+                             f"{e}") from None
+
+
+def with_adapter(model, adapter_dir: str, trainable: bool = False, merge: bool = False):
+    """``model`` with the PEFT adapter in ``adapter_dir`` applied: merged into its weights (``merge``: sampling and
+    full fine-tuning see one plain model), or kept as a ``PeftModel`` (``trainable``: LoRA training continues it)."""
+    from peft import PeftModel
+
+    wrapped = PeftModel.from_pretrained(model, adapter_dir, is_trainable=trainable)
+    return wrapped.merge_and_unload() if merge else wrapped
+
+
 def load_model_and_tokenizer(brief, device: str | None = None):
-    """(model, tokenizer) on ``device`` (default: CUDA when available, else CPU), eval mode."""
+    """(model, tokenizer) on ``device`` (default: CUDA when available, else CPU), eval mode. An adapter folder
+    loads on its base, merged (sampling then runs as fast as on the base)."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     from grpo_rlvr.errors import InputFileError
 
@@ -23,13 +61,16 @@ def load_model_and_tokenizer(brief, device: str | None = None):
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtype = {"auto": "auto", "bfloat16": torch.bfloat16, "float16": torch.float16,
              "float32": torch.float32}[spec.dtype]
+    tok = load_tokenizer(spec)
     try:
-        tok = AutoTokenizer.from_pretrained(spec.resolved, revision=spec.revision,
-                                            trust_remote_code=spec.trust_remote_code)
-        model = AutoModelForCausalLM.from_pretrained(spec.resolved, revision=spec.revision, dtype=dtype,
+        model = AutoModelForCausalLM.from_pretrained(spec.base_path, revision=spec.base_revision, dtype=dtype,
                                                      trust_remote_code=spec.trust_remote_code)
-    except OSError as e:
-        raise InputFileError(f"model.name_or_path: cannot load {spec.name_or_path!r}: {e}") from None
+        if spec.adapter_base:
+            model = with_adapter(model, spec.resolved, merge=True)
+    except (OSError, ValueError) as e:
+        what = f"the adapter {spec.name_or_path!r} on its base {spec.base_path}" if spec.adapter_base else \
+            repr(spec.name_or_path)
+        raise InputFileError(f"model.name_or_path: cannot load {what}: {e}") from None
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"
@@ -74,3 +115,41 @@ def load_quantized_for_training(model: str, quantization: dict, gradient_checkpo
                                                   dtype=torch.bfloat16, device_map={"": local_rank}, **init)
     log.info("loaded %s in 4-bit (%s) on cuda:%d", model, q.get("bnb_4bit_quant_type"), local_rank)
     return prepare_model_for_kbit_training(policy, use_gradient_checkpointing=gradient_checkpointing)
+
+
+def load_adapter_for_training(base: str, adapter: dict, config, quantization: dict | None = None, **init):
+    """The policy when the brief's model is a PEFT adapter folder (an SFT output), for the rendered train.py.
+
+    The base is loaded as TRL would load it (``config.model_init_kwargs``; 4-bit NF4 for QLoRA), then the adapter
+    in ``adapter["path"]`` is applied: with ``adapter["continue"]`` (method lora/qlora) it stays a trainable
+    ``PeftModel`` that training continues (TRL copies it as the reference adapter when ``beta > 0``), else
+    (method full) it is merged into the base and every weight trains.
+    """
+    if quantization is not None:
+        policy = load_quantized_for_training(base, quantization, gradient_checkpointing=config.gradient_checkpointing,
+                                             **init)
+    else:
+        from trl.trainer.utils import create_model_from_path
+
+        kwargs = {**(config.model_init_kwargs or {}), **init}
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # as TRL does: distributed training needs device_map=None
+            kwargs["device_map"] = None
+        policy = create_model_from_path(base, **kwargs)
+    log.info("applying the adapter %s on %s (%s)", adapter["path"], base,
+             "training continues it" if adapter["continue"] else "merged: every weight trains")
+    policy = with_adapter(policy, adapter["path"], trainable=adapter["continue"], merge=not adapter["continue"])
+    if not adapter["continue"]:
+        # PeftModel freezes the base when it wraps it, and merge_and_unload keeps those flags: full fine-tuning
+        # needs every merged weight trainable again, or the loss has no gradient at all.
+        policy.requires_grad_(True)
+    return policy
+
+
+def adapter_tokenizer(adapter: dict | None):
+    """The tokenizer saved in the adapter folder, for GRPOTrainer's ``processing_class`` (None: TRL loads the
+    base's)."""
+    if not adapter or not adapter.get("tokenizer"):
+        return None
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(adapter["tokenizer"], truncation_side="left", padding_side="left")

@@ -69,6 +69,10 @@ def sha256_file(path: Path) -> str:
 
 
 def read_lock(run: Path) -> dict:
+    if Path(run).is_file():  # a brief given where its rendered run folder belongs
+        what = "a brief" if Path(run).suffix in (".yaml", ".yml") else "a file"
+        raise InputFileError(f"{run} is {what}, not a run folder; render it first: grpo-rlvr render {run} "
+                             "(then train the run folder it writes, OUTPUT_DIR/run)")
     try:
         lock = json.loads((Path(run) / LOCK).read_text())
     except FileNotFoundError:

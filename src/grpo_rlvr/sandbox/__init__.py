@@ -1,4 +1,4 @@
-"""The sandbox for model-written code, used by the ``unit_tests`` reward.
+"""The sandbox for model-written code, used by the ``unit_tests`` reward (docs/design.md §7).
 
 Processes. Per worker, a supervisor (``_server``), started as a fresh interpreter, holds the samples' data and
 judges nothing; before its first request it forks a template (``_template``) that only ever forks, so no
