@@ -15,8 +15,9 @@ from grpo_rlvr.cpu_threads import passive_openmp, usable_cores
 from grpo_rlvr.launch import train
 from grpo_rlvr.run_dir import render
 
-# Runs the rendered train.py as `python train.py` would (it refuses at the gate, after torch has loaded), then
-# prints torch's thread count.
+# Runs the rendered train.py as `python train.py` would once it has restarted itself as `python -I` (it refuses at
+# the gate, after torch has loaded), then prints torch's thread count. The probe starts isolated itself, so
+# train.py does not exec a fresh interpreter, which would drop the probe's atexit hook.
 PROBE = ("import runpy, sys, atexit; sys.argv = [sys.argv[1]]; "
          "atexit.register(lambda: print('TORCH-THREADS', sys.modules['torch'].get_num_threads(), file=sys.stderr)); "
          "runpy.run_path(sys.argv[0], run_name='__main__')")
@@ -28,7 +29,7 @@ def bare_env(**extra) -> dict:
 
 
 def probe_train_py(run, env, cpus=None):
-    out = subprocess.run([sys.executable, "-c", PROBE, str(run / "train.py")], cwd=run, capture_output=True,
+    out = subprocess.run([sys.executable, "-I", "-c", PROBE, str(run / "train.py")], cwd=run, capture_output=True,
                          text=True, timeout=300, env=env,
                          preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
     assert out.returncode == 1 and "grpo-rlvr inspect BRIEF" in out.stderr, out.stderr[-2000:]  # refused, as meant
