@@ -49,6 +49,7 @@ class PreflightResult:
     evidence: list[str] = field(default_factory=list)
     filtered: dict | None = None
     seconds: float = 0.0
+    engine: dict = field(default_factory=dict)   # the engine that sampled: name, package, device, settings
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -61,6 +62,8 @@ class PreflightResult:
                  f"zero-signal groups (forecast frac_reward_zero_std) {self.zero_signal_groups:.0%}",
                  f"  truncated {self.truncation_rate:.0%}; prompt tokens max {self.prompt_tokens_max}, mean "
                  f"{self.prompt_tokens_mean:.1f}" + (f" (context {self.context_length})" if self.context_length else "")]
+        if self.engine:
+            lines.append(f"  sampled with {_engine_text(self.engine)}")
         lines += [f"  - {e}" for e in self.evidence]
         if self.filtered:
             lines.append(f"  wrote {self.filtered['rows']} learnable rows to {self.filtered['path']}")
@@ -100,7 +103,7 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
                             max_completion_length=s["max_completion_length"], seed=brief.preflight_seed,
                             batch_size=batch_size)
     prompt_list = [rows[i]["prompt"] for i in chosen]
-    drawn, _engine, tokenizer = draw(brief, prompt_list, k, params, model, tokenizer, progress)
+    drawn, engine, tokenizer = draw(brief, prompt_list, k, params, model, tokenizer, progress)
     cand = [rows[chosen[d.prompt_index]] for d in drawn]
     scored = combine(rewards, brief.reward_weights, [d.completion for d in drawn],
                      prompts=[r["prompt"] for r in cand], **reward_columns(cand))
@@ -144,7 +147,13 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
         write_jsonl_atomic(Path(filter_out), raw)
         filtered = {"path": str(filter_out), "rows": len(raw), "of": len(rows)}
     return PreflightResult(verdict, n_p, k, p1, pk, never, always, zero_sig, trunc, max(lengths),
-                           sum(lengths) / len(lengths), ctx, evidence, filtered, time.monotonic() - t0)
+                           sum(lengths) / len(lengths), ctx, evidence, filtered, time.monotonic() - t0,
+                           engine.to_dict())
+
+
+def _engine_text(engine: dict) -> str:
+    where = engine.get("platform") or engine.get("device")
+    return f"{engine.get('name')} ({engine.get('package')}, {where})"
 
 
 def _unmapped(row: dict, brief) -> dict:

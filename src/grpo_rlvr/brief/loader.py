@@ -420,6 +420,10 @@ def load_brief(path: str | Path) -> Brief:
     if hw.accelerator == "gpu" and grpo.get("use_vllm") and importlib.util.find_spec("vllm") is None:
         warnings.append("grpo.use_vllm: vLLM is not installed here; install grpo-rlvr[vllm] on the training machine")
 
+    sampling_engine = (data.get("sampling") or {}).get("engine", "auto")
+    if sampling_engine == "vllm" and importlib.util.find_spec("vllm") is None:
+        warnings.append("sampling.engine: 'vllm', but vLLM is not installed here; preflight and inspect will refuse "
+                        "to run here (install vLLM, or set sampling.engine: auto)")
     warnings.extend(methods.method_warnings(method, dict(data.get("lora") or {}), grpo, origin))
     dynamic_sampling = _dynamic_sampling(data, variant, warnings)
     if problems:
@@ -442,6 +446,7 @@ def load_brief(path: str | Path) -> Brief:
         warnings=tuple(warnings),
         raw=MappingProxyType(data),
         dynamic_sampling=dynamic_sampling,
+        sampling_engine=sampling_engine,
     )
     return brief
 
