@@ -2,7 +2,7 @@
 the server lifecycle (health deadline, teardown on success, failure, Ctrl-C, SIGTERM and SIGKILL of the
 launcher) exercised with STAND-IN processes: a fake `vllm.entrypoints.openai.api_server` module (on PYTHONPATH)
 that serves /health on loopback, and a fake `accelerate` on PATH. This lane has no GPU and no vLLM; the stand-ins
-are named as such. The same lifecycle with a real vLLM server is tests/vllm/test_server.py (the vLLM lane)."""
+are named as such. The same lifecycle with a real vLLM server is tests/vllm_lane/test_server.py (the vLLM lane)."""
 
 from __future__ import annotations
 
