@@ -154,9 +154,16 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     if demo:
         returncode = _train_in_process(run, cmd[cmd.index(str(run / "train.py")) + 1:])
     else:
-        returncode = _run_forwarding_signals(cmd, run, {**os.environ, **env_extra}, stream)
+        returncode = _run_forwarding_signals(cmd, run, {**os.environ, **env_extra, "PATH": _path_with_this_python()},
+                                             stream)
     return TrainResult(run, returncode == 0, returncode, cmd, str(ckpt) if ckpt else None,
                        time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started))
+
+
+def _path_with_this_python() -> str:
+    """PATH with this interpreter's folder first: launch.sh runs ``python`` (the vLLM server, train.py, the gate
+    check), which must be the environment grpo-rlvr runs in even when it was started by its full path, unactivated."""
+    return os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
 
 
 def summary_step(summary: Path, since: float) -> int | None:

@@ -204,7 +204,4 @@ def _vllm_on_cpu(g: dict, hw: Hardware) -> list[str]:
     sleep = sleep_mode_problem(g, hw.accelerator)
     if sleep:
         problems.append(sleep)
-    if hw.num_processes > 1:
-        problems.append(f"grpo.use_vllm: vLLM colocated on CPU with {hw.num_processes} training processes is not "
-                        "supported (CPPROBLEM-TBD); use cpu_processes: 1 with vLLM, or use_vllm: false")
     return problems
