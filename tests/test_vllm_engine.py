@@ -108,3 +108,9 @@ def test_sampler_mismatch_detector(tmp_path):
     assert level.severity == "warning" and level.cause == "level"
     grows = {f.id: f for f in run([0.002 * 1.6 ** i for i in range(10)]).findings}["sampler_mismatch"]
     assert grows.severity == "critical" and "stale" in grows.recommendation
+
+
+def test_fsdp2_on_cpu_is_said_to_run_as_ddp(workspace):
+    brief = load_brief(write_brief(workspace, "f.yaml", hardware={"accelerator": "cpu", "cpu_processes": 2,
+                                                                  "sharding": "fsdp2"}))
+    assert any("'fsdp2' is not applied on CPU" in w for w in brief.warnings)

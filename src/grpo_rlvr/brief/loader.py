@@ -352,6 +352,11 @@ def load_brief(path: str | Path) -> Brief:
     if hw.accelerator == "gpu" and hw.num_processes < 1:
         problems.append(f"hardware.vllm_gpus: {hw.vllm_gpus} vLLM GPUs leave no GPU for training out of "
                         f"{hw.num_gpus * hw.num_nodes}; lower vllm_gpus or add GPUs")
+    if hw.accelerator == "cpu" and hw.sharding == "fsdp2" and hw.num_processes > 1:
+        # accelerate 1.15 (state.py) picks MULTI_CPU for cpu=True and applies an FSDP plugin only to GPU-like types
+        warnings.append("hardware.sharding: 'fsdp2' is not applied on CPU: accelerate trains CPU processes with "
+                        "DDP over gloo whatever its config says, so every process holds the whole model; set "
+                        "sharding: ddp on CPU (FSDP2 shards on GPUs)")
     method = data.get("method", "full")
     if method in ("lora", "qlora") and importlib.util.find_spec("peft") is None:
         warnings.append(f"method: {method!r} needs the 'peft' package on the training machine (pip install peft)")
