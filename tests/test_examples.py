@@ -17,7 +17,7 @@ from grpo_rlvr.runtime.model_loading import quantization_problems
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 COVERED = {"gsm8k", "math_boxed", "code_mbpp", "tool_calls", "moe_gspo", "lora_24gb", "qlora_24gb", "server_8gpu",
-           "slurm_2nodes"}
+           "slurm_2nodes", "reasoning_gym"}
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +63,7 @@ def test_example_validates_offline_and_renders(path, tmp_path):
         v = report["variant"]
         assert (v["name"], v["automatic"], v["diagnosis"], v["set_by"]) == ("gspo", True, None, {})
         assert cfg["importance_sampling_level"] == "sequence"
-    if path.stem == "tool_calls":     # local data: its columns were checked, so no hub note
+    if path.stem in ("tool_calls", "reasoning_gym"):  # local data: its columns were checked, so no hub note
         assert not any("hub dataset" in w for w in report["warnings"])
     else:
         assert any("columns were not checked" in w for w in report["warnings"])

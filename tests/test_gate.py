@@ -162,15 +162,19 @@ def test_format_only_reward_is_not_composite(workspace):
     brief.write_text(brief.read_text().replace("  - name: exact_match ", "#  - name: exact_match ")
                      .replace("    weight: 1.0\n", "", 1))
     art = make_artifact(brief, workspace / "fo")
-    fails = failing(check_gate(art))
-    assert "no correctness reward" in fails[5]
+    res = check_gate(art)
+    assert "no correctness reward" in failing(res)[5]
+    assert next(r for r in res.rules if r.id == 5).fix.startswith("add a correctness reward")
 
 
 def test_malformed_outscoring_well_formed_wrong_fails(workspace):
     brief = workspace / "brief.yaml"
     brief.write_text(brief.read_text().replace("weight: 0.2", "weight: 0.0"))
     art = make_artifact(brief, workspace / "w0")
-    assert "does not outscore" in failing(check_gate(art))[5]
+    res = check_gate(art)
+    assert "does not outscore" in failing(res)[5]
+    fix = next(r for r in res.rules if r.id == 5).fix  # the brief has a format reward: not "add a format reward"
+    assert "add a `format` reward" not in fix and "require_format" in fix
 
 
 def test_all_scores_equal_and_zero_correctness(workspace):

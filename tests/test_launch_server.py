@@ -7,8 +7,6 @@ are named as such. The same lifecycle with a real vLLM server is tests/vllm_lane
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import signal
 import stat
@@ -62,10 +60,13 @@ def free_port() -> int:
     return port
 
 
-def server_run(workspace, hardware, reviewed: str | None = "agree") -> Path:
-    """A rendered server-mode run; with a passing review unless ``reviewed`` is None (launch.sh checks the gate)."""
+def server_run(workspace, hardware, reviewed: str | None = "agree", port: int | None = None) -> Path:
+    """A rendered server-mode run; with a passing review unless ``reviewed`` is None (launch.sh checks the gate);
+    its vLLM server on ``port`` (the brief's grpo.vllm_server_port) when given."""
     data = yaml.safe_load(example_brief_text())
     data["hardware"] = hardware
+    if port is not None:
+        data["grpo"]["vllm_server_port"] = port
     data["grpo"]["per_device_train_batch_size"] = 8
     data["grpo"].pop("disable_tqdm", None)
     (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
@@ -121,12 +122,8 @@ def test_dry_run_two_nodes(workspace):
 
 
 def launch(run, standins, port, ignore_sigint=False, command=None, **env):
-    text = (run / "launch.sh").read_text().replace("VLLM_PORT=8000", f"VLLM_PORT={port}")
-    (run / "launch.sh").write_text(text)
-    # a free port for this test; the lock is re-hashed, since launch.sh refuses edited rendered files
-    lock = json.loads((run / "brief.lock.json").read_text())
-    lock["files"]["launch.sh"] = hashlib.sha256(text.encode()).hexdigest()
-    (run / "brief.lock.json").write_text(json.dumps(lock))
+    # a free port for this test, rendered from the brief (launch.sh refuses rendered files edited afterwards)
+    assert f"VLLM_PORT={port}" in (run / "launch.sh").read_text()
     # the stand-ins first, then this venv's python (as on a training box with the venv activated)
     full = {**os.environ, "PATH": f"{standins}:{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
             "PYTHONPATH": str(standins / "pkgs"), "STANDIN_DIR": str(standins),
@@ -180,8 +177,9 @@ def wait_for(path: Path, timeout_s=30.0):
 
 @pytest.mark.parametrize("behaviour,expect_rc", [("ok", 0), ("fail", 3)])
 def test_server_lifecycle_success_and_failure(workspace, standins, behaviour, expect_rc):
-    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
-    p = launch(run, standins, free_port(), TRAIN_BEHAVIOUR=behaviour)
+    port = free_port()
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2}, port=port)
+    p = launch(run, standins, port, TRAIN_BEHAVIOUR=behaviour)
     out, _ = p.communicate(timeout=60)
     assert p.returncode == expect_rc, out
     assert "vLLM is healthy" in out and "stopping the vLLM server" in out
@@ -194,9 +192,10 @@ def test_server_lifecycle_success_and_failure(workspace, standins, behaviour, ex
                                                 (signal.SIGTERM, False), (signal.SIGKILL, False)])
 def test_server_torn_down_when_launcher_is_interrupted_or_killed(workspace, standins, cpu_hog, sig, ignore_sigint,
                                                                  moment):
-    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
+    port = free_port()
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2}, port=port)
     healthy_after = "0.5" if moment == "training" else "999"
-    p = launch(run, standins, free_port(), ignore_sigint=ignore_sigint, TRAIN_BEHAVIOUR="hang",
+    p = launch(run, standins, port, ignore_sigint=ignore_sigint, TRAIN_BEHAVIOUR="hang",
                HEALTHY_AFTER_S=healthy_after, VLLM_HEALTH_TIMEOUT_S="600")
     wait_for(standins / ("train.args" if moment == "training" else "vllm.pid"), timeout_s=120)
     os.kill(p.pid, sig)  # the launcher only (bash), as Ctrl-C / kill would
@@ -211,8 +210,9 @@ def test_server_torn_down_when_launcher_is_interrupted_or_killed(workspace, stan
 
 
 def test_unreviewed_run_starts_no_server(workspace, standins):
-    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2}, reviewed=None)
-    p = launch(run, standins, free_port())
+    port = free_port()
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2}, reviewed=None, port=port)
+    p = launch(run, standins, port)
     out, _ = p.communicate(timeout=120)
     assert p.returncode == 1 and "training refused (no server started" in out and "without a verdict" in out
     assert not (standins / "vllm.pid").exists() and not (standins / "train.args").exists()
@@ -222,8 +222,9 @@ def test_unreviewed_run_starts_no_server(workspace, standins):
 def test_grpo_rlvr_train_passes_a_stop_on_and_waits_for_the_teardown(workspace, standins, sig):
     """Ctrl-C or SIGTERM to `grpo-rlvr train` alone: the launcher is told, and given time to stop its trainer
     and server (it is not killed 0.25 s later, as subprocess.run would)."""
-    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
-    p = launch(run, standins, free_port(), command=[sys.executable, "-m", "grpo_rlvr", "train", str(run)],
+    port = free_port()
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2}, port=port)
+    p = launch(run, standins, port, command=[sys.executable, "-m", "grpo_rlvr", "train", str(run)],
                TRAIN_BEHAVIOUR="hang")
     try:
         wait_for(standins / "train.args", timeout_s=120)
@@ -238,8 +239,25 @@ def test_grpo_rlvr_train_passes_a_stop_on_and_waits_for_the_teardown(workspace, 
 
 
 def test_health_deadline(workspace, standins):
-    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
-    p = launch(run, standins, free_port(), HEALTHY_AFTER_S="999", VLLM_HEALTH_TIMEOUT_S="3")
+    port = free_port()
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2}, port=port)
+    p = launch(run, standins, port, HEALTHY_AFTER_S="999", VLLM_HEALTH_TIMEOUT_S="3")
     out, _ = p.communicate(timeout=60)
     assert p.returncode == 1 and "not healthy after 3s" in out
     assert not (standins / "train.args").exists() and server_gone(standins)
+
+
+def test_red_team_a_grpo_rlvr_folder_in_the_run_cannot_answer_launch_shs_check(workspace, standins):
+    """launch.sh checks the gate with `python -m grpo_rlvr...` from the run folder; without -I that folder is first
+    on the module path, and a package placed there answered "may train" and started the server."""
+    port = free_port()
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2}, reviewed=None, port=port)
+    fake = run / "grpo_rlvr" / "runtime"
+    fake.mkdir(parents=True)
+    (run / "grpo_rlvr" / "__init__.py").write_text("")
+    (fake / "__init__.py").write_text("")
+    (fake / "run_guard.py").write_text("raise SystemExit(0)\n")
+    p = launch(run, standins, port)
+    out, _ = p.communicate(timeout=120)
+    assert p.returncode == 1 and "training refused (no server started" in out and "without a verdict" in out, out
+    assert not (standins / "vllm.pid").exists() and not (standins / "train.args").exists()

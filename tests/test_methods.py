@@ -70,7 +70,7 @@ def test_qlora_renders_a_4bit_nf4_load(workspace):
     text = (run / "train.py").read_text()
     assert ("QUANTIZATION = {'load_in_4bit': True, 'bnb_4bit_quant_type': 'nf4', 'bnb_4bit_use_double_quant': "
             "True, 'bnb_4bit_compute_dtype': 'bfloat16'}") in text
-    assert "load_quantized_for_training(MODEL, QUANTIZATION" in text
+    assert "load_quantized_for_training(source, QUANTIZATION" in text
     lora = render(_brief(workspace, "l", method="lora"), out=workspace / "lrun").dir
     assert "QUANTIZATION = None" in (lora / "train.py").read_text()
 

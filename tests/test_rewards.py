@@ -17,12 +17,28 @@ CONV = lambda text: [{"role": "assistant", "content": text}]  # noqa: E731 - a c
 
 def test_format_scores_structure_with_reasons():
     r = build_reward("format")
-    got = r.explain(["<answer>7</answer>", "7", "<answer>7", "<answer>1</answer><answer>2</answer>", "x <answer>7</answer>"])
-    assert [s.score for s in got] == [1.0, 0.0, 0.0, 0.0, 0.0]
+    got = r.explain(["<answer>7</answer>", "7", "<answer>7", "<answer>1</answer><answer>2</answer>", "x <answer>7</answer>",
+                     "<think>a</think>\n<answer>7</answer>", "<answer>7</answer> so 7", "</answer>7<answer>"])
+    assert [s.score for s in got] == [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
     assert got[1].reason == "no <answer> tag"
     assert got[2].reason == "no </answer> closing tag"
     assert "2 <answer> tags" in got[3].reason
-    assert got[4].reason == "text outside the required structure"
+    assert got[4].reason == "text before <answer>: 'x'"
+    assert got[6].reason == "text after </answer>: 'so 7'"
+    assert got[7].reason == "</answer> before <answer>"
+
+
+def test_format_allows_reasoning_before_the_tag_when_asked():
+    """A prompt that says "reason step by step, then give the answer inside <answer></answer>"."""
+    r = build_reward("format", {"allow_text_before": True})
+    got = r.explain(["Step 1: 3+4 = 7.\n<answer>7</answer>", "<answer>7</answer>", "Step 1.\n<answer>7</answer> ok",
+                     "Step 1: 7"])
+    assert [s.score for s in got] == [1.0, 1.0, 0.0, 0.0]
+    assert got[2].reason == "text after </answer>: 'ok'" and got[3].reason == "no <answer> tag"
+    custom = build_reward("format", {"pattern": r"<answer>\d+</answer>", "allow_text_before": True})
+    assert custom(completions=["So:\n<answer>7</answer>", "So:\n<answer>x</answer>"]) == [1.0, 0.0]
+    with pytest.raises(RewardError, match="allow_text_before"):
+        build_reward("format", {"allow_text_before": "yes"})
 
 
 def test_exact_match_normalizes_and_explains():
@@ -51,11 +67,11 @@ def test_missing_ground_truth_column_is_a_config_error_not_a_score():
 def test_correctness_does_not_pay_for_malformed_output():
     """Found by the demo's review: "<answer>3</answer> garbage" must not earn correctness, else a malformed
     completion (total 1.0) outscores a well-formed wrong one (0.2)."""
-    for name in ("exact_match", "math"):  # extract: tag is what a brief with a format reward sets
+    for name in ("exact_match", "math"):  # extract: tag checks the tag as a brief's format reward does
         got = build_reward(name, {"extract": "tag"}).explain(["<answer>3</answer>\n</ans", "<answer>3</answer>"],
                                                              answer=["3", "3"])
         assert [s.score for s in got] == [0.0, 1.0]
-        assert got[0].reason == "malformed, answer not counted: text outside the required structure"
+        assert got[0].reason == "malformed, answer not counted: text after </answer>: '</ans'"
         loose = build_reward(name, {"extract": "tag", "require_format": False}).explain(["<answer>3</answer>\n</ans"],
                                                                                       answer=["3"])
         assert loose[0].score == 1.0

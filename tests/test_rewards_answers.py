@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from grpo_rlvr.errors import RewardError
-from grpo_rlvr.rewards import build_reward, tag_context
+from grpo_rlvr.rewards import build_reward, with_brief_format
 from grpo_rlvr.rewards._answer import find_answer
 
 MATH = build_reward("math", {"timeout_s": 1, "workers": 1})
@@ -94,7 +94,7 @@ def test_math_rel_tol_is_relative_only():
 def test_pathological_first_item_of_a_fresh_worker_off_the_main_thread():
     """The first item of a fresh worker gets the same budget as any other (no start-up grace), in a thread;
     the next item is scored normally."""
-    fresh = build_reward("math", {"timeout_s": 1, "workers": 1})
+    fresh = build_reward("math", {"timeout_s": 1, "workers": 1, "evaluated": False})  # so the tower is parsed
     fresh.warm()
     out: list = []
     evil = "The answer is $\\boxed{2^{2^{2^{2^{2^{2^{99}}}}}}}$"
@@ -118,25 +118,69 @@ def test_a_killed_worker_is_replaced_by_the_warm_spare():
 
 # --- the brief's answer tag ----------------------------------------------------------------------------------
 
-def test_tag_context_uses_the_format_rewards_tag():
-    specs = [("format", {"tag": "final"}), ("math", {}), ("exact_match", {"extract": "boxed"}), ("json_schema", {})]
-    assert tag_context(specs) == [{"tag": "final"}, {"extract": "tag", "tag": "final"}, {"extract": "boxed"}, {}]
+def test_every_correctness_reward_reads_inside_the_brief_format_tag():
+    specs = [("format", {"tag": "final"}), ("math", {}), ("exact_match", {"extract": "boxed"}), ("json_schema", {}),
+             ("tool_call", {"require_format": False}), ("unit_tests", {}), ("rubric_judge", {}),
+             ("length_penalty", {"reward": "math"})]
+    fmt = {"tag": "final", "pattern": None, "allow_text_before": False}
+    got, problems = with_brief_format(specs)
+    assert problems == []
+    assert got == [{"tag": "final"}, {"format": fmt}, {"extract": "boxed", "format": fmt}, {"format": fmt},
+                   {"require_format": False}, {"format": fmt}, {},
+                   {"reward": "math", "reward_params": {"format": fmt}}]
     pattern = r"<reasoning>.*</reasoning>\s*<answer>.*</answer>"
-    assert tag_context([("format", {"pattern": pattern}), ("math", {})])[1] == {
-        "extract": "tag", "tag": "answer", "pattern": pattern}
-    # a custom structure without the tag defines no answer tag: the default (auto) stays
-    assert tag_context([("format", {"pattern": r"\d+"}), ("math", {})])[1] == {}
-    assert tag_context([("math", {})]) == [{}]
+    assert with_brief_format([("format", {"pattern": pattern}), ("math", {})])[0][1] == {
+        "format": {"tag": "answer", "pattern": pattern, "allow_text_before": False}}
+    # a custom structure without the tag defines no answer tag: the whole completion is read
+    assert with_brief_format([("format", {"pattern": r"\d+"}), ("math", {})])[0][1] == {}
+    assert with_brief_format([("math", {})]) == ([{}], [])
+
+
+def test_a_user_reward_opts_in_and_asking_without_a_tagged_format_is_a_problem():
+    fmt = {"tag": "answer", "pattern": None, "allow_text_before": True}
+    got, problems = with_brief_format([("format", {"allow_text_before": True}), ("mine.py", {}),
+                                       ("theirs.py:score", {"require_format": True})])
+    assert got[1:] == [{}, {"require_format": True, "format": fmt}] and problems == []
+    _, problems = with_brief_format([("theirs.py:score", {"require_format": True})])
+    assert problems and "no format reward with an answer tag" in problems[0]
+
+
+def test_user_reward_that_opts_in_sees_only_the_inside_of_the_tag(tmp_path):
+    (tmp_path / "echo.py").write_text("def reward(completions, **kw):\n"
+                                      "    return [(1.0, 'saw ' + c) for c in completions]\n")
+    params, _ = with_brief_format([("format", {}), ("echo.py", {"require_format": True})])
+    r = build_reward("echo.py", params[1], base_dir=tmp_path, kind="correctness")
+    got = r.explain(["<think>hm</think><answer> 42 </answer>", "42"])
+    assert [(s.score, s.reason) for s in got] == [(1.0, "saw 42"), (0.0, "no <answer> tag")]
+    assert r.params["require_format"] is True  # recorded as the brief gives it
+
+
+@pytest.mark.parametrize("name, row, good, bad", [
+    ("json_schema", {"schema": '{"type": "object", "required": ["a"]}'}, '<answer>{"a": 1}</answer>', '{"a": 1}'),
+    ("tool_call", {"tool": '{"name": "f", "arguments": {"x": 1}}'},
+     '<answer>{"name": "f", "arguments": {"x": 1}}</answer>', '{"name": "f", "arguments": {"x": 1}}'),
+    ("exact_match", {"answer": "7"}, "<answer>7</answer>", "The answer is 7."),
+    ("math", {"answer": "7"}, "Since 3 + 4 = 7:\n<answer>\\boxed{7}</answer>", "\\boxed{7}"),
+])
+def test_correctness_never_pays_for_a_right_answer_outside_the_tag(name, row, good, bad):
+    params, _ = with_brief_format([("format", {"allow_text_before": True}), (name, {})])
+    r = build_reward(name, {**params[1], **({"workers": 1} if name == "math" else {})})
+    got = r.explain([good, bad, good + " and more"], **{k: [v] * 3 for k, v in row.items()})
+    assert got[0].score == 1.0, got[0].reason
+    assert (got[1].score, got[1].reason) == (0.0, "no <answer> tag")
+    assert got[2].score == 0.0 and got[2].reason == "malformed, answer not counted: text after </answer>: 'and more'"
+    loose = build_reward(name, {**params[1], "require_format": False, **({"workers": 1} if name == "math" else {})})
+    assert loose.explain([bad], **{k: [v] for k, v in row.items()})[0].score == 1.0  # opted out
 
 
 def test_with_the_format_pattern_a_well_formed_answer_counts_and_a_malformed_one_does_not():
     pattern = r"<reasoning>.*?</reasoning>\s*<answer>.*?</answer>"
-    params = tag_context([("format", {"pattern": pattern}), ("exact_match", {})])[1]
+    params = with_brief_format([("format", {"pattern": pattern}), ("exact_match", {})])[0][1]
     r = build_reward("exact_match", params)
     got = r.explain(["<reasoning>2+2</reasoning>\n<answer>4</answer>", "<answer>4</answer> and more"],
                     answer=["4", "4"])
     assert [s.score for s in got] == [1.0, 0.0]
-    assert got[1].reason.startswith("malformed, answer not counted")
+    assert got[1].reason == "malformed, answer not counted: does not match the format's pattern"
 
 
 def test_the_demo_brief_keeps_its_tag_rule(workspace):
@@ -144,9 +188,103 @@ def test_the_demo_brief_keeps_its_tag_rule(workspace):
 
     b = load_brief(workspace / "brief.yaml")
     em = next(r for r in b.rewards if r.name == "exact_match")
-    assert dict(em.params) == {"extract": "tag", "tag": "answer"}
+    assert dict(em.params) == {"format": {"tag": "answer", "pattern": None, "allow_text_before": False}}
     text = (workspace / "brief.yaml").read_text().replace("  - name: format                   # <answer>…</answer>\n"
                                                           "    weight: 0.2\n", "")
     (workspace / "noformat.yaml").write_text(text)
     alone = load_brief(workspace / "noformat.yaml")
     assert dict(next(r for r in alone.rewards if r.name == "exact_match").params) == {}
+
+
+# --- answers as models write them: the rules chosen for each style -------------------------------------------
+
+@pytest.mark.parametrize("text, gold, score", [
+    # currency inside a box, thousands separators
+    ("So it costs \\boxed{\\$12.50}", "12.5", 1.0),
+    ("Total: \\boxed{\\$1,250}", "1250", 1.0),
+    ("Total: \\boxed{1{,}250}", "1250", 1.0),
+    ("Total: \\boxed{1\\,250}", "1250", 1.0),
+    ("The pairs are \\boxed{(1, 250)}", "(1, 250)", 1.0),  # a comma and a space: a list, not 1250
+    # a fraction with a unit word
+    ("The answer is 3/4 cup.", "\\frac{3}{4}", 1.0),
+    # a half-written expression never counts
+    ("So in total she spends 12 + 10 =", "22", 0.0),
+    ("The answer is 12 + 10 =", "22", 0.0),
+    # several boxes stating one answer
+    ("The roots are \\boxed{5} and \\boxed{-2}.", "-2, 5", 1.0),
+    ("So $x = \\boxed{5}$ or $x = \\boxed{-2}$", "\\{-2, 5\\}", 1.0),
+    ("First \\boxed{3}, then we find the answer \\boxed{5}", "5", 1.0),  # prose between: the last box alone
+    # wrappers, LaTeX forms, degrees, scientific notation
+    ("\\boxed{\\text{12 apples}}", "12", 1.0),
+    ("\\boxed{\\textbf{7}}", "7", 1.0),
+    ("\\boxed{\\dfrac{3}{4}}", "0.75", 1.0),
+    ("\\boxed{\\frac12}", "0.5", 1.0),
+    ("\\boxed{30^\\circ}", "30", 1.0),
+    ("The answer is 30°.", "30", 1.0),
+    ("\\boxed{3 \\times 10^{5}}", "300000", 1.0),
+    ("The answer is 1.5e3.", "1500", 1.0),
+    ("The answer is 1.5e3.", "150", 0.0),
+])
+def test_math_answer_styles(text, gold, score):
+    got = MATH.explain([text], answer=[gold])[0]
+    assert got.score == score, got.reason
+
+
+def test_cut_off_answers_and_sentences_say_why():
+    got = MATH.explain(["The answer is 12 + 10 =", "So in total she spends 12 + 10 =", "First, 48/2 = 24. Then 48 + 24",
+                        "3/4", "x = 5"], answer=["22", "22", "72", "0.75", "5"])
+    assert got[0].reason == "answer 12 + 10 = is cut off (it ends with '=')"
+    sentence = "no final answer found: the one-line completion is a sentence, not a bare answer"
+    assert [(s.score, s.reason) for s in got[1:3]] == [(0.0, sentence)] * 2
+    assert [s.score for s in got[3:]] == [1.0, 1.0]  # a bare one-line answer counts
+
+
+def test_several_answers_rule():
+    text = "#### 120\nOn second thought, the answer is 121."
+    last = MATH.explain([text, text], answer=["121", "120"])
+    assert [s.score for s in last] == [1.0, 0.0]  # default: the one written last counts
+    prio = build_reward("math", {"several": "priority", "workers": 1})
+    assert prio(completions=[text, text], answer=["121", "120"]) == [0.0, 1.0]  # #### comes before the phrase
+    every = build_reward("math", {"several": "all", "workers": 1})
+    assert every(completions=[text, "\\boxed{7}. The answer is 7."], answer=["121", "7"]) == [0.0, 1.0]
+    with pytest.raises(RewardError, match="params.several"):
+        build_reward("math", {"several": "first"})
+
+
+def test_boxes_rule():
+    text = "The roots are \\boxed{5} and \\boxed{-2}."
+    assert build_reward("math", {"boxes": "last", "workers": 1})(completions=[text], answer=["-2, 5"]) == [0.0]
+
+
+def test_percent_rule():
+    texts = ["\\boxed{0.5}", "\\boxed{50}", "\\boxed{50\\%}", "The answer is 50%."]
+    assert MATH(completions=texts, answer=["50\\%"] * 4) == [1.0, 1.0, 1.0, 1.0]  # as math-verify has it
+    strict = build_reward("math", {"percent_as_fraction": False, "workers": 1})
+    assert strict(completions=texts, answer=["50\\%"] * 4) == [0.0, 1.0, 1.0, 1.0]
+
+
+def test_approximate_fractions_rule():
+    texts = ["\\boxed{0.3333333}", "\\boxed{0.5}", "\\boxed{\\frac{1}{3}}", "\\boxed{1.4142136}"]
+    gold = ["\\frac{1}{3}", "\\frac{1}{2}", "\\frac{1}{3}", "\\sqrt{2}"]
+    assert MATH(completions=texts, answer=gold) == [1.0, 1.0, 1.0, 1.0]
+    exact = build_reward("math", {"approximate_fractions": False, "workers": 1})
+    assert exact(completions=texts, answer=gold) == [0.0, 1.0, 1.0, 1.0]  # an irrational has no exact decimal
+
+
+def test_mixed_numbers_rule():
+    texts = ["The answer is 2 1/2 pizzas.", "\\boxed{2\\frac{1}{2}}", "\\boxed{-1 1/4}"]
+    gold = ["\\frac{5}{2}", "\\frac{5}{2}", "-\\frac{5}{4}"]
+    assert MATH(completions=texts, answer=gold) == [1.0, 1.0, 1.0]
+    plain = build_reward("math", {"mixed_numbers": False, "workers": 1})
+    # without the rule "2 1/2" is left to LaTeX, which does not read it as 5/2 (math-verify itself reads 2\frac12)
+    assert plain(completions=texts[:2], answer=gold[:2]) == [0.0, 1.0]
+
+
+def test_choices_rule():
+    texts = ["The answer is (C) 12.", "\\boxed{\\text{(C)}}", "The answer is C.", "The answer is (B) 12.", "\\boxed{12}"]
+    got = MATH.explain(texts, answer=["C"] * 5)
+    assert [s.score for s in got] == [1.0, 1.0, 1.0, 0.0, 0.0]
+    assert got[4].reason == "answer 12 names no choice (A–E)"
+    assert MATH(completions=["The answer is (C) 12."], answer=["12"]) == [1.0]  # the label before a value goes
+    off = build_reward("math", {"choices": False, "workers": 1})
+    assert off(completions=["The answer is (C) 12."], answer=["C"]) == [0.0]

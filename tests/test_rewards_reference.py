@@ -49,8 +49,8 @@ def _matches(reason: str, templates: tuple[str, ...]) -> bool:
 
 TOOL = {"name": "f", "arguments": {"a": 1, "b": "x"}}
 CORPUS = {
-    "format": (["<answer>1</answer>", "1", "<answer>1", "<answer>1</answer><answer>2</answer>", "x <answer>1</answer>"],
-               {}),
+    "format": (["<answer>1</answer>", "1", "<answer>1", "<answer>1</answer><answer>2</answer>", "x <answer>1</answer>",
+                "<answer>1</answer> x", "</answer>1<answer>", "<answer>1</answer></answer>"], {}),
     "exact_match": (["<answer>7</answer>", "#### 8", "a\nb", "x <answer>7</answer>"], {"answer": ["7"] * 4}),
     "json_schema": (["{}", "nothing", '{"a": }', '{"a": "x"}', '{"a": 1, "a": 2}', '{"a": 1} more'],
                     {"schema": [{"properties": {"a": {"type": "integer"}}}] * 6}),
@@ -77,8 +77,8 @@ def test_every_reason_given_is_listed(name):
 
 def test_math_reasons_are_listed():
     got = build_reward("math", {"timeout_s": 1, "workers": 1}).explain(
-        ["#### 3", "#### 4", "a\nb", "#### \\frac{", "\\boxed{2^{2^{2^{2^{2^{2^{99}}}}}}}"],
-        answer=["3", "3", "3", "3", "4"])
+        ["#### 3", "#### 4", "a\nb", "#### \\frac{", "\\boxed{2^{2^{2^{2^{2^{2^{99}}}}}}}", "#### 2 +", "#### x"],
+        answer=["3", "3", "3", "3", "4", "2", "C"])
     for s in got:
         assert _matches(s.reason, REGISTRY["math"].reasons), s.reason
 

@@ -30,7 +30,8 @@ PROBE = ("import runpy, sys, atexit; sys.argv = [sys.argv[1]]; "
 
 
 def run_py(run, *args, probe=False):
-    cmd = [sys.executable, "-c", PROBE, str(run / "train.py")] if probe else [sys.executable, "train.py", *args]
+    # the probe starts as `python -I`, as train.py would restart itself, so its exit hook survives
+    cmd = [sys.executable, "-I", "-c", PROBE, str(run / "train.py")] if probe else [sys.executable, "train.py", *args]
     return subprocess.run(cmd, cwd=run, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
 

@@ -4,10 +4,12 @@
    the manifest unedited (its seal matches what inspect wrote)
 2. every sample has a verdict by a person (kind ``human``, a reviewer, a reading time, bound to this
    manifest's seal and to the sample it judged); none is ``disagree``; the reading is plausible: the median
-   time per sample is at least ``MIN_MEDIAN_SECONDS`` (oracle verdicts only in the demo, never from the CLI)
+   time per sample is at least ``MIN_MEDIAN_SECONDS`` (oracle verdicts only in the demo, never from the CLI);
+   when the brief or the user asks for it, the review is signed by a listed key (``inspection/signature.py``)
 3. reward fingerprints, params, kinds and weights match the current code and brief, and re-scoring reproduces
    the stored scores
-4. the artifact belongs to this brief (model, dataset, reward specs, sampling)
+4. the artifact belongs to this brief: reward specs, sampling, and the model and data by content (``identity``:
+   file hashes, an adapter's base, a hub id's commit pinned at inspect), never by how their paths are written
 5. the reward is composite (format + correctness) and ranks well-formed-wrong above malformed; a judge used as
    the correctness part agrees with the person at Cohen's kappa ≥ ``inspection.judge_min_kappa`` (0.6)
 6. there is signal: some correctness > 0, and the totals are not all equal
@@ -161,12 +163,20 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
 
     # 3 + 4 need the brief and the current rewards ---------------------------------------------------------
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.brief.loader import dataset_identity, model_identity
+    from grpo_rlvr.identity import dataset_changes, dataset_identity, model_changes, model_identity
+    from grpo_rlvr.inspection.signature import required_signers, signature_problems
 
     brief_path = brief or (m.get("brief") or {}).get("path")
     if not brief_path:
         raise GateError(f"{art.dir}: the manifest records no brief; pass --brief BRIEF")
     b = load_brief(brief_path)
+    signers = required_signers(b)
+    if signers is not None:   # rule 2 also needs the person's signature when the brief or the user asks for one
+        signed = signature_problems(art.dir, m, samples, signers)
+        if signed:
+            rules[1].problems.extend(signed)
+            rules[1].passed = False
+            rules[1].fix = signed[0].split("; ")[-1]
     p3, rewards = [], []
     try:
         from grpo_rlvr.inspection.run import build_rewards
@@ -200,23 +210,21 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
     p4 = []
     rec = m.get("brief") or {}
     if rec.get("fingerprint") != b.fingerprint:
+        # what changed, by part: the weights, an adapter, a data file or a pinned commit, said as such
+        p4 += model_changes(m.get("model"), model_identity(b.model))
+        p4 += dataset_changes(m.get("dataset"), dataset_identity(b.dataset), b.dataset.path)
         parts = []
-        if m.get("model") != model_identity(b.model):
-            parts.append("model")
-        if m.get("dataset") != dataset_identity(b.dataset):
-            parts.append("dataset")
-        specs = [{"name": r.name, "weight": r.weight, "params": dict(r.params)} for r in b.rewards]
-        old_specs = [{"name": r.get("name"), "weight": r.get("weight"), "params": r.get("params")}
-                     for r in m.get("rewards", [])]
-        if [s["name"] for s in specs] != [s["name"] for s in old_specs] or \
-                [s["weight"] for s in specs] != [s["weight"] for s in old_specs]:
+        specs = [(r.name, r.weight) for r in b.rewards]
+        if specs != [(r.get("name"), r.get("weight")) for r in m.get("rewards", [])]:
             parts.append("reward specs")
         if {k: m.get("sampling", {}).get(k) for k in b.sampling()} != b.sampling():
             parts.append("sampling parameters")
-        p4.append(f"the artifact was made for another brief ({', '.join(parts) or 'fingerprint'} differ): "
-                  f"{rec.get('path')}")
+        if parts or not p4:
+            p4.append(f"the artifact was made for another brief ({', '.join(parts) or 'fingerprint'} differ): "
+                      f"{rec.get('path')}")
     rules.append(Rule(4, "artifact belongs to this brief", not p4, p4,
-                      "inspect with this brief: `grpo-rlvr inspect BRIEF`"))
+                      "the review holds only for what was read: re-run `grpo-rlvr inspect BRIEF --force` (the old "
+                      "review is kept as a backup) and review the new samples"))
 
     # 5. composite ----------------------------------------------------------------------------------------
     p5 = []
@@ -250,8 +258,12 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
                       f"below the required {min_kappa:.2f} (agreement {agree}); calibrate the judge first")
     rules.append(Rule(5, "reward is composite and ranks well-formed-wrong above malformed", not p5, p5,
                       "calibrate the judge first (rubric, scale, examples) until it agrees with your verdicts, or "
-                      "use a programmatic correctness reward" if any("judge" in p for p in p5) else
-                      "add a `format` reward with a weight > 0 next to the correctness reward"))
+                      "use a programmatic correctness reward" if any(p.startswith("judge ") for p in p5) else
+                      "add a `format` reward with a weight > 0 next to the correctness reward" if not fmt else
+                      "add a correctness reward (e.g. `exact_match`, `math`, `unit_tests`)" if not cor else
+                      "make correctness read inside the format's tag (drop `require_format: false`; a user reward "
+                      "opts in with `require_format: true`), check the format's `tag`/`allow_text_before` against "
+                      "the prompt, and re-inspect; `prompt.examples` lets `validate` check the ranking first"))
 
     # 6. signal -------------------------------------------------------------------------------------------
     p6 = []

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -82,20 +83,26 @@ def is_complete_checkpoint(d: Path) -> bool:
 
 
 def newest_complete_checkpoint(output_dir: Path) -> Path | None:
+    """The newest complete checkpoint, among those the run's ledger lists when it has one (a checkpoint killed
+    before the trainer listed it is passed over; the run check refuses unlisted ones)."""
+    from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
+
+    listed = read_ledger(output_dir)
     found = []
     for d in Path(output_dir).glob("checkpoint-*"):
         m = _CKPT.match(d.name)
-        if m and d.is_dir() and is_complete_checkpoint(d):
+        if m and d.is_dir() and is_complete_checkpoint(d) and (not listed or d.name in listed):
             found.append((int(m.group(1)), d))
     return max(found)[1] if found else None
 
 
-def check_before_launch(run: Path, demo: bool = False, smoke: bool = False) -> dict:
-    """The rendered files and the brief are unchanged since render, and the gate passes (unless ``smoke``).
+def check_before_launch(run: Path, demo: bool = False, smoke: bool = False, resume: Path | None = None) -> dict:
+    """The rendered files and the brief are unchanged since render, the gate passes (unless ``smoke``), and the
+    checkpoint to resume from is one this run saved.
 
     Returns the lock. Raises GateRefused listing every reason.
     """
-    lock, problems = check_run(run, demo=demo, smoke=smoke)
+    lock, problems = check_run(run, demo=demo, smoke=smoke, resume=str(resume) if resume else None)
     if problems:
         raise GateRefused("training refused:\n" + "\n".join(f"- {p}" for p in problems))
     return lock
@@ -130,12 +137,12 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         LaunchError: the run folder is incomplete.
     """
     run = Path(run).resolve()
-    lock = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test)
+    ckpt = newest_complete_checkpoint(run / "output") if resume else None
+    lock = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test, resume=ckpt)
     missing = [f for f in ("train.py", "grpo_config.yaml", "accelerate.yaml", "launch.sh") if not (run / f).is_file()]
     if missing:
         raise LaunchError(f"{run}: missing {', '.join(missing)}; run `grpo-rlvr render` again")
     cmd = command_for(run, lock)
-    ckpt = newest_complete_checkpoint(run / "output") if resume else None
     if ckpt is not None:
         cmd += ["--resume", str(ckpt)]
     if max_steps is not None:
@@ -161,9 +168,15 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
 
 
 def _path_with_this_python() -> str:
-    """PATH with this interpreter's folder first: launch.sh runs ``python`` (the vLLM server, train.py, the gate
-    check), which must be the environment grpo-rlvr runs in even when it was started by its full path, unactivated."""
-    return os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+    """PATH where ``python`` is this interpreter: launch.sh runs ``python`` (the vLLM server, train.py, the gate
+    check), which must be the environment grpo-rlvr runs in even when it was started by its full path, unactivated.
+    A PATH that already finds this interpreter first is left as it is (what comes before it still wins)."""
+    path = os.environ.get("PATH", "")
+    here = os.path.dirname(sys.executable)
+    found = shutil.which("python", path=path)
+    if found and os.path.dirname(os.path.abspath(found)) == os.path.abspath(here):
+        return path
+    return os.pathsep.join([here, path])
 
 
 def summary_step(summary: Path, since: float) -> int | None:

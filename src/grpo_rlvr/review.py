@@ -33,6 +33,7 @@ from grpo_rlvr.files import write_jsonl_atomic
 from grpo_rlvr.inspection.artifact import SAMPLES, load_artifact, make_verdict
 from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.review_lock import review_lock
+from grpo_rlvr.inspection.signature import sign_review
 from grpo_rlvr.sampling import prompt_text
 
 DWELL_S = 0.5   # a sample is on screen at least this long before a key counts
@@ -140,11 +141,15 @@ def save_verdict(directory: Path, sample_id: str, new: dict, seen: dict | None) 
     return art.samples, notice
 
 
-def review(directory, reviewer: str | None = None, stdin=None, stdout=None) -> int:
+def review(directory, reviewer: str | None = None, stdin=None, stdout=None, sign: str | None = None) -> int:
     """Run the review loop. Returns 0 when every sample has a verdict, 1 when quit early.
 
+    Args:
+        sign: an SSH key; when every sample has a verdict, the review is signed with it (``review.sig``, see
+            ``inspection/signature.py``). ssh-keygen asks for the key's passphrase on this terminal.
     Raises:
-        ReviewError: stdin or stdout is not a terminal, or another review is running on this folder.
+        ReviewError: stdin or stdout is not a terminal, another review is running on this folder, or signing
+            failed.
     """
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
@@ -153,7 +158,12 @@ def review(directory, reviewer: str | None = None, stdin=None, stdout=None) -> i
     reviewer = reviewer or os.environ.get("USER") or getpass.getuser()
     with review_lock(art.dir, reviewer, notice=out.write):
         try:
-            return _loop(art, reviewer, stdin, out)
+            done = _loop(art, reviewer, stdin, out)
+            if done == 0 and sign:
+                final = load_artifact(art.dir)
+                path = sign_review(final.dir, final.manifest, final.samples, sign)
+                out.write(f"Signed the review with {sign}: {path}\n")
+            return done
         except KeyboardInterrupt:
             left = sum(1 for x in load_artifact(art.dir).samples if not x.get("verdict"))
             out.write(f"\nInterrupted. Saved verdicts are kept; {left} sample(s) left. "

@@ -97,6 +97,20 @@ def _devices(start: int, count: int) -> str:
     return ",".join(str(i) for i in range(start, start + count))
 
 
+def pinned_revision(brief: Brief, role: str = "model") -> str | None:
+    """The commit a hub model (``role="model"``) or hub dataset resolves to in the local cache: what inspect
+    read and the gate compares, so the run loads that commit's snapshot and nothing newer. None for a local
+    path, and for a hub repo this machine's cache does not hold (unless the brief names a commit): such a run
+    cannot pass the gate here, and the check before training asks for a render where the repo is cached."""
+    from grpo_rlvr.identity.hub_cache import COMMIT, resolved_commit
+
+    spec = brief.model if role == "model" else brief.dataset
+    if spec.is_local:
+        return None
+    commit = resolved_commit(spec.resolved, spec.revision, role)
+    return commit or (spec.revision if spec.revision and COMMIT.match(spec.revision) else None)
+
+
 def launch_plan(brief: Brief) -> dict:
     """The commands launch.sh runs, computed here so `train --dry-run` can print the same."""
     hw = brief.hardware
@@ -121,15 +135,19 @@ def launch_plan(brief: Brief) -> dict:
             train_devices=_devices(hw.vllm_gpus, hw.num_gpus - hw.vllm_gpus),
             multinode=hw.num_nodes > 1, num_nodes=hw.num_nodes,
             vllm_command=(VLLM_SERVER + " --model " + shlex.quote(brief.model.resolved)
+                          + (f" --revision {commit} --tokenizer-revision {commit}"
+                             if (commit := pinned_revision(brief)) else "")
                           + f" --tensor-parallel-size {tp}"
                           + " --weight-transfer-config '{\"backend\": \"nccl\"}'"
                           + " --logprobs-mode processed_logprobs --max-logprobs -1"),
-            vllm_port=VLLM_PORT, health_timeout_s=HEALTH_TIMEOUT_S)
+            vllm_port=int(brief.grpo.get("vllm_server_port") or VLLM_PORT), health_timeout_s=HEALTH_TIMEOUT_S)
     return plan
 
 
-def _split_spec(resolved: str, local: bool, split: str, field: str, subset: str | None) -> dict:
-    return {"path": resolved, "local": local, "split": split, "subset": None if local else subset, "field": field}
+def _split_spec(resolved: str, local: bool, split: str, field: str, subset: str | None,
+                revision: str | None = None) -> dict:
+    return {"path": resolved, "local": local, "split": split, "subset": None if local else subset, "field": field,
+            "revision": revision}
 
 
 def peft_kwargs(brief: Brief) -> dict | None:
@@ -142,10 +160,10 @@ def peft_kwargs(brief: Brief) -> dict | None:
 
 
 def model_init(brief: Brief) -> dict:
-    """from_pretrained kwargs train.py uses when it loads the model itself (QLoRA)."""
+    """from_pretrained kwargs train.py uses when it loads the model itself (QLoRA). No revision: a hub model
+    loads from the folder of its pinned commit (``pinned_revision``)."""
     m, raw = brief.model, dict(brief.raw.get("model") or {})
-    out = {"revision": m.revision, "trust_remote_code": m.trust_remote_code or None,
-           "attn_implementation": raw.get("attn_implementation")}
+    out = {"trust_remote_code": m.trust_remote_code or None, "attn_implementation": raw.get("attn_implementation")}
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -185,6 +203,19 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
     brief = load_brief(brief_path)
     out = Path(out) if out else brief.output_dir / "run"
     insp = Path(inspection) if inspection else brief.output_dir / "inspection"
+    files, lock = rendered(brief, insp)
+    _protect_outputs(out, lock, files, force)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        write_text_atomic(out / name, text, mode=0o755 if name.endswith((".sh", ".py")) else None)
+    lock["files"] = {name: _sha(text) for name, text in files.items()}
+    write_json_atomic(out / LOCK, lock)
+    return RenderResult(out, [*files, "brief.lock.json"], lock["launch"]["mode"])
+
+
+def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
+    """What ``render`` writes for ``brief`` gated on the inspection ``insp``: ``{file name: text}`` and the lock
+    (without its ``files`` hashes). Deterministic, so the run check compares a run folder against it."""
     env = environment()
     common = {"version": __version__, "brief_name": brief.name, "fingerprint": brief.fingerprint}
 
@@ -195,8 +226,9 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
 
     ds = brief.dataset
     files["train.py"] = env.get_template("train.py.j2").render(
-        **common, model=brief.model.resolved,
-        dataset={**_split_spec(ds.resolved, ds.is_local, ds.split, "dataset.path", ds.subset),
+        **common, model=brief.model.resolved, model_revision=pinned_revision(brief),
+        dataset={**_split_spec(ds.resolved, ds.is_local, ds.split, "dataset.path", ds.subset,
+                               pinned_revision(brief, "dataset")),
                  "eval": _split_spec(ds.eval_resolved, ds.eval_is_local, ds.eval_split, "dataset.eval_path",
                                      ds.subset)
                  if ds.eval_path else None},
@@ -234,11 +266,4 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
     }
     if brief.dynamic_sampling is not None:  # only when on, so plain runs keep their lock
         lock["dynamic_sampling"] = {**brief.dynamic_sampling.to_dict(), "from": brief.dynamic_sampling.origin}
-    lock = json.loads(json.dumps(lock, default=str))
-    _protect_outputs(out, lock, files, force)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        write_text_atomic(out / name, text, mode=0o755 if name.endswith((".sh", ".py")) else None)
-    lock["files"] = {name: _sha(text) for name, text in files.items()}
-    write_json_atomic(out / LOCK, lock)
-    return RenderResult(out, [*files, "brief.lock.json"], plan["mode"])
+    return files, json.loads(json.dumps(lock, default=str))

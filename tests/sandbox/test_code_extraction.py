@@ -31,3 +31,25 @@ def test_no_code():
     assert extract_program("   \n") == ""
     assert extract_program("```bash\nls\n```") == ""
     assert extract_program(None) == ""
+
+
+def test_fence_after_a_tag_on_the_same_line_and_closed_at_a_code_line_end():
+    """What code_mbpp's prompt asks for: the ```python block inside <answer></answer>."""
+    text = "<answer>```python\ndef add(a, b):\n    return a + b```</answer>"
+    assert extract_program(text) == "def add(a, b):\n    return a + b"
+    assert extract_program("Here it is: ```python\nx = 1\n```") == "x = 1\n"
+
+
+def test_one_line_fence():
+    assert extract_program("```python print(1)```") == "print(1)"
+    assert extract_program("```x = 2```") == "x = 2"  # no language: the word is code
+
+
+def test_nested_fences_take_the_innermost_block():
+    assert extract_program("````markdown\n```python\nx = 1\n```\n````") == "x = 1\n"
+    assert extract_program("```markdown\n```python\nx = 2\n```\n```") == "x = 2\n"
+    assert extract_program("````\n```\ny = 3\n```\n````") == "y = 3\n"
+
+
+def test_unterminated_fence_inside_a_tag_runs_to_the_end():
+    assert extract_program("<answer>\n```python\ndef f():\n    return 1") == "def f():\n    return 1"

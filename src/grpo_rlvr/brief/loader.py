@@ -7,7 +7,6 @@ whole list. Defaults are the skill's recipe, not TRL's (see ``RECIPE``). Imports
 from __future__ import annotations
 
 import difflib
-import hashlib
 import importlib.util
 import json
 from importlib import resources
@@ -33,6 +32,7 @@ from grpo_rlvr.brief.types import (
     Variant,
 )
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
+from grpo_rlvr.identity import dataset_identity, fingerprint, model_identity
 from grpo_rlvr.prompts import PromptSpec, check_prompt
 from grpo_rlvr.variants import VARIANTS, variants_in
 
@@ -55,6 +55,26 @@ RECIPE: dict = {
 }
 # Keys the toolkit owns: set by render from the run directory, not by the brief.
 RESERVED_KEYS = {"output_dir": "set brief.output_dir instead", "reward_weights": "set rewards[i].weight instead"}
+# from_pretrained arguments that choose which files or code load as the model: the review is bound to the
+# model folder (or hub commit) as inspect loads it, so training may not load something else beside it.
+MODEL_FILE_KWARGS = ("revision", "subfolder", "gguf_file", "code_revision", "variant", "use_safetensors",
+                     "cache_dir", "state_dict", "config", "pretrained_model_name_or_path", "adapter_kwargs",
+                     "adapter_name", "_adapter_model_path", "_commit_hash", "weights_only", "tp_plan", "key_mapping")
+
+
+def _model_file_kwargs(overrides: dict) -> list[str]:
+    kwargs = overrides.get("model_init_kwargs")
+    if isinstance(kwargs, str):   # TRL also takes the dict as JSON text
+        try:
+            kwargs = json.loads(kwargs)
+        except ValueError:
+            return ["grpo.model_init_kwargs: not a mapping nor JSON text of one; give from_pretrained arguments "
+                    "as a mapping (dtype: bfloat16)"]
+    if not isinstance(kwargs, dict):
+        return []
+    return [f"grpo.model_init_kwargs.{k}: chooses which files or code load as the model, but the review is bound "
+            "to the model as inspect loads it (model.name_or_path at model.revision); remove it, and point "
+            "model.name_or_path (or model.revision) at what you mean to train" for k in MODEL_FILE_KWARGS if k in kwargs]
 
 
 def _grpo_fields() -> dict[str, dict]:
@@ -186,49 +206,18 @@ def _resolve_local(base: Path, ref: str) -> tuple[str, bool]:
     return (str(p.resolve()), True) if looks_local else (ref, False)
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def model_identity(spec: ModelSpec) -> dict:
-    """What identifies the model: the hub id and revision, or a local dir's config and weight file sizes."""
-    if not spec.is_local:
-        return {"id": spec.resolved, "revision": spec.revision}
-    d = Path(spec.resolved)
-    cfg = d / "config.json"
-    weights = sorted((p.name, p.stat().st_size) for p in d.glob("*.safetensors")) if d.is_dir() else []
-    h = hashlib.sha256(cfg.read_bytes() if cfg.is_file() else b"")
-    for name, size in weights:
-        h.update(f"{name}:{size}".encode())
-    # Small weights (the tiny demo model) are hashed whole: retraining changes them, not their size.
-    for p in sorted(d.glob("*.safetensors")) if d.is_dir() else []:
-        if p.stat().st_size < 64 << 20:
-            h.update(file_sha256(p).encode())
-    return {"path": spec.name_or_path, "content": h.hexdigest()}
-
-
-def dataset_identity(spec: DatasetSpec) -> dict:
-    ident = {"path": spec.path, "split": spec.split, "prompt_column": spec.prompt_column,
-             "columns": dict(spec.columns)}
-    if spec.prompt:  # only when set, so briefs without these keys keep their fingerprint
-        ident["prompt"] = dict(spec.prompt)
-    if spec.subset:
-        ident["subset"] = spec.subset
-    if spec.is_local and Path(spec.resolved).is_file():
-        ident["sha256"] = file_sha256(Path(spec.resolved))
-    return ident
-
-
 def _fingerprint(model: ModelSpec, dataset: DatasetSpec, rewards, sampling: dict) -> str:
-    ident = {"model": model_identity(model), "dataset": dataset_identity(dataset),
-             "rewards": [{"name": r.name, "weight": r.weight, "kind": r.kind, "params": dict(r.params)}
-                         for r in rewards],
-             "sampling": sampling}
-    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+    return fingerprint(model_identity(model), dataset_identity(dataset), reward_identity(rewards), sampling)
+
+
+def sampling_identity(grpo) -> dict:
+    """The sampling settings a review is bound to, as the brief resolves them (``None`` where unset)."""
+    return {k: grpo.get(k) for k in ("temperature", "top_p", "max_completion_length")}
+
+
+def reward_identity(rewards) -> list[dict]:
+    """The reward specs a review is bound to (their code is bound by each reward's own fingerprint)."""
+    return [{"name": r.name, "weight": r.weight, "kind": r.kind, "params": dict(r.params)} for r in rewards]
 
 
 def load_brief(path: str | Path) -> Brief:
@@ -304,15 +293,16 @@ def load_brief(path: str | Path) -> Brief:
                         "hub dataset) or remove eval_split")
     dataset = DatasetSpec(d["path"], d_resolved, d_local, split, prompt_column,
                           MappingProxyType(columns), d.get("eval_path"), e_resolved, e_local,
-                          eval_split, MappingProxyType(prompt.to_dict()), d.get("subset"))
+                          eval_split, MappingProxyType(prompt.to_dict()), d.get("subset"), d.get("revision"))
 
     # --- rewards -------------------------------------------------------------------------------------
-    from grpo_rlvr.rewards import build_reward, tag_context
+    from grpo_rlvr.rewards import build_reward, with_brief_format
 
     rewards = []
     built = []
-    # math/exact_match read the answer from the format reward's tag when it defines one (DESIGN.md §4)
-    resolved = tag_context([(r["name"], dict(r.get("params") or {})) for r in data["rewards"]])
+    # correctness rewards read inside the format reward's tag when it defines one (rewards/_inside_tag.py)
+    resolved, found = with_brief_format([(r["name"], dict(r.get("params") or {})) for r in data["rewards"]])
+    problems.extend(found)
     for i, (r, params) in enumerate(zip(data["rewards"], resolved, strict=True)):
         spec = RewardSpec(r["name"], float(r.get("weight", 1.0)), r.get("kind"), MappingProxyType(params))
         rewards.append(spec)
@@ -390,6 +380,7 @@ def load_brief(path: str | Path) -> Brief:
     # --- GRPO config -------------------------------------------------------------------------------------
     overrides = dict(data.get("grpo") or {})
     problems.extend(_hand_set_variants(base, overrides, variant, data))
+    problems.extend(_model_file_kwargs(overrides))
     fields = _grpo_fields()
     type_problems, mistyped = check_types(overrides, fields)
     problems.extend(type_problems)
@@ -436,7 +427,7 @@ def load_brief(path: str | Path) -> Brief:
 
     insp = data.get("inspection") or {}
     pre = data.get("preflight") or {}
-    sampling = {k: grpo.get(k) for k in ("temperature", "top_p", "max_completion_length")}
+    sampling = sampling_identity(grpo)
     brief = Brief(
         path=path.resolve(), base_dir=base, name=data.get("name", path.stem),
         model=model, dataset=dataset, rewards=tuple(rewards), hardware=hw, method=method,

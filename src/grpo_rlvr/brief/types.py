@@ -35,6 +35,7 @@ class DatasetSpec:
     eval_split: str               # the split of a hub eval dataset
     prompt: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # system / template
     subset: str | None = None     # a hub dataset's configuration name (train and eval)
+    revision: str | None = None   # a hub dataset's branch, tag or commit (None: main, pinned at inspect)
 
 
 @dataclass(frozen=True)

@@ -94,15 +94,16 @@ def cmd_inspect(args) -> int:
 def cmd_review(args) -> int:
     from grpo_rlvr.review import review
 
-    return review(args.dir, reviewer=args.reviewer)
+    return review(args.dir, reviewer=args.reviewer, sign=args.sign)
 
 
 def cmd_gate(args) -> int:
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.clean_interpreter import run_check
 
-    result = check_gate(args.dir, brief=args.brief)
-    _emit(result.to_dict(), args.json, lambda _: result.format())
-    return 0 if result.passed else 1
+    # checked in a clean interpreter: a sitecustomize or .pth hook that patched this process changes nothing
+    reply = run_check("gate", directory=str(args.dir), brief=str(args.brief) if args.brief else None)
+    _emit(reply["result"], args.json, lambda _: reply["text"])
+    return 0 if reply["passed"] else 1
 
 
 def cmd_render(args) -> int:
@@ -140,7 +141,7 @@ def cmd_demo(args) -> int:
     from grpo_rlvr.demo.pipeline import run_demo
 
     result = run_demo(workdir=args.workdir, grpo_steps=args.steps, seed=args.seed, eval_samples=args.eval_samples,
-                      fresh=args.fresh, summary_stream=sys.stderr if args.json else None)
+                      fresh=args.fresh, summary_stream=sys.stderr if args.json else None, task_name=args.task)
     if args.json:
         print(json.dumps(result, indent=2, default=str))
     return 0 if result["ok"] else 1
@@ -171,6 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("demo", cmd_demo, "the whole pipeline on CPU with a tiny model built locally")
     sp.add_argument("--workdir", default="runs/demo", help="where the demo writes (default: runs/demo)")
+    from grpo_rlvr.demo.pipeline import TASKS  # light: the heavy imports happen inside run_demo
+
+    sp.add_argument("--task", default="arithmetic", choices=list(TASKS),
+                    help="arithmetic (default), or spell_backward: reasoning-gym's task scored by its own verifier "
+                         "(needs pip install 'grpo-rlvr[reasoning-gym]')")
     sp.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the demo brief's max_steps)")
     sp.add_argument("--seed", type=int, default=0, help="seed for the model, data and warmup (default 0)")
     sp.add_argument("--eval-samples", type=int, default=400, help="samples for accuracy before/after (≥ 400)")
@@ -219,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
              "resumable (refuses piped input)")
     sp.add_argument("dir", metavar="DIR", help="the inspection folder")
     sp.add_argument("--reviewer", default=None, help="your name for the record (default: $USER)")
+    sp.add_argument("--sign", metavar="KEY", default=None,
+                    help="when every sample has a verdict, sign the review with this SSH key (a private key file, or "
+                         "a public key held by ssh-agent); required when the brief sets inspection.signing")
 
     sp = add("gate", cmd_gate, "the Phase 1 checker: passes only on a complete, current, human-reviewed inspection")
     sp.add_argument("dir", metavar="DIR", help="the inspection folder")

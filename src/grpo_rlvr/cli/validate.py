@@ -4,7 +4,8 @@ and their sources, and the memory estimate.
 
 The machine checks (QLoRA: bitsandbytes and a CUDA GPU) are errors by default; ``remote=True`` (``--remote``:
 the brief is for another machine) reports them as warnings. ``render`` never runs them: a run directory is
-often rendered at a desk for a GPU box.
+often rendered at a desk for a GPU box. A brief with ``prompt.examples`` also has its example contract checked
+(``brief.contract``): its rewards must rank the correct example above the wrong one above the malformed one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grpo_rlvr.brief import brief_warnings, load_brief
+from grpo_rlvr.brief.contract import contract_problems
 from grpo_rlvr.brief.deviations import as_json, override_variants, recipe_deviations
 from grpo_rlvr.brief.loader import RECIPE, _hardware_defaults
 from grpo_rlvr.brief.methods import SOURCES
@@ -35,7 +37,8 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
     Args:
         remote: the brief is for another machine; this machine's missing packages or GPU are warnings.
     Raises:
-        ConfigError: every problem in the brief, or a memory estimate that does not fit.
+        ConfigError: every problem in the brief, an example contract that fails, or a memory estimate that does
+            not fit.
         MachineError: this machine cannot run the brief (and ``remote`` is False).
     """
     brief = load_brief(brief_path)
@@ -43,6 +46,9 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
     machine = machine_problems(brief)
     if machine and not remote:
         raise MachineError("\n".join([*machine, "(validating for another machine? pass --remote)"]))
+    contract, broken = contract_problems(brief)
+    if broken:
+        raise ConfigError(broken, source=str(brief.path))
     origins = {k: brief.origin.get(k, "brief") for k in brief.grpo}
     deviations, deviation_warnings = recipe_deviations(brief, RECIPE, _hardware_defaults(brief.hardware))
     report = {
@@ -72,6 +78,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         "output_dir": str(brief.output_dir),
         "inspection_dir": str(brief.output_dir / "inspection"),
         "run_dir": str(brief.output_dir / "run"),
+        "contract": [r.to_dict() for r in contract],
         "warnings": [*brief_warnings(brief), *deviation_warnings, *machine],
         "memory": brief_memory(brief),
         "valid": True,
@@ -174,6 +181,10 @@ def format_validate_report(r: dict) -> str:
     for origin, text in r["sources"].items():
         lines.append(f"  [{origin}] {text}")
     lines += _deviation_lines(r["recipe_deviations"])
+    for c in r.get("contract", []):
+        t = c["totals"]
+        lines.append(f"Example contract [{c['index']}]: correct {t['correct']:.3f} > wrong {t['wrong']:.3f} > "
+                     f"malformed {t['malformed']:.3f}")
     if r.get("memory"):
         lines += _memory_lines(r["memory"])
     for w in r["warnings"]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
+from grpo_rlvr.user_cache import cache_root
 
-def cache_root() -> Path:
-    return Path(os.environ.get("GRPO_RLVR_CACHE", Path.home() / ".cache" / "grpo-rlvr"))
+__all__ = ["cache_key", "cache_root"]
 
 
 def cache_key(**parts) -> str:

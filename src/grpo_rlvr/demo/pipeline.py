@@ -3,11 +3,14 @@
 build model → preflight (untrained: sft-first) → SFT warmup → preflight (grpo) → accuracy before →
 inspect → oracle review (labelled as such) → gate → render → train (real GRPOTrainer, from the rendered
 files) → accuracy after → diagnose → summary. The review is done by the task's independent oracle, which
-only the demo may use; the artifact records it as the reviewer.
+only the demo may use; the artifact records it as the reviewer. ``task`` picks the task: ``arithmetic`` (the
+default, ``arithmetic_task``) or ``spell_backward`` (reasoning-gym's task scored by its own verifier,
+``spell_backward_task``); a task module gives its rows, target completions, oracle and brief.
 """
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import sys
 import time
@@ -26,6 +29,20 @@ EVAL_PROMPTS = 100
 # GRPO's sharpening has room to work. Without smoothing the same steps give ≈ 0.14 sampled and GRPO mostly
 # learns the format; at smoothing 0.3 sampled accuracy is 0 (preflight: SFT first).
 WARMUP = {"steps": 150, "lr": 1e-3, "batch_size": 32, "label_smoothing": 0.075}
+TASKS = {"arithmetic": "grpo_rlvr.demo.arithmetic_task", "spell_backward": "grpo_rlvr.demo.spell_backward_task"}
+
+
+def _task_module(name: str):
+    """The task module ``name`` names (see ``TASKS``)."""
+    if name not in TASKS:
+        from grpo_rlvr.errors import ConfigError
+
+        raise ConfigError(f"demo --task {name!r}: unknown task; choose one of {', '.join(TASKS)}")
+    return importlib.import_module(TASKS[name])
+
+
+def _correctness(t) -> str:
+    return getattr(t, "CORRECTNESS", "exact_match")  # the correctness reward's name in the task's brief
 
 
 class _Phases:
@@ -69,27 +86,29 @@ def _build_base_model(seed: int, fresh: bool) -> tuple[Path, bool]:
     return d, False
 
 
-def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool) -> tuple[Path, bool]:
+def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool, t=task) -> tuple[Path, bool]:
     """The warmed-up model's folder, and whether it came from the cache."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from grpo_rlvr.demo import tiny_model
     from grpo_rlvr.demo.warmup import sft_warmup
 
-    d = cache_root() / f"tiny-warm-{cache_key(seed=seed, **WARMUP, rows=len(rows))}"
+    warmup = getattr(t, "WARMUP", WARMUP)
+    named = {} if t is task else {"task": t.NAME}  # the arithmetic demo's cache keeps its key
+    d = cache_root() / f"tiny-warm-{cache_key(seed=seed, **warmup, rows=len(rows), **named)}"
     if not fresh and (d / "config.json").is_file():
         return d, True
     tok = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base)
-    losses = sft_warmup(model, tok, rows, [task.target_completion(r["answer"]) for r in rows], seed=seed,
-                        **WARMUP)
-    tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "sft-warmup", **WARMUP,
+    losses = sft_warmup(model, tok, rows, [t.target_completion(r["answer"]) for r in rows], seed=seed,
+                        **warmup)
+    tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "sft-warmup", **warmup, **named,
                                                "final_loss": losses[-1]})
     return d, False
 
 
 def sampled_accuracy(model_dir: Path, eval_rows: list[dict], per_prompt: int, temperature: float, seed: int,
-                     max_len: int) -> dict:
+                     max_len: int, t=task) -> dict:
     """Oracle-checked accuracy of sampled completions (the same sampler training uses)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -100,12 +119,12 @@ def sampled_accuracy(model_dir: Path, eval_rows: list[dict], per_prompt: int, te
     samples = generate(model, tok, [r["prompt"] for r in eval_rows], per_prompt,
                        SamplingParams(temperature=temperature, max_completion_length=max_len, seed=seed,
                                       batch_size=200))
-    judged = [task.oracle_judgement(prompt_text(s.prompt), s.completion) for s in samples]
+    judged = [t.oracle_judgement(prompt_text(s.prompt), s.completion) for s in samples]
     n = len(judged)
     return {"samples": n, "accuracy": sum(c for _, c in judged) / n, "well_formed": sum(w for w, _ in judged) / n}
 
 
-def oracle_review(inspection_dir: Path) -> dict:
+def oracle_review(inspection_dir: Path, t=task) -> dict:
     """Record the oracle's verdict on every sample: agree when the rewards say what the oracle says."""
     from grpo_rlvr.inspection import load_artifact
     from grpo_rlvr.inspection.artifact import make_verdict
@@ -115,12 +134,13 @@ def oracle_review(inspection_dir: Path) -> dict:
     art = load_artifact(inspection_dir)
     disagree = 0
     for s in art.samples:
-        well_formed, correct = task.oracle_judgement(prompt_text(s["prompt"]), s["completion"])
+        well_formed, correct = t.oracle_judgement(prompt_text(s["prompt"]), s["completion"])
         fmt_ok = s["scores"]["format"]["score"] == 1.0
-        em_ok = s["scores"]["exact_match"]["score"] == 1.0
-        wrong = [n for n, ok, truth in (("format", fmt_ok, well_formed), ("exact_match", em_ok, correct)) if ok != truth]
+        name = _correctness(t)
+        em_ok = s["scores"][name]["score"] == 1.0
+        wrong = [n for n, ok, truth in (("format", fmt_ok, well_formed), (name, em_ok, correct)) if ok != truth]
         disagree += bool(wrong)
-        s["verdict"] = make_verdict(art.manifest, s, "disagree" if wrong else "agree", task.ORACLE_REVIEWER,
+        s["verdict"] = make_verdict(art.manifest, s, "disagree" if wrong else "agree", t.ORACLE_REVIEWER,
                                     "oracle", None, rewards=wrong,
                                     note=f"oracle: well_formed={well_formed}, correct={correct}" if wrong else "")
     art.save_samples()
@@ -129,7 +149,8 @@ def oracle_review(inspection_dir: Path) -> dict:
 
 
 def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, eval_samples: int = 400,
-             fresh: bool = False, brief_overrides: dict | None = None, summary_stream=None) -> dict:
+             fresh: bool = False, brief_overrides: dict | None = None, summary_stream=None,
+             task_name: str = "arithmetic") -> dict:
     """Run the whole pipeline; returns the summary (also written to WORKDIR/demo_summary.json).
 
     ``brief_overrides`` updates sections of the shipped brief (the GPU smoke test sets hardware and bf16).
@@ -137,6 +158,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     it to stderr so that stdout holds only the JSON document), and so does the trainer's own output.
     """
     out = summary_stream or sys.stdout
+    t = _task_module(task_name)
     import torch
     from transformers.utils import logging as hf_logging
 
@@ -154,7 +176,8 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     work = Path(workdir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     brief_path = work / "brief.yaml"
-    shipped = resources.files("grpo_rlvr.examples.arithmetic").joinpath("brief.yaml").read_text()
+    shipped = resources.files(getattr(t, "BRIEF_PACKAGE", "grpo_rlvr.examples.arithmetic")).joinpath(
+        "brief.yaml").read_text()
     if brief_overrides:
         import yaml
 
@@ -163,9 +186,9 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
             data[key] = {**data[key], **value} if isinstance(value, dict) and isinstance(data.get(key), dict) else value
         shipped = "# the demo brief with overrides\n" + yaml.safe_dump(data, sort_keys=False)
     brief_path.write_text(shipped)
-    rows = task.make_rows(TRAIN_ROWS, seed=seed + 1)
+    rows = t.make_rows(getattr(t, "TRAIN_ROWS", TRAIN_ROWS), seed=seed + 1)
     write_jsonl_atomic(work / "data" / "train.jsonl", rows)
-    eval_rows = task.make_rows(EVAL_PROMPTS, seed=seed + 99)
+    eval_rows = t.make_rows(EVAL_PROMPTS, seed=seed + 99)
     per_prompt = max(1, -(-eval_samples // EVAL_PROMPTS))
     from grpo_rlvr.brief import load_brief
 
@@ -181,7 +204,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     ph.note(pre0.format().splitlines()[0] + f" (pass@1 {pre0.pass_at_1:.3f})")
 
     ph.start("warmup", f"SFT warmup: {WARMUP['steps']} steps, so the model succeeds sometimes")
-    warm, cached = _warm_model(base, rows, seed, fresh)
+    warm, cached = _warm_model(base, rows, seed, fresh, t)
     _point(model_link, warm)
     if cached:
         ph.note(f"cached: reused {warm}, warmed up by an earlier run with the same seed and settings "
@@ -198,7 +221,7 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     s = brief.sampling()
 
     ph.start("eval-before", f"sampled accuracy before GRPO ({per_prompt * EVAL_PROMPTS} samples)")
-    before = sampled_accuracy(warm, eval_rows, per_prompt, s["temperature"], seed + 7, s["max_completion_length"])
+    before = sampled_accuracy(warm, eval_rows, per_prompt, s["temperature"], seed + 7, s["max_completion_length"], t)
     ph.note(f"accuracy {before['accuracy']:.3f}, well-formed {before['well_formed']:.3f}")
 
     ph.start("inspect", "sampling and scoring outputs for inspection")
@@ -206,8 +229,8 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     ph.note(insp.format().splitlines()[0])
 
     ph.start("review", "review by the task's oracle (the demo only; a person reviews real runs)")
-    rev = oracle_review(insp.dir)
-    ph.note(f"{rev['reviewed']} samples reviewed by {task.ORACLE_REVIEWER}, {rev['disagree']} disagreements")
+    rev = oracle_review(insp.dir, t)
+    ph.note(f"{rev['reviewed']} samples reviewed by {t.ORACLE_REVIEWER}, {rev['disagree']} disagreements")
 
     ph.start("gate", "the Phase 1 gate")
     gate = check_gate(insp.dir, brief=brief_path, demo=True)
@@ -230,15 +253,16 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
 
     ph.start("eval-after", "sampled accuracy after GRPO")
     after = sampled_accuracy(rr.dir / "output" / "final", eval_rows, per_prompt, s["temperature"], seed + 7,
-                             s["max_completion_length"])
+                             s["max_completion_length"], t)
     ph.note(f"accuracy {after['accuracy']:.3f}, well-formed {after['well_formed']:.3f}")
 
     ph.start("diagnose", "diagnosing the run")
     diag = diagnose(rr.dir)
     ph.stop()
-    curve = _curve(rr.dir / "output" / "metrics.jsonl")
+    curve = _curve(rr.dir / "output" / "metrics.jsonl", _correctness(t))
     summary = {
-        "ok": True, "seed": seed, "grpo_steps": tr.global_step,
+        "ok": True, "task": task_name, "correctness_reward": _correctness(t), "seed": seed,
+        "grpo_steps": tr.global_step,
         "accuracy_before": before, "accuracy_after": after,
         "improvement": after["accuracy"] / before["accuracy"] if before["accuracy"] else None,
         "preflight_untrained": pre0.verdict, "preflight": pre.to_dict(), "gate_passed": gate.passed,
@@ -259,14 +283,14 @@ def _point(link: Path, target: Path) -> None:
     link.symlink_to(target, target_is_directory=True)
 
 
-def _curve(metrics: Path) -> list[dict]:
+def _curve(metrics: Path, correctness: str = "exact_match") -> list[dict]:
     if not metrics.is_file():
         return []
     out = []
     for r in read_jsonl(metrics, "metrics"):
         if "reward" in r:
             out.append({"step": r["step"], "reward": round(r["reward"], 4),
-                        "exact_match": round(r.get("rewards/exact_match/mean", float("nan")), 4),
+                        "correctness": round(r.get(f"rewards/{correctness}/mean", float("nan")), 4),
                         "format": round(r.get("rewards/format/mean", float("nan")), 4)})
     return out
 
@@ -279,11 +303,11 @@ def format_summary(s: dict, diagnosis_text: str) -> str:
              f"(pass@1 {s['preflight']['pass_at_1']:.3f}, pass@{s['preflight']['k']} {s['preflight']['pass_at_k']:.3f})",
              f"sampled accuracy before GRPO: {b['accuracy']:.3f} ({b['samples']} samples, well-formed {b['well_formed']:.3f})",
              f"sampled accuracy after GRPO:  {a['accuracy']:.3f} ({a['samples']} samples, well-formed {a['well_formed']:.3f})",
-             f"improvement: {ratio}  (GRPO steps: {s['grpo_steps']}, seed {s['seed']})", "", "reward curve (step: total / exact_match / format):"]
+             f"improvement: {ratio}  (GRPO steps: {s['grpo_steps']}, seed {s['seed']})", "", f"reward curve (step: total / {s.get('correctness_reward', 'exact_match')} / format):"]
     curve = s["reward_curve"]
     pick = curve if len(curve) <= 8 else [curve[i * (len(curve) - 1) // 7] for i in range(8)]
     for c in pick:
-        lines.append(f"  {c['step']:>4}: {c['reward']:.3f} / {c['exact_match']:.3f} / {c['format']:.3f}")
+        lines.append(f"  {c['step']:>4}: {c['reward']:.3f} / {c['correctness']:.3f} / {c['format']:.3f}")
     lines += ["", "time per phase (s): " + ", ".join(f"{k} {v}" for k, v in s["phase_seconds"].items()),
               f"total: {s['total_seconds']} s", "", diagnosis_text, f"\nEverything is in {s['workdir']}"]
     return "\n".join(lines)

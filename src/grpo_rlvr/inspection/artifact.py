@@ -9,7 +9,8 @@ manifest, or a verdict copied from another inspection or onto re-scored samples,
 
 Limits: these are plain SHA-256 digests, not signatures. They detect edits by anything that does not also
 recompute them; a program written to forge them is outside what a file format can stop (the plugin's hook
-keeps the agent from writing under ``inspection/`` at all).
+keeps the agent from writing under ``inspection/`` at all). Signed reviews (``signature.py``) are the check
+such a program cannot pass.
 """
 
 from __future__ import annotations

@@ -13,10 +13,11 @@ from pathlib import Path
 
 from grpo_rlvr import __version__
 from grpo_rlvr.brief import load_brief
-from grpo_rlvr.brief.loader import dataset_identity, model_identity
+from grpo_rlvr.brief.loader import reward_identity, sampling_identity
 from grpo_rlvr.dataset_io import load_rows, reward_columns
 from grpo_rlvr.errors import ConfigError, InputFileError
 from grpo_rlvr.files import atomic_directory, move_aside, write_json_atomic, write_jsonl_atomic
+from grpo_rlvr.identity import dataset_identity, fingerprint, model_identity
 from grpo_rlvr.inspection.artifact import (
     FORMAT_VERSION,
     MANIFEST,
@@ -176,13 +177,17 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
                      "outcome": outcome({k: v["score"] for k, v in scores.items()}, kinds)})
     picked = select(pool, n, brief.inspection_seed)
     samples_out = [{"id": f"s{i:03d}", **c, "verdict": None} for i, c in enumerate(picked)]
+    # Identities taken now, after sampling: a hub id without a revision is pinned to the commit just loaded.
+    model_id, data_id = model_identity(brief.model), dataset_identity(brief.dataset)
+    bound = fingerprint(model_id, data_id, reward_identity(brief.rewards), sampling_identity(brief.grpo))
     manifest = {
         "format_version": FORMAT_VERSION,
         "tool": f"grpo-rlvr {__version__}",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "brief": {"path": str(brief.path), "name": brief.name, "fingerprint": brief.fingerprint},
-        "model": model_identity(brief.model),
-        "dataset": dataset_identity(brief.dataset),
+        "brief": {"path": str(brief.path), "name": brief.name, "fingerprint": bound,
+                  "model": brief.model.name_or_path, "dataset": brief.dataset.path},  # as written: shown, not compared
+        "model": model_id,
+        "dataset": data_id,
         "sampling": sampling,
         "rewards": [{"name": r.name, "kind": r.kind, "weight": w, "params": r.params, "fingerprint": r.fingerprint,
                      "notes": dict(r.notes)}  # e.g. the sandbox's isolation layers for unit_tests

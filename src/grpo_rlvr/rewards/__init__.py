@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import RewardError
-from grpo_rlvr.rewards._answer import tag_context
+from grpo_rlvr.rewards._inside_tag import ANSWER_READERS, inside_tag, take_params, with_brief_format
+from grpo_rlvr.rewards._inside_tag import PARAMS as SHARED_PARAMS
 from grpo_rlvr.rewards._reward import KINDS, Reward, Scored, completion_text
 from grpo_rlvr.rewards.exact_match import exact_match_reward
 from grpo_rlvr.rewards.format import format_reward
@@ -27,7 +28,7 @@ from grpo_rlvr.rewards.user import user_reward
 
 __all__ = ["KINDS", "REGISTRY", "Reward", "RewardEntry", "Scored", "build_reward", "combine", "completion_text",
            "exact_match_reward", "format_reward", "json_schema_reward", "length_penalty_reward", "math_reward",
-           "rubric_judge_reward", "tag_context", "tool_call_reward", "unit_tests_reward", "user_reward"]
+           "rubric_judge_reward", "tool_call_reward", "unit_tests_reward", "user_reward", "with_brief_format"]
 
 
 @dataclass(frozen=True)
@@ -44,29 +45,40 @@ class RewardEntry:
     example: dict = field(default_factory=dict)
 
 
-_ANSWER_REASONS = ("answer {answer} = {expected}", "answer {answer} ≠ {expected}", "no <{tag}> tag",
-                   "no </{tag}> closing tag", "malformed, answer not counted: {problem}",
+_STRUCTURE_REASONS = ("well-formed", "no <{tag}> tag", "no </{tag}> closing tag", "{n} <{tag}> tags, expected one",
+                      "{n} </{tag}> closing tags, expected one", "</{tag}> before <{tag}>",
+                      "text after </{tag}>: {excerpt}", "text before <{tag}>: {excerpt}",
+                      "does not match the format's pattern")
+# what every answer reader says when it refuses a completion that is not well-formed (_inside_tag)
+_NOT_COUNTED = ("no <{tag}> tag", "malformed, answer not counted: {problem}")
+_ANSWER_REASONS = ("answer {answer} = {expected}", "answer {answer} ≠ {expected}", *_NOT_COUNTED,
                    "no final answer found (no <{tag}>, \\boxed{}, ####, 'the answer is', inline math)",
                    "no \\boxed{} answer", "no number in the completion", "empty completion")
 
 REGISTRY: dict[str, RewardEntry] = {
     "format": RewardEntry(
         format_reward, "required structure, e.g. <answer>…</answer> (1/0)",
-        reasons=("well-formed", "no <{tag}> tag", "no </{tag}> closing tag", "{n} <{tag}> tags, expected one",
-                 "text outside the required structure"),
-        example={"tag": "answer"}),
+        reasons=_STRUCTURE_REASONS,
+        example={"tag": "answer", "allow_text_before": True}),
     "exact_match": RewardEntry(
         exact_match_reward, "extracted answer equals the ground truth, normalized (1/0)",
         columns={"answer_column": 'the ground truth, a string or a number ("7", 1250, "Paris")'},
         reasons=_ANSWER_REASONS,
         example={"case_sensitive": False, "thousands": True}),
     "math": RewardEntry(
-        math_reward, "math-verify equivalence of the final answer (1/0), timeouts in any thread",
+        math_reward, "math-verify equivalence of the one final answer (1/0; a hedge between several values, "
+        "an unevaluated or copied expression score 0), timeouts in any thread",
         columns={"answer_column": 'the ground truth as LaTeX or plain math ("\\frac{1}{2}", "0.5", "(1, 2]", '
                                   '"x = 3"); one that does not parse skips the sample (None)'},
         reasons=tuple(r.replace(" = ", " ≡ ") for r in _ANSWER_REASONS[:2]) + _ANSWER_REASONS[2:] + (
             "answer {answer} is not a parseable expression", "timed out checking answer {answer}",
-            "ground truth {expected} does not parse; sample skipped", "could not check answer {answer}: {error}"),
+            "ground truth {expected} does not parse; sample skipped", "could not check answer {answer}: {error}",
+            "answer {answer} is cut off (it ends with {character})", "answer {answer} names no choice (A–E)",
+            "answer {answer} names several choices ({letters})",
+            "answer {answer} hedges ({why}); the ground truth is one value",
+            "answer {answer} is not worked out to a number, and the ground truth is one",
+            "answer {answer} restates an expression from the question instead of solving it",
+            "no final answer found: the one-line completion is a sentence, not a bare answer"),
         example={"timeout_s": 5, "rel_tol": 1e-6}),
     "json_schema": RewardEntry(
         json_schema_reward, "JSON in the completion validates against the row's schema "
@@ -74,7 +86,7 @@ REGISTRY: dict[str, RewardEntry] = {
         columns={"schema_column": "a JSON Schema, as an object or (better, see below) a JSON string"},
         reasons=("valid against the schema", "no JSON found", "JSON does not parse: {problem}",
                  "invalid at {path}: {message}", "duplicate key {key}: consumers disagree on which value wins",
-                 "valid, but text after the JSON: {text}"),
+                 "valid, but text after the JSON: {text}", *_NOT_COUNTED),
         example={"partial_credit": 0.25, "strict": True}),
     "tool_call": RewardEntry(
         tool_call_reward, "the completion makes the row's expected call(s), or a valid call of its schema "
@@ -86,8 +98,10 @@ REGISTRY: dict[str, RewardEntry] = {
                  "called {name}, expected {expected}", "called {name} with valid arguments",
                  "called {name} with the expected arguments", "called {name}: arguments invalid at {path}: {message}",
                  "called {name}: arguments string invalid: {problem}", "called {name}: duplicate argument {key}",
+                 "called {name}: gives both arguments and parameters (consumers read different ones)",
+                 "called {name}: gives both a name and a function object (consumers read different ones)",
                  "called {name}: arguments differ ({differences})", "{m} calls, {n} expected: {per_call}",
-                 "no tool call, as expected", "called {name}, expected no tool call"),
+                 "no tool call, as expected", "called {name}, expected no tool call", *_NOT_COUNTED),
         example={"partial_credit_name": 0.25, "partial_credit_args": 0.5}),
     "unit_tests": RewardEntry(
         unit_tests_reward, "share of tests the completion's program passes, in the sandbox",
@@ -95,7 +109,7 @@ REGISTRY: dict[str, RewardEntry] = {
                                  "test code as one string (a script, pytest-style test_* functions, a "
                                  "unittest.TestCase, or HumanEval's check(candidate) with an entry_point column)"},
         reasons=("{passed}/{total} passed", "{passed}/{total} passed; test {i} failed: {why}",
-                 "{passed}/{total} passed; {what happened to the run}"),
+                 "{passed}/{total} passed; {what happened to the run}", *_NOT_COUNTED),
         example={"timeout_s": 5, "memory_mb": 512}),
     "length_penalty": RewardEntry(
         length_penalty_reward, "wraps a reward; subtracts a penalty beyond a length budget (linear or DAPO's "
@@ -124,7 +138,13 @@ def build_reward(name: str, params: dict | None = None, base_dir: Path | None = 
     Raises:
         RewardError: unknown name (with suggestions), unknown or invalid parameters.
     """
-    params = dict(params or {})
+    given = dict(params or {})
+    structure, params = take_params(name, given, user=is_user_ref(name))
+    reward = _build(name, params, base_dir, kind)
+    return reward if structure is None else inside_tag(reward, structure, given)
+
+
+def _build(name: str, params: dict, base_dir: Path | None, kind: str | None) -> Reward:
     if is_user_ref(name):
         return user_reward(name, kind=kind or "custom", params=params, base_dir=base_dir)
     entry = REGISTRY.get(name)
@@ -133,7 +153,7 @@ def build_reward(name: str, params: dict | None = None, base_dir: Path | None = 
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise RewardError(f"Unknown reward {name!r}.{hint} Available: {', '.join(REGISTRY)}; or a user reward "
                           "as 'module:function' or 'path/to/file.py:function'.")
-    allowed = inspect.signature(entry.factory).parameters
+    allowed = [*inspect.signature(entry.factory).parameters, *(SHARED_PARAMS if name in ANSWER_READERS else ())]
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise RewardError(f"reward {name!r}: unknown params {', '.join(unknown)}; "

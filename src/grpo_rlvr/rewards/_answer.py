@@ -3,14 +3,24 @@
 ``extract`` modes: ``auto`` (the default: where models write it, below), ``tag`` (inside the last
 ``<tag>…</tag>``), ``boxed`` (the last ``\\boxed{…}``), ``last_number``, ``full`` (the whole stripped text).
 
-``auto`` takes, in this order of preference: the last ``<tag>…</tag>`` (``<answer>`` by default); the last
-``\\boxed{…}`` (or ``\\fbox{…}``); the last ``#### …`` line
-(GSM8K); the last "final answer" / "the answer is" / "Answer:" phrase, up to the end of its sentence (a math span
-right after the phrase is taken whole: "The final answer is $17$. I hope it is correct." gives ``17``); the last
-inline math (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``); and, for a one-line completion, the whole line.
-Markdown bold and a final period are dropped. When the brief's ``format`` reward defines an answer tag, the brief
-loader sets ``extract: tag`` instead (``tag_context``), so the format rule holds: a malformed completion's answer
-is not counted. Limits: an answer that runs over several sentences is cut at the first sentence end.
+``auto`` looks for the final answer each marker states: the last ``<tag>…</tag>`` (``<answer>`` by default); the
+last ``\\boxed{…}`` (or ``\\fbox{…}``), with the boxes just before it that only "and", "or", commas or "x ="
+part from it ("the roots are \\boxed{5} and \\boxed{-2}" gives ``5, -2``; ``boxes: last`` takes the last box
+alone); the last ``#### …`` line (GSM8K); the last "final answer" / "the answer is" / "Answer:" phrase, up to the
+end of its sentence (a math span right after the phrase is taken whole: "The final answer is $17$. I hope it is
+correct." gives ``17``). When markers state different answers ("#### 120" and then "The answer is 121"), the one
+written last counts (``several: last``: models restate and correct themselves, and only one answer is ever paid,
+so hedging gains nothing); ``several: priority`` takes the first present in the order above, ``several: all``
+pays only when every one is right. Without any marker: the last inline math (``$…$``, ``$$…$$``, ``\\(…\\)``,
+``\\[…\\]``) and, for a one-line completion, the whole line.
+Markdown bold and final periods are dropped ("**12**." gives ``12``). When the brief's ``format`` reward defines
+an answer tag, the reward sees only the text inside that tag of a well-formed completion (``_inside_tag``), and
+these rules find the answer there. Limits: an answer that runs over several sentences is cut at the first sentence end.
+
+Every search here takes time linear in the completion's length (brace matching in one pass, inline math and
+fences scanned once, no regular expression that backtracks over a run of spaces or letters), so a degenerate
+completion (a loop of ``\\boxed{``, ``\\(`` or spaces, tens of thousands of characters) is read in
+milliseconds: this runs in the trainer's process, where no timer guards it.
 """
 
 from __future__ import annotations
@@ -22,11 +32,24 @@ EXTRACT_MODES = ("auto", "tag", "boxed", "last_number", "full")
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_HASHES = re.compile(r"^[ \t]*####[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+_HASHES = re.compile(r"^[ \t]*####(.*)$", re.MULTILINE)
 _PHRASE = re.compile(r"(?:\bfinal\s+answer\s*(?:is|:|：)|\bthe\s+answer\s+is\b\s*:?|\banswer\s*[:：])[ \t]*",
                      re.IGNORECASE)
-_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|(?<![\\$])\$(?!\$)(.+?)(?<!\\)\$", re.DOTALL)
+# inline math: an opener and, for each, where its closer is looked for (``_inline_maths``)
+_MATH_OPEN = re.compile(r"\$\$|\\\[|\\\(|(?<![\\$])\$(?!\$)")
+_MATH_CLOSE = {"$$": re.compile(r"\$\$"), "\\[": re.compile(r"\\\]"), "\\(": re.compile(r"\\\)"),
+               "$": re.compile(r"(?<!\\)\$")}
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|\n|;|!|\?(?=\s|$)")
+# what may stand between boxes that state one answer together: "\boxed{5} and $x = \boxed{-2}$",
+# "\boxed{5}\text{ or }\boxed{-2}" (a hedge against a one-value ground truth then reads as the set it is)
+_GAP = r"(?:[\s$,;&]|\\[,;:! ]|\\q?quad\b)*+"
+_BETWEEN_BOXES = re.compile(rf"{_GAP}(?:(?:and|or|\\text\s*\{{\s*(?:and|or)\s*\}}|\\(?:lor|vee)\b){_GAP})?"
+                            r"(?:[A-Za-z]\w*\s*=\s*)?", re.IGNORECASE)
+_MAX_GAP = 48  # characters between two boxes of one answer; a longer gap is prose
+
+SEVERAL = ("last", "priority", "all")
+_MAX_ANSWER = 4096  # characters read after "the answer is": a final answer is far shorter
+BOXES = ("join", "last")
 
 
 @dataclass(frozen=True)
@@ -37,31 +60,77 @@ class Answer:
     where: str
 
 
-def _braced(text: str, open_end: int) -> str | None:
-    """The content of the brace group whose ``{`` ends at ``open_end``, or None when it never closes."""
-    depth = 0
-    for j in range(open_end, len(text)):
-        if text[j] == "{":
-            depth += 1
-        elif text[j] == "}":
-            if depth == 0:
-                return text[open_end:j]
-            depth -= 1
-    return None
+def _closers(text: str) -> dict[int, int]:
+    """For each ``{`` of ``text`` that closes, the index of its ``}`` (one pass; a stray ``}`` is skipped)."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for m in re.finditer(r"[{}]", text):
+        if m.group() == "{":
+            stack.append(m.start())
+        elif stack:
+            pairs[stack.pop()] = m.start()
+    return pairs
 
 
-def _last_boxed(text: str) -> str | None:
-    for m in reversed(list(_BOXED.finditer(text))):
-        got = _braced(text, m.end())
+def _braced(text: str, open_end: int, pairs: dict[int, int] | None = None) -> str | None:
+    """The content of the brace group whose ``{`` ends at ``open_end``, or None when it never closes.
+    ``pairs``: ``_closers(text)``, when the caller reads several groups of one text."""
+    close = (pairs if pairs is not None else _closers(text)).get(open_end - 1)
+    return None if close is None else text[open_end:close]
+
+
+def _boxes(text: str) -> list[tuple[int, int, str]]:
+    """Every closed ``\\boxed{…}``: (start, end, content)."""
+    out = []
+    pairs = _closers(text) if "\\" in text else {}
+    for m in _BOXED.finditer(text):
+        got = _braced(text, m.end(), pairs)
         if got is not None:
-            return got
-    return None
+            out.append((m.start(), m.end() + len(got) + 1, got))
+    return out
+
+
+def _inline_maths(text: str) -> list[str]:
+    """The content of every inline math span (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``), left to right; an
+    opener without a closer is skipped, and once a kind of closer is missing no later opener of that kind is
+    tried (so a run of unclosed openers is read in linear time)."""
+    out: list[str] = []
+    missing: set[str] = set()
+    pos = 0
+    while (m := _MATH_OPEN.search(text, pos)) is not None:
+        kind = m.group()
+        close = None if kind in missing else _MATH_CLOSE[kind].search(text, m.end() + 1)
+        if close is None:
+            missing.add(kind)
+            pos = m.start() + 1
+            continue
+        out.append(text[m.end():close.start()])
+        pos = close.end()
+    return out
+
+
+def _final_boxes(text: str, boxes: str = "join") -> tuple[int, str] | None:
+    """(position, content) of the final boxed answer: the last box, and with ``boxes="join"`` the boxes just
+    before it that only separators part from it ("\\boxed{5} and \\boxed{-2}" gives "5, -2")."""
+    found = _boxes(text)
+    if not found:
+        return None
+    group = [found[-1]]
+    if boxes == "join":
+        for b in reversed(found[:-1]):
+            gap = group[0][0] - b[1]
+            if not 0 <= gap <= _MAX_GAP or not _BETWEEN_BOXES.fullmatch(text, b[1], group[0][0]):
+                break
+            group.insert(0, b)
+    return group[0][0], ", ".join(c.strip() for _, _, c in group)
 
 
 def _clean(s: str) -> str:
-    s = s.strip().strip("*").strip()
-    s = re.sub(r"^(?:is\s+|:\s*)", "", s).strip().strip("*").strip()
-    return s.rstrip(".").strip()
+    """``s`` without Markdown bold, a leading "is"/":" and final periods, in any order ("**12**."); a fixed
+    number of passes, so a long run of "*." is dropped in linear time."""
+    s = s.lstrip("* \t\r\n")
+    s = re.sub(r"^(?:is\s+|:\s*)", "", s).lstrip("* \t\r\n")
+    return s.rstrip("*. \t\r\n")
 
 
 def _after_phrase(rest: str) -> str:
@@ -70,48 +139,74 @@ def _after_phrase(rest: str) -> str:
     boxed = _BOXED.match(rest)
     if boxed and (got := _braced(rest, boxed.end())) is not None:
         return got
-    m = _MATH.match(rest)
-    if m:
-        return next(g for g in m.groups() if g is not None)
+    opener = _MATH_OPEN.match(rest)
+    close = _MATH_CLOSE[opener.group()].search(rest, opener.end() + 1) if opener else None
+    if close is not None:
+        return rest[opener.end():close.start()]
     end = _SENTENCE_END.search(rest)
     return rest[: end.start()] if end else rest
 
 
-def _auto(text: str, tag: str) -> Answer | None:
-    tagged = find_answer(text, "tag", tag)
-    if tagged is not None and tagged.text:
-        return tagged
-    boxed = _last_boxed(text)
-    if boxed is not None and boxed.strip():
-        return Answer(boxed.strip(), "\\boxed{}")
-    hashes = _HASHES.findall(text)
+def _candidates(text: str, tag: str, boxes: str) -> list[tuple[int, Answer]]:
+    """The final answer each marker states (its last one), with its position, in the order of preference:
+    tag, boxed, ####, "the answer is"."""
+    out = []
+    tagged = list(re.finditer(rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", text, flags=re.DOTALL))
+    if tagged and tagged[-1].group(1).strip():
+        out.append((tagged[-1].start(), Answer(tagged[-1].group(1).strip(), f"<{tag}>")))
+    boxed = _final_boxes(text, boxes)
+    if boxed is not None and boxed[1].strip():
+        out.append((boxed[0], Answer(boxed[1].strip(), "\\boxed{}")))
+    hashes = [m for m in _HASHES.finditer(text) if m.group(1).strip(" \t")]
     if hashes:
-        return Answer(_clean(hashes[-1]), "####")
-    phrases = list(_PHRASE.finditer(text))
-    for m in reversed(phrases):
-        got = _clean(_after_phrase(text[m.end():]))
+        out.append((hashes[-1].start(), Answer(_clean(hashes[-1].group(1)), "####")))
+    for m in reversed(list(_PHRASE.finditer(text))):
+        got = _clean(_after_phrase(text[m.end():m.end() + _MAX_ANSWER]))
         if got:
-            return Answer(got, "'the answer is'")
-    maths = [next(g for g in m.groups() if g is not None) for m in _MATH.finditer(text)]
-    maths = [s.strip() for s in maths if s.strip()]
+            out.append((m.start(), Answer(got, "'the answer is'")))
+            break
+    return out
+
+
+def find_answers(text: str, mode: str = "auto", tag: str = "answer", several: str = "last",
+                 boxes: str = "join") -> list[Answer]:
+    """The final answer(s) to check, by ``mode`` (see the module docstring). In ``auto`` mode, when markers state
+    different final answers, ``several`` decides: ``last`` (the one written last), ``priority`` (the first of tag,
+    boxed, ####, "the answer is" that is present) or ``all`` (every one; all must be right)."""
+    if mode != "auto":
+        found = find_answer(text, mode, tag, boxes=boxes)
+        return [] if found is None else [found]
+    cands = _candidates(text, tag, boxes)
+    if cands:
+        if several == "last":
+            return [max(cands, key=lambda c: c[0])[1]]
+        if several == "priority":
+            return [cands[0][1]]
+        seen: dict[str, Answer] = {}
+        for _, a in cands:
+            seen.setdefault(a.text, a)
+        return list(seen.values())
+    maths = [s.strip() for s in _inline_maths(text) if s.strip()]
     if maths:
-        return Answer(maths[-1], "inline math")
+        return [Answer(maths[-1], "inline math")]
     line = text.strip()
     if line and "\n" not in line:
-        return Answer(_clean(line), "the one-line completion")
-    return None
+        return [Answer(_clean(line), "the one-line completion")]
+    return []
 
 
-def find_answer(text: str, mode: str, tag: str = "answer") -> Answer | None:
-    """The answer in ``text`` by ``mode`` (see the module docstring), or None when there is none."""
+def find_answer(text: str, mode: str, tag: str = "answer", boxes: str = "join") -> Answer | None:
+    """The answer in ``text`` by ``mode`` (see the module docstring), or None when there is none; in ``auto``
+    mode the final answer written last."""
     if mode == "auto":
-        return _auto(text, tag)
+        found = find_answers(text, "auto", tag, "last", boxes)
+        return found[0] if found else None
     if mode == "tag":
         found = re.findall(rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", text, flags=re.DOTALL)
         return Answer(found[-1].strip(), f"<{tag}>") if found else None
     if mode == "boxed":
-        got = _last_boxed(text)
-        return Answer(got.strip(), "\\boxed{}") if got is not None else None
+        got = _final_boxes(text, boxes)
+        return Answer(got[1].strip(), "\\boxed{}") if got is not None else None
     if mode == "last_number":
         nums = _NUMBER.findall(text)
         return Answer(nums[-1], "last number") if nums else None
@@ -128,40 +223,3 @@ def describe_missing(mode: str, tag: str) -> str:
     return {"auto": f"no final answer found (no <{tag}>, \\boxed{{}}, ####, 'the answer is', inline math)",
             "tag": f"no <{tag}> tag", "boxed": "no \\boxed{} answer",
             "last_number": "no number in the completion", "full": "empty completion"}[mode]
-
-
-# --- the brief's answer tag -----------------------------------------------------------------------------
-
-ANSWER_READERS = ("math", "exact_match")
-
-
-def format_tag(name: str, params: dict) -> tuple[str, str | None] | None:
-    """(tag, pattern) a ``format`` reward spec defines, or None when it defines no answer tag (a custom
-    pattern without ``<tag>…</tag>``)."""
-    if name != "format":
-        return None
-    tag = params.get("tag", "answer")
-    pattern = params.get("pattern")
-    if not isinstance(tag, str) or not tag:
-        return None
-    if pattern is not None and (not isinstance(pattern, str) or f"<{tag}>" not in pattern
-                                or f"</{tag}>" not in pattern):
-        return None
-    return tag, pattern
-
-
-def tag_context(specs: list[tuple[str, dict]]) -> list[dict]:
-    """Each reward spec's params, with ``extract: tag`` (and the format's ``tag`` and ``pattern``) filled in
-    for ``math``/``exact_match`` when the brief's ``format`` reward defines an answer tag and the spec sets no
-    ``extract`` of its own. ``specs``: (name, params) in brief order."""
-    fmt = next((t for name, params in specs if (t := format_tag(name, params)) is not None), None)
-    out = []
-    for name, params in specs:
-        params = dict(params)
-        if fmt is not None and name in ANSWER_READERS and "extract" not in params:
-            params["extract"] = "tag"
-            params.setdefault("tag", fmt[0])
-            if fmt[1] is not None:
-                params.setdefault("pattern", fmt[1])
-        out.append(params)
-    return out

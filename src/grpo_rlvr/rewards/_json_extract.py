@@ -9,11 +9,16 @@ exists, the prose is not searched: the fence is where the model put its answer. 
 ``MAX_CANDIDATES`` prose spans are tried; the first parsing one wins, so prose like "see [1]" before the real
 object is taken as the JSON, and a stray unclosed ``{`` before it hides it. What was found also records the
 object keys given twice (``duplicates``: consumers disagree on which value wins) and the text after the JSON or
-its closing fence (``trailing``), for the rewards to judge.
+its closing fence (``trailing``), for the rewards to judge. JSON is read as RFC 8259 has it: ``NaN``,
+``Infinity`` and a number too large for a float (``1e999``) do not parse (Python's reader would accept them,
+and a NaN passes every ``minimum``/``maximum`` of a schema). Fences are found in one pass, so a run of
+thousands of backticks is read in linear time.
 """
 from __future__ import annotations
 
+import bisect
 import json
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,8 +27,8 @@ from grpo_rlvr.errors import RewardError
 
 MAX_CANDIDATES = 32
 
-# A fenced block: ```lang ...``` (the closing fence may be missing in a truncated completion).
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+# A fenced block: ```lang ...``` (the closing fence may be missing in a truncated completion); see ``_fences``.
+_LANG = re.compile(r"[ \t]*([A-Za-z0-9_+.-]*)")
 # Tokens that matter for bracket matching: a whole JSON string (escapes included), or a bracket.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _OPENER = re.compile(r"[\[{]")
@@ -63,11 +68,42 @@ def parse_json(text: str, duplicates: list[str] | None = None) -> tuple[bool, ob
         return out
 
     try:
-        return True, json.loads(text, object_pairs_hook=pairs)
+        return True, json.loads(text, object_pairs_hook=pairs, parse_constant=_not_json, parse_float=_finite)
     except json.JSONDecodeError as e:
         return False, f"JSON does not parse: {e.msg} at line {e.lineno} col {e.colno}"
     except (ValueError, RecursionError) as e:  # int digit limit; nesting deeper than the C parser allows
         return False, f"JSON does not parse: {short(str(e) or type(e).__name__, 80)}"
+
+
+def _not_json(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite(digits: str) -> float:
+    x = float(digits)
+    if not math.isfinite(x):
+        raise ValueError(f"the number {digits[:24]} is too large for a float")
+    return x
+
+
+def _fences(text: str) -> list[tuple[str, str, int]]:
+    """Every fenced block, in one pass: (language, stripped body, end of its closing fence or of the text). A
+    fence opens with a run of three backticks, a language word and a line break; the first ``` after the line
+    break closes it (none: it runs to the end)."""
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    out = []
+    pos = 0
+    while (start := text.find("```", pos)) >= 0:
+        k = bisect.bisect_left(newlines, start)
+        if k == len(newlines):
+            break  # no line break after this opener, nor after any later one
+        eol = newlines[k]
+        lang = _LANG.match(text, start + 3, eol).group(1).lower()
+        close = text.find("```", eol + 1)
+        end = len(text) if close < 0 else close + 3
+        out.append((lang, text[eol + 1:len(text) if close < 0 else close].strip(), end))
+        pos = end
+    return out
 
 
 def _span(text: str, start: int) -> str:
@@ -116,7 +152,7 @@ def _from_prose(text: str, every: bool) -> list[FoundJson]:
 def extract_json_values(text: str, every: bool = True) -> list[FoundJson]:
     """Every JSON value a completion gives, where ``extract_json`` looks (fences, else the prose), in that
     order; or one not-``ok`` ``FoundJson`` with the problem when none parses. At most ``MAX_CANDIDATES`` spans."""
-    fences = [(m.group(1).lower(), m.group(2).strip(), m.end()) for m in _FENCE.finditer(text)]
+    fences = _fences(text)
     candidates = [(b, "```json block", end) for lang, b, end in fences if lang == "json"]
     candidates += [(b, "fenced block", end) for lang, b, end in fences if lang != "json" and b[:1] in ("{", "[")]
     problem = ""

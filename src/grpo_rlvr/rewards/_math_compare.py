@@ -10,7 +10,8 @@ tuples, matrices and equations, whose semantics stay):
 - exact irrational values (``\\sqrt{2}/2``, ``\\pi``) are equal when they agree to 50 significant digits;
 - when either side is a float, ``|a - b| <= min(rel_tol * max(|a|, |b|), half a unit in the last written digit
   of each float)``, computed exactly (``rel_tol`` 1e-6 by default: 0.333333 counts for 1/3, 0.3333 does not, and
-  1000001.0 does not count for 1000000); 0 equals only 0;
+  1000001.0 does not count for 1000000); 0 equals only 0; with ``approximate_fractions`` off, a float never
+  counts for a rational it does not equal exactly (0.3333333 is not 1/3, 0.5 is 1/2);
 - expressions with symbols are equal when their difference evaluates to exactly 0 (symbolic equality is
   math-verify's own next check).
 """
@@ -41,8 +42,9 @@ def _half_ulp(x):
     return Rational(1, 2) * Rational(10) ** int(exp)
 
 
-def install(rel_tol: float = REL_TOL) -> None:
-    """Replace math-verify's number comparison in this process."""
+def install(rel_tol: float = REL_TOL, approximate_fractions: bool = True) -> None:
+    """Replace math-verify's number comparison in this process (``approximate_fractions=False``: a float equals
+    a rational only when it is exactly that rational)."""
     from math_verify import grader
     from sympy import Float, Integer, MatrixBase, Rational
     from sympy.matrices.expressions import MatrixExpr
@@ -56,6 +58,8 @@ def install(rel_tol: float = REL_TOL) -> None:
             return True
         if not (isinstance(a, Float) or isinstance(b, Float) or a.atoms(Float) or b.atoms(Float)):
             return bool(diff <= scale * Rational(1, 10**50))  # exact values, known to 60 digits
+        if not approximate_fractions and (isinstance(a, Rational) or isinstance(b, Rational)):
+            return False  # a decimal that only approximates an exact fraction
         tol = rel * scale
         for f in (a, b):
             if isinstance(f, Float):

@@ -1,5 +1,13 @@
 """The math-verify worker process: warms up, says ``{"status": "ready"}``, then reads JSON lines
-``{"gold", "pred", "timeout_s", "rel_tol"}`` on stdin and writes one verdict line each on stdout.
+``{"gold", "pred", "timeout_s", "rel_tol", "approximate_fractions", "hedge", "number", "evaluated"}`` on stdin
+(``pred`` a string, or a list whose items must all be equal to the gold) and writes one verdict line each on
+stdout.
+
+Two rules need the parsed ground truth, so they are decided here, before the answer is parsed: an answer that
+hedges (``hedge``, the reason ``_answer_shape`` gives) does not count against a ground truth that is one value
+(anything but a set, interval, tuple, matrix, list or a relation other than ``x = value``): verdict ``hedge``;
+with ``evaluated``, an answer that is not a number written out (``number`` false) does not count against a
+ground truth that is one number (a sympy Integer, Rational or Float): verdict ``unevaluated``.
 
 It runs as its own process so a signal timer works (this is that process's main thread) and so the parent
 can kill it when an expression still hangs (sympy can stall inside C code). Each item gets one budget of
@@ -27,11 +35,12 @@ def _alarm(signum, frame):  # noqa: ARG001
 def main() -> None:
     logging.disable(logging.WARNING)  # math-verify warns that its own timeouts are off: ours are on
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+    from sympy import Number
 
     from grpo_rlvr.rewards import _math_compare
 
     configs = [LatexExtractionConfig(), ExprExtractionConfig()]
-    installed: float | None = None
+    installed: tuple | None = None
     gold_cache: dict[str, list] = {}
 
     def parse_gold(raw: str) -> list:
@@ -44,19 +53,38 @@ def main() -> None:
                 gold_cache.pop(next(iter(gold_cache)))
         return gold_cache[raw]
 
+    def one_value(g) -> bool:
+        """Whether a parsed ground truth is one value, not several (a set, an interval, a tuple, a list...)."""
+        from sympy import Basic, Eq, Set, Symbol, Tuple
+        from sympy.core.relational import Relational
+        from sympy.logic.boolalg import BooleanFunction
+        from sympy.matrices import MatrixBase
+
+        if isinstance(g, Eq):
+            return isinstance(g.lhs, Symbol)  # "x = 3" is one value; other equations are left to math-verify
+        return isinstance(g, Basic) and not isinstance(g, (Set, Tuple, Relational, BooleanFunction, MatrixBase))
+
     def check(job: dict) -> dict:
         nonlocal installed
-        if installed != job.get("rel_tol", _math_compare.REL_TOL):
-            installed = job.get("rel_tol", _math_compare.REL_TOL)
-            _math_compare.install(installed)
+        settings = (job.get("rel_tol", _math_compare.REL_TOL), job.get("approximate_fractions", True))
+        if installed != settings:
+            installed = settings
+            _math_compare.install(*settings)
         gold = parse_gold(str(job["gold"]))
-        pred = parse(str(job["pred"]), extraction_config=configs, parsing_timeout=None)
         if not gold:
             return {"status": "bad_gold"}
-        if not pred:
-            return {"status": "unparsed"}
-        ok = bool(verify(gold, pred, timeout_seconds=None))
-        return {"status": "ok", "equal": ok, "pred": str(pred[0])[:80], "gold": str(gold[0])[:80]}
+        if job.get("hedge") and one_value(gold[0]):
+            return {"status": "hedge", "why": job["hedge"]}
+        if job.get("evaluated") and not job.get("number", True) and isinstance(gold[0], Number):
+            return {"status": "unevaluated"}
+        # several answers (``several: all``) are equal when every one is; checked in one item's budget
+        for raw in job["pred"] if isinstance(job["pred"], list) else [job["pred"]]:
+            pred = parse(str(raw), extraction_config=configs, parsing_timeout=None)
+            if not pred:
+                return {"status": "unparsed"}
+            if not verify(gold, pred, timeout_seconds=None):
+                return {"status": "ok", "equal": False, "pred": str(pred[0])[:80], "gold": str(gold[0])[:80]}
+        return {"status": "ok", "equal": True, "pred": str(pred[0])[:80], "gold": str(gold[0])[:80]}
 
     signal.signal(signal.SIGALRM, _alarm)
     out = sys.stdout

@@ -5,7 +5,10 @@ A completion's calls: every ``<tool_call>…</tool_call>`` block (Hermes/Qwen; a
 end), else every JSON value in fences or the prose (``_json_extract``): bare objects, lists of calls (Mistral,
 parallel calls), OpenAI's ``{"type": "function", "function": {...}}`` and ``{"tool_calls": [...]}``, and
 Llama's ``{"name": ..., "parameters": {...}}``. A call's arguments may be a JSON string (OpenAI sends them so);
-missing arguments are ``{}``. JSON that is not a call (no string ``name``) is passed over.
+missing arguments are ``{}``. JSON that is not a call (no string ``name``) is passed over. A call object that
+gives its arguments twice (both ``arguments`` and ``parameters``) or names two functions (a ``name`` beside a
+``function`` object) is ambiguous: consumers read different keys, so it is a call with a problem (never full
+credit), whichever key would have been read.
 
 Equality of arguments (``same_value``): objects equal key by key, in any order; lists in order; a string never
 equals a number or a boolean ("1" ≠ 1); a boolean never equals a number (true ≠ 1); numbers equal by value, so
@@ -60,6 +63,15 @@ def _unwrap(value: object) -> list[object]:
     return []
 
 
+def _ambiguous(obj: dict) -> str:
+    """Why a completion's call object can be read two ways, or ""."""
+    if "arguments" in obj and "parameters" in obj:
+        return "gives both arguments and parameters (consumers read different ones)"
+    if isinstance(obj.get("function"), dict):
+        return "gives both a name and a function object (consumers read different ones)"
+    return ""
+
+
 def _as_call(obj: dict, dupes: tuple[str, ...] = ()) -> Call:
     args = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(args, str):
@@ -82,7 +94,9 @@ def completion_calls(text: str) -> tuple[list[Call], str]:
             problem = problem or found.problem
             continue
         objs = _unwrap(found.value)
-        calls.extend(_as_call(o, found.duplicates) for o in objs)
+        for o in objs:
+            why = _ambiguous(o)
+            calls.append(Call(o["name"], o.get("arguments"), why) if why else _as_call(o, found.duplicates))
         if not objs:
             problem = problem or f"no tool call: JSON {short(found.value)} has no \"name\""
     if not calls and (not problem or problem == "no JSON found"):

@@ -6,19 +6,21 @@ surrounding whitespace, a Markdown ``**bold**`` or ``$…$`` wrapper and a final
 collapses runs to one space (``collapse``), removes them (``remove``) or keeps them (``keep``);
 ``case_sensitive`` keeps case; ``thousands`` drops separators between digit groups ("1,000", "1 000",
 "1_000" → "1000"); ``numeric`` compares numbers by value, so trailing zeros and leading zeros do not matter
-("7.0" == "7" == "07", "1e3" == "1000"). Score 1.0 or 0.0, with a reason ("answer 12 ≠ 13"). Ground truth is the
+("7.0" == "7" == "07", "1e3" == "1000", "-0" == "0"). Numbers compare exactly, however many digits they have
+(two 40-digit numbers that differ in the last digit differ), and any exponent is read without expanding it
+("1e999999999" is a number, not a billion characters); an underscore counts only as a thousands separator
+("1_2" is not 12). Score 1.0 or 0.0, with a reason ("answer 12 ≠ 13"). Ground truth is the
 ``answer`` column unless the brief maps another.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, DecimalException
 
 from grpo_rlvr.errors import MissingColumn, RewardError
 from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, find_answer
 from grpo_rlvr.rewards._reward import Reward, Scored, per_item, source_fingerprint
-from grpo_rlvr.rewards.format import not_counted, structure_pattern, structure_problem
 
 WHITESPACE = ("collapse", "remove", "keep")
 _GROUPED = re.compile(r"^[-+]?\d{1,3}(?:([,_ \u00a0\u202f])\d{3})(?:\1\d{3})*(?:\.\d+)?$")
@@ -39,56 +41,57 @@ def normalize(value: object, case_sensitive: bool = False, whitespace: str = "co
     m = _GROUPED.match(s) if thousands else None
     if m:
         num = s.replace(m.group(1), "")
-    if numeric:
-        try:
-            d = Decimal(num)
-            if d.is_finite():
-                return format(d.normalize(), "f")
-        except InvalidOperation:
-            pass
+    if numeric and "_" not in num:  # Decimal reads "1_2" as 12; an underscore counts only between digit groups
+        value = _number(num)
+        if value is not None:
+            return value
     return num
 
 
+def _number(s: str) -> str | None:
+    """One canonical text per number value (exact: no rounding to a context's 28 digits), or None."""
+    try:
+        d = Decimal(s)
+        if not d.is_finite():
+            return None
+        if d.is_zero():
+            return "0"
+        # precision = the digits written, so normalize() only drops trailing zeros; no exponent is out of range
+        d = d.normalize(Context(prec=max(1, len(d.as_tuple().digits)), Emax=MAX_EMAX, Emin=MIN_EMIN))
+    except (DecimalException, ValueError):
+        return None
+    # plain digits for ordinary exponents; a huge one stays in exponent form instead of being written out
+    return format(d, "f") if abs(d.as_tuple().exponent) <= 64 else str(d)
+
+
 def exact_match_reward(extract: str = "auto", tag: str = "answer", case_sensitive: bool = False,
-                       answer_column: str = "answer", require_format: bool = True, pattern: str | None = None,
-                       whitespace: str = "collapse", thousands: bool = True, numeric: bool = True) -> Reward:
+                       answer_column: str = "answer", whitespace: str = "collapse", thousands: bool = True, numeric: bool = True) -> Reward:
     """Build the exact-match correctness reward.
 
     Args:
         extract: where the answer is: ``auto``, ``tag``, ``boxed``, ``last_number``, ``full`` (see ``math``).
-        tag: the tag name for ``extract="tag"``.
+        tag: the tag name for ``extract="tag"`` (checked as the ``format`` reward checks it).
         case_sensitive: compare text answers with case.
         answer_column: the dataset column holding the ground truth.
-        require_format: with ``extract="tag"``, count the answer only when the completion is well-formed
-            (one ``<tag>…</tag>``, nothing around it). Without this, "<answer>7</answer> garbage" earns full
-            correctness and outscores a well-formed wrong answer: the composite would pay for malformed output.
-        pattern: the structure a well-formed completion has (default: one ``<tag>…</tag>`` after an optional
-            ``<think>…</think>``); the brief copies its ``format`` reward's pattern here.
         whitespace: ``collapse`` runs of whitespace to one space, ``remove`` them, or ``keep`` them.
         thousands: drop thousands separators between digit groups ("1,000" == "1000").
         numeric: compare numbers by value ("7.0" == "7").
     Raises:
-        RewardError: an unknown ``extract`` or ``whitespace`` mode, a bad pattern.
+        RewardError: an unknown ``extract`` or ``whitespace`` mode.
     """
     if extract not in EXTRACT_MODES:
         raise RewardError(f"reward 'exact_match': params.extract is {extract!r}; use one of {', '.join(EXTRACT_MODES)}")
     if whitespace not in WHITESPACE:
         raise RewardError(f"reward 'exact_match': params.whitespace is {whitespace!r}; use one of "
                           f"{', '.join(WHITESPACE)}")
-    for key, v in (("case_sensitive", case_sensitive), ("require_format", require_format),
-                   ("thousands", thousands), ("numeric", numeric)):
+    for key, v in (("case_sensitive", case_sensitive), ("thousands", thousands), ("numeric", numeric)):
         if not isinstance(v, bool):
             raise RewardError(f"reward 'exact_match': params.{key} is {v!r}; use true or false")
-    rx = structure_pattern("exact_match", tag, pattern)
     norm = dict(case_sensitive=case_sensitive, whitespace=whitespace, thousands=thousands, numeric=numeric)
 
     def score(text: str, row: dict) -> Scored:
         if answer_column not in row:
             raise MissingColumn('exact_match', answer_column, "answer_column", sorted(row))
-        if require_format and extract == "tag":
-            problem = structure_problem(text, rx, tag)
-            if problem:
-                return Scored(0.0, not_counted(problem, tag))
         found = find_answer(text, extract, tag)
         if found is None:
             return Scored(0.0, describe_missing(extract, tag))
@@ -98,7 +101,7 @@ def exact_match_reward(extract: str = "auto", tag: str = "answer", case_sensitiv
         return Scored(0.0, f"answer {got!s:.40} ≠ {want!s:.40}")
 
     params = {"extract": extract, "tag": tag, "case_sensitive": case_sensitive, "answer_column": answer_column,
-              "require_format": require_format, "pattern": pattern, **norm}
+              **norm}
     return Reward("exact_match", "correctness", params, per_item(score),
                   source_fingerprint(exact_match_reward, normalize, find_answer, extra=params),
                   columns=(answer_column,))

@@ -8,13 +8,21 @@ persistent worker processes (``_math_worker``) where a timer works, warmed up be
 parent enforces a wall-clock deadline per item as well: a worker that still hangs is killed and replaced, the
 item scores 0 with reason "timed out", and the batch goes on. So a pathological expression can never hang
 training, in any thread.
+
+One final answer is paid, never a hedge: an answer that offers several values ("12 (or 13)", "\\boxed{12} or
+\\boxed{13}", "12 = 13", "12 \\pm 1") scores 0 against a ground truth that is one value, however math-verify
+would read it; it counts only against a ground truth that is itself several values (a set, a list, an interval).
+An answer that leaves the work undone scores 0 as well: against a ground truth that is one number, an
+expression that is not a number written out ("5+7", ``\\binom{8}{4}``; ``evaluated``), and, whatever the ground
+truth, an expression copied word for word from the question (``\\sqrt{245}`` for "Simplify $\\sqrt{245}$").
+The rules are ``_answer_shape``'s, applied by ``_math_text`` and, where the parsed ground truth decides,
+``_math_worker``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import selectors
 import subprocess
 import sys
@@ -22,10 +30,17 @@ import threading
 import time
 
 from grpo_rlvr.errors import MissingColumn, RewardError
-from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, find_answer
+from grpo_rlvr.rewards._answer import (
+    BOXES,
+    EXTRACT_MODES,
+    SEVERAL,
+    describe_missing,
+    find_answer,
+    find_answers,
+)
 from grpo_rlvr.rewards._math_compare import REL_TOL, install
-from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
-from grpo_rlvr.rewards.format import not_counted, structure_pattern, structure_problem
+from grpo_rlvr.rewards._math_text import gold_choice, written
+from grpo_rlvr.rewards._reward import Reward, Scored, completion_text, source_fingerprint
 
 
 def _spawn() -> subprocess.Popen:
@@ -65,9 +80,11 @@ class MathWorker:
 
     STARTUP_S = 120.0  # a worker that is not ready by then is broken: RewardError, never a score
 
-    def __init__(self, timeout_s: float, rel_tol: float, spare: Spare | None = None):
+    def __init__(self, timeout_s: float, rel_tol: float, spare: Spare | None = None,
+                 approximate_fractions: bool = True):
         self.timeout_s = timeout_s
         self.rel_tol = rel_tol
+        self.approximate_fractions = approximate_fractions
         self._spare = spare
         self._proc: subprocess.Popen | None = None
         self._ready = False
@@ -122,18 +139,20 @@ class MathWorker:
             self._proc.wait()
         self._use(self._spare.take() if respawn and self._spare is not None else None)  # the spare is warm
 
-    def check(self, pairs: list[tuple[str, str]]) -> list[dict]:
-        """Verdicts for (gold, pred) pairs, in order."""
+    def check(self, pairs: list[tuple[str, str | list[str], dict]]) -> list[dict]:
+        """Verdicts for (gold, pred, facts) items, in order; a list of preds is equal when every one is. ``facts``:
+        what the worker needs to know of the written answer (``hedge``, ``number``, ``evaluated``)."""
         with self._lock:
             results: list[dict] = []
             while len(results) < len(pairs):
                 results.extend(self._run(pairs[len(results):]))
             return results
 
-    def _run(self, pairs: list[tuple[str, str]]) -> list[dict]:
+    def _run(self, pairs: list[tuple[str, str | list[str], dict]]) -> list[dict]:
         proc = self._ensure_ready()
-        payload = "".join(json.dumps({"gold": g, "pred": p, "timeout_s": self.timeout_s, "rel_tol": self.rel_tol})
-                          + "\n" for g, p in pairs).encode()
+        payload = "".join(json.dumps({"gold": g, "pred": p, "timeout_s": self.timeout_s, "rel_tol": self.rel_tol,
+                                      "approximate_fractions": self.approximate_fractions, **facts})
+                          + "\n" for g, p, facts in pairs).encode()
         writer = threading.Thread(target=self._write, args=(proc, payload), daemon=True)
         writer.start()
         out: list[dict] = []
@@ -167,9 +186,9 @@ class MathWorker:
 class MathPool:
     """Several ``MathWorker``s; a batch is split into contiguous slices checked in parallel (one thread each)."""
 
-    def __init__(self, timeout_s: float, workers: int, rel_tol: float):
+    def __init__(self, timeout_s: float, workers: int, rel_tol: float, approximate_fractions: bool = True):
         self.spare = Spare()
-        self.workers = [MathWorker(timeout_s, rel_tol, self.spare) for _ in range(workers)]
+        self.workers = [MathWorker(timeout_s, rel_tol, self.spare, approximate_fractions) for _ in range(workers)]
 
     def warm(self, wait: bool = False) -> None:
         """Start every worker and the spare now, in parallel (each warms up on its own); with ``wait``, block
@@ -187,7 +206,7 @@ class MathPool:
         procs = [w._proc for w in self.workers] + [self.spare._proc]
         return [p.pid for p in procs if p is not None]
 
-    def check(self, pairs: list[tuple[str, str]]) -> list[dict]:
+    def check(self, pairs: list[tuple[str, str | list[str], dict]]) -> list[dict]:
         if not pairs:
             return []
         self.warm()
@@ -210,23 +229,42 @@ class MathPool:
 
 
 def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5.0, answer_column: str = "answer",
-                require_format: bool = True, pattern: str | None = None, rel_tol: float = REL_TOL,
-                workers: int | None = None) -> Reward:
+                rel_tol: float = REL_TOL, workers: int | None = None, several: str = "last", boxes: str = "join",
+                thousands: bool = True, mixed_numbers: bool = True, choices: bool = True,
+                percent_as_fraction: bool = True, approximate_fractions: bool = True, evaluated: bool = True) -> Reward:
     """Build the math-equivalence correctness reward.
 
     Args:
         extract: where the answer is: ``auto`` (an ``<answer>`` tag, ``\\boxed{}``, ``####``, "the answer is",
-            inline math; the brief sets ``tag`` when its ``format`` reward defines an answer tag), ``tag``,
-            ``boxed``, ``last_number``, ``full``.
-        tag: the tag for ``extract="tag"``.
+            inline math), ``tag``, ``boxed``, ``last_number``, ``full``; inside the brief's format tag when
+            its ``format`` reward defines one.
+        tag: the tag for ``extract="tag"`` (checked as the ``format`` reward checks it).
         timeout_s: seconds per parse-and-compare step; an item is given 2 × ``timeout_s`` in the worker and
             is cut off at 2 × ``timeout_s`` + 1 s, in any thread.
         answer_column: the dataset column holding the ground truth.
-        require_format: with ``extract="tag"``, count the answer only in a well-formed completion.
-        pattern: the structure a well-formed completion has (default: one ``<tag>…</tag>`` after an optional
-            ``<think>…</think>``); the brief copies its ``format`` reward's pattern here.
         rel_tol: relative tolerance when a float is compared (never an absolute one); rationals compare exactly.
         workers: math-verify worker processes checking a batch in parallel (default: CPU count, at most 4).
+        several: when markers state different final answers ("#### 120", then "The answer is 121"): ``last``
+            (the one written last counts), ``priority`` (tag, boxed, ####, "the answer is", the first present) or
+            ``all`` (every one must be right).
+        boxes: ``join``: boxes parted only by "and", "or", commas or "x =" are one answer ("\\boxed{5} and
+            \\boxed{-2}" is the set {5, -2}); ``last``: the last box alone.
+        thousands: drop thousands separators ("1,250", "1{,}250", "1\\,250" are 1250); a comma followed by exactly
+            three digits, no space, inside a number.
+        mixed_numbers: "2 1/2 pizzas" (a whole number, a space, a fraction) is 5/2; without it the text goes to
+            math-verify as written, which does not read it so (it does read ``2\\frac{1}{2}`` as 5/2).
+        choices: a ground truth that is one letter A–E is compared with the answer's choice label ("(C) 12"
+            counts for C); a label before a value ("(C) 12" against 12) is dropped.
+        percent_as_fraction: for a ground truth in percent (50\\%), the fraction counts too (0.5), as
+            math-verify has it; false: only the percent number (50 or 50\\%) counts.
+        approximate_fractions: a decimal within ``rel_tol`` counts for an exact fraction (0.3333333 for 1/3);
+            false: it must equal it exactly (0.5 for 1/2 still counts), for data whose questions ask for exact
+            forms ("express your answer as a common fraction").
+        evaluated: for a ground truth that is one number (72, 0.5, \\frac{3}{4}), the answer must be a number
+            written out too (a fraction, a mixed number, scientific notation count; "5+7", ``2^{10}``,
+            ``\\binom{8}{4}`` do not: an unevaluated expression leaves the arithmetic undone); false: any
+            expression equal to it counts. A ground truth written as an expression (``2^{10}``, ``\\sqrt{2}/2``)
+            accepts any equal expression either way.
     Raises:
         RewardError: bad parameters.
     """
@@ -238,8 +276,16 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
         raise RewardError(f"reward 'math': params.rel_tol is {rel_tol!r}; use a number in [0, 1) (e.g. 1e-6)")
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise RewardError(f"reward 'math': params.workers is {workers!r}; use a positive integer or null")
-    rx = structure_pattern("math", tag, pattern)
-    pool = MathPool(float(timeout_s), workers or min(4, os.cpu_count() or 1), float(rel_tol))
+    for key, value, allowed in (("several", several, SEVERAL), ("boxes", boxes, BOXES)):
+        if value not in allowed:
+            raise RewardError(f"reward 'math': params.{key} is {value!r}; use one of {', '.join(allowed)}")
+    flags = {"thousands": thousands, "mixed_numbers": mixed_numbers, "choices": choices,
+             "percent_as_fraction": percent_as_fraction, "approximate_fractions": approximate_fractions,
+             "evaluated": evaluated}
+    for key, value in flags.items():
+        if not isinstance(value, bool):
+            raise RewardError(f"reward 'math': params.{key} is {value!r}; use true or false")
+    pool = MathPool(float(timeout_s), workers or min(4, os.cpu_count() or 1), float(rel_tol), approximate_fractions)
 
     def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
         out: list[Scored | None] = [None] * len(texts)
@@ -247,37 +293,51 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
         for i, (text, row) in enumerate(zip(texts, rows, strict=True)):
             if answer_column not in row:
                 raise MissingColumn('math', answer_column, "answer_column", sorted(row))
-            problem = structure_problem(text, rx, tag) if require_format and extract == "tag" else None
-            if problem:
-                out[i] = Scored(0.0, not_counted(problem, tag))
-                continue
-            got = find_answer(text, extract, tag)
-            if got is None or not got.text.strip():
+            gold = str(row[answer_column])
+            found = [a for a in find_answers(text, extract, tag, several, boxes) if a.text.strip()]
+            if not found:
                 out[i] = Scored(0.0, describe_missing(extract, tag))
                 continue
-            jobs.append((str(row[answer_column]), _as_math(got.text)))
-            where.append((i, got.text))
+            shown = " and ".join(a.text for a in found)
+            prompt = prompt_text(row.get("prompt"))
+            forms = [written(a.text, gold, thousands=thousands, mixed_numbers=mixed_numbers, choices=choices,
+                             bare=a.where == "the one-line completion", prompt=prompt) for a in found]
+            bad = next((f.problem for f in forms if f.problem), None)
+            letter = gold_choice(gold, choices)
+            if bad is not None or letter is not None:
+                ok = bad is None and all(f.choice == letter for f in forms)
+                out[i] = Scored(float(ok), bad or f"answer {shown:.40} {'≡' if ok else '≠'} {gold:.40}")
+                continue
+            preds = [f.text for f in forms]
+            if not percent_as_fraction and "%" in gold:
+                preds = [p if "%" in p else _with_percent(p) for p in preds]
+            facts = {"hedge": next((f.hedge for f in forms if f.hedge), None),
+                     "number": all(f.number for f in forms), "evaluated": evaluated}
+            jobs.append((gold, preds if len(preds) > 1 else preds[0], facts))
+            where.append((i, shown))
         for (i, got), res in zip(where, pool.check(jobs), strict=True):
             out[i] = _verdict(res, got, rows[i][answer_column])
         return out  # type: ignore[return-value]
 
     params = {"extract": extract, "tag": tag, "timeout_s": timeout_s, "answer_column": answer_column,
-              "require_format": require_format, "pattern": pattern, "rel_tol": rel_tol}
+              "rel_tol": rel_tol, "several": several, "boxes": boxes, **flags}
     return Reward("math", "correctness", params, scorer,
-                  source_fingerprint(math_reward, MathWorker, find_answer, install, extra=params),
+                  source_fingerprint(math_reward, MathWorker, find_answer, install, written, extra=params),
                   columns=(answer_column,), warmer=pool.warm)
 
 
-# A number followed by words ("42 dollars", "5 cm"): the words are units, which LaTeX parsing would multiply in.
-_UNITS = re.compile(r"^\s*([-+]?\d[\d,]*(?:\.\d+)?)\s*(?:[A-Za-z][A-Za-z.]*\s*){1,3}$")
+def prompt_text(prompt: object) -> str:
+    """The text of a prompt: a string, or every message's content of a chat prompt (system prompt included)."""
+    if prompt is None or isinstance(prompt, str):
+        return prompt or ""
+    if isinstance(prompt, (list, tuple)):
+        return "\n".join(str(m.get("content", "")) if isinstance(m, dict) else str(m) for m in prompt)
+    return completion_text(prompt)
 
 
-def _as_math(answer: str) -> str:
-    """The answer as math-verify input: units dropped, bare answers wrapped in ``$…$``."""
-    m = _UNITS.match(answer)
-    if m:
-        answer = m.group(1)
-    return f"${answer}$" if "$" not in answer and "\\(" not in answer else answer
+def _with_percent(pred: str) -> str:
+    """``pred`` (math-verify input) read as a percent: "$0.5$" becomes "$0.5\\%$"."""
+    return pred[:-1] + "\\%$" if pred.endswith("$") else pred + "\\%"
 
 
 def _verdict(res: dict, got: str, want: object) -> Scored:
@@ -288,6 +348,11 @@ def _verdict(res: dict, got: str, want: object) -> Scored:
         return Scored(0.0, f"answer {got:.40} ≠ {want!s:.40}")
     if status == "unparsed":
         return Scored(0.0, f"answer {got:.40} is not a parseable expression")
+    if status == "hedge":
+        return Scored(0.0, f"answer {got:.40} hedges ({res.get('why', 'several values')}); the ground truth is "
+                           "one value")
+    if status == "unevaluated":
+        return Scored(0.0, f"answer {got:.40} is not worked out to a number, and the ground truth is one")
     if status == "timeout":
         return Scored(0.0, f"timed out checking answer {got:.40}")
     if status == "bad_gold":

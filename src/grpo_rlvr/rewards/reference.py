@@ -54,12 +54,16 @@ def params_of(name: str) -> list[Param]:
     if entry is None:
         raise RewardError(f"--list-params: {name!r} is not a built-in reward; built-ins are {', '.join(REGISTRY)} "
                           "(a user reward's params are its function's keyword arguments)")
+    from grpo_rlvr.rewards._inside_tag import ANSWER_READERS, PARAMS
+
     meanings = _docstring_args(entry.factory)
     out = []
     for p in inspect.signature(entry.factory).parameters.values():
         if p.name not in meanings:
             raise RewardError(f"reward {name!r}: param {p.name!r} is not described in the factory's docstring")
         out.append(Param(p.name, None if p.default is inspect.Parameter.empty else p.default, meanings[p.name]))
+    if name in ANSWER_READERS:  # the params build_reward takes for every answer reader (_inside_tag)
+        out += [Param("require_format", True, PARAMS["require_format"]), Param("format", None, PARAMS["format"])]
     return out
 
 
@@ -109,10 +113,19 @@ def _how(module) -> list[str]:
 
 def render_reference() -> str:
     """The Markdown of the skill's ``references/rewards.md``."""
-    from grpo_rlvr.rewards import REGISTRY, _answer, _json_extract, _math_compare, _tool_calls
+    from grpo_rlvr.rewards import (
+        REGISTRY,
+        _answer,
+        _answer_shape,
+        _inside_tag,
+        _json_extract,
+        _math_compare,
+        _math_text,
+        _tool_calls,
+    )
 
     # the private modules whose docstrings state a reward's rules, shown after its own module's
-    more = {"exact_match": [_answer], "math": [_answer, _math_compare], "json_schema": [_json_extract],
+    more = {"exact_match": [_answer], "math": [_answer, _math_text, _answer_shape, _math_compare], "json_schema": [_json_extract],
             "tool_call": [_tool_calls]}
     out = ["# Built-in rewards: params, columns, reasons",
            "",
@@ -128,6 +141,7 @@ def render_reference() -> str:
            "How to write your own reward is in [reward-functions.md](reward-functions.md).",
            ""]
     out += [f"- [`{name}`](#{name})" for name in REGISTRY]
+    out += ["", "## Correctness reads inside the format's tag", ""] + _how(_inside_tag)
     for name, entry in REGISTRY.items():
         out += ["", f"## {name}", "", _md(entry.summary[:1].upper() + entry.summary[1:]) + ".", ""]
         for module in [inspect.getmodule(entry.factory), *more.get(name, [])]:

@@ -6,7 +6,18 @@ any model loads. Rank 0 runs the check and broadcasts the outcome, so every rank
 ``launch.sh`` or ``slurm.sh`` refuses together (exit 1, the gate's reasons on stderr).
 
 What is checked: ``brief.lock.json`` parses and records a SHA-256 of every rendered file, each file still has
-that hash, the brief's fingerprint is the one rendered, and the gate passes for the recorded inspection.
+that hash, every rendered file and the lock are what ``render`` makes from the brief the lock names now (so a
+lock edited to name another, reviewed brief, or a train.py rewritten together with its hash, is refused), the
+brief's fingerprint (which covers the model's and data's content) is the one rendered, the gate passes for the
+recorded inspection, and a ``--resume`` checkpoint is one this run saved (``checkpoint_ledger``). The check is
+computed in a clean interpreter (``clean_interpreter.run_check``: ``python -I -S``, no startup hooks run, every
+byte of the model and data read again rather than taken from the hash cache), and the rendered ``train.py``
+restarts itself under ``python -I`` first, so ``PYTHONPATH`` or a ``sitecustomize`` cannot patch it.
+
+After the trainer has loaded the model, the data and the rewards, ``train.py`` calls
+:func:`refuse_if_changed_since_check`: every file the check hashed must still be the same file (device, inode,
+size, mtime, ctime, and the link itself when it is a symlink), and each reward's fingerprint the one the gate
+verified. A file swapped between the check and the load is refused before the first step.
 
 The escape hatch for smoke tests is ``--unreviewed-smoke-test`` (``train.py`` and ``grpo-rlvr train``): the
 gate is skipped (the file hashes are still checked), at most ``SMOKE_MAX_STEPS`` steps run, no checkpoint and
@@ -18,8 +29,10 @@ Demo acceptance of oracle verdicts: only :func:`demo_acceptance`, entered by ``g
 process around the in-process training call. It is process memory, so no file, environment variable or flag
 can turn it on.
 
-Limits: an agent that rewrites both ``train.py`` and the hashes in ``brief.lock.json``, or writes its own
-training script, is not stopped by this file; the plugin's hook and permission lists are the layer for that.
+Limits: an agent that writes its own training script is not stopped by this file (nor by anything on the same
+machine): such a run has no lock and no gate record, so it cannot pass for a reviewed one. A folder swapped for
+another and swapped back within the seconds between the check and the load leaves no trace in the files' own
+stamps. On several nodes with separate disks, only node 0's copy of the model and data is checked.
 """
 
 from __future__ import annotations
@@ -31,12 +44,13 @@ import sys
 import time
 from pathlib import Path
 
-from grpo_rlvr.errors import GateError, InputFileError
+from grpo_rlvr.errors import GateError, GrpoRlvrError, InputFileError
 
 SMOKE_MAX_STEPS = 3
 SMOKE_MARKER = "UNREVIEWED_SMOKE_TEST.json"
 LOCK = "brief.lock.json"
 _demo_in_this_process = False
+_verified: dict = {}   # what this process's passing check verified: {"checked": file stamps, "rewards": name -> fp}
 
 
 @contextlib.contextmanager
@@ -83,12 +97,37 @@ def changed_files(run: Path, lock: dict) -> list[str]:
     return out
 
 
-def check_run(run: Path, demo: bool = False, smoke: bool = False) -> tuple[dict, list[str]]:
-    """The lock and every reason this run may not train (empty when it may). ``smoke`` skips the gate only."""
-    from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.errors import GrpoRlvrError
-    from grpo_rlvr.gate import check_gate
+def check_run(run: Path, demo: bool = False, smoke: bool = False, resume: str | None = None) \
+        -> tuple[dict, list[str]]:
+    """The lock and every reason this run may not train (empty when it may). ``smoke`` skips the gate only;
+    ``resume`` is the checkpoint ``train.py --resume`` names.
 
+    Computed in a clean interpreter (``clean_interpreter``), so nothing that patched this process decides it;
+    the demo's check stays in this process, where its oracle acceptance lives.
+
+    Raises:
+        InputFileError: the run folder has no readable lock.
+        StartupHookError: a startup hook that names grpo_rlvr is installed.
+    """
+    if demo or _demo_in_this_process:
+        return check_run_here(run, demo=True, smoke=smoke, resume=resume)
+    from grpo_rlvr.clean_interpreter import run_check
+
+    reply = run_check("run", run=str(Path(run).resolve()), smoke=smoke, resume=resume)
+    _verified.clear()
+    _verified.update(reply.get("verified") or {})
+    return reply["lock"], reply["problems"]
+
+
+def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: str | None = None) \
+        -> tuple[dict, list[str]]:
+    """:func:`check_run`, computed in this process."""
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.identity.hash_cache import checked_files, start_checking
+    from grpo_rlvr.runtime.checkpoint_ledger import resume_problems
+
+    start_checking()   # what the trainer compares after loading: the files this check reads
     run = Path(run)
     lock = read_lock(run)
     problems = changed_files(run, lock)
@@ -97,17 +136,92 @@ def check_run(run: Path, demo: bool = False, smoke: bool = False) -> tuple[dict,
     except GrpoRlvrError as e:
         return lock, [*problems, f"the brief recorded in {LOCK} cannot be loaded: {e}"]
     if brief.fingerprint != lock.get("fingerprint"):
-        problems.append(f"the brief {lock['brief']} changed since this run was rendered; run `grpo-rlvr render` "
-                        "again (and inspect again if the model, data or rewards changed)")
+        problems.append(f"the brief {lock['brief']}, or the model or data it names, changed since this run was "
+                        "rendered; run `grpo-rlvr render` again (and inspect again if the model, data or rewards "
+                        "changed: the gate below says which)")
+    else:
+        problems += not_as_rendered(run, lock, brief)
+    problems += resume_problems(run / "output", resume)
     if smoke:
         return lock, problems
     try:
-        gate = check_gate(lock["inspection"], brief=lock["brief"], demo=demo or _demo_in_this_process)
+        gate = check_gate(lock["inspection"], brief=lock["brief"], demo=demo)
     except GateError as e:
         return lock, [*problems, str(e)]
     if not gate.passed:
         problems.append("the inspection gate does not pass:\n" + gate.format())
+    elif not problems:
+        from grpo_rlvr.inspection import load_artifact
+
+        rewards = {r["name"]: r.get("fingerprint") for r in load_artifact(lock["inspection"]).manifest["rewards"]}
+        _verified.clear()
+        _verified.update(checked=checked_files(), rewards=rewards)
     return lock, problems
+
+
+def verified() -> dict:
+    """What the last passing :func:`check_run_here` in this process verified (the run check's reply carries it)."""
+    return dict(_verified)
+
+
+def not_as_rendered(run: Path, lock: dict, brief) -> list[str]:
+    """The rendered files (and the lock) that differ from what ``render`` makes now from the brief the lock
+    names, for the inspection it names. Files edited after render are reported by :func:`changed_files`."""
+    from grpo_rlvr.run_dir import rendered
+
+    try:
+        files, expected = rendered(brief, Path(str(lock.get("inspection"))))
+    except GrpoRlvrError as e:
+        return [f"the run cannot be rendered again here to compare it: {e}"]
+    recorded = lock.get("files") if isinstance(lock.get("files"), dict) else {}
+    out = []
+    for name, text in files.items():
+        p = Path(run) / name
+        if p.is_file() and recorded.get(name) == sha256_file(p) and p.read_text(encoding="utf-8") != text:
+            out.append(f"{p} is not what `grpo-rlvr render` makes from {lock.get('brief')} now (the brief, the "
+                       f"commit it pins or grpo-rlvr changed since render, or {LOCK} was edited); run `grpo-rlvr "
+                       "render` again")
+    if {k: v for k, v in lock.items() if k != "files"} != expected:
+        out.append(f"{Path(run) / LOCK} is not what `grpo-rlvr render` writes for {lock.get('brief')} and the "
+                   f"inspection it names (it was edited, or the brief changed since render); run `grpo-rlvr render` "
+                   "again")
+    return out
+
+
+def changed_since_check(rewards: list | None = None) -> list[str]:
+    """Why what was loaded may not be what the check verified: files replaced since, or rewards whose code is
+    not the reviewed code (empty when all holds, or when no check in this process passed)."""
+    from grpo_rlvr.identity.hash_cache import changed_since
+
+    if not _verified:
+        return []
+    out = [f"{p} changed after the gate's check and before training (it was replaced, rewritten or re-linked "
+           "while the run started); start the run again, and leave the model and data alone while it loads"
+           for p in changed_since(_verified.get("checked") or {})]
+    reviewed = _verified.get("rewards") or {}
+    for r in rewards or []:
+        if r.name in reviewed and reviewed[r.name] != r.fingerprint:
+            out.append(f"reward {r.name!r}: its code changed after the gate's check (fingerprint {r.fingerprint[:12]}, "
+                       f"reviewed {str(reviewed[r.name])[:12]}); start the run again once the reward is as reviewed")
+    return out
+
+
+def refuse_if_changed_since_check(rewards: list | None = None) -> None:
+    """Called by the rendered train.py once the trainer holds the model, data and rewards: exit 1 on every rank
+    when :func:`changed_since_check` finds anything (before the first step)."""
+    from accelerate import PartialState
+
+    state = PartialState()
+    outcome = [changed_since_check(rewards) if state.is_main_process else None]
+    if state.num_processes > 1:
+        from accelerate.utils import broadcast_object_list
+
+        outcome = broadcast_object_list(outcome, from_process=0)
+    if outcome[0]:
+        if state.is_main_process:
+            print("train.py: training refused (loaded, but not what was checked):\n"
+                  + "\n".join(f"- {p}" for p in outcome[0]), file=sys.stderr, flush=True)
+        sys.exit(1)
 
 
 def smoke_config(cfg: dict, max_steps: int | None) -> dict:
@@ -116,7 +230,7 @@ def smoke_config(cfg: dict, max_steps: int | None) -> dict:
     return {**cfg, "max_steps": steps, "save_strategy": "no", "report_to": "none"}
 
 
-def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False) -> None:
+def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, resume: str | None = None) -> None:
     """Called by the rendered train.py after GRPOConfig is built: exit 1 on every rank unless the run may train."""
     from accelerate import PartialState
 
@@ -124,8 +238,8 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False) ->
     outcome = [None]
     if state.is_main_process:
         try:
-            _, problems = check_run(run_dir, smoke=smoke)
-        except InputFileError as e:
+            _, problems = check_run(run_dir, smoke=smoke, resume=resume)
+        except GrpoRlvrError as e:   # no lock, or a startup hook patching grpo_rlvr: refused all the same
             problems = [str(e)]
         output = Path(output_dir)
         if smoke and output.is_dir() and any(output.iterdir()) and not is_smoke_output(output):
@@ -170,16 +284,19 @@ def is_smoke_output(output: Path) -> bool:
 def main(argv: list[str] | None = None) -> int:
     """``python -m grpo_rlvr.runtime.run_guard RUN [train.py options]``: launch.sh's check before it starts vLLM.
 
-    Exit 0 when the run may train, 1 with the reasons otherwise. Options other than
-    ``--unreviewed-smoke-test`` (those meant for train.py) are ignored.
+    Exit 0 when the run may train, 1 with the reasons otherwise. Options other than ``--unreviewed-smoke-test``
+    and ``--resume`` (those meant for train.py) are ignored.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         print("usage: python -m grpo_rlvr.runtime.run_guard RUN [--unreviewed-smoke-test]", file=sys.stderr)
         return 2
+    rest = args[1:]
+    resume = next((a.split("=", 1)[1] for a in rest if a.startswith("--resume=")), None) or next(
+        (rest[i + 1] for i, a in enumerate(rest[:-1]) if a == "--resume"), None)
     try:
-        _, problems = check_run(Path(args[0]), smoke="--unreviewed-smoke-test" in args[1:])
-    except InputFileError as e:
+        _, problems = check_run(Path(args[0]), smoke="--unreviewed-smoke-test" in rest, resume=resume)
+    except GrpoRlvrError as e:
         problems = [str(e)]
     if problems:
         print("launch.sh: training refused (no server started, nothing loaded):\n"

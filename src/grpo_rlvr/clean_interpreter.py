@@ -1,0 +1,208 @@
+"""The checks that decide whether a review holds and training may start, run in an interpreter nothing outside the
+installed environment can patch.
+
+``grpo-rlvr gate``, ``grpo-rlvr train`` and the rendered ``train.py`` (through ``run_guard.check_run``) ask
+:func:`run_check`, which starts ``python -I -S _clean_start.py`` (see that file): no ``PYTHONPATH``,
+``PYTHONSTARTUP``, ``PYTHONHOME``, user site-packages or working directory on the path, no ``sitecustomize`` or
+``usercustomize``, no code from ``.pth`` files, no ``LD_PRELOAD``. A ``sitecustomize.py`` that patches
+``grpo_rlvr.gate.check_gate`` in the calling process therefore changes nothing the check sees.
+
+The child also looks for startup hooks that grpo-rlvr did not install and that name it (a ``sitecustomize`` or
+``usercustomize`` on the path or on ``PYTHONPATH``, a ``.pth`` line that runs code, or the module it imports),
+and the check is refused while one is there: they run in every other process of the run.
+
+Limits: a hook that hides its target's name passes the scan (it still cannot reach the clean check); code that
+edits the installed grpo_rlvr package, or patches the calling process's way of starting the check, is not
+stopped here (see the README's "What the gate cannot stop").
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import os
+import re
+import site
+import subprocess
+import sys
+from pathlib import Path
+
+from grpo_rlvr.errors import GrpoRlvrError
+
+_START = Path(__file__).with_name("_clean_start.py")
+_NAMES_US = re.compile(r"grpo", re.IGNORECASE)
+_DROPPED_ENV = ("LD_PRELOAD", "LD_AUDIT")
+_clean = False
+_skipped: list[str] = []
+
+
+class StartupHookError(GrpoRlvrError):
+    """A startup hook that grpo-rlvr did not install patches it; nothing is checked or trained until it is gone."""
+
+    exit_code = 1
+
+
+def mark_clean(skipped: list[str]) -> None:
+    """Called by ``_clean_start`` in the child, once its site-packages are set up without running hook code."""
+    global _clean, _skipped
+    _clean, _skipped = True, list(skipped)
+
+
+def in_clean_interpreter() -> bool:
+    return _clean
+
+
+# ---------------------------------------------------------------------------- the checks, by name
+
+
+def _gate(directory: str, brief: str | None) -> dict:
+    from grpo_rlvr.gate import check_gate
+
+    result = check_gate(directory, brief=brief)
+    return {"result": result.to_dict(), "text": result.format(), "passed": result.passed}
+
+
+def _run(run: str, smoke: bool, resume: str | None = None) -> dict:
+    from grpo_rlvr.identity.hash_cache import distrust_disk_cache
+    from grpo_rlvr.runtime.run_guard import check_run_here, verified
+
+    distrust_disk_cache()   # the check that lets training start reads every byte; the hash cache is forgeable
+    lock, problems = check_run_here(Path(run), smoke=smoke, resume=resume)
+    return {"lock": lock, "problems": problems, "verified": verified()}
+
+
+CHECKS = {"gate": _gate, "run": _run}
+
+
+def answer(check: str, request: dict) -> dict:
+    """The child's side: run ``CHECKS[check](**request)``; errors become data the parent raises again."""
+    hooks = startup_hooks()
+    if hooks:
+        return {"refused": hooks}
+    try:
+        return {"ok": CHECKS[check](**request)}
+    except GrpoRlvrError as e:
+        return {"error": {"type": type(e).__name__, "message": str(e), "exit_code": e.exit_code,
+                          "problems": getattr(e, "problems", None), "source": getattr(e, "source", None)}}
+
+
+def run_check(check: str, **request):
+    """``CHECKS[check](**request)`` computed in a clean interpreter (in this process when it is one).
+
+    Raises:
+        StartupHookError: a startup hook names grpo_rlvr (listed, with how to remove it).
+        GrpoRlvrError: the error the check raised (same type and message), or the child failed to answer.
+    """
+    if _clean:
+        reply = answer(check, request)
+    else:
+        env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+        proc = subprocess.run([sys.executable, "-I", "-S", str(_START), check], input=json.dumps(request),
+                              stdout=subprocess.PIPE, stderr=None, text=True, env=env)
+        try:
+            reply = json.loads(proc.stdout)
+        except json.JSONDecodeError:
+            raise GrpoRlvrError(f"the {check} check could not run in a clean interpreter ({sys.executable} -I -S, "
+                                f"exit {proc.returncode}; its error is above); check that grpo-rlvr is installed in "
+                                "this environment's site-packages, not only on PYTHONPATH or with pip --user") \
+                from None
+    if "refused" in reply:
+        raise StartupHookError("startup hooks that grpo-rlvr did not install name it, so they may patch what it "
+                               "checks; remove them (or reinstall the environment) and run again:\n"
+                               + "\n".join(f"  - {h}" for h in reply["refused"]))
+    if "error" in reply:
+        raise _rebuilt(reply["error"])
+    return reply["ok"]
+
+
+def _rebuilt(err: dict) -> GrpoRlvrError:
+    from grpo_rlvr import errors
+
+    cls = getattr(errors, err.get("type", ""), None)
+    cls = cls if isinstance(cls, type) and issubclass(cls, GrpoRlvrError) else GrpoRlvrError
+    e = cls.__new__(cls)
+    Exception.__init__(e, err.get("message", ""))
+    e.exit_code = int(err.get("exit_code", 2))
+    if err.get("problems") is not None:
+        e.problems, e.source = err["problems"], err.get("source")
+    return e
+
+
+# ---------------------------------------------------------------------------- startup hooks
+
+
+def _ours() -> set[Path]:
+    """The files the installed grpo-rlvr distribution put in place (its RECORD)."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("grpo-rlvr")
+    except metadata.PackageNotFoundError:
+        return set()
+    return {Path(dist.locate_file(f)).resolve() for f in dist.files or []}
+
+
+def _source(spec) -> str | None:
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    try:
+        return Path(spec.origin).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _interpreter_dirs() -> list[Path]:
+    exes = [sys.executable, os.path.realpath(sys.executable), getattr(sys, "_base_executable", "")]
+    return list(dict.fromkeys(Path(e).parent for e in exes if e))
+
+
+def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None = None,
+                  interpreter_dirs: list[Path] | None = None) -> list[str]:
+    """Startup hooks grpo-rlvr did not install that name it or cannot be read, one line each, and any ``._pth``
+    file beside the interpreter (whatever it names: it replaces ``sys.path`` even under ``python -I -S``, and
+    may turn ``site`` back on).
+
+    Args:
+        site_dirs: folders whose ``.pth`` files an interpreter runs (default: this one's site-packages and the
+            user's).
+        search: where ``sitecustomize`` / ``usercustomize`` are looked up (default: ``PYTHONPATH``, then
+            ``sys.path``, then the user's site-packages).
+        interpreter_dirs: folders of the interpreter's executable (default: this one's, as started and resolved).
+    """
+    if site_dirs is None:
+        site_dirs = [*site.getsitepackages(), site.getusersitepackages()]
+    if search is None:
+        search = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + sys.path + [
+            site.getusersitepackages()]
+    ours = _ours()
+    found = [f"{pth}: a ._pth file beside the interpreter, which sets its module path even under `python -I -S`; "
+             "delete it" for d in (interpreter_dirs if interpreter_dirs is not None else _interpreter_dirs())
+             for pth in (sorted(d.glob("*._pth")) if d.is_dir() else [])]
+    for name in ("sitecustomize", "usercustomize"):
+        spec = importlib.machinery.PathFinder.find_spec(name, search)
+        if spec is None or spec.origin is None or Path(spec.origin).resolve() in ours:
+            continue
+        text = _source(spec)
+        if text is None:
+            found.append(f"{spec.origin}: a compiled {name} that cannot be read; remove it")
+        elif _NAMES_US.search(text):
+            found.append(f"{spec.origin}: a {name} that names grpo_rlvr and runs at every Python start; delete it "
+                         "(and unset PYTHONPATH if it points there)")
+    for d in dict.fromkeys(site_dirs):
+        for pth in sorted(Path(d).glob("*.pth")) if Path(d).is_dir() else []:
+            if pth.resolve() in ours:
+                continue
+            try:
+                lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                if not line.startswith(("import ", "import\t")):
+                    continue
+                modules = re.findall(r"\bimport\s+([\w.]+)|__import__\(\s*['\"]([\w.]+)", line)
+                texts = [line] + [_source(importlib.machinery.PathFinder.find_spec(m.split(".")[0], [d])) or ""
+                                  for pair in modules for m in pair if m]
+                if any(_NAMES_US.search(t) for t in texts):
+                    found.append(f"{pth}: a .pth line that runs code naming grpo_rlvr ({line.strip()[:120]}); "
+                                 "delete the file")
+    return found
