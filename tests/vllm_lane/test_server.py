@@ -13,7 +13,6 @@ machine's RAM, which a shared CI box does not have free.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -43,22 +42,15 @@ def free_port() -> int:
 
 
 def server_run(root: Path, model: Path) -> tuple[Path, int]:
-    """A rendered, gated server-mode run on a free port (launch.sh and grpo_config.yaml re-pointed, lock re-hashed:
-    the run refuses edited files otherwise)."""
+    """A rendered, gated server-mode run whose server listens on a free port (the brief's vllm_server_port)."""
     from grpo_rlvr.run_dir import render
 
+    port = free_port()
     ws = make_workspace(root, model, hardware={"accelerator": "gpu", "num_gpus": 2, "vllm_gpus": 1},
-                        grpo={"max_steps": 3, "per_device_train_batch_size": 16})
+                        grpo={"max_steps": 3, "per_device_train_batch_size": 16, "vllm_server_port": port})
     make_artifact(ws / "brief.yaml", ws / "out" / "inspection")
     run = render(ws / "brief.yaml").dir
-    port = free_port()
-    lock = json.loads((run / "brief.lock.json").read_text())
-    for name, old, new in (("launch.sh", "VLLM_PORT=8000", f"VLLM_PORT={port}"),
-                           ("grpo_config.yaml", "vllm_server_port: 8000", f"vllm_server_port: {port}")):
-        text = (run / name).read_text().replace(old, new)
-        (run / name).write_text(text)
-        lock["files"][name] = hashlib.sha256(text.encode()).hexdigest()
-    (run / "brief.lock.json").write_text(json.dumps(lock))
+    assert f"VLLM_PORT={port}" in (run / "launch.sh").read_text()
     return run, port
 
 
