@@ -47,7 +47,8 @@ def server_run(root: Path, model: Path) -> tuple[Path, int]:
 
     port = free_port()
     ws = make_workspace(root, model, hardware={"accelerator": "gpu", "num_gpus": 2, "vllm_gpus": 1},
-                        grpo={"max_steps": 3, "per_device_train_batch_size": 16, "vllm_server_port": port})
+                        grpo={"max_steps": 3, "per_device_train_batch_size": 16, "vllm_server_port": port,
+                              "bf16": False})  # a GPU brief whose trainer runs here, on CPU
     make_artifact(ws / "brief.yaml", ws / "out" / "inspection")
     run = render(ws / "brief.yaml").dir
     assert f"VLLM_PORT={port}" in (run / "launch.sh").read_text()
