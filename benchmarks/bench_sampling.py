@@ -3,8 +3,8 @@
 Each engine draws ``k`` completions for each of ``--prompts`` demo prompts (temperature 1, top_p 1, at most
 ``--max-tokens`` tokens, one seed) through the package's own paths: ``sampling.generate`` (transformers, preflight's
 batch size 64) and ``sampling.generate_vllm`` on an engine sized by ``vllm_engine.engine_spec`` from a brief, as
-preflight builds it. vLLM's start-up (engine build, weight load, compilation, warm-up) is timed apart from its
-generation. On vLLM's CPU platform a third column samples with the CPU weight-keeping dispatch that colocated
+preflight builds it. Start-up (transformers: model load and a warm-up batch; vLLM: engine build, weight load,
+compilation, the same warm-up batch) is timed apart from generation. On vLLM's CPU platform a third column samples with the CPU weight-keeping dispatch that colocated
 training uses (``runtime/vllm_cpu.py``), against oneDNN prepacking: the cost that module's docstring records.
 Both vLLM engines run in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``) so that the dispatch can be swapped.
 
@@ -98,11 +98,13 @@ def main(argv=None) -> int:
           f"{torch.get_num_threads()}; load average {os.getloadavg()[0]:.2f}", flush=True)
     rows = {}
 
+    t0 = time.perf_counter()
     model = AutoModelForCausalLM.from_pretrained(model_dir).to(device)
     generate(model, tok, prompts[:8], 2, params)  # warm-up: the first generate call pays one-off costs
+    startup = time.perf_counter() - t0
     t0 = time.perf_counter()
     out = generate(model, tok, prompts, args.k, params)
-    rows["transformers"] = {"startup_s": 0.0, "generate_s": time.perf_counter() - t0, "tokens": tokens(out)}
+    rows["transformers"] = {"startup_s": startup, "generate_s": time.perf_counter() - t0, "tokens": tokens(out)}
     del model
     if device == "cuda":
         torch.cuda.empty_cache()
@@ -120,8 +122,8 @@ def main(argv=None) -> int:
             layer_utils.dispatch_cpu_unquantized_gemm = upstream
         t0 = time.perf_counter()
         llm = vllm_engine.engine_for(spec)
-        startup = time.perf_counter() - t0
         generate_vllm(llm, tok, prompts[:8], 2, params, encoded=encoded[:8])  # warm-up, as for transformers
+        startup = time.perf_counter() - t0
         t0 = time.perf_counter()
         out = generate_vllm(llm, tok, prompts, args.k, params, encoded=encoded)
         rows[name] = {"startup_s": startup, "generate_s": time.perf_counter() - t0, "tokens": tokens(out)}
@@ -133,6 +135,10 @@ def main(argv=None) -> int:
         print(f"{name:<22}{r['startup_s']:>12.1f}{r['generate_s']:>12.2f}{r['tokens']:>9}{r['tokens_per_s']:>11.0f}")
     base = rows["transformers"]["tokens_per_s"]
     print(f"vLLM / transformers generation speed (tokens/s): {rows['vllm']['tokens_per_s'] / base:.2f}×")
+    whole = {n: r["startup_s"] + r["generate_s"] for n, r in rows.items()}
+    print(f"transformers / vLLM wall time for this whole job, start-up included: "
+          f"{whole['transformers'] / whole['vllm']:.2f}× ({whole['transformers']:.1f} s against "
+          f"{whole['vllm']:.1f} s)")
     if "vllm, weights kept" in rows:
         print(f"weights kept / oneDNN prepacked (tokens/s): "
               f"{rows['vllm, weights kept']['tokens_per_s'] / rows['vllm']['tokens_per_s']:.2f}×")

@@ -4,8 +4,6 @@ one engine for both within a process, sized from the brief, and named in ``--jso
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -64,12 +62,19 @@ def test_samples_are_distinct_per_prompt_and_carry_stop_reasons(ws):
 
 
 @pytest.mark.e2e
-def test_cli_json_names_the_engine_and_stdout_holds_only_json(ws):
-    p = subprocess.run([sys.executable, "-m", "grpo_rlvr", "preflight", str(ws / "brief.yaml"), "--json",
-                        "--prompts", "8"], capture_output=True, text=True, timeout=600)
-    assert p.returncode in (0, 1), p.stderr[-3000:]
-    out = json.loads(p.stdout)  # vLLM's own logging goes to stderr
-    assert out["engine"]["name"] == "vllm" and out["engine"]["max_model_len"] == 256
+def test_cli_json_names_the_engine_and_stdout_holds_only_json(ws, capfd):
+    """`grpo-rlvr preflight --json`, in this process so it reuses the kept engine (one engine start saved); capfd
+    reads the file descriptors, so output from vLLM's engine process would show too."""
+    from grpo_rlvr import vllm_engine
+    from grpo_rlvr.cli.main import main
+
+    built, kept = vllm_engine.builds, vllm_engine.kept_spec() is not None
+    code = main(["preflight", str(ws / "brief.yaml"), "--json", "--prompts", "8"])
+    out, err = capfd.readouterr()
+    assert code in (0, 1), err[-3000:]
+    parsed = json.loads(out)  # vLLM's own logging goes to stderr
+    assert parsed["engine"]["name"] == "vllm" and parsed["engine"]["max_model_len"] == 256
+    assert vllm_engine.builds == built + (not kept), "the CLI started an engine beside the kept one"
 
 
 def test_sleep_mode_refusal_is_what_validate_says(tiny_model_dir):
