@@ -129,6 +129,18 @@ def test_public_api_names_resolve_lazily():
     assert light == "True" and int(count) >= 20
 
 
+def test_every_error_the_api_raises_is_exported():
+    import inspect
+
+    import grpo_rlvr
+    from grpo_rlvr import errors
+    from grpo_rlvr.launch import GateRefused
+
+    raised = {n for n, c in vars(errors).items() if inspect.isclass(c) and issubclass(c, errors.GrpoRlvrError)}
+    assert raised <= set(grpo_rlvr.__all__), raised - set(grpo_rlvr.__all__)
+    assert grpo_rlvr.GateRefused is GateRefused  # still importable from where the launcher raises it
+
+
 def test_exported_functions_are_not_shadowed_by_submodules():
     import importlib
 

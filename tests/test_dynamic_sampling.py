@@ -235,9 +235,12 @@ def test_trainer_extends_the_held_out_trainer_and_keeps_its_settings():
     from trl import GRPOTrainer
 
     from grpo_rlvr.runtime.dynamic_sampling import dynamic_sampling_trainer_class
+    from grpo_rlvr.runtime.held_out_trainer import grpo_trainer_class
+    from grpo_rlvr.runtime.trainers import GRPOTrainerWithDynamicSampling, GRPOTrainerWithHeldOut
 
-    cls = dynamic_sampling_trainer_class(max_rounds=5, tolerance=1e-4)
-    assert [c.__name__ for c in cls.__mro__[:3]] == ["GRPOTrainerWithDynamicSampling", "GRPOTrainerWithHeldOut",
-                                                     "GRPOTrainer"]
-    assert issubclass(cls, GRPOTrainer) and "evaluate" not in vars(cls)   # evaluation: the held-out one's
-    assert (cls.dynamic_max_rounds, cls.dynamic_tolerance) == (5, 1e-4)
+    make = dynamic_sampling_trainer_class(max_rounds=5, tolerance=1e-4)   # what the rendered train.py calls
+    cls = make.func
+    assert cls is GRPOTrainerWithDynamicSampling and grpo_trainer_class() is GRPOTrainerWithHeldOut
+    assert cls.__mro__[:3] == (GRPOTrainerWithDynamicSampling, GRPOTrainerWithHeldOut, GRPOTrainer)
+    assert "evaluate" not in vars(cls)   # evaluation: the held-out one's
+    assert make.keywords == {"max_rounds": 5, "tolerance": 1e-4}

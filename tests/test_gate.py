@@ -37,6 +37,17 @@ def test_valid_artifact_passes(artifact, workspace):
     assert res.calibration["rewards"]["format"]["agreement"] == 1.0
 
 
+def test_a_loaded_brief_gives_the_same_result_as_its_path(artifact, workspace):
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.gate import RULES
+
+    edit_samples(artifact, lambda ss: ss[3].update(total=ss[3]["total"] + 0.5))  # one rule fails, the same way
+    by_path, by_brief = (check_gate(artifact, brief=b) for b in (workspace / "brief.yaml",
+                                                                  load_brief(workspace / "brief.yaml")))
+    assert not by_path.passed and by_brief.to_dict() == by_path.to_dict()
+    assert [r.id for r in by_brief.rules] == [rule_id for rule_id, _, _ in RULES] == [1, 2, 3, 4, 5, 6]
+
+
 def test_gate_cli_json_and_speed(artifact, workspace):
     t0 = time.monotonic()
     out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "gate", str(artifact), "--json"], capture_output=True,

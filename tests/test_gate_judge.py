@@ -22,10 +22,17 @@ from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.artifact import make_verdict
 
 
+def _response(text: str) -> str:
+    """The graded response: what rubric_judge puts between its ``<response-HASH>`` tags (or, for the person's
+    side here, what follows ``COMPLETION:``)."""
+    m = re.search(r"<(response-[0-9a-f]+)>\n(.*)\n</\1>", text, re.S)
+    return m.group(2) if m else text.split("COMPLETION:")[-1]
+
+
 def _truth(text: str) -> bool:
     """Right when the tagged number is the sum of the prompt's two digits."""
     q = re.search(r"(\d+)\s*\+\s*(\d+)", text)
-    a = re.search(r"<answer>(-?\d+)</answer>\s*$", text.split("COMPLETION:")[-1])
+    a = re.search(r"<answer>(-?\d+)</answer>\s*$", _response(text))
     return bool(q and a and int(q.group(1)) + int(q.group(2)) == int(a.group(1)))
 
 
@@ -35,7 +42,7 @@ class StandInJudge(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802 - the http.server API
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         text = " ".join(str(m["content"]) for m in body["messages"])
-        ok = ("<answer>" in text.split("COMPLETION:")[-1]) if self.server.lenient else _truth(text)
+        ok = ("<answer>" in _response(text)) if self.server.lenient else _truth(text)
         data = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant",
                                                                 "content": f"SCORE: {9 if ok else 1}"}}]}).encode()
         self.send_response(200)

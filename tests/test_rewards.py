@@ -190,3 +190,19 @@ def test_length_penalty_soft_overlong_and_linear():
         tok_ids(completions=["<answer>1</answer>"])
     with pytest.raises(RewardError, match="params.mode"):
         build_reward("length_penalty", {"mode": "cubic"})
+
+
+def test_trl_cli_offers_every_registry_reward_that_builds_without_parameters():
+    """The names TRL's own command line resolves (``module.attribute``) come from the registry, not a list."""
+    import importlib
+
+    from grpo_rlvr.rewards import REGISTRY, trl_cli
+
+    offered = set(trl_cli.__all__)
+    assert offered | {"rubric_judge"} == set(REGISTRY) and "rubric_judge" not in offered  # it needs a rubric, a URL
+    module_path, attr = "grpo_rlvr.rewards.trl_cli.exact_match".rsplit(".", 1)  # as trl/scripts/grpo.py does
+    reward = getattr(importlib.import_module(module_path), attr)
+    assert reward.__name__ == "exact_match" and reward is trl_cli.exact_match
+    assert reward(completions=["<answer>4</answer>", "<answer>5</answer>"], answer=["4", "4"]) == [1.0, 0.0]
+    with pytest.raises(AttributeError, match="rubric_judge"):
+        trl_cli.rubric_judge  # noqa: B018 - the attribute access is the test

@@ -32,6 +32,12 @@ _EXPORTS = {
     "SandboxError": "grpo_rlvr.errors",
     "GateError": "grpo_rlvr.errors",
     "LaunchError": "grpo_rlvr.errors",
+    "InputFileError": "grpo_rlvr.errors",
+    "MachineError": "grpo_rlvr.errors",
+    "MissingColumn": "grpo_rlvr.errors",
+    "ReviewError": "grpo_rlvr.errors",
+    "GateRefused": "grpo_rlvr.errors",
+    "StartupHookError": "grpo_rlvr.errors",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -27,19 +27,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grpo_rlvr.errors import GrpoRlvrError
+from grpo_rlvr.errors import GrpoRlvrError, StartupHookError
 
 _START = Path(__file__).with_name("_clean_start.py")
 _NAMES_US = re.compile(r"grpo", re.IGNORECASE)
 _DROPPED_ENV = ("LD_PRELOAD", "LD_AUDIT")
 _clean = False
 _skipped: list[str] = []
-
-
-class StartupHookError(GrpoRlvrError):
-    """A startup hook that grpo-rlvr did not install patches it; nothing is checked or trained until it is gone."""
-
-    exit_code = 1
 
 
 def mark_clean(skipped: list[str]) -> None:
@@ -175,9 +169,19 @@ def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None =
         search = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + sys.path + [
             site.getusersitepackages()]
     ours = _ours()
-    found = [f"{pth}: a ._pth file beside the interpreter, which sets its module path even under `python -I -S`; "
-             "delete it" for d in (interpreter_dirs if interpreter_dirs is not None else _interpreter_dirs())
-             for pth in (sorted(d.glob("*._pth")) if d.is_dir() else [])]
+    return (_pth_beside_interpreter(interpreter_dirs if interpreter_dirs is not None else _interpreter_dirs())
+            + _customize_hooks(search, ours)
+            + [found for d in dict.fromkeys(site_dirs) for found in _pth_hooks(Path(d), ours)])
+
+
+def _pth_beside_interpreter(dirs: list[Path]) -> list[str]:
+    return [f"{pth}: a ._pth file beside the interpreter, which sets its module path even under `python -I -S`; "
+            "delete it" for d in dirs for pth in (sorted(d.glob("*._pth")) if d.is_dir() else [])]
+
+
+def _customize_hooks(search: list[str], ours: set[Path]) -> list[str]:
+    """``sitecustomize`` / ``usercustomize`` modules on ``search`` that name grpo_rlvr or cannot be read."""
+    found = []
     for name in ("sitecustomize", "usercustomize"):
         spec = importlib.machinery.PathFinder.find_spec(name, search)
         if spec is None or spec.origin is None or Path(spec.origin).resolve() in ours:
@@ -188,21 +192,26 @@ def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None =
         elif _NAMES_US.search(text):
             found.append(f"{spec.origin}: a {name} that names grpo_rlvr and runs at every Python start; delete it "
                          "(and unset PYTHONPATH if it points there)")
-    for d in dict.fromkeys(site_dirs):
-        for pth in sorted(Path(d).glob("*.pth")) if Path(d).is_dir() else []:
-            if pth.resolve() in ours:
+    return found
+
+
+def _pth_hooks(d: Path, ours: set[Path]) -> list[str]:
+    """``.pth`` files in the site folder ``d`` with an ``import`` line whose code names grpo_rlvr."""
+    found = []
+    for pth in sorted(d.glob("*.pth")) if d.is_dir() else []:
+        if pth.resolve() in ours:
+            continue
+        try:
+            lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if not line.startswith(("import ", "import\t")):
                 continue
-            try:
-                lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                continue
-            for line in lines:
-                if not line.startswith(("import ", "import\t")):
-                    continue
-                modules = re.findall(r"\bimport\s+([\w.]+)|__import__\(\s*['\"]([\w.]+)", line)
-                texts = [line] + [_source(importlib.machinery.PathFinder.find_spec(m.split(".")[0], [d])) or ""
-                                  for pair in modules for m in pair if m]
-                if any(_NAMES_US.search(t) for t in texts):
-                    found.append(f"{pth}: a .pth line that runs code naming grpo_rlvr ({line.strip()[:120]}); "
-                                 "delete the file")
+            modules = re.findall(r"\bimport\s+([\w.]+)|__import__\(\s*['\"]([\w.]+)", line)
+            texts = [line] + [_source(importlib.machinery.PathFinder.find_spec(m.split(".")[0], [str(d)])) or ""
+                              for pair in modules for m in pair if m]
+            if any(_NAMES_US.search(t) for t in texts):
+                found.append(f"{pth}: a .pth line that runs code naming grpo_rlvr ({line.strip()[:120]}); "
+                             "delete the file")
     return found

@@ -60,6 +60,19 @@ class GateError(GrpoRlvrError):
     """The inspection artifact is unusable (missing, unreadable). A gate that *fails* returns a result instead."""
 
 
+class GateRefused(GrpoRlvrError):
+    """Training refused: the inspection gate does not pass for this brief and reward code, or the brief changed
+    since the run folder was rendered."""
+
+    exit_code = 1
+
+
+class StartupHookError(GrpoRlvrError):
+    """A startup hook that grpo-rlvr did not install patches it; nothing is checked or trained until it is gone."""
+
+    exit_code = 1
+
+
 class ReviewError(GrpoRlvrError):
     """A review cannot run here: not an interactive terminal, or another review holds the artifact's lock."""
 

@@ -20,24 +20,34 @@ model are re-scored in well under a second.
 Demo acceptance (oracle verdicts) is the ``demo`` argument of :func:`check_gate`, a Python value that only
 ``grpo-rlvr demo`` passes in its own process. No file, environment variable or command-line flag turns it on,
 so editing files cannot make an oracle's verdicts count.
+
+Each rule is a function of one :class:`GateContext` (artifact, brief, current rewards, calibration, built once)
+that returns its problems and its fix; ``RULES`` lists them in order, as ``diagnosis.DETECTORS`` does.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grpo_rlvr.errors import GateError, GrpoRlvrError
 from grpo_rlvr.inspection.artifact import (
     FORMAT_VERSION,
     VERDICTS,
+    Artifact,
     judged_digest,
     load_artifact,
     manifest_seal,
     sample_digest,
 )
+
+if TYPE_CHECKING:
+    from grpo_rlvr.brief import Brief
+    from grpo_rlvr.rewards import Reward
 
 MIN_SAMPLES, MAX_SAMPLES = 50, 100
 MIN_MEDIAN_SECONDS = 1.0  # a median under a second per sample is not reading (prompt, completion, every score)
@@ -91,162 +101,266 @@ class GateResult:
         return "\n".join(lines)
 
 
-def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
+def check_gate(directory: str | Path, brief: str | Path | Brief | None = None,
+               demo: bool = False) -> GateResult:
     """Check an inspection folder against the brief and the current reward code.
 
     Args:
         directory: the inspection folder.
-        brief: the brief path (default: the one recorded in the manifest).
+        brief: the brief: a loaded ``Brief``, or its path (default: the path recorded in the manifest).
         demo: accept oracle verdicts (only ``grpo-rlvr demo`` passes True; never the CLI).
     Returns:
-        GateResult; ``.passed`` tells. Raises GateError only when the folder is unusable.
+        GateResult; ``.passed`` tells.
+    Raises:
+        GateError: the folder is unusable, or the manifest names no brief and none was given.
+        ConfigError: the brief is invalid.
     """
-    art = load_artifact(directory)
-    m, samples = art.manifest, art.samples
-    _check_manifest_shape(art.dir, m)
+    ctx = gate_context(directory, brief, demo)
+    art, samples, cal = ctx.artifact, ctx.samples, ctx.calibration
     rules: list[Rule] = []
-    # A sample whose fields have the wrong shape fails rule 1 by name; the other rules read only the rest,
-    # so an edited file is a failing rule, never a crash.
-    shapeless = [(i, why) for i, smp in enumerate(samples) if (why := _shape_problem(smp))]
-    if shapeless:
-        drop = {i for i, _ in shapeless}
-        samples = [smp for i, smp in enumerate(samples) if i not in drop]
+    for rule_id, name, check in RULES:
+        problems, fix = check(ctx)
+        rules.append(Rule(rule_id, name, not problems, problems, fix))
+        if problems:
+            ctx.failing.add(rule_id)
 
-    # 1. shape -----------------------------------------------------------------------------------------
-    p1 = []
-    if m.get("format_version") != FORMAT_VERSION:
-        p1.append(f"manifest format_version is {m.get('format_version')!r}, expected {FORMAT_VERSION}")
-    n = len(samples)
-    if not MIN_SAMPLES <= n <= MAX_SAMPLES:
-        p1.append(f"{n} samples; a person must read between {MIN_SAMPLES} and {MAX_SAMPLES}")
-    if m.get("sample_count") != n:
-        p1.append(f"samples.jsonl has {n} samples but the manifest recorded {m.get('sample_count')} "
-                  "(samples were removed or added)")
-    for i, why in shapeless[:5]:
-        p1.append(f"samples.jsonl line {i + 1}: {why}")
-    if len(shapeless) > 5:
-        p1.append(f"… and {len(shapeless) - 5} more malformed samples")
-    ids = [s.get("id") for s in samples]
-    dup = sorted({i for i in ids if ids.count(i) > 1}, key=str)
-    if dup:
-        p1.append(f"duplicate sample ids: {', '.join(map(str, dup))}")
-    prompts = {repr(s.get("prompt")) for s in samples}
-    need = math.ceil(MIN_PROMPT_SHARE * n)
-    if n and len(prompts) < need:
-        p1.append(f"only {len(prompts)} distinct prompts among {n} samples; need at least {need}")
-    if not dup and m.get("samples_digest") != sample_digest(samples):
-        p1.append("the samples' prompts/completions/ground truth differ from what inspect wrote "
-                  "(samples edited, removed, added or reordered)")
-    if m.get("seal") != manifest_seal(m):
-        p1.append("manifest.json differs from what inspect wrote (its seal does not match): the recorded rewards, "
-                  "params, fingerprints, sampling or digests were edited")
-    rules.append(Rule(1, "artifact present and well-formed", not p1, p1,
-                      "re-run `grpo-rlvr inspect BRIEF` (50–100 samples), then review again"))
+    from grpo_rlvr.sandbox import weak_sample_counts
 
-    # 2. verdicts ---------------------------------------------------------------------------------------
-    p2 = []
-    unreviewed = [s.get("id") for s in samples if not isinstance(s.get("verdict"), dict)
-                  or s["verdict"].get("verdict") not in VERDICTS]
-    if unreviewed:
-        p2.append(f"{len(unreviewed)} sample(s) without a verdict: {', '.join(map(str, unreviewed[:8]))}"
-                  + (" …" if len(unreviewed) > 8 else ""))
-    disagreed = [s for s in samples if (s.get("verdict") or {}).get("verdict") == "disagree"]
-    for s in disagreed[:8]:
-        note = s["verdict"].get("note") or "no note"
-        p2.append(f"{s.get('id')} marked disagree: {note}")
-    p2.extend(_reviewer_problems(samples, m, demo))
-    rules.append(Rule(2, "every sample reviewed by a person, no disagreement", not p2, p2,
-                      "a disagreement means the reward is wrong: fix it, re-run `grpo-rlvr inspect --force`, then "
-                      "`grpo-rlvr review DIR`" if disagreed else
-                      "the person runs `grpo-rlvr review DIR` in their own terminal and reads every sample "
-                      "(it resumes where it stopped; do not re-inspect)"))
+    return GateResult(art.dir, rules, cal, weak_sample_counts(samples))
 
-    # 3 + 4 need the brief and the current rewards ---------------------------------------------------------
-    from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.identity import dataset_changes, dataset_identity, model_changes, model_identity
-    from grpo_rlvr.inspection.signature import required_signers, signature_problems
 
-    brief_path = brief or (m.get("brief") or {}).get("path")
-    if not brief_path:
-        raise GateError(f"{art.dir}: the manifest records no brief; pass --brief BRIEF")
-    b = load_brief(brief_path)
-    signers = required_signers(b)
-    if signers is not None:   # rule 2 also needs the person's signature when the brief or the user asks for one
-        signed = signature_problems(art.dir, m, samples, signers)
-        if signed:
-            rules[1].problems.extend(signed)
-            rules[1].passed = False
-            rules[1].fix = signed[0].split("; ")[-1]
-    p3, rewards = [], []
+# --- the context every rule reads ---------------------------------------------------------------------------
+
+@dataclass
+class GateContext:
+    """What the rules read, built once: the artifact, the brief, the rewards built from it now, their kinds and
+    the calibration against the person's verdicts. ``samples`` holds only the well-shaped samples; the others are
+    in ``shapeless`` (rule 1 names them), so an edited file is a failing rule, never a crash."""
+
+    artifact: Artifact
+    samples: list[dict]
+    shapeless: list[tuple[int, str]]   # (line index, what is wrong)
+    brief: Brief
+    rewards: list[Reward]              # built from the brief now; empty when they cannot be built
+    reward_error: str | None           # why they cannot be built, or None
+    kinds: dict[str, str]              # reward name -> kind (from the rewards, else from the manifest)
+    calibration: dict
+    demo: bool
+    failing: set[int] = field(default_factory=set)  # ids of the rules that failed so far (the table's order)
+
+    @property
+    def manifest(self) -> dict:
+        return self.artifact.manifest
+
+    def of_kind(self, *kinds: str) -> list[str]:
+        return [k for k, v in self.kinds.items() if v in kinds]
+
+
+def gate_context(directory: str | Path, brief: str | Path | Brief | None = None,
+                 demo: bool = False) -> GateContext:
+    """Load the artifact and the brief and build the current rewards (see :func:`check_gate` for the arguments)."""
+    from grpo_rlvr.brief import Brief, load_brief
+
+    art = load_artifact(directory)
+    m = art.manifest
+    _check_manifest_shape(art.dir, m)
+    shapeless = [(i, why) for i, smp in enumerate(art.samples) if (why := _shape_problem(smp))]
+    drop = {i for i, _ in shapeless}
+    samples = [smp for i, smp in enumerate(art.samples) if i not in drop]
+    if not isinstance(brief, Brief):
+        brief_path = brief or (m.get("brief") or {}).get("path")
+        if not brief_path:
+            raise GateError(f"{art.dir}: the manifest records no brief; pass --brief BRIEF")
+        brief = load_brief(brief_path)
+    rewards, reward_error = [], None
     try:
         from grpo_rlvr.inspection.run import build_rewards
 
-        rewards = build_rewards(b)
+        rewards = build_rewards(brief)
     except GrpoRlvrError as e:
-        p3.append(f"the brief's rewards cannot be built now: {e}")
-    stored = {r.get("name"): r for r in m.get("rewards", []) if isinstance(r, dict)}
-    for r in rewards:
+        reward_error = str(e)
+    kinds = {r.name: r.kind for r in rewards} or {r.get("name"): r.get("kind") for r in m.get("rewards", [])}
+    return GateContext(art, samples, shapeless, brief, rewards, reward_error, kinds, calibration(samples, kinds),
+                       demo)
+
+
+# --- the rules: each returns its problems (none: it passes) and the fix ------------------------------------
+
+def artifact_well_formed(ctx: GateContext) -> tuple[list[str], str]:
+    """Rule 1: the artifact is complete and unedited."""
+    m, samples, n = ctx.manifest, ctx.samples, len(ctx.samples)
+    problems = []
+    if m.get("format_version") != FORMAT_VERSION:
+        problems.append(f"manifest format_version is {m.get('format_version')!r}, expected {FORMAT_VERSION}")
+    if not MIN_SAMPLES <= n <= MAX_SAMPLES:
+        problems.append(f"{n} samples; a person must read between {MIN_SAMPLES} and {MAX_SAMPLES}")
+    if m.get("sample_count") != n:
+        problems.append(f"samples.jsonl has {n} samples but the manifest recorded {m.get('sample_count')} "
+                        "(samples were removed or added)")
+    problems += [f"samples.jsonl line {i + 1}: {why}" for i, why in ctx.shapeless[:5]]
+    if len(ctx.shapeless) > 5:
+        problems.append(f"… and {len(ctx.shapeless) - 5} more malformed samples")
+    ids = [s.get("id") for s in samples]
+    dup = sorted({i for i in ids if ids.count(i) > 1}, key=str)
+    if dup:
+        problems.append(f"duplicate sample ids: {', '.join(map(str, dup))}")
+    prompts = {repr(s.get("prompt")) for s in samples}
+    need = math.ceil(MIN_PROMPT_SHARE * n)
+    if n and len(prompts) < need:
+        problems.append(f"only {len(prompts)} distinct prompts among {n} samples; need at least {need}")
+    if not dup and m.get("samples_digest") != sample_digest(samples):
+        problems.append("the samples' prompts/completions/ground truth differ from what inspect wrote "
+                        "(samples edited, removed, added or reordered)")
+    if m.get("seal") != manifest_seal(m):
+        problems.append("manifest.json differs from what inspect wrote (its seal does not match): the recorded "
+                        "rewards, params, fingerprints, sampling or digests were edited")
+    return problems, "re-run `grpo-rlvr inspect BRIEF` (50–100 samples), then review again"
+
+
+def reviewed_by_a_person(ctx: GateContext) -> tuple[list[str], str]:
+    """Rule 2: every sample has a person's verdict, none disagrees, and the review is signed where required."""
+    from grpo_rlvr.inspection.signature import required_signers, signature_problems
+
+    samples, problems = ctx.samples, []
+    unreviewed = [s.get("id") for s in samples if not isinstance(s.get("verdict"), dict)
+                  or s["verdict"].get("verdict") not in VERDICTS]
+    if unreviewed:
+        problems.append(f"{len(unreviewed)} sample(s) without a verdict: {', '.join(map(str, unreviewed[:8]))}"
+                        + (" …" if len(unreviewed) > 8 else ""))
+    disagreed = [s for s in samples if (s.get("verdict") or {}).get("verdict") == "disagree"]
+    problems += [f"{s.get('id')} marked disagree: {s['verdict'].get('note') or 'no note'}" for s in disagreed[:8]]
+    problems += _reviewer_problems(samples, ctx.manifest, ctx.demo)
+    signers = required_signers(ctx.brief)
+    # the person's signature too, when the brief or the user asks for one
+    signed = signature_problems(ctx.artifact.dir, ctx.manifest, samples, signers) if signers is not None else []
+    if signed:
+        return problems + signed, signed[0].split("; ")[-1]
+    if disagreed:
+        return problems, ("a disagreement means the reward is wrong: fix it, re-run `grpo-rlvr inspect --force`, "
+                          "then `grpo-rlvr review DIR`")
+    return problems, ("the person runs `grpo-rlvr review DIR` in their own terminal and reads every sample (it "
+                      "resumes where it stopped; do not re-inspect)")
+
+
+def rewards_reproduce(ctx: GateContext) -> tuple[list[str], str]:
+    """Rule 3: the rewards' code, params, kinds and weights are the inspected ones, and the scores reproduce."""
+    problems = [] if ctx.reward_error is None else [f"the brief's rewards cannot be built now: {ctx.reward_error}"]
+    stored = {r.get("name"): r for r in ctx.manifest.get("rewards", []) if isinstance(r, dict)}
+    for r in ctx.rewards:
         old = stored.get(r.name)
         if old is None:
-            p3.append(f"reward {r.name!r} was not part of the inspection")
+            problems.append(f"reward {r.name!r} was not part of the inspection")
         elif old.get("fingerprint") != r.fingerprint:
             what = "params changed" if old.get("params") != r.params else "source code changed"
-            p3.append(f"reward {r.name!r}: {what} since the inspection (fingerprint mismatch)")
+            problems.append(f"reward {r.name!r}: {what} since the inspection (fingerprint mismatch)")
         elif old.get("params") != r.params or old.get("kind") != r.kind:
-            p3.append(f"reward {r.name!r}: the manifest records params {old.get('params')!r} / kind "
-                      f"{old.get('kind')!r} but the brief gives {r.params!r} / {r.kind!r}")
-    weights = dict(zip([r.name for r in rewards], b.reward_weights, strict=True)) if rewards else {}
+            problems.append(f"reward {r.name!r}: the manifest records params {old.get('params')!r} / kind "
+                            f"{old.get('kind')!r} but the brief gives {r.params!r} / {r.kind!r}")
+    weights = dict(zip([r.name for r in ctx.rewards], ctx.brief.reward_weights, strict=True)) if ctx.rewards else {}
     for name, w in weights.items():
         if name in stored and not _same(stored[name].get("weight"), w):
-            p3.append(f"reward {name!r}: the manifest records weight {stored[name].get('weight')!r}, the brief {w!r}")
-    for name in set(stored) - {r.name for r in rewards}:
-        p3.append(f"reward {name!r} was inspected but is no longer in the brief")
-    if rewards and not p3 and not p1:
-        p3.extend(_rescore(rewards, b.reward_weights, samples))
-    rules.append(Rule(3, "rewards unchanged and scores reproduce", not p3, p3,
-                      "the reward code or params changed, or stored scores were edited: re-run `grpo-rlvr inspect` "
-                      "and review the new samples"))
+            problems.append(f"reward {name!r}: the manifest records weight {stored[name].get('weight')!r}, the "
+                            f"brief {w!r}")
+    problems += [f"reward {name!r} was inspected but is no longer in the brief"
+                 for name in set(stored) - {r.name for r in ctx.rewards}]
+    if ctx.rewards and not problems and 1 not in ctx.failing:  # re-score only an intact artifact
+        problems += _rescore(ctx.rewards, ctx.brief.reward_weights, ctx.samples)
+    return problems, ("the reward code or params changed, or stored scores were edited: re-run `grpo-rlvr inspect` "
+                      "and review the new samples")
 
-    p4 = []
+
+def artifact_belongs_to_brief(ctx: GateContext) -> tuple[list[str], str]:
+    """Rule 4: the artifact was made for this brief; what changed is said by part (model, data, rewards,
+    sampling)."""
+    from grpo_rlvr.identity import dataset_changes, dataset_identity, model_changes, model_identity
+
+    m, b, problems = ctx.manifest, ctx.brief, []
     rec = m.get("brief") or {}
     if rec.get("fingerprint") != b.fingerprint:
         # what changed, by part: the weights, an adapter, a data file or a pinned commit, said as such
-        p4 += model_changes(m.get("model"), model_identity(b.model))
-        p4 += dataset_changes(m.get("dataset"), dataset_identity(b.dataset), b.dataset.path)
+        problems += model_changes(m.get("model"), model_identity(b.model))
+        problems += dataset_changes(m.get("dataset"), dataset_identity(b.dataset), b.dataset.path)
         parts = []
-        specs = [(r.name, r.weight) for r in b.rewards]
-        if specs != [(r.get("name"), r.get("weight")) for r in m.get("rewards", [])]:
+        if [(r.name, r.weight) for r in b.rewards] != [(r.get("name"), r.get("weight")) for r in m.get("rewards", [])]:
             parts.append("reward specs")
         if {k: m.get("sampling", {}).get(k) for k in b.sampling()} != b.sampling():
             parts.append("sampling parameters")
-        if parts or not p4:
-            p4.append(f"the artifact was made for another brief ({', '.join(parts) or 'fingerprint'} differ): "
-                      f"{rec.get('path')}")
-    rules.append(Rule(4, "artifact belongs to this brief", not p4, p4,
-                      "the review holds only for what was read: re-run `grpo-rlvr inspect BRIEF --force` (the old "
-                      "review is kept as a backup) and review the new samples"))
+        if parts or not problems:
+            problems.append(f"the artifact was made for another brief ({', '.join(parts) or 'fingerprint'} differ): "
+                            f"{rec.get('path')}")
+    return problems, ("the review holds only for what was read: re-run `grpo-rlvr inspect BRIEF --force` (the old "
+                      "review is kept as a backup) and review the new samples")
 
-    # 5. composite ----------------------------------------------------------------------------------------
-    p5 = []
-    kinds = {r.name: r.kind for r in rewards} or {r.get("name"): r.get("kind") for r in m.get("rewards", [])}
-    fmt = [k for k, v in kinds.items() if v == "format"]
-    cor = [k for k, v in kinds.items() if v in ("correctness", "judge")]
+
+def reward_is_composite(ctx: GateContext) -> tuple[list[str], str]:
+    """Rule 5: a format and a correctness part, well-formed-wrong ranked above malformed, and a judge used as the
+    correctness part calibrated against the person."""
+    fmt, cor, problems = ctx.of_kind("format"), ctx.of_kind("correctness", "judge"), []
     if not fmt:
-        p5.append("no format reward (a reward of kind 'format', e.g. `format`)")
+        problems.append("no format reward (a reward of kind 'format', e.g. `format`)")
     if not cor:
-        p5.append("no correctness reward (kind 'correctness' or 'judge', e.g. `exact_match`, `math`, `unit_tests`)")
+        problems.append("no correctness reward (kind 'correctness' or 'judge', e.g. `exact_match`, `math`, "
+                        "`unit_tests`)")
     if fmt and cor:
-        malformed = [s["total"] for s in samples if _min(s, fmt) is not None and _min(s, fmt) <= 0]
-        wf_wrong = [s["total"] for s in samples if _min(s, fmt) is not None and _min(s, fmt) > 0
-                    and _max(s, cor) is not None and _max(s, cor) <= 0]
-        if malformed and wf_wrong and min(wf_wrong) <= max(malformed):
-            p5.append(f"a well-formed wrong answer (total {min(wf_wrong):.3f}) does not outscore every malformed "
-                      f"one (best malformed total {max(malformed):.3f})")
-    cal = calibration(samples, kinds)
-    min_kappa = float((b.raw.get("inspection") or {}).get("judge_min_kappa", DEFAULT_JUDGE_KAPPA))
-    judges = [k for k in cor if kinds.get(k) == "judge"]
-    for name in judges:
-        c = cal["rewards"].get(name)
+        problems += _ranking_problems(ctx.samples, fmt, cor)
+    judged = _judge_problems(ctx)
+    if judged:
+        fix = ("calibrate the judge first (rubric, scale, examples) until it agrees with your verdicts, or use a "
+               "programmatic correctness reward")
+    elif not fmt:
+        fix = "add a `format` reward with a weight > 0 next to the correctness reward"
+    elif not cor:
+        fix = "add a correctness reward (e.g. `exact_match`, `math`, `unit_tests`)"
+    else:
+        fix = ("make correctness read inside the format's tag (drop `require_format: false`; a user reward opts in "
+               "with `require_format: true`), check the format's `tag`/`allow_text_before` against the prompt, and "
+               "re-inspect; `prompt.examples` lets `validate` check the ranking first")
+    return problems + judged, fix
+
+
+def learning_signal(ctx: GateContext) -> tuple[list[str], str]:
+    """Rule 6: some sample earns correctness, and the totals differ."""
+    cor, problems = ctx.of_kind("correctness", "judge"), []
+    if cor and not any((_max(s, cor) or 0) > 0 for s in ctx.samples):
+        problems.append("no sample earns any correctness: the model never succeeds, GRPO has nothing to amplify "
+                        "(route to SFT first)")
+    totals = {round(float(s.get("total", 0)), 9) for s in ctx.samples}
+    if len(totals) <= 1:
+        problems.append(f"every sample has the same total ({next(iter(totals), 'none')}): zero advantage, no "
+                        "learning")
+    return problems, "SFT first until the model succeeds sometimes (see `grpo-rlvr preflight`)"
+
+
+RULES: tuple[tuple[int, str, Callable[[GateContext], tuple[list[str], str]]], ...] = (
+    (1, "artifact present and well-formed", artifact_well_formed),
+    (2, "every sample reviewed by a person, no disagreement", reviewed_by_a_person),
+    (3, "rewards unchanged and scores reproduce", rewards_reproduce),
+    (4, "artifact belongs to this brief", artifact_belongs_to_brief),
+    (5, "reward is composite and ranks well-formed-wrong above malformed", reward_is_composite),
+    (6, "there is learning signal", learning_signal),
+)
+
+
+# --- rule helpers -------------------------------------------------------------------------------------------
+
+def _ranking_problems(samples: list[dict], fmt: list[str], cor: list[str]) -> list[str]:
+    """Rule 5's ranking: every well-formed wrong answer outscores every malformed one."""
+    malformed = [s["total"] for s in samples if _min(s, fmt) is not None and _min(s, fmt) <= 0]
+    wf_wrong = [s["total"] for s in samples if _min(s, fmt) is not None and _min(s, fmt) > 0
+                and _max(s, cor) is not None and _max(s, cor) <= 0]
+    if malformed and wf_wrong and min(wf_wrong) <= max(malformed):
+        return [f"a well-formed wrong answer (total {min(wf_wrong):.3f}) does not outscore every malformed one "
+                f"(best malformed total {max(malformed):.3f})"]
+    return []
+
+
+def _judge_problems(ctx: GateContext) -> list[str]:
+    """Rule 5's judge check: a judge used as the correctness part agrees with the person at the brief's kappa.
+    Records the required kappa beside each judge's calibration (the report shows it)."""
+    min_kappa = float((ctx.brief.raw.get("inspection") or {}).get("judge_min_kappa", DEFAULT_JUDGE_KAPPA))
+    problems = []
+    for name in ctx.of_kind("judge"):
+        c = ctx.calibration["rewards"].get(name)
         kappa = None if c is None else c["kappa"]
         if c is not None:
             c["min_kappa"] = min_kappa
@@ -254,68 +368,55 @@ def check_gate(directory, brief=None, demo: bool = False) -> GateResult:
             shown = "undefined (its pass/fail never varies among the reviewed samples)" if kappa is None \
                 else f"{kappa:.2f}"
             agree = "n/a" if c is None else f"{c['agreement']:.2f} over {c['n']} samples"
-            p5.append(f"judge {name!r} is the correctness part but its kappa against the person is {shown}, "
-                      f"below the required {min_kappa:.2f} (agreement {agree}); calibrate the judge first")
-    rules.append(Rule(5, "reward is composite and ranks well-formed-wrong above malformed", not p5, p5,
-                      "calibrate the judge first (rubric, scale, examples) until it agrees with your verdicts, or "
-                      "use a programmatic correctness reward" if any(p.startswith("judge ") for p in p5) else
-                      "add a `format` reward with a weight > 0 next to the correctness reward" if not fmt else
-                      "add a correctness reward (e.g. `exact_match`, `math`, `unit_tests`)" if not cor else
-                      "make correctness read inside the format's tag (drop `require_format: false`; a user reward "
-                      "opts in with `require_format: true`), check the format's `tag`/`allow_text_before` against "
-                      "the prompt, and re-inspect; `prompt.examples` lets `validate` check the ranking first"))
+            problems.append(f"judge {name!r} is the correctness part but its kappa against the person is {shown}, "
+                            f"below the required {min_kappa:.2f} (agreement {agree}); calibrate the judge first")
+    return problems
 
-    # 6. signal -------------------------------------------------------------------------------------------
-    p6 = []
-    if cor and not any((_max(s, cor) or 0) > 0 for s in samples):
-        p6.append("no sample earns any correctness: the model never succeeds, GRPO has nothing to amplify "
-                  "(route to SFT first)")
-    totals = {round(float(s.get("total", 0)), 9) for s in samples}
-    if len(totals) <= 1:
-        p6.append(f"every sample has the same total ({next(iter(totals), 'none')}): zero advantage, no learning")
-    rules.append(Rule(6, "there is learning signal", not p6, p6,
-                      "SFT first until the model succeeds sometimes (see `grpo-rlvr preflight`)"))
 
-    from grpo_rlvr.sandbox import weak_sample_counts
+def _listed(what: str, ids: list) -> list[str]:
+    if not ids:
+        return []
+    return [f"{len(ids)} verdict(s) {what}: {', '.join(map(str, ids[:8]))}" + (" …" if len(ids) > 8 else "")]
 
-    return GateResult(art.dir, rules, cal, weak_sample_counts(samples))
+
+def _reading_seconds(v: dict) -> float | None:
+    """The reading time a verdict records, or None when it records none usable."""
+    s = v.get("seconds")
+    return s if isinstance(s, (int, float)) and not isinstance(s, bool) and s >= 0 else None
 
 
 def _reviewer_problems(samples: list[dict], m: dict, demo: bool) -> list[str]:
     """Rule 2's checks that the verdicts are a person's, given for these samples, and plausible as reading."""
-    verdicts = [(s, s["verdict"]) for s in samples if isinstance(s.get("verdict"), dict)
+    verdicts = [(s.get("id"), s, s["verdict"]) for s in samples if isinstance(s.get("verdict"), dict)
                 and s["verdict"].get("verdict") in VERDICTS]
     probs = []
-
-    def listed(what: str, ids: list) -> None:
-        if ids:
-            probs.append(f"{len(ids)} verdict(s) {what}: {', '.join(map(str, ids[:8]))}" + (" …" if len(ids) > 8 else ""))
-
-    kinds = {"human"} | ({"oracle"} if demo else set())
-    oracle = [s.get("id") for s, v in verdicts if v.get("reviewer_kind") == "oracle"]
+    kinds = {"human", "oracle"}
+    oracle = [i for i, _, v in verdicts if v.get("reviewer_kind") == "oracle"]
     if oracle and not demo:
         probs.append(f"{len(oracle)} verdict(s) were given by an oracle, not a person; only the demo may use one")
-    listed("have no reviewer kind, or one other than 'human'",
-           [s.get("id") for s, v in verdicts if v.get("reviewer_kind") not in kinds | {"oracle"}])
-    listed("name no reviewer", [s.get("id") for s, v in verdicts if not str(v.get("reviewer") or "").strip()])
-    listed("were given for another manifest (their seal is not this inspection's)",
-           [s.get("id") for s, v in verdicts if v.get("seal") != m.get("seal")])
-    listed("were given for a different text or different scores than the sample holds now",
-           [s.get("id") for s, v in verdicts if v.get("sample_digest") != judged_digest(s)])
-    human = [v for _, v in verdicts if v.get("reviewer_kind") == "human"]
-    timed = [v.get("seconds") for v in human if isinstance(v.get("seconds"), (int, float))
-             and not isinstance(v.get("seconds"), bool) and v["seconds"] >= 0]
-    listed("record no reading time (not written by `grpo-rlvr review`)",
-           [s.get("id") for s, v in verdicts if v.get("reviewer_kind") == "human" and not (
-               isinstance(v.get("seconds"), (int, float)) and not isinstance(v.get("seconds"), bool)
-               and v["seconds"] >= 0)])
-    if timed:
-        med = statistics.median(timed)
-        if med < MIN_MEDIAN_SECONDS:
-            probs.append(f"the review is too fast to be reading: median {med:.2f} s per sample (fastest "
-                         f"{min(timed):.2f} s, {len(timed)} samples in {sum(timed):.0f} s); the rule is a median of "
-                         f"at least {MIN_MEDIAN_SECONDS:.1f} s per sample")
-    return probs
+    probs += _listed("have no reviewer kind, or one other than 'human'",
+                     [i for i, _, v in verdicts if v.get("reviewer_kind") not in kinds])
+    probs += _listed("name no reviewer", [i for i, _, v in verdicts if not str(v.get("reviewer") or "").strip()])
+    probs += _listed("were given for another manifest (their seal is not this inspection's)",
+                     [i for i, _, v in verdicts if v.get("seal") != m.get("seal")])
+    probs += _listed("were given for a different text or different scores than the sample holds now",
+                     [i for i, s, v in verdicts if v.get("sample_digest") != judged_digest(s)])
+    human = [(i, v) for i, _, v in verdicts if v.get("reviewer_kind") == "human"]
+    probs += _listed("record no reading time (not written by `grpo-rlvr review`)",
+                     [i for i, v in human if _reading_seconds(v) is None])
+    return probs + _reading_speed_problems([t for _, v in human if (t := _reading_seconds(v)) is not None])
+
+
+def _reading_speed_problems(timed: list[float]) -> list[str]:
+    """The person's reading times (seconds per sample) are plausible as reading."""
+    if not timed:
+        return []
+    med = statistics.median(timed)
+    if med >= MIN_MEDIAN_SECONDS:
+        return []
+    return [f"the review is too fast to be reading: median {med:.2f} s per sample (fastest {min(timed):.2f} s, "
+            f"{len(timed)} samples in {sum(timed):.0f} s); the rule is a median of at least "
+            f"{MIN_MEDIAN_SECONDS:.1f} s per sample"]
 
 
 def _scores(s: dict, names: list[str]) -> list[float]:
@@ -358,26 +459,34 @@ def _shape_problem(s: dict) -> str | None:
     for key in ("prompt", "completion"):
         if not _messages(s[key]):
             return f"{key} is neither text nor a list of messages"
-    scores = s.get("scores", {})
-    if not isinstance(scores, dict) or not all(
-            isinstance(v, dict) and (v.get("score") is None or _finite(v.get("score")))
-            and isinstance(v.get("reason", ""), str) for v in scores.values()):
+    if not _score_map(s.get("scores", {})):
         return "scores is not a map of reward → {score: number or null, reason: text}"
     if not _finite(s["total"]):
         return "total is not a finite number"
     if not isinstance(s.get("columns", {}), dict):
         return "columns is not a map"
-    v = s.get("verdict")
-    if v is not None:
-        if not isinstance(v, dict):
-            return "verdict is neither null nor a record"
-        kinds = {"verdict": str, "note": str, "reviewer": str, "reviewer_kind": str, "time": str, "seal": str,
-                 "sample_digest": str, "rewards": list, "history": list}
-        wrong = [k for k, t in kinds.items() if v.get(k) is not None and not isinstance(v[k], t)]
-        if wrong or (v.get("seconds") is not None and not _finite(v["seconds"])):
-            return f"verdict field {(wrong or ['seconds'])[0]!r} has the wrong type"
-        if not all(isinstance(r, str) for r in v.get("rewards") or []):
-            return "verdict.rewards is not a list of reward names"
+    return None if s.get("verdict") is None else _verdict_shape_problem(s["verdict"])
+
+
+def _score_map(scores) -> bool:
+    return isinstance(scores, dict) and all(
+        isinstance(v, dict) and (v.get("score") is None or _finite(v.get("score")))
+        and isinstance(v.get("reason", ""), str) for v in scores.values())
+
+
+_VERDICT_FIELDS = {"verdict": str, "note": str, "reviewer": str, "reviewer_kind": str, "time": str, "seal": str,
+                   "sample_digest": str, "rewards": list, "history": list}
+
+
+def _verdict_shape_problem(v) -> str | None:
+    """What is wrong with the shape of a sample's verdict record, or None (the fields review writes)."""
+    if not isinstance(v, dict):
+        return "verdict is neither null nor a record"
+    wrong = [k for k, t in _VERDICT_FIELDS.items() if v.get(k) is not None and not isinstance(v[k], t)]
+    if wrong or (v.get("seconds") is not None and not _finite(v["seconds"])):
+        return f"verdict field {(wrong or ['seconds'])[0]!r} has the wrong type"
+    if not all(isinstance(r, str) for r in v.get("rewards") or []):
+        return "verdict.rewards is not a list of reward names"
     return None
 
 

@@ -25,16 +25,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grpo_rlvr.errors import GrpoRlvrError, LaunchError
+from grpo_rlvr.errors import GateRefused, LaunchError
 from grpo_rlvr.runtime.run_guard import check_run, demo_acceptance, read_lock
 
 TORCHRUN = "python -m torch.distributed.run"  # several CPU processes (see run_dir.launch_plan)
-
-
-class GateRefused(GrpoRlvrError):
-    """Training refused: the inspection gate does not pass for this brief and reward code."""
-
-    exit_code = 1
 
 
 @dataclass

@@ -244,7 +244,3 @@ def reward_names(logs) -> list[str]:
         skip = {"step", "prompt", "completion", "advantage"}
         names = {k for k, v in logs.completions[0].items() if k not in skip and isinstance(v, (int, float))}
     return sorted(names)
-
-
-def names_with_role(roles: dict[str, Role], role: str) -> list[str]:
-    return [n for n, r in roles.items() if r.role == role]

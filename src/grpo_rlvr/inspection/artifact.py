@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grpo_rlvr.errors import GateError, InputFileError
-from grpo_rlvr.files import write_json_atomic, write_jsonl_atomic
+from grpo_rlvr.files import write_jsonl_atomic
 from grpo_rlvr.input_files import load_json
 from grpo_rlvr.jsonl import read_jsonl
 
@@ -74,9 +74,6 @@ class Artifact:
 
     def save_samples(self) -> None:
         write_jsonl_atomic(self.dir / SAMPLES, self.samples)
-
-    def save_manifest(self) -> None:
-        write_json_atomic(self.dir / MANIFEST, self.manifest)
 
 
 def load_artifact(directory: str | Path) -> Artifact:

@@ -20,9 +20,7 @@ from grpo_rlvr.memory.hardware import GIB, resolve_gpu
 
 UNSLOTH_R1 = "https://unsloth.ai/blog/r1-reasoning"
 UNSLOTH_LONG = "https://unsloth.ai/blog/grpo"
-UNSLOTH_NB = "https://github.com/unslothai/notebooks/blob/main/nb/Llama3.1_(8B)-GRPO.ipynb"
 VERL = "https://verl.readthedocs.io/en/latest/perf/device_tuning.html"
-VERL_SCRIPTS = "https://github.com/volcengine/verl/tree/main/examples/tuning"
 
 
 @dataclass(frozen=True)

@@ -213,12 +213,6 @@ def find_answer(text: str, mode: str, tag: str = "answer", boxes: str = "join") 
     return Answer(text.strip(), "completion")
 
 
-def extract_answer(text: str, mode: str, tag: str = "answer") -> str | None:
-    """The answer span of ``text`` (see ``find_answer``), or None when there is none."""
-    found = find_answer(text, mode, tag)
-    return None if found is None else found.text
-
-
 def describe_missing(mode: str, tag: str) -> str:
     return {"auto": f"no final answer found (no <{tag}>, \\boxed{{}}, ####, 'the answer is', inline math)",
             "tag": f"no <{tag}> tag", "boxed": "no \\boxed{} answer",

@@ -27,18 +27,8 @@ def empty_like(logs: dict) -> dict:
 
 
 def grpo_trainer_class():
-    """The GRPOTrainer subclass the rendered train.py builds (imported lazily: it needs TRL)."""
-    from trl import GRPOTrainer
-
-    class GRPOTrainerWithHeldOut(GRPOTrainer):
-        def evaluate(self, *args, **kwargs):
-            saved = getattr(self, "_logs", None)
-            if not isinstance(saved, dict):  # a TRL without the buffer: nothing to keep apart
-                return super().evaluate(*args, **kwargs)
-            self._logs = empty_like(saved)
-            try:
-                return super().evaluate(*args, **kwargs)
-            finally:
-                self._logs = saved
+    """The trainer the rendered train.py builds: ``trainers.GRPOTrainerWithHeldOut`` (imported lazily: it needs
+    TRL)."""
+    from grpo_rlvr.runtime.trainers import GRPOTrainerWithHeldOut
 
     return GRPOTrainerWithHeldOut

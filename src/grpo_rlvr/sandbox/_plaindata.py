@@ -99,6 +99,16 @@ def encode(value, depth: int = 0):
     raise NotPlainData(f"a {t.__name__} object is not plain data")
 
 
+# tag -> (number of text arguments, how they become the value)
+_FROM_TEXT = {
+    "i": (1, lambda h: int(h, 16)),
+    "f": (1, float.fromhex),
+    "c": (2, lambda re, im: complex(float.fromhex(re), float.fromhex(im))),
+    "s": (1, lambda text: text),
+    "y": (1, bytes.fromhex),
+}
+
+
 def decode(obj, depth: int = 0, budget: _Budget | None = None):
     """Decode what ``encode`` produced, validating every node. Runs in the parent.
 
@@ -117,42 +127,43 @@ def decode(obj, depth: int = 0, budget: _Budget | None = None):
         return None
     if tag == "b" and len(args) == 1 and type(args[0]) is bool:
         return args[0]
-    if tag in ("i", "f", "c", "s", "y") and all(type(a) is str for a in args):
-        budget.spend(sum(len(a) for a in args) // 4096)
-        if tag == "i" and len(args) == 1:
-            return int(args[0], 16)
-        if tag == "f" and len(args) == 1:
-            return float.fromhex(args[0])
-        if tag == "c" and len(args) == 2:
-            return complex(float.fromhex(args[0]), float.fromhex(args[1]))
-        if tag == "s" and len(args) == 1:
-            return args[0]
-        if tag == "y" and len(args) == 1:
-            return bytes.fromhex(args[0])
-    if len(args) == 1 and type(args[0]) is list:
-        items = args[0]
+    if tag in _FROM_TEXT and all(type(a) is str for a in args):
+        budget.spend(sum(len(a) for a in args) // 4096)  # long text: one node per 4 KiB
+        arity, make = _FROM_TEXT[tag]
+        if len(args) == arity:
+            return make(*args)
+    elif len(args) == 1 and type(args[0]) is list:
         if tag == "d":
-            pairs = []
-            for pair in items:
-                if type(pair) is not list or len(pair) != 2:
-                    raise ValueError("malformed dict item")
-                pairs.append((decode(pair[0], depth + 1, budget), decode(pair[1], depth + 1, budget)))
-            _no_flooding([k for k, _ in pairs])
-            out = {}
-            for key, value in pairs:
-                if key in out:  # 1 and True collide; a real dict cannot hold both
-                    raise ValueError("duplicate dict key")
-                out[key] = value
-            return out
+            return _decode_dict(args[0], depth, budget)
         if tag in _SEQUENCES:
-            values = [decode(v, depth + 1, budget) for v in items]
-            if tag in ("S", "F"):
-                _no_flooding(values)
-            made = _SEQUENCES[tag](values)
-            if tag in ("S", "F") and len(made) != len(values):
-                raise ValueError("duplicate set element")
-            return made
+            return _decode_sequence(tag, args[0], depth, budget)
     raise ValueError(f"malformed node with tag {tag!r}")
+
+
+def _decode_dict(items: list, depth: int, budget: _Budget) -> dict:
+    pairs = []
+    for pair in items:
+        if type(pair) is not list or len(pair) != 2:
+            raise ValueError("malformed dict item")
+        pairs.append((decode(pair[0], depth + 1, budget), decode(pair[1], depth + 1, budget)))
+    _no_flooding([k for k, _ in pairs])
+    out = {}
+    for key, value in pairs:
+        if key in out:  # 1 and True collide; a real dict cannot hold both
+            raise ValueError("duplicate dict key")
+        out[key] = value
+    return out
+
+
+def _decode_sequence(tag: str, items: list, depth: int, budget: _Budget):
+    values = [decode(v, depth + 1, budget) for v in items]
+    unique = tag in ("S", "F")
+    if unique:
+        _no_flooding(values)
+    made = _SEQUENCES[tag](values)
+    if unique and len(made) != len(values):
+        raise ValueError("duplicate set element")
+    return made
 
 
 def strict_equal(a, b) -> bool:
