@@ -4,7 +4,8 @@ Each engine draws ``k`` completions for each of ``--prompts`` demo prompts (temp
 ``--max-tokens`` tokens, one seed) through the package's own paths: ``sampling.generate`` (transformers, preflight's
 batch size 64) and ``sampling.generate_vllm`` on an engine sized by ``vllm_engine.engine_spec`` from a brief, as
 preflight builds it. Start-up (transformers: model load and a warm-up batch; vLLM: engine build, weight load,
-compilation, the same warm-up batch) is timed apart from generation. On vLLM's CPU platform a third column samples with the CPU weight-keeping dispatch that colocated
+compilation, one untimed pass of the whole job, since vLLM compiles per batch shape on first use) is timed apart
+from generation. On vLLM's CPU platform a third column samples with the CPU weight-keeping dispatch that colocated
 training uses (``runtime/vllm_cpu.py``), against oneDNN prepacking: the cost that module's docstring records.
 Both vLLM engines run in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``) so that the dispatch can be swapped.
 
@@ -122,7 +123,9 @@ def main(argv=None) -> int:
             layer_utils.dispatch_cpu_unquantized_gemm = upstream
         t0 = time.perf_counter()
         llm = vllm_engine.engine_for(spec)
-        generate_vllm(llm, tok, prompts[:8], 2, params, encoded=encoded[:8])  # warm-up, as for transformers
+        # warm-up with the whole job: vLLM compiles per batch shape on first use, which a small warm-up leaves to
+        # the timed run of the first engine only (the next engine in this process reuses the compiled code)
+        generate_vllm(llm, tok, prompts, args.k, params, encoded=encoded)
         startup = time.perf_counter() - t0
         t0 = time.perf_counter()
         out = generate_vllm(llm, tok, prompts, args.k, params, encoded=encoded)
