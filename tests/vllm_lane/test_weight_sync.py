@@ -54,7 +54,12 @@ def policy_logprobs(model, ids: list[int]) -> list[float]:
 
 
 @pytest.mark.e2e
-def test_synced_weights_change_the_engine_and_refills_use_it(tmp_path, warm_model_dir):
+def test_synced_weights_change_the_engine_and_refills_use_it(tmp_path, warm_model_dir, monkeypatch):
+    # TRL and accelerate write MASTER_ADDR/MASTER_PORT into os.environ for the engine's process group, which stays
+    # bound in this process; later tests' subprocesses must not inherit that port (EADDRINUSE). monkeypatch
+    # removes both again at teardown.
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    monkeypatch.delenv("MASTER_PORT", raising=False)
     from datasets import Dataset
     from transformers import AutoTokenizer
     from trl import GRPOConfig
