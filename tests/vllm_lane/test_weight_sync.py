@@ -53,13 +53,22 @@ def policy_logprobs(model, ids: list[int]) -> list[float]:
     return torch.log_softmax(logits, -1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0].tolist()
 
 
+@pytest.fixture
+def environ_restored():
+    """TRL's colocated engine writes RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT into os.environ
+    for its process group, which stays bound in this process; a later test's `grpo-rlvr train` subprocess that
+    inherits them believes it is distributed and fails on the bound port (EADDRINUSE, measured)."""
+    import os
+
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 @pytest.mark.e2e
-def test_synced_weights_change_the_engine_and_refills_use_it(tmp_path, warm_model_dir, monkeypatch):
-    # TRL and accelerate write MASTER_ADDR/MASTER_PORT into os.environ for the engine's process group, which stays
-    # bound in this process; later tests' subprocesses must not inherit that port (EADDRINUSE). monkeypatch
-    # removes both again at teardown.
-    monkeypatch.delenv("MASTER_ADDR", raising=False)
-    monkeypatch.delenv("MASTER_PORT", raising=False)
+@pytest.mark.usefixtures("environ_restored")
+def test_synced_weights_change_the_engine_and_refills_use_it(tmp_path, warm_model_dir):
     from datasets import Dataset
     from transformers import AutoTokenizer
     from trl import GRPOConfig
