@@ -3,6 +3,7 @@ tiny model is built locally from a seed."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -16,6 +17,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "grpo_rlvr"]
+
+# tests/vllm_lane start real vLLM engines and run in their own lane (scripts/test-vllm.sh, .venv-vllm, which sets
+# GRPO_RLVR_VLLM_LANE). An environment without vLLM (the main lane's .venv) never collects them.
+if not os.environ.get("GRPO_RLVR_VLLM_LANE") and importlib.util.find_spec("vllm") is None:
+    collect_ignore = ["vllm_lane"]
 
 
 @pytest.fixture(scope="session", autouse=True)

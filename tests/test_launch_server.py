@@ -1,7 +1,8 @@
 """vLLM server mode: launch.sh for 8 GPUs (2 vLLM + 6 training) and for 2 nodes, checked by its dry run; and
 the server lifecycle (health deadline, teardown on success, failure, Ctrl-C, SIGTERM and SIGKILL of the
-launcher) exercised with STAND-IN processes: a fake `vllm` that serves /health on loopback and a fake
-`accelerate` on PATH. No GPU and no vLLM exist on this machine; the stand-ins are named as such."""
+launcher) exercised with STAND-IN processes: a fake `vllm.entrypoints.openai.api_server` module (on PYTHONPATH)
+that serves /health on loopback, and a fake `accelerate` on PATH. This lane has no GPU and no vLLM; the stand-ins
+are named as such. The same lifecycle with a real vLLM server is tests/vllm_lane/test_server.py (the vLLM lane)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ from conftest import example_brief_text
 from grpo_rlvr.launch import train
 from grpo_rlvr.run_dir import render
 
-STAND_IN_VLLM = r'''#!/usr/bin/env python3
-# STAND-IN for `vllm serve`: serves /health on loopback after HEALTHY_AFTER_S seconds; records its pid.
+STAND_IN_VLLM = r'''# STAND-IN for `python -m vllm.entrypoints.openai.api_server`: serves /health on loopback after
+# HEALTHY_AFTER_S seconds; records its pid.
 import http.server, os, sys, threading, time
 port = int(sys.argv[sys.argv.index("--port") + 1])
 open(os.environ["STANDIN_DIR"] + "/vllm.pid", "w").write(str(os.getpid()))
@@ -77,10 +78,14 @@ def server_run(workspace, hardware, reviewed: str | None = "agree", port: int | 
 def standins(tmp_path):
     d = tmp_path / "standins"
     d.mkdir()
-    for name, text in (("vllm", STAND_IN_VLLM), ("accelerate", STAND_IN_ACCELERATE)):
-        p = d / name
-        p.write_text(text)
-        p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    p = d / "accelerate"
+    p.write_text(STAND_IN_ACCELERATE)
+    p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    server = d / "pkgs" / "vllm" / "entrypoints" / "openai"
+    server.mkdir(parents=True)
+    for pkg in (server, server.parent, server.parent.parent):
+        (pkg / "__init__.py").write_text("")
+    (server / "api_server.py").write_text(STAND_IN_VLLM)
     return d
 
 
@@ -89,7 +94,8 @@ def test_dry_run_8_gpus_prints_exact_commands(workspace):
     res = train(run, dry_run=True)
     assert res.command == ["bash", str(run / "launch.sh")]
     plan = "\n".join(res.plan)
-    assert ("CUDA_VISIBLE_DEVICES=0,1 env VLLM_SERVER_DEV_MODE=1 vllm serve " in plan
+    assert ("CUDA_VISIBLE_DEVICES=0,1 env VLLM_SERVER_DEV_MODE=1 python -m vllm.entrypoints.openai.api_server "
+            "--model " in plan
             and "--tensor-parallel-size 2" in plan and "--weight-transfer-config" in plan and "--port 8000" in plan)
     assert "CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml train.py" in plan
     assert yaml.safe_load((run / "accelerate.yaml").read_text())["num_processes"] == 6
@@ -106,11 +112,11 @@ def test_dry_run_two_nodes(workspace):
     node0 = dry(MACHINE_RANK="0", MAIN_PROCESS_IP="node0.example")
     assert node0.returncode == 0
     lines = node0.stdout.splitlines()
-    assert lines[0].startswith("CUDA_VISIBLE_DEVICES=0,1 env VLLM_SERVER_DEV_MODE=1 vllm serve")
+    assert lines[0].startswith("CUDA_VISIBLE_DEVICES=0,1 env VLLM_SERVER_DEV_MODE=1 python -m vllm.entrypoints")
     assert lines[-1] == ("CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml "
                          "--machine_rank 0 --main_process_ip node0.example train.py --vllm-server-host node0.example ")
     node1 = dry(MACHINE_RANK="1", MAIN_PROCESS_IP="node0.example").stdout.splitlines()
-    assert len(node1) == 1 and "--machine_rank 1" in node1[0] and "vllm serve" not in node1[0]
+    assert len(node1) == 1 and "--machine_rank 1" in node1[0] and "vllm.entrypoints" not in node1[0]
     acc = yaml.safe_load((run / "accelerate.yaml").read_text())
     assert acc["num_machines"] == 2 and acc["num_processes"] == 12 and acc["main_process_port"] == 29500
 
@@ -120,7 +126,7 @@ def launch(run, standins, port, ignore_sigint=False, command=None, **env):
     assert f"VLLM_PORT={port}" in (run / "launch.sh").read_text()
     # the stand-ins first, then this venv's python (as on a training box with the venv activated)
     full = {**os.environ, "PATH": f"{standins}:{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
-            "STANDIN_DIR": str(standins),
+            "PYTHONPATH": str(standins / "pkgs"), "STANDIN_DIR": str(standins),
             "VLLM_HEALTH_TIMEOUT_S": "20", **env}
     # ignore_sigint: start the launcher as `nohup` or a background job of a script would, with SIGINT ignored
     # (bash cannot trap a signal ignored on entry; launch.sh must start itself again to get it back)

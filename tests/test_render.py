@@ -60,7 +60,7 @@ def test_rendered_run_is_valid(workspace, name):
     assert "Rendered by grpo-rlvr" in header and "fingerprint" in header
     if name == "gpu8-server":
         launch = (res.dir / "launch.sh").read_text()
-        assert 'VLLM_CMD=(env VLLM_SERVER_DEV_MODE=1 vllm serve' in launch
+        assert 'VLLM_CMD=(env VLLM_SERVER_DEV_MODE=1 python -m vllm.entrypoints.openai.api_server --model' in launch
         assert 'CUDA_VISIBLE_DEVICES=0,1 setsid "${VLLM_CMD[@]}"' in launch
         assert 'TRAIN_CMD=(accelerate launch --config_file accelerate.yaml train.py' in launch
         assert 'CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 setsid "${TRAIN_CMD[@]}"' in launch

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -174,9 +175,22 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     if demo:
         returncode = _train_in_process(run, cmd[cmd.index(str(run / "train.py")) + 1:])
     else:
-        returncode = _run_forwarding_signals(cmd, run, {**os.environ, **env_extra}, stream)
+        returncode = _run_forwarding_signals(cmd, run, {**os.environ, **env_extra, "PATH": _path_with_this_python()},
+                                             stream)
     return TrainResult(run, returncode == 0, returncode, cmd, str(ckpt) if ckpt else None,
                        time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started))
+
+
+def _path_with_this_python() -> str:
+    """PATH where ``python`` is this interpreter: launch.sh runs ``python`` (the vLLM server, train.py, the gate
+    check), which must be the environment grpo-rlvr runs in even when it was started by its full path, unactivated.
+    A PATH that already finds this interpreter first is left as it is (what comes before it still wins)."""
+    path = os.environ.get("PATH", "")
+    here = os.path.dirname(sys.executable)
+    found = shutil.which("python", path=path)
+    if found and os.path.dirname(os.path.abspath(found)) == os.path.abspath(here):
+        return path
+    return os.pathsep.join([here, path])
 
 
 def summary_step(summary: Path, since: float) -> int | None:

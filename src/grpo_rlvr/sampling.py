@@ -1,9 +1,10 @@
 """Sampling shared by preflight, inspect, the demo and evaluation.
 
 Completions are drawn with the brief's chat template and the same sampling parameters the training run uses
-(temperature, top_p, ``max_completion_length``), batched and seeded: with vLLM's offline engine when vLLM is
-installed and a GPU is present (``generate_vllm``), else with transformers generation on CPU or GPU
-(``generate``). Both return the same ``Sample`` list, prompt-major.
+(temperature, top_p, ``max_completion_length``), seeded, with one of two engines that return the same ``Sample``
+list, prompt-major: vLLM's offline engine (``generate_vllm``; sized, chosen and kept per process by
+``vllm_engine``) or transformers generation (``generate``), on CPU or GPU. ``draw`` picks the engine the brief's
+``sampling.engine`` asks for and reports which one sampled.
 """
 
 from __future__ import annotations
@@ -113,33 +114,41 @@ def generate(model, tokenizer, prompts: Sequence, n: int, params: SamplingParams
     return samples
 
 
-def vllm_available() -> bool:
-    """vLLM is installed and a CUDA GPU is visible (vLLM's offline engine needs one)."""
-    import importlib.util
+@dataclass(frozen=True)
+class Engine:
+    """The engine that sampled, as the inspection manifest and ``--json`` record it."""
 
-    if importlib.util.find_spec("vllm") is None:
-        return False
-    import torch
+    name: str                 # "vllm" | "transformers"
+    settings: dict            # vLLM: package, platform, max_model_len, memory; transformers: device, torch
 
-    return torch.cuda.is_available()
+    def to_dict(self) -> dict:
+        return {"name": self.name, **self.settings}
+
+    def format(self) -> str:
+        if self.name == "vllm":
+            return f"vLLM ({self.settings.get('package')}, {self.settings.get('platform')})"
+        return f"transformers ({self.settings.get('device')})"
 
 
-def generate_vllm(model_path: str, tokenizer, prompts: Sequence, n: int, params: SamplingParams,
-                  progress: Callable[[int, int], None] | None = None, llm=None) -> list[Sample]:
-    """Draw ``n`` completions per prompt with vLLM's offline engine (same order and fields as ``generate``).
+def generate_vllm(llm, tokenizer, prompts: Sequence, n: int, params: SamplingParams,
+                  progress: Callable[[int, int], None] | None = None,
+                  encoded: list[list[int]] | None = None) -> list[Sample]:
+    """Draw ``n`` completions per prompt with a ``vllm.LLM`` (same order and fields as ``generate``).
 
     Args:
-        model_path: the model vLLM loads (ignored when ``llm`` is given).
-        tokenizer: the brief's tokenizer; prompts are encoded with its chat template, as TRL does.
-        llm: an existing ``vllm.LLM`` to reuse.
+        llm: the engine (``vllm_engine.engine_for``).
+        tokenizer: the brief's tokenizer; prompts are encoded with its chat template, as TRL does, and completions
+            decoded with it.
+        encoded: the prompts' token ids when already computed.
     """
     import vllm
 
-    engine = llm or vllm.LLM(model=model_path, seed=params.seed, gpu_memory_utilization=0.5)
-    sp = vllm.SamplingParams(n=n, temperature=params.temperature, top_p=params.top_p,
+    greedy = params.temperature <= 0
+    sp = vllm.SamplingParams(n=n, temperature=0.0 if greedy else params.temperature,
+                             top_p=1.0 if greedy else params.top_p,
                              max_tokens=params.max_completion_length, seed=params.seed)
-    encoded = encode_prompts(tokenizer, prompts)
-    outputs = engine.generate([{"prompt_token_ids": ids} for ids in encoded], sampling_params=sp, use_tqdm=False)
+    encoded = encoded if encoded is not None else encode_prompts(tokenizer, prompts)
+    outputs = llm.generate([{"prompt_token_ids": ids} for ids in encoded], sampling_params=sp, use_tqdm=False)
     samples: list[Sample] = []
     for pi, out in enumerate(outputs):
         for c in out.outputs:
@@ -151,19 +160,43 @@ def generate_vllm(model_path: str, tokenizer, prompts: Sequence, n: int, params:
 
 
 def draw(brief, prompts: Sequence, n: int, params: SamplingParams, model=None, tokenizer=None,
-         progress: Callable[[int, int], None] | None = None) -> tuple[list[Sample], str, object]:
-    """Sample for preflight and inspect: the given model with transformers; else vLLM when available; else
-    the brief's model with transformers. Returns the samples, the engine used and the tokenizer."""
-    if model is None and vllm_available() and not brief.model.adapter_base:  # vLLM loads merged weights only
-        from grpo_rlvr.runtime.model_loading import load_tokenizer
+         progress: Callable[[int, int], None] | None = None) -> tuple[list[Sample], Engine, object]:
+    """Sample for preflight and inspect with the engine ``sampling.engine`` asks for (``vllm_engine``): a given
+    ``model`` with transformers; else vLLM's engine kept for this process; else the brief's model with
+    transformers. An adapter folder is always sampled with transformers (base + adapter): vLLM loads merged
+    weights only. Returns the samples, the engine that sampled and the tokenizer.
 
-        tok = load_tokenizer(brief.model)
-        return generate_vllm(brief.model.resolved, tok, prompts, n, params, progress), "vllm", tok
-    if model is None and brief.model.adapter_base:
+    Raises:
+        MachineError: the brief asks for vLLM and it is not installed here.
+    """
+    from grpo_rlvr import vllm_engine
+
+    adapter = model is None and bool(brief.model.adapter_base)
+    if adapter:
         log.info("sampling the adapter %s with transformers: vLLM needs merged weights (grpo-rlvr merge)",
                  brief.model.name_or_path)
+    if vllm_engine.choose_engine(brief.sampling_engine, model_given=model is not None or adapter) == "vllm":
+        from grpo_rlvr.runtime.model_loading import load_tokenizer
+        from grpo_rlvr.runtime.vllm_cpu import vllm_platform
+
+        tok = tokenizer or load_tokenizer(brief.model)
+        encoded = encode_prompts(tok, prompts)
+        spec = vllm_engine.engine_spec(brief, max(map(len, encoded)), vllm_platform())
+        llm = vllm_engine.engine_for(spec)
+        samples = generate_vllm(llm, tok, prompts, n, params, progress, encoded=encoded)
+        return samples, Engine("vllm", spec.describe()), tok
     if model is None:
         from grpo_rlvr.runtime.model_loading import load_model_and_tokenizer
 
         model, tokenizer = load_model_and_tokenizer(brief)
-    return generate(model, tokenizer, prompts, n, params, progress), "transformers", tokenizer
+    samples = generate(model, tokenizer, prompts, n, params, progress)
+    return samples, transformers_engine(model), tokenizer
+
+
+def transformers_engine(model) -> Engine:
+    import torch
+    import transformers
+
+    device = next(model.parameters()).device
+    return Engine("transformers", {"package": f"transformers {transformers.__version__}", "device": str(device),
+                                   "torch": torch.__version__})

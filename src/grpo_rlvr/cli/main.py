@@ -341,12 +341,15 @@ def _library_output(verbose: bool) -> None:
     """Quiet by default: the libraries' progress bars ("Loading weights", "Generating train split") are off
     here and in the processes we start (they inherit the environment), where our own progress lines say
     what happens. ``--verbose`` shows them, and the trainer's tqdm bar (read by the rendered train.py).
-    A value the user set in the environment wins."""
+    A value the user set in the environment wins. vLLM logs to stderr (its default is stdout, where ``--json``
+    output goes), at WARNING unless verbose."""
+    os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
     if verbose:
         os.environ["GRPO_RLVR_VERBOSE"] = "1"
         return
     for var in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
         os.environ.setdefault(var, "1")
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
 
 def _quiet_broken_pipe() -> int:

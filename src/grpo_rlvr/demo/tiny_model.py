@@ -58,8 +58,9 @@ def build_tokenizer():
     return tok
 
 
-def build_model(tokenizer, seed: int):
-    """A freshly initialised Qwen2 causal LM sized for the character vocabulary."""
+def build_model(tokenizer, seed: int, shape: dict | None = None):
+    """A freshly initialised Qwen2 causal LM sized for the character vocabulary (``shape`` overrides
+    ``MODEL_SHAPE`` keys: the GPU smoke test and the sampling benchmark build larger ones)."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
@@ -70,7 +71,7 @@ def build_model(tokenizer, seed: int):
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=None,
         tie_word_embeddings=True,
-        **MODEL_SHAPE,
+        **{**MODEL_SHAPE, **(shape or {})},
     )
     model = Qwen2ForCausalLM(config)
     model.generation_config.pad_token_id = tokenizer.pad_token_id

@@ -51,6 +51,12 @@ class DiagnosisResult:
                      if isinstance(v, dict)]
             lines.append(f"  held-out ({held['evaluations']} evaluations, steps {held['first_step']}–"
                          f"{held['last_step']}): " + ", ".join(parts))
+        sampler = d.get("vllm_sampler")
+        if sampler and "logp_difference_mean" in sampler:
+            logp = sampler["logp_difference_mean"]
+            lines.append(f"  vLLM sampler vs policy: log-prob difference per token {logp['first']} → {logp['last']}"
+                         + (f", importance ratio min {sampler['importance_ratio_min']['worst']}"
+                            if "importance_ratio_min" in sampler else ""))
         if self.healthy:
             lines.append("  healthy: no failure mode detected; keep the base recipe")
         for f in self.findings:
@@ -129,6 +135,7 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
         "reward_start": round(rewards[0][1], 4) if rewards else None,
         "reward_end": round(rewards[-1][1], 4) if rewards else None,
         "held_out": _held_out_summary(logs),
+        "vllm_sampler": _sampler_summary(logs),
         "healthy": not findings,
         "findings": [asdict(f) for f in findings],
         "recommended_variant": variant,
@@ -168,6 +175,23 @@ def _held_out_summary(logs: RunLogs) -> dict | None:
         if s:
             out[key.removeprefix("eval_")] = {"first": round(s[0][1], 4), "last": round(s[-1][1], 4)}
     return out
+
+
+def _sampler_summary(logs: RunLogs) -> dict | None:
+    """TRL's vLLM sampler metrics, when the run generated with vLLM: how far the engine's log-probabilities were
+    from the trained policy's (per token) and the importance-sampling ratios that corrected for it."""
+    keys = {"logp_difference_mean": "sampling/sampling_logp_difference/mean",
+            "logp_difference_max": "sampling/sampling_logp_difference/max",
+            "importance_ratio_min": "sampling/importance_sampling_ratio/min",
+            "importance_ratio_mean": "sampling/importance_sampling_ratio/mean",
+            "importance_ratio_max": "sampling/importance_sampling_ratio/max"}
+    out = {}
+    for name, key in keys.items():
+        s = logs.series(key)
+        if s:
+            out[name] = {"first": round(s[0][1], 5), "last": round(s[-1][1], 5),
+                         "worst": round(min(v for _, v in s) if name.endswith("_min") else max(v for _, v in s), 5)}
+    return out or None
 
 
 def _apply(logs: RunLogs, variant: str | None, sampling: dict | None, diagnosis: Path, new_brief: Path) -> None:

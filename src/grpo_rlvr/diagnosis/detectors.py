@@ -481,8 +481,45 @@ def moe_without_gspo(logs: RunLogs) -> Finding | None:
                    brief_change={"variant": {"name": "gspo"}})
 
 
+SAMPLER_LOGP = "sampling/sampling_logp_difference/mean"   # TRL: mean |log p_vLLM - log p_policy| per token
+SAMPLER_MISMATCH = 0.05       # nats per token: same weights in fp32 give ≈ 0.001, bf16 against fp32 ≈ 0.01
+
+
+def sampler_mismatch(logs: RunLogs) -> Finding | None:
+    """vLLM sampled from a different distribution than the policy being trained: TRL's per-token log-probability
+    difference between the two (``sampling/sampling_logp_difference/mean``, logged with vLLM) averaged ≥ 0.05 over
+    the last quarter of the logs, or grew ≥ 5× from its start to ≥ 0.02 (the engine keeps old weights: the weight
+    sync is not reaching it).
+    Guard: a small, steady difference is rounding (fp32 ≈ 0.001, bf16 against fp32 ≈ 0.01) and TRL's
+    importance-sampling correction already weighs it."""
+    s = logs.series(SAMPLER_LOGP)
+    if not s:
+        return None
+    late = s[-max(1, len(s) // 4):]
+    level = statistics.fmean(v for _, v in late)
+    early = statistics.fmean(v for _, v in s[:3])
+    grew = len(s) >= MIN_RECORDS_FOR_TREND and level >= 0.02 and level >= 5 * max(early, 1e-9)
+    if level < SAMPLER_MISMATCH and not grew:
+        return None
+    ratio = logs.series("sampling/importance_sampling_ratio/min")
+    evidence = [f"{SAMPLER_LOGP} averaged {level:.4f} over the last {len(late)} logs (threshold {SAMPLER_MISMATCH}; "
+                f"{early:.4f} at the start)"]
+    if ratio:
+        evidence.append(f"sampling/importance_sampling_ratio/min reached {min(v for _, v in ratio):.3f} (1.0 means "
+                        "the two agree)")
+    cause = "growing" if grew else "level"
+    return Finding("sampler_mismatch", "vLLM samples from a different policy than the one being trained",
+                   "critical" if grew else "warning", evidence,
+                   ("The difference grows as training moves the policy: the weight sync is not reaching vLLM (stale "
+                    "weights). Check the trainer's log for sync errors, and on vLLM's CPU build that the rendered "
+                    "train.py is unedited (it keeps the weights for the sync)." if grew else
+                    "Make vLLM compute in the trainer's precision (model.dtype), and keep TRL's "
+                    "vllm_importance_sampling_correction on (its default) so the ratio weighs the difference."),
+                   cause=cause)
+
+
 # Order matters among findings of one severity: the first with a variant is recommended. Length–reward
 # coupling comes before degenerate repetition, because a reward that pays for length is the cause the
 # repetition is a symptom of.
 DETECTORS = (no_learning_signal, refill_exhausted, entropy_collapse, length_reward_coupling, degenerate_length, reward_hacking,
-             truncation, kl_blowup, clipping_saturation, moe_without_gspo)
+             truncation, kl_blowup, clipping_saturation, moe_without_gspo, sampler_mismatch)

@@ -45,17 +45,19 @@ class InspectResult:
     outcomes: dict
     seconds: float
     weak_samples: dict = field(default_factory=dict)  # reward -> samples with tests run inside the sandbox
+    engine: dict = field(default_factory=dict)        # the engine that sampled (also in the manifest)
 
     def to_dict(self) -> dict:
         return {"dir": str(self.dir), "samples": self.samples, "prompts": self.prompts, "outcomes": self.outcomes,
-                "seconds": round(self.seconds, 2), "weak_samples": self.weak_samples,
+                "seconds": round(self.seconds, 2), "weak_samples": self.weak_samples, "engine": self.engine,
                 "next": f"grpo-rlvr review {self.dir}"}
 
     def format(self) -> str:
         mix = ", ".join(f"{k} {v}" for k, v in self.outcomes.items())
         weak = "".join(f"Scored weakly by {name} (test code ran in the sandbox): {count} of {self.samples} "
                        "samples.\n" for name, count in self.weak_samples.items())
-        return (f"Wrote {self.samples} scored samples from {self.prompts} prompts to {self.dir} ({mix}).\n"
+        engine = f", sampled with {self.engine['name']}" if self.engine else ""
+        return (f"Wrote {self.samples} scored samples from {self.prompts} prompts to {self.dir} ({mix}{engine}).\n"
                 f"{weak}Read every one before training: grpo-rlvr review {self.dir}\n"
                 f"Or open {self.dir / REPORT} in a browser.")
 
@@ -145,13 +147,13 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
                   for d in drawn]
     samples_out = write_artifact(brief, candidates, cand_rows, n, out,
                                  sampling={**s, "seed": brief.inspection_seed, "candidates_per_prompt": per_prompt,
-                                           "engine": engine}, force=force)
+                                           "engine": engine.name, "engine_settings": engine.settings}, force=force)
     mix = {o: sum(1 for x in samples_out if x["outcome"] == o) for o in ("malformed", "wrong", "partial", "correct")}
     prompts_used = len({x["prompt_index"] for x in samples_out})
     from grpo_rlvr.sandbox import weak_sample_counts
 
     return InspectResult(out, len(samples_out), prompts_used, mix, time.monotonic() - t0,
-                         weak_sample_counts(samples_out))
+                         weak_sample_counts(samples_out), engine.to_dict())
 
 
 def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out: Path, sampling: dict,
