@@ -29,7 +29,8 @@ def test_demo_runs_every_phase(tmp_path, seed):
                           "--seed", str(seed), "--json"], capture_output=True, text=True, timeout=1200, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     s = json.loads((work / "demo_summary.json").read_text())
-    assert json.loads(out.stdout) == json.loads(json.dumps(s))  # --json: stdout is the summary and nothing else
+    printed = json.loads(out.stdout)   # --json: stdout is the summary and its exit code, nothing else
+    assert printed.pop("exit_code") == 0 and printed == json.loads(json.dumps(s))
     assert s["preflight_untrained"] == "sft-first" and s["preflight"]["verdict"] == "grpo"
     assert s["gate_passed"] and s["grpo_steps"] == 4
     assert "GOMP_SPINCOUNT = '0'" in out.stderr             # waiting OpenMP threads sleep: no spinning

@@ -1,12 +1,13 @@
 """Real tiny GRPO runs on CPU, each engineered to show one failure mode, diagnosed from the logs TRL wrote.
 A healthy run is the demo's own (see test_demo.py); here each run must raise its own finding.
 
-Every test here asserts an outcome of training, so none rests on one seed's path on one CPU's arithmetic
-(``tests/outcome_seeds.py``): each runs at two GRPO seeds, with the machine's CPU kernels and (scripts/test-avx2.sh)
-with AVX2 held. A test's docstring records the sweep its settings were checked with (``python
-benchmarks/outcome_sweep.py -k NAME``: seeds × default and AVX2 kernels) and, where a first version rested on
-one CPU's path, how it was made robust. Warmed-up models are module fixtures built once at seed 0. Other numbers in the docstrings were measured on the 2-core CI
-machine (AVX-512); the assertions check the diagnosis, not them.
+The tests marked ``training_outcome`` assert an outcome of training, so none may rest on one seed's path on
+one CPU's arithmetic (``tests/outcome_seeds.py``): CI runs each at its seed with the machine's CPU kernels and
+(scripts/test-avx2.sh) with AVX2 held. A test's docstring records the sweep its settings were checked with
+(``python benchmarks/outcome_sweep.py -k NAME``: seeds × default and AVX2 kernels) and, where a first version
+rested on one CPU's path, how it was made robust. Warmed-up models are module fixtures built once at seed 0.
+Other numbers in the docstrings were measured on the 2-core CI machine (AVX-512); the assertions check the
+diagnosis, not them.
 """
 
 from __future__ import annotations
@@ -150,9 +151,14 @@ def format_only_model_dir(tmp_path_factory):
 
 @training_outcome
 def test_format_rewarded_correctness_not(workspace, format_only_model_dir, seed):
-    """Only the format pays (correctness weight 0): the format part saturates while correctness stays at chance."""
+    """Only the format pays (correctness weight 0): the format part saturates while correctness stays at chance.
+
+    Made robust (issue 23): at lr 1e-3 and 40 steps the policy broke at seed 0 with both kernel sets (format fell
+    0.23 → 0.08, diagnosed no_learning_signal); at lr 3e-4 and 40 steps the format did not rise far enough at
+    seed 2 (0.67 → 0.88, healthy). At lr 3e-4 and 80 steps it saturates: sweep
+    (``benchmarks/outcome_sweep.py -k format_rewarded``, AMD EPYC) seeds 0-3 × default and AVX2 kernels, 8 of 8."""
     rewards = [{"name": "format", "weight": 1.0}, {"name": "exact_match", "weight": 0.0}]
-    diag = run_case(workspace, format_only_model_dir, {"learning_rate": 1e-3}, seed, rewards)
+    diag = run_case(workspace, format_only_model_dir, {"learning_rate": 3e-4}, seed, rewards, steps=80)
     assert "reward_hacking" in {f.id for f in diag.findings}, diag.format()
 
 
@@ -241,25 +247,28 @@ def test_saturated_dataset(workspace, memorised_model_dir, seed):
     assert load_brief(workspace / "brief-ds.yaml").dynamic_sampling.max_rounds == max_rounds_for(share)
 
 
-@training_outcome
-def test_the_demo_recipe_is_healthy_and_held_out_rises_with_it(workspace, warm_model_dir, seed):
-    """The demo's own brief (bs 64, lr 3e-4, 150 steps) with a held-out set of other problems: no alarm.
-    Held-out evaluations run before the first step and every 25; their completions stay out of the training
-    ones, even at steps where TRL logs both."""
+def test_held_out_evaluations_stay_apart_from_training_on_the_demo_recipe(workspace, warm_model_dir):
+    """The demo's own brief (bs 64, lr 3e-4) with a held-out set of other problems, 50 steps: held-out
+    evaluations run before the first step and every 25, diagnose reads them, and their completions stay out of
+    the training ones, even at steps where TRL logs both.
+
+    This test used to assert that the demo recipe is also healthy after 150 steps and that held-out exact_match
+    rises. That is an outcome of training, and it does not hold everywhere (issue 23's sweep,
+    ``benchmarks/outcome_sweep.py``): with AVX2 kernels at seed 0 the run's format climbed 0.47 → 0.89 while
+    exact_match rose about 0.03, a fair reward-hacking warning. The demo's health over seeds and CPUs is measured
+    by ``benchmarks/demo_range.py`` and stated as a range in the README, not asserted here."""
     import pyarrow.parquet as pq
 
     train_facts = {r["prompt"][0]["content"] for r in task.make_rows(200, seed=1)}   # the workspace's data
     held_out = [r for r in task.make_rows(400, seed=99) if r["prompt"][0]["content"] not in train_facts][:32]
-    diag = run_case(workspace, warm_model_dir, {"per_device_train_batch_size": 64, "logging_steps": 5}, seed,
-                    steps=150, eval_rows=held_out)
-    assert diag.healthy, diag.format()
+    diag = run_case(workspace, warm_model_dir, {"per_device_train_batch_size": 64, "logging_steps": 5}, 0,
+                    steps=50, eval_rows=held_out)
     held = diag.data["held_out"]
-    assert held["evaluations"] == 7 and held["first_step"] == 0 and held["last_step"] == 150
-    em = held["rewards/exact_match/mean"]
-    assert em["last"] > em["first"], held
+    assert held["evaluations"] == 3 and held["first_step"] == 0 and held["last_step"] == 50, held
+    assert "rewards/exact_match/mean" in held and "held-out (3 evaluations, steps 0–50)" in diag.format()
     out = workspace / "out" / "run" / "output" / "completions"
     eval_files, train_files = sorted((out / "eval").glob("*.parquet")), sorted(out.glob("completions_*.parquet"))
-    assert len(eval_files) == 7 and len(train_files) == 30
+    assert len(eval_files) == 3 and len(train_files) == 10
     assert (out / "completions_00050.parquet") in train_files            # a step that logged and evaluated
     held_facts = {r["prompt"][0]["content"] for r in held_out}
     for files, facts in ((eval_files, held_facts), (train_files, train_facts)):
