@@ -309,7 +309,7 @@ def test_render_pins_the_reviewed_commit_and_the_run_loads_it_when_main_moves(wo
     gpu = write_brief(workspace, "hub-server.yaml", model={"name_or_path": "org/tiny", "revision": C1},
                       hardware={"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2}, grpo=grpo)
     launch_sh = (render(gpu, out=workspace / "server-run").dir / "launch.sh").read_text()
-    assert f"vllm serve org/tiny --revision {C1} --tokenizer-revision {C1}" in launch_sh
+    assert f"vllm.entrypoints.openai.api_server --model org/tiny --revision {C1} --tokenizer-revision {C1}" in launch_sh
 
 
 def test_render_pins_a_hub_dataset_and_the_run_loads_that_commit(workspace, tmp_path, monkeypatch):
