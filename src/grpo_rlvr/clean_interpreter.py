@@ -32,6 +32,10 @@ from grpo_rlvr.errors import GrpoRlvrError, StartupHookError
 _START = Path(__file__).with_name("_clean_start.py")
 _NAMES_US = re.compile(r"grpo", re.IGNORECASE)
 _DROPPED_ENV = ("LD_PRELOAD", "LD_AUDIT")
+# torchrun's rendezvous variables: the check is one process, not a rank. With them, a library the check loads
+# (accelerate's state) could join rank 0's process group from the child and wait for a world that never comes.
+_DISTRIBUTED_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
+                    "MASTER_ADDR", "MASTER_PORT")
 _clean = False
 _skipped: list[str] = []
 
@@ -90,7 +94,8 @@ def run_check(check: str, **request):
     if _clean:
         reply = answer(check, request)
     else:
-        env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+        env = {k: v for k, v in os.environ.items()
+               if k not in _DROPPED_ENV and k not in _DISTRIBUTED_ENV and not k.startswith("TORCHELASTIC_")}
         proc = subprocess.run([sys.executable, "-I", "-S", str(_START), check], input=json.dumps(request),
                               stdout=subprocess.PIPE, stderr=None, text=True, env=env)
         try:
