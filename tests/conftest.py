@@ -79,3 +79,18 @@ def copy_brief(workspace: Path, text: str, name: str = "brief.yaml") -> Path:
 def clean_dir(tmp_path):
     yield tmp_path
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+@pytest.fixture
+def own_model(workspace, monkeypatch):
+    """The workspace with its own copy of the tiny model (so it can be rewritten), hashes cacheable at once."""
+    import shutil
+
+    from grpo_rlvr.identity import hash_cache
+
+    monkeypatch.setattr(hash_cache, "RACY_NS", 0)
+    link = workspace / "model"
+    target = link.resolve()
+    link.unlink()
+    shutil.copytree(target, link)
+    return workspace

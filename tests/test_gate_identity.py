@@ -8,7 +8,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
 import yaml
 
 from artifacts import make_artifact
@@ -18,17 +17,6 @@ from grpo_rlvr.identity import hash_cache
 from hub_cache_layout import add_snapshot
 
 C1, C2 = "a" * 40, "b" * 40
-
-
-@pytest.fixture
-def own_model(workspace, monkeypatch):
-    """The workspace with its own copy of the tiny model (so it can be rewritten), hashes cacheable at once."""
-    monkeypatch.setattr(hash_cache, "RACY_NS", 0)
-    link = workspace / "model"
-    target = link.resolve()
-    link.unlink()
-    shutil.copytree(target, link)
-    return workspace
 
 
 def rule4(result) -> tuple[bool, list[str]]:

@@ -47,17 +47,6 @@ def flip_byte(path: Path) -> None:
         fh.write(bytes([b[0] ^ 0xFF]))
 
 
-@pytest.fixture
-def own_model(workspace, monkeypatch):
-    """The workspace with its own copy of the tiny model (so it can be rewritten), hashes cacheable at once."""
-    monkeypatch.setattr(hash_cache, "RACY_NS", 0)
-    link = workspace / "model"
-    target = link.resolve()
-    link.unlink()
-    shutil.copytree(target, link)
-    return workspace
-
-
 # ---------------------------------------------------------------------------- links
 
 
