@@ -119,3 +119,20 @@ def test_a_program_that_kills_the_template_scores_zero_not_an_error():
         assert run_batch([OK], LIMITS, 1, pool, allow_degraded=True)[0].passed == 1
     finally:
         pool.close()
+
+
+def test_a_program_that_freezes_the_template_scores_zero_and_the_next_sample_is_judged():
+    # SIGSTOP instead of SIGKILL: the template stays a live process, so only asking it (not waitpid) finds out.
+    # Kill and freeze alike are judged after the program has exited: a SIGKILL that kill() has sent but the
+    # template has not yet acted on used to let the killing sample score when the machine was loaded.
+    pool = _pool.Pool(1, without={"namespaces", "landlock", "uid"})
+    freezer = ("import os, signal\ndef f(x):\n    supervisor = os.getppid()\n"
+               "    for pid in open(f'/proc/{supervisor}/task/{supervisor}/children').read().split():\n"
+               "        if int(pid) != os.getpid():\n"
+               "            os.kill(int(pid), signal.SIGSTOP)\n    return x\n")
+    try:
+        [lost] = run_batch([(freezer, ["assert f(2) == 2"])], LIMITS, 1, pool, allow_degraded=True)
+        assert lost.passed == 0 and "lost twice" in lost.reason
+        assert run_batch([OK], LIMITS, 1, pool, allow_degraded=True)[0].passed == 1
+    finally:
+        pool.close()

@@ -42,6 +42,8 @@ OOM_SCORE_ADJ = 1000  # the sandbox dies first when the machine runs out of memo
 _CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)  # the raw clone system call's number
 _CLONE_PARENT, _SIGCHLD = 0x8000, 17
 FORK = b"F"
+PING = b"P"  # "still there?": a template with a SIGKILL pending can never answer it
+PING_TIMEOUT_S = 5.0  # an idle template answers in microseconds; a frozen (SIGSTOPped) one never does
 N_FDS = 6  # job_r, stdin_r, stdout_w, stderr_w, result_w, setup_w
 
 
@@ -67,11 +69,22 @@ class Template:
             return 0, f"the template could not fork: {answer.decode('ascii', 'replace') or 'it exited'}"
         return int(answer[3:]), ""
 
-    def alive(self) -> bool:
+    def alive(self, timeout_s: float = PING_TIMEOUT_S) -> bool:
+        """Whether the template still answers. Asked, not looked up: ``kill()`` returns before its target has
+        exited, so a template that a program has just killed can still look alive in ``waitpid``; one with a
+        SIGKILL pending never runs again and so never answers (EOF when it exits, or the timeout)."""
         try:
-            return os.waitpid(self.pid, os.WNOHANG) == (0, 0)
-        except ChildProcessError:
-            return False
+            self.sock.settimeout(timeout_s)
+            self.sock.send(PING)
+            if self.sock.recv(16) == PING:
+                return True
+        except OSError:
+            pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        return False
 
     def close(self) -> None:
         self.sock.close()  # EOF: the template exits
@@ -125,9 +138,12 @@ def _serve(sock: socket.socket, state: SandboxState) -> None:
     sock.send(json.dumps(hello).encode())
     while True:
         try:
-            _, fds, _, _ = socket.recv_fds(sock, 16, N_FDS)
+            msg, fds, _, _ = socket.recv_fds(sock, 16, N_FDS)
         except OSError:
             os._exit(0)
+        if msg == PING and not fds:
+            sock.send(PING)
+            continue
         if not fds:  # the supervisor closed the socket
             os._exit(0)
         try:
