@@ -158,19 +158,8 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
     if not 0 <= keep_share <= 1:
         raise ConfigError(f"--keep-share: {keep_share} is outside [0, 1]")
     rows = load_rows(brief)
-    rng = random.Random(brief.preflight_seed)
-    if filter_out:
-        chosen = list(range(len(rows)))     # filtering needs every prompt
-    else:
-        n = prompts or brief.preflight_prompts
-        if n < 1:
-            raise ConfigError(f"--prompts: {n}; need at least 1")
-        chosen = rng.sample(range(len(rows)), min(n, len(rows)))
-    rewards = [build_reward(r.name, dict(r.params), base_dir=brief.base_dir, kind=r.kind) for r in brief.rewards]
-    correctness = [r.name for r in rewards if r.kind in ("correctness", "judge")]
-    if not correctness:
-        raise ConfigError("rewards: preflight needs a correctness reward (kind 'correctness', e.g. exact_match) to "
-                          "measure success")
+    chosen = _choose_prompts(brief, len(rows), prompts, filter_out)
+    rewards, correctness = _correctness_rewards(brief)
     s = brief.sampling()
     low_pass = s["temperature"] > LOW_TEMPERATURE
     if model is None:
@@ -178,64 +167,136 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
     params = SamplingParams(temperature=s["temperature"], top_p=s["top_p"],
                             max_completion_length=s["max_completion_length"], seed=brief.preflight_seed,
                             batch_size=batch_size)
-    first = _sample_and_score(brief, rows, chosen, k, params, rewards, correctness, model, tokenizer, progress)
-    tokenizer = first.tokenizer
-    counts, n_p = first.counts, len(chosen)
-    p1 = first.pass_at_1(k)
-    pk = sum(pass_at_k(k, c, k) for c in counts) / n_p
-    never = sum(c == 0 for c in counts) / n_p
-    always = sum(c == k for c in counts) / n_p
-    zero_sig, corr_sig, format_only = signal_shares(first.totals, first.correct)
-    trunc = first.truncation_rate
-    prompt_list = [rows[i]["prompt"] for i in chosen]
-    lengths = [len(x) for x in encode_prompts(tokenizer, prompt_list)]
-    evidence, low = [], None
-    if p1 == 0 and low_pass:  # before saying SFT: is the answer there, under the sampling noise?
-        second = _sample_and_score(brief, rows, chosen, k, replace(params, temperature=LOW_TEMPERATURE), rewards,
-                                   correctness, model, tokenizer, progress)
+
+    def sample(with_params: SamplingParams, tok) -> _Pass:
+        return _sample_and_score(brief, rows, chosen, k, with_params, rewards, correctness, model, tok, progress)
+
+    first = sample(params, tokenizer)
+    lengths = [len(x) for x in encode_prompts(first.tokenizer, [rows[i]["prompt"] for i in chosen])]
+    low = None
+    if first.pass_at_1(k) == 0 and low_pass:  # before saying SFT: is the answer there, under the sampling noise?
+        second = sample(replace(params, temperature=LOW_TEMPERATURE), first.tokenizer)
         low = {"temperature": LOW_TEMPERATURE, "pass_at_1": second.pass_at_1(k),
                "prompts_solved": sum(c > 0 for c in second.counts)}
-    if p1 == 0 and low and low["pass_at_1"] > 0:
-        verdict = "lower-temperature"
-        evidence.append(f"0 of {n_p * k} samples solved the task at temperature {s['temperature']:g}, but "
-                        f"{low['prompts_solved']} of {n_p} prompts were solved at temperature {LOW_TEMPERATURE:g} "
-                        f"(pass@1 {low['pass_at_1']:.3f}): the skill is there, buried under sampling noise. Set "
-                        f"grpo.temperature near {LOW_TEMPERATURE:g} in the brief and run preflight again")
-    elif p1 == 0:
-        verdict = "sft-first"
-        tried = f"temperature {s['temperature']:g}" + (f", and none of {n_p * k} at {LOW_TEMPERATURE:g}" if low else "")
-        evidence.append(f"0 of {n_p * k} samples solved the task at {tried}: GRPO would see zero advantage from "
-                        "correctness everywhere. Teach the task with SFT first, then come back.")
-    elif always >= TOO_EASY_SHARE:
-        verdict = "too-easy"
-        evidence.append(f"{always:.0%} of prompts are solved by every sample: little left to learn; use harder "
-                        "prompts or `--filter` to keep the learnable ones")
-    else:
-        verdict = "grpo"
-        evidence.append(f"the model succeeds sometimes (pass@1 {p1:.3f}); {corr_sig:.0%} of groups carry a "
-                        "correctness signal (some samples right, some wrong)"
-                        + (f", and {format_only:.0%} more vary only in format or shaping, which teaches the format, "
-                           "not the task" if format_only else ""))
-    if p1 == 0 and format_only:
-        evidence.append(f"{format_only:.0%} of groups vary, but only in format or shaping rewards: their advantage "
-                        "would teach the format, not the task")
-    ctx = brief.model.context_length
-    if ctx and max(lengths) + s["max_completion_length"] > ctx:
-        evidence.append(f"the longest prompt ({max(lengths)} tokens) plus max_completion_length "
-                        f"({s['max_completion_length']}) exceeds the context ({ctx}); TRL never truncates prompts")
-    if trunc >= 0.2:
-        evidence.append(f"{trunc:.0%} of samples hit max_completion_length: raise it or the reward will punish "
-                        "unfinished answers")
-    filtered = None
+    result = _measured(first, k, lengths, brief.model.context_length, low)
+    result.verdict, result.evidence = _verdict(result, s)
     if filter_out:
-        frng = random.Random(brief.preflight_seed + 1)
-        keep = [chosen[i] for i, c in enumerate(counts) if 0 < c < k or frng.random() < keep_share]
-        raw = [_unmapped(rows[i], brief) for i in keep]
-        write_jsonl_atomic(Path(filter_out), raw)
-        filtered = {"path": str(filter_out), "rows": len(raw), "of": len(rows)}
-    return PreflightResult(verdict, n_p, k, p1, pk, never, always, zero_sig, corr_sig, format_only, trunc,
-                           max(lengths), sum(lengths) / len(lengths), ctx, evidence, filtered, low,
-                           time.monotonic() - t0, first.engine)
+        result.filtered = _write_learnable(brief, rows, chosen, first.counts, k, keep_share, filter_out)
+    result.seconds = time.monotonic() - t0
+    return result
+
+
+def _choose_prompts(brief, n_rows: int, prompts: int | None, filter_out) -> list[int]:
+    """The row indices to sample: every row when filtering, else a seeded sample of ``prompts`` rows."""
+    if filter_out:
+        return list(range(n_rows))     # filtering needs every prompt
+    n = prompts or brief.preflight_prompts
+    if n < 1:
+        raise ConfigError(f"--prompts: {n}; need at least 1")
+    return random.Random(brief.preflight_seed).sample(range(n_rows), min(n, n_rows))
+
+
+def _correctness_rewards(brief) -> tuple[list, list[str]]:
+    """The brief's rewards, and the names of those that say whether a sample is right."""
+    rewards = [build_reward(r.name, dict(r.params), base_dir=brief.base_dir, kind=r.kind) for r in brief.rewards]
+    correctness = [r.name for r in rewards if r.kind in ("correctness", "judge")]
+    if not correctness:
+        raise ConfigError("rewards: preflight needs a correctness reward (kind 'correctness', e.g. exact_match) to "
+                          "measure success")
+    return rewards, correctness
+
+
+def _write_learnable(brief, rows: list[dict], chosen: list[int], counts: list[int], k: int, keep_share: float,
+                     filter_out) -> dict:
+    """``--filter``: the prompts solved sometimes, plus ``keep_share`` of the rest, in the dataset's own columns."""
+    frng = random.Random(brief.preflight_seed + 1)
+    keep = [chosen[i] for i, c in enumerate(counts) if 0 < c < k or frng.random() < keep_share]
+    raw = [_unmapped(rows[i], brief) for i in keep]
+    write_jsonl_atomic(Path(filter_out), raw)
+    return {"path": str(filter_out), "rows": len(raw), "of": len(rows)}
+
+
+# --- the verdict: rules over the first pass's measures and the sampling settings ---------------------------------
+
+def _measured(first: _Pass, k: int, lengths: list[int], context_length: int | None,
+              low: dict | None) -> PreflightResult:
+    """The result's measures, before the verdict, the evidence and the filter."""
+    counts, n_p = first.counts, len(first.solved)
+    zero_sig, corr_sig, format_only = signal_shares(first.totals, first.correct)
+    return PreflightResult("", n_p, k, first.pass_at_1(k), sum(pass_at_k(k, c, k) for c in counts) / n_p,
+                           sum(c == 0 for c in counts) / n_p, sum(c == k for c in counts) / n_p, zero_sig, corr_sig,
+                           format_only, first.truncation_rate, max(lengths), sum(lengths) / len(lengths),
+                           context_length, low_temperature=low, engine=first.engine)
+
+
+def _lower_temperature(r: PreflightResult, s: dict) -> str | None:
+    low = r.low_temperature
+    if r.pass_at_1 == 0 and low and low["pass_at_1"] > 0:
+        return (f"0 of {r.prompts * r.k} samples solved the task at temperature {s['temperature']:g}, but "
+                f"{low['prompts_solved']} of {r.prompts} prompts were solved at temperature {LOW_TEMPERATURE:g} "
+                f"(pass@1 {low['pass_at_1']:.3f}): the skill is there, buried under sampling noise. Set "
+                f"grpo.temperature near {LOW_TEMPERATURE:g} in the brief and run preflight again")
+    return None
+
+
+def _sft_first(r: PreflightResult, s: dict) -> str | None:
+    if r.pass_at_1 != 0:
+        return None
+    tried = f"temperature {s['temperature']:g}" + (f", and none of {r.prompts * r.k} at {LOW_TEMPERATURE:g}"
+                                                   if r.low_temperature else "")
+    return (f"0 of {r.prompts * r.k} samples solved the task at {tried}: GRPO would see zero advantage from "
+            "correctness everywhere. Teach the task with SFT first, then come back.")
+
+
+def _too_easy(r: PreflightResult, s: dict) -> str | None:
+    if r.always_solved < TOO_EASY_SHARE:
+        return None
+    return (f"{r.always_solved:.0%} of prompts are solved by every sample: little left to learn; use harder "
+            "prompts or `--filter` to keep the learnable ones")
+
+
+def _grpo(r: PreflightResult, s: dict) -> str:
+    return (f"the model succeeds sometimes (pass@1 {r.pass_at_1:.3f}); {r.correctness_signal:.0%} of groups carry a "
+            "correctness signal (some samples right, some wrong)"
+            + (f", and {r.format_only_signal:.0%} more vary only in format or shaping, which teaches the format, "
+               "not the task" if r.format_only_signal else ""))
+
+
+# The first rule that speaks names the verdict; ``grpo`` always speaks.
+VERDICTS = (("lower-temperature", _lower_temperature), ("sft-first", _sft_first), ("too-easy", _too_easy),
+            ("grpo", _grpo))
+
+
+def _format_only_at_zero(r: PreflightResult, s: dict) -> str | None:
+    if r.pass_at_1 == 0 and r.format_only_signal:
+        return (f"{r.format_only_signal:.0%} of groups vary, but only in format or shaping rewards: their advantage "
+                "would teach the format, not the task")
+    return None
+
+
+def _prompt_overflows_context(r: PreflightResult, s: dict) -> str | None:
+    ctx, budget = r.context_length, s["max_completion_length"]
+    if ctx and r.prompt_tokens_max + budget > ctx:
+        return (f"the longest prompt ({r.prompt_tokens_max} tokens) plus max_completion_length ({budget}) exceeds "
+                f"the context ({ctx}); TRL never truncates prompts")
+    return None
+
+
+def _truncated(r: PreflightResult, s: dict) -> str | None:
+    if r.truncation_rate >= 0.2:
+        return (f"{r.truncation_rate:.0%} of samples hit max_completion_length: raise it or the reward will punish "
+                "unfinished answers")
+    return None
+
+
+# Evidence added after the verdict's own, whatever the verdict.
+NOTES = (_format_only_at_zero, _prompt_overflows_context, _truncated)
+
+
+def _verdict(r: PreflightResult, s: dict) -> tuple[str, list[str]]:
+    """The verdict (the first of ``VERDICTS`` whose rule speaks) and the evidence: its reason, then ``NOTES``."""
+    verdict, reason = next((name, text) for name, rule in VERDICTS if (text := rule(r, s)) is not None)
+    return verdict, [reason, *(text for note in NOTES if (text := note(r, s)) is not None)]
 
 
 def _engine_text(engine: dict) -> str:
