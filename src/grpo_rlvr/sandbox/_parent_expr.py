@@ -185,30 +185,53 @@ class _Builder:
         approx = self._approx(node)
         if approx is not None:
             return approx
-        if isinstance(node, ast.Compare):
-            return ("cmp", self.build(node.left),
-                    tuple((CMP_NAMES[type(op)], self.build(c)) for op, c in zip(node.ops, node.comparators,
-                                                                                 strict=True)))
-        if isinstance(node, ast.BoolOp):
-            return ("bool", "and" if isinstance(node.op, ast.And) else "or", tuple(self.build(v) for v in node.values))
-        if isinstance(node, ast.UnaryOp):
-            return ("unary", UNARY[type(node.op)], self.build(node.operand))
-        if isinstance(node, ast.BinOp) and type(node.op) in BINOPS:
-            return ("bin", BINOPS[type(node.op)], self.build(node.left), self.build(node.right))
-        if isinstance(node, ast.IfExp):
-            return ("if", self.build(node.test), self.build(node.body), self.build(node.orelse))
-        if isinstance(node, ast.Subscript):
-            return ("sub", self.build(node.value), self.build(node.slice))
-        if isinstance(node, ast.Slice):
-            return ("slice", *(None if p is None else self.build(p) for p in (node.lower, node.upper, node.step)))
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and not any(isinstance(e, ast.Starred) for e in node.elts):
-            kind = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
-            return ("display", kind, tuple(self.build(e) for e in node.elts))
-        if isinstance(node, ast.Dict) and None not in node.keys:
-            return ("dict", tuple(self.build(k) for k in node.keys), tuple(self.build(v) for v in node.values))
+        for types, shape in _SHAPES:
+            if isinstance(node, types):
+                tree = shape(self, node)
+                if tree is not None:
+                    return tree
+                break
         if isinstance(node, ast.Name) and node.id in env.helpers:
             raise Unplannable(f"{node.id} is defined by the test (it runs in the sandbox)")
         raise Unplannable(f"{short_source(node)} is not judged in the parent")
+
+    # --- the shapes the parent evaluates itself: each builds its parts in source order (leaf indices follow it),
+    # or returns None when this instance of the shape is not one the parent evaluates
+
+    def _compare(self, node: ast.Compare) -> tuple:
+        return ("cmp", self.build(node.left),
+                tuple((CMP_NAMES[type(op)], self.build(c)) for op, c in zip(node.ops, node.comparators, strict=True)))
+
+    def _bool(self, node: ast.BoolOp) -> tuple:
+        return ("bool", "and" if isinstance(node.op, ast.And) else "or", tuple(self.build(v) for v in node.values))
+
+    def _unary(self, node: ast.UnaryOp) -> tuple:
+        return ("unary", UNARY[type(node.op)], self.build(node.operand))
+
+    def _binary(self, node: ast.BinOp) -> tuple | None:
+        if type(node.op) not in BINOPS:
+            return None
+        return ("bin", BINOPS[type(node.op)], self.build(node.left), self.build(node.right))
+
+    def _if(self, node: ast.IfExp) -> tuple:
+        return ("if", self.build(node.test), self.build(node.body), self.build(node.orelse))
+
+    def _subscript(self, node: ast.Subscript) -> tuple:
+        return ("sub", self.build(node.value), self.build(node.slice))
+
+    def _slice(self, node: ast.Slice) -> tuple:
+        return ("slice", *(None if p is None else self.build(p) for p in (node.lower, node.upper, node.step)))
+
+    def _display(self, node: ast.List | ast.Tuple | ast.Set) -> tuple | None:
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return None
+        kind = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
+        return ("display", kind, tuple(self.build(e) for e in node.elts))
+
+    def _dict(self, node: ast.Dict) -> tuple | None:
+        if None in node.keys:
+            return None
+        return ("dict", tuple(self.build(k) for k in node.keys), tuple(self.build(v) for v in node.values))
 
     def _approx(self, node: ast.expr) -> tuple | None:
         """``X == pytest.approx(NUMBER)`` (either side): ``isclose`` with pytest's tolerances (rel 1e-6, abs 1e-12)."""
@@ -255,6 +278,14 @@ class _Builder:
         if env.program_rooted(node):
             return self.leaf(node)
         raise Unplannable(f"{short_source(func)}() is not judged in the parent (it runs in the sandbox)")
+
+
+# The node types ``_Builder.build`` turns into parent-side trees, each with its builder (node types are distinct:
+# at most one row matches a node).
+_SHAPES = ((ast.Compare, _Builder._compare), (ast.BoolOp, _Builder._bool), (ast.UnaryOp, _Builder._unary),
+           (ast.BinOp, _Builder._binary), (ast.IfExp, _Builder._if), (ast.Subscript, _Builder._subscript),
+           (ast.Slice, _Builder._slice), ((ast.List, ast.Tuple, ast.Set), _Builder._display),
+           (ast.Dict, _Builder._dict))
 
 
 def _comparisons_have_a_test_side(tree) -> bool:
