@@ -121,6 +121,38 @@ def no_learning_signal(logs: RunLogs) -> Finding | None:
     A run with dynamic sampling logs its trained batch, so its recount is the refill's filler; without logged
     completions it is left to ``refill_exhausted`` (TRL's metric there counts every round sampled).
     Guard: a healthy run sits well below 0.5 (every group with a mix of outcomes contributes)."""
+    signal = _zero_signal(logs)
+    if signal is None:
+        return None
+    return next(finding for cause in NO_SIGNAL_CAUSES if (finding := cause(signal)) is not None)
+
+
+@dataclass(frozen=True)
+class _ZeroSignal:
+    """What the causes of ``no_learning_signal`` read: the share of equal-reward groups and the quality."""
+
+    logs: RunLogs
+    trl: list[tuple[int, float]]        # TRL's frac_reward_zero_std
+    own: list[tuple[int, float]]        # recounted from the logged completions
+    in_run: dict | None                 # the run's own dynamic_sampling section, if it had one
+    share: list[tuple[int, float]]      # the series judged: ``own``, else ``trl`` (not with dynamic sampling)
+    mean: float                         # its mean over the run
+    qname: str
+    q: list[tuple[int, float]]          # the quality series
+    q_start: float                      # mean of the first 3 logs
+    q_end: float                        # mean of the last quarter
+    q_first: float                      # the first log
+    evidence: list[str]
+    filter_change: dict
+    filter_cmd: str
+
+    @property
+    def severity(self) -> str:
+        return "critical" if self.mean >= 0.8 else "warning"
+
+
+def _zero_signal(logs: RunLogs) -> _ZeroSignal | None:
+    """The zero-signal share and its evidence, or None when most groups carry signal (mean share < 0.5)."""
     trl = logs.series("frac_reward_zero_std")
     own = zs.zero_signal_by_step(logs)
     in_run = zs.dynamic_sampling_in_run(logs)
@@ -143,56 +175,77 @@ def no_learning_signal(logs: RunLogs) -> Finding | None:
     q_first = q[0][1] if q else 0.0
     filter_change, filter_cmd = _filter(logs)
     evidence.append(f"{qname} mean {q_start:.3f} at the start, {q_end:.3f} at the end")
+    return _ZeroSignal(logs, trl, own, in_run, s, mean, qname, q, q_start, q_end, q_first, evidence, filter_change,
+                       filter_cmd)
 
-    def advise(why: str, offline: str, skill: bool = True) -> tuple[str, dict]:
-        """The recommendation: dynamic sampling first where it fits, else the offline fix with the reason."""
-        if in_run is not None:
-            return (f"{why} {offline} The run already samples dynamically: its trained batches still hold groups "
-                    "without signal, the refill's filler (see the refill finding).", filter_change)
-        ds = zs.dynamic_sampling_advice(mean) if skill else None
-        if ds is None:
-            reason = zs.no_dynamic_sampling_because(mean) if skill else (
-                "Dynamic sampling cannot help: it keeps the groups whose rewards differ, and here the model's answers "
-                "are never right, so none differ in correctness.")
-            return f"{why} {offline} {reason}", filter_change
-        return f"{why} {ds[0]} The offline alternative: {offline[0].lower()}{offline[1:]}", ds[1]
 
-    if q_end >= 0.9:
-        rec, change = advise("The model already solves most of these prompts: most groups are all-correct.",
-                             f"Keep only prompts it solves sometimes: {filter_cmd} drops the always-solved ones; or "
-                             "use harder data.")
+def _advise(z: _ZeroSignal, why: str, offline: str, skill: bool = True) -> tuple[str, dict]:
+    """The recommendation: dynamic sampling first where it fits, else the offline fix with the reason."""
+    if z.in_run is not None:
+        return (f"{why} {offline} The run already samples dynamically: its trained batches still hold groups "
+                "without signal, the refill's filler (see the refill finding).", z.filter_change)
+    ds = zs.dynamic_sampling_advice(z.mean) if skill else None
+    if ds is None:
+        reason = zs.no_dynamic_sampling_because(z.mean) if skill else (
+            "Dynamic sampling cannot help: it keeps the groups whose rewards differ, and here the model's answers "
+            "are never right, so none differ in correctness.")
+        return f"{why} {offline} {reason}", z.filter_change
+    return f"{why} {ds[0]} The offline alternative: {offline[0].lower()}{offline[1:]}", ds[1]
+
+
+def _saturated(z: _ZeroSignal) -> Finding | None:
+    if z.q_end >= 0.9:
+        rec, change = _advise(z, "The model already solves most of these prompts: most groups are all-correct.",
+                              f"Keep only prompts it solves sometimes: {z.filter_cmd} drops the always-solved ones; "
+                              "or use harder data.")
         return Finding("no_learning_signal", "No learning signal: the dataset is saturated (too easy)", "critical",
-                       evidence, rec, brief_change=change, cause="saturated")
+                       z.evidence, rec, brief_change=change, cause="saturated")
+    return None
+
+
+def _collapsed(z: _ZeroSignal) -> Finding | None:
     # The first log is the closest look at the base model: TRL's metric averages every step since the start,
     # while the logged completions are only the last step's.
-    first = (trl or own)[0]
-    total = logs.series("reward")
+    first = (z.trl or z.own)[0]
+    total = z.logs.series("reward")
     total_fell = bool(total) and total[0][1] > 0 and statistics.fmean(v for _, v in total[-3:]) <= 0.5 * total[0][1]
-    if q_first > 0 and q_end < q_first and s[-1][1] >= 0.8 and (first[1] <= 0.5 or total_fell):
+    if z.q_first > 0 and z.q_end < z.q_first and z.share[-1][1] >= 0.8 and (first[1] <= 0.5 or total_fell):
         return Finding("no_learning_signal", "No learning signal: the run lost it (the policy collapsed)", "critical",
-                       evidence + [f"at the first log (step {first[0]}) the share of equal-reward groups was "
-                                   f"{first[1]:.2f} and {qname} {q_first:.3f}"
-                                   + (f", the reward {total[0][1]:.3f} (now {total[-1][1]:.3f})" if total else "")
-                                   + ": the model had signal, training lost it"],
+                       z.evidence + [f"at the first log (step {first[0]}) the share of equal-reward groups was "
+                                     f"{first[1]:.2f} and {z.qname} {z.q_first:.3f}"
+                                     + (f", the reward {total[0][1]:.3f} (now {total[-1][1]:.3f})" if total else "")
+                                     + ": the model had signal, training lost it"],
                        "Training broke a policy that had signal: lower the learning rate (a tenth) and restart "
                        "from the base model or the last checkpoint before the collapse.",
-                       brief_change=_scaled(logs, "learning_rate", 0.1, "divide grpo.learning_rate by 10"),
+                       brief_change=_scaled(z.logs, "learning_rate", 0.1, "divide grpo.learning_rate by 10"),
                        cause="collapsed")
-    severity = "critical" if mean >= 0.8 else "warning"
-    if q_end <= 0.1:
-        skill = q_start > ZERO_RATE or max((v for _, v in q), default=0.0) > ZERO_RATE
-        rec, change = advise("The model rarely or never succeeds: most groups are all-wrong." if skill else
-                             f"The model never succeeds ({qname} at most {ZERO_RATE} throughout): a zero base rate.",
-                             f"Filter the dataset to prompts the model solves sometimes ({filter_cmd}, then point "
-                             "dataset.path at it). If it never solves them, SFT first: GRPO sharpens a skill, it does "
-                             "not install one.", skill=skill)
-        return Finding("no_learning_signal", "No learning signal: the model rarely or never succeeds", severity,
-                       evidence, rec, brief_change=change, cause="too_hard")
-    rec, change = advise("Most prompts are always solved or never solved: those groups give every completion the "
-                         "same reward.", f"Keep the prompts the model solves sometimes ({filter_cmd}, then point "
-                         "dataset.path at it).")
+    return None
+
+
+def _too_hard(z: _ZeroSignal) -> Finding | None:
+    if z.q_end <= 0.1:
+        skill = z.q_start > ZERO_RATE or max((v for _, v in z.q), default=0.0) > ZERO_RATE
+        rec, change = _advise(z, "The model rarely or never succeeds: most groups are all-wrong." if skill else
+                              f"The model never succeeds ({z.qname} at most {ZERO_RATE} throughout): a zero base "
+                              "rate.", f"Filter the dataset to prompts the model solves sometimes ({z.filter_cmd}, "
+                              "then point dataset.path at it). If it never solves them, SFT first: GRPO sharpens a "
+                              "skill, it does not install one.", skill=skill)
+        return Finding("no_learning_signal", "No learning signal: the model rarely or never succeeds", z.severity,
+                       z.evidence, rec, brief_change=change, cause="too_hard")
+    return None
+
+
+def _polarised(z: _ZeroSignal) -> Finding:
+    rec, change = _advise(z, "Most prompts are always solved or never solved: those groups give every completion "
+                          "the same reward.", f"Keep the prompts the model solves sometimes ({z.filter_cmd}, then "
+                          "point dataset.path at it).")
     return Finding("no_learning_signal", "Little learning signal: most prompts are always solved or never solved",
-                   severity, evidence, rec, brief_change=change, cause="polarised")
+                   z.severity, z.evidence, rec, brief_change=change, cause="polarised")
+
+
+# The causes of no_learning_signal, in the order they are told apart; the first that fits names the finding, and
+# ``_polarised`` always fits.
+NO_SIGNAL_CAUSES = (_saturated, _collapsed, _too_hard, _polarised)
 
 
 EXHAUSTED_SHARE = 0.5   # the refill ran short in at least this share of the logs: "most steps"
