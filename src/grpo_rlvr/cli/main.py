@@ -179,37 +179,27 @@ def cmd_demo(args) -> int:
 
 
 # --- parser -------------------------------------------------------------------------------------------------
+# One function per command adds its arguments; ``COMMANDS`` lists the commands in the order --help shows them.
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="grpo-rlvr", description="GRPO / RLVR on TRL: verifiable rewards, a human reward-inspection "
-                "gate, validated configs, launch and diagnosis.",
-                epilog="Exit codes, every command: 0 success or healthy; 1 the check failed or a failure mode was "
-                       f"found (each command's --help says which); 2 {BAD_INPUT}. With --json, stdout holds one JSON "
-                       'document that carries "exit_code" (score --json: JSON lines, one per completion).')
-    p.add_argument("--version", action="version", version=f"grpo-rlvr {__version__}")
-    p.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+def _brief_arg(sp) -> None:
+    sp.add_argument("brief", metavar="BRIEF", help="the brief YAML")
 
-    def add(name, fn, help_):
-        sp = sub.add_parser(name, help=help_, description=help_, epilog=exit_code_help(name))
-        sp.set_defaults(func=fn)
-        return sp
 
-    def brief_arg(sp):
-        sp.add_argument("brief", metavar="BRIEF", help="the brief YAML")
+def _batch_arg(sp) -> None:
+    sp.add_argument("--batch-size", type=int, default=64, help="sequences generated at once (default 64)")
 
-    def batch_arg(sp):
-        sp.add_argument("--batch-size", type=int, default=64, help="sequences generated at once (default 64)")
 
-    def json_arg(sp):
-        sp.add_argument("--json", action="store_true", help="machine-readable output")
+def _json_arg(sp) -> None:
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
 
-    def allow_cpu_arg(sp, what):
-        sp.add_argument("--allow-cpu", action="store_true",
-                        help=f"{what} on this CPU even when the rough time estimate (model size × tokens at this "
-                             f"machine's measured speed) is over {CPU_LIMIT_S // 60} min")
 
-    sp = add("demo", cmd_demo, "the whole pipeline on CPU with a tiny model built locally")
+def _allow_cpu_arg(sp, what: str) -> None:
+    sp.add_argument("--allow-cpu", action="store_true",
+                    help=f"{what} on this CPU even when the rough time estimate (model size × tokens at this "
+                         f"machine's measured speed) is over {CPU_LIMIT_S // 60} min")
+
+
+def _demo_args(sp) -> None:
     sp.add_argument("--workdir", default="runs/demo", help="where the demo writes (default: runs/demo)")
     from grpo_rlvr.demo.pipeline import TASKS  # light: the heavy imports happen inside run_demo
 
@@ -220,27 +210,30 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seed", type=int, default=0, help="seed for the model, data and warmup (default 0)")
     sp.add_argument("--eval-samples", type=int, default=400, help="samples for accuracy before/after (≥ 400)")
     sp.add_argument("--fresh", action="store_true", help="rebuild the cached tiny model")
-    json_arg(sp)
+    _json_arg(sp)
 
-    sp = add("validate", cmd_validate, "schema + semantic checks, memory fit; prints the resolved config")
-    brief_arg(sp)
+
+def _validate_args(sp) -> None:
+    _brief_arg(sp)
     sp.add_argument("--remote", action="store_true",
                     help="the brief is for another machine: report this machine's missing packages or GPU "
                          "(QLoRA's bitsandbytes, CUDA) as warnings, not errors")
-    json_arg(sp)
+    _json_arg(sp)
 
-    sp = add("preflight", cmd_preflight, "base success rate from k samples per prompt; routes to SFT or GRPO")
-    brief_arg(sp)
+
+def _preflight_args(sp) -> None:
+    _brief_arg(sp)
     sp.add_argument("--prompts", type=int, default=None, help="prompts to sample (default: brief.preflight.prompts)")
     sp.add_argument("--k", type=int, default=None, help="completions per prompt (default: num_generations)")
     sp.add_argument("--filter", metavar="OUT", default=None, help="write the learnable subset of the dataset here")
     sp.add_argument("--keep-share", type=float, default=0.1,
                     help="with --filter: share of never/always-solved prompts to keep (default 0.1)")
-    batch_arg(sp)
-    allow_cpu_arg(sp, "sample")
-    json_arg(sp)
+    _batch_arg(sp)
+    _allow_cpu_arg(sp, "sample")
+    _json_arg(sp)
 
-    sp = add("score", cmd_score, "score completions from a JSONL file with the brief's rewards or one reward")
+
+def _score_args(sp) -> None:
     sp.add_argument("--input", metavar="FILE.jsonl",
                     help='lines of {"prompt", "completion", ...ground-truth columns} (required unless --list-params)')
     src = sp.add_mutually_exclusive_group(required=True)
@@ -250,40 +243,44 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a reward parameter (repeatable; values are parsed as JSON when they can be)")
     sp.add_argument("--list-params", action="store_true",
                     help="print the --reward's params with defaults and meanings, and its columns; score nothing")
-    json_arg(sp)
+    _json_arg(sp)
 
-    sp = add("inspect", cmd_inspect, "sample 50–100 outputs, score them, write the inspection artifact")
-    brief_arg(sp)
+
+def _inspect_args(sp) -> None:
+    _brief_arg(sp)
     sp.add_argument("--out", default=None, help="artifact folder (default: OUTPUT_DIR/inspection)")
     sp.add_argument("--samples", type=int, default=None, help="50–100 (default: brief.inspection.samples, 64)")
     sp.add_argument("--force", action="store_true",
                     help="replace a folder that holds verdicts (it is kept as inspection.bak-<time>/)")
-    batch_arg(sp)
-    allow_cpu_arg(sp, "sample")
-    json_arg(sp)
+    _batch_arg(sp)
+    _allow_cpu_arg(sp, "sample")
+    _json_arg(sp)
 
-    sp = add("review", cmd_review, "a person's review in a terminal: agree/disagree with each scored sample; "
-             "resumable (refuses piped input)")
+
+def _review_args(sp) -> None:
     sp.add_argument("dir", metavar="DIR", help="the inspection folder")
     sp.add_argument("--reviewer", default=None, help="your name for the record (default: $USER)")
     sp.add_argument("--sign", metavar="KEY", default=None,
                     help="when every sample has a verdict, sign the review with this SSH key (a private key file, or "
                          "a public key held by ssh-agent); required when the brief sets inspection.signing")
 
-    sp = add("gate", cmd_gate, "the Phase 1 checker: passes only on a complete, current, human-reviewed inspection")
+
+def _gate_args(sp) -> None:
     sp.add_argument("dir", metavar="DIR", help="the inspection folder")
     sp.add_argument("--brief", default=None, help="the brief to check against (default: the one recorded)")
-    json_arg(sp)
+    _json_arg(sp)
 
-    sp = add("render", cmd_render, "write the run directory (config, train.py, accelerate.yaml, launch.sh)")
-    brief_arg(sp)
+
+def _render_args(sp) -> None:
+    _brief_arg(sp)
     sp.add_argument("--out", default=None, help="run folder (default: OUTPUT_DIR/run)")
     sp.add_argument("--inspection", default=None, help="inspection folder (default: OUTPUT_DIR/inspection)")
     sp.add_argument("--force", action="store_true",
                     help="render over training outputs of another lock (they move to output.bak-<time>/)")
-    json_arg(sp)
+    _json_arg(sp)
 
-    sp = add("train", cmd_train, "launch a rendered run directory (refuses without a passing gate)")
+
+def _train_args(sp) -> None:
     sp.add_argument("run", metavar="RUN", help="the run folder written by render")
     sp.add_argument("--resume", action="store_true", help="continue from the newest complete checkpoint")
     sp.add_argument("--dry-run", action="store_true", help="print the commands and environment, run nothing")
@@ -291,33 +288,36 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--unreviewed-smoke-test", action="store_true",
                     help="skip the gate for at most 3 steps that save no checkpoint or model; marked in the outputs "
                          "and flagged by diagnose; never a training run")
-    allow_cpu_arg(sp, "train a hardware.accelerator: cpu run")
-    json_arg(sp)
+    _allow_cpu_arg(sp, "train a hardware.accelerator: cpu run")
+    _json_arg(sp)
 
-    sp = add("diagnose", cmd_diagnose, "read a run's logs, name failure modes, recommend a variant")
+
+def _diagnose_args(sp) -> None:
     sp.add_argument("run", metavar="RUN", help="a grpo-rlvr run folder, a TRL output_dir, a trainer_state.json or a "
                     "metrics.jsonl")
-    sp.epilog = (exit_code_help("diagnose") + " Reads metrics.jsonl, else the newest trainer_state.json (output_dir or checkpoint-*/), the held-out "
-                 "evaluations, and the logged completions (completions/*.parquet). Not TensorBoard event files. "
-                 "Each reward's role (format, correctness, length, other) is stated with --role or inferred from "
-                 "the brief lock, its name or its behaviour, and printed. Writes diagnosis.json, diagnosis.md and "
-                 "PNG plots into --out; by default the folder of the run's logs, or the current folder for a "
-                 "lone file.")
+    sp.epilog = (exit_code_help("diagnose") + " Reads metrics.jsonl, else the newest trainer_state.json (output_dir or "
+                 "checkpoint-*/), the held-out evaluations, and the logged completions (completions/*.parquet). Not "
+                 "TensorBoard event files. Each reward's role (format, correctness, length, other) is stated with "
+                 "--role or inferred from the brief lock, its name or its behaviour, and printed. Writes "
+                 "diagnosis.json, diagnosis.md and PNG plots into --out; by default the folder of the run's logs, or "
+                 "the current folder for a lone file.")
     sp.add_argument("--role", metavar="NAME=ROLE", action="append", default=None,
                     help="state a reward's role: format, correctness, length or other (repeatable)")
     sp.add_argument("--out", metavar="DIR", default=None, help="where to write the diagnosis")
     sp.add_argument("--apply", metavar="NEW_BRIEF", default=None,
-                    help="write a new brief with the recommended variant or dynamic_sampling section, and this diagnosis")
-    json_arg(sp)
+                    help="write a new brief with the recommended variant or dynamic_sampling section, and this "
+                         "diagnosis")
+    _json_arg(sp)
 
-    sp = add("merge", cmd_merge, "merge a PEFT LoRA adapter folder (an SFT output) into its base: one model folder, "
-             "as vLLM needs")
+
+def _merge_args(sp) -> None:
     sp.add_argument("adapter", metavar="ADAPTER", help="the adapter folder (adapter_config.json names the base)")
     sp.add_argument("--out", metavar="DIR", required=True, help="where to write the merged model")
     sp.add_argument("--force", action="store_true", help="replace DIR when it exists")
-    json_arg(sp)
+    _json_arg(sp)
 
-    sp = add("memory", cmd_memory, "GPU memory estimate for a model size / method / GPU, with tactics to fit")
+
+def _memory_args(sp) -> None:
     sp.add_argument("--size", default="7B", help="size class (0.5B … 70B), a parameter count, or a model folder")
     sp.add_argument("--method", choices=["full", "lora", "qlora"], default="full")
     sp.add_argument("--gpu", default="80GB", help="GPU type: 24GB, 40GB, 48GB, 80GB, 141GB, dgx-spark")
@@ -333,7 +333,43 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"longest prompt, tokens (default {MemoryInputs.max_prompt_length})")
     sp.add_argument("--batch-size", type=int, default=MemoryInputs.per_device_train_batch_size,
                     help=f"per_device_train_batch_size (default {MemoryInputs.per_device_train_batch_size})")
-    json_arg(sp)
+    _json_arg(sp)
+
+
+# (name, command, one-line help, the function that adds its arguments), in the order --help lists them.
+COMMANDS: tuple[tuple[str, Callable, str, Callable], ...] = (
+    ("demo", cmd_demo, "the whole pipeline on CPU with a tiny model built locally", _demo_args),
+    ("validate", cmd_validate, "schema + semantic checks, memory fit; prints the resolved config", _validate_args),
+    ("preflight", cmd_preflight, "base success rate from k samples per prompt; routes to SFT or GRPO",
+     _preflight_args),
+    ("score", cmd_score, "score completions from a JSONL file with the brief's rewards or one reward", _score_args),
+    ("inspect", cmd_inspect, "sample 50–100 outputs, score them, write the inspection artifact", _inspect_args),
+    ("review", cmd_review, "a person's review in a terminal: agree/disagree with each scored sample; resumable "
+     "(refuses piped input)", _review_args),
+    ("gate", cmd_gate, "the Phase 1 checker: passes only on a complete, current, human-reviewed inspection",
+     _gate_args),
+    ("render", cmd_render, "write the run directory (config, train.py, accelerate.yaml, launch.sh)", _render_args),
+    ("train", cmd_train, "launch a rendered run directory (refuses without a passing gate)", _train_args),
+    ("diagnose", cmd_diagnose, "read a run's logs, name failure modes, recommend a variant", _diagnose_args),
+    ("merge", cmd_merge, "merge a PEFT LoRA adapter folder (an SFT output) into its base: one model folder, as vLLM "
+     "needs", _merge_args),
+    ("memory", cmd_memory, "GPU memory estimate for a model size / method / GPU, with tactics to fit", _memory_args),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="grpo-rlvr", description="GRPO / RLVR on TRL: verifiable rewards, a human reward-inspection "
+                "gate, validated configs, launch and diagnosis.",
+                epilog="Exit codes, every command: 0 success or healthy; 1 the check failed or a failure mode was "
+                       f"found (each command's --help says which); 2 {BAD_INPUT}. With --json, stdout holds one JSON "
+                       'document that carries "exit_code" (score --json: JSON lines, one per completion).')
+    p.add_argument("--version", action="version", version=f"grpo-rlvr {__version__}")
+    p.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, fn, help_, add_args in COMMANDS:
+        sp = sub.add_parser(name, help=help_, description=help_, epilog=exit_code_help(name))
+        sp.set_defaults(func=fn)
+        add_args(sp)
     return p
 
 
