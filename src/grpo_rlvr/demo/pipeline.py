@@ -15,8 +15,10 @@ import os
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from types import ModuleType
 
 from grpo_rlvr.demo import arithmetic_task as task
 from grpo_rlvr.demo.model_cache import cache_key, cache_root
@@ -160,23 +162,90 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     """
     out = summary_stream or sys.stdout
     t = _task_module(task_name)
+    threads = _prepare_process()
+    t_all = time.monotonic()
+    work = Path(workdir).resolve()
+    run = _DemoRun(t, _Phases(), work, *_write_inputs(work, t, seed, brief_overrides),
+                   per_prompt=max(1, -(-eval_samples // EVAL_PROMPTS)), seed=seed, fresh=fresh)
+    pre0, warm, pre = _models(run)
+    if pre.verdict == "sft-first":
+        run.ph.stop()
+        return {"ok": False, "stopped": "preflight routed to SFT", "preflight": pre.to_dict()}
+    from grpo_rlvr.brief import load_brief
+
+    brief = load_brief(run.brief_path)
+    s = brief.sampling()
+    before = _accuracy(run, "eval-before", f"sampled accuracy before GRPO ({run.per_prompt * EVAL_PROMPTS} samples)",
+                       warm, s)
+    gate = _inspect_review_gate(run)
+    if not gate.passed:
+        run.ph.stop()
+        return {"ok": False, "stopped": "gate failed", "gate": gate.to_dict()}
+    rr, tr = _render_and_train(run, grpo_steps or brief.grpo.get("max_steps"), grpo_steps, out)
+    if not tr.ok:
+        run.ph.stop()
+        return {"ok": False, "stopped": f"training failed (exit {tr.returncode})"}
+    after = _accuracy(run, "eval-after", "sampled accuracy after GRPO", rr.dir / "output" / "final", s)
+    from grpo_rlvr.diagnosis import diagnose
+
+    run.ph.start("diagnose", "diagnosing the run")
+    diag = diagnose(rr.dir)
+    run.ph.stop()
+    curve = _curve(rr.dir / "output" / "metrics.jsonl", _correctness(t))
+    summary = {
+        "ok": True, "task": task_name, "correctness_reward": _correctness(t), "seed": seed,
+        "grpo_steps": tr.global_step,
+        "accuracy_before": before, "accuracy_after": after,
+        "improvement": after["accuracy"] / before["accuracy"] if before["accuracy"] else None,
+        "preflight_untrained": pre0.verdict, "preflight": pre.to_dict(), "gate_passed": gate.passed,
+        "reward_curve": curve, "diagnosis": diag.to_dict(), "phase_seconds": run.ph.times,
+        "total_seconds": round(time.monotonic() - t_all, 1), "workdir": str(work),
+        "cpu": {"torch_threads": threads, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")},
+    }
+    write_json_atomic(work / "demo_summary.json", summary)
+    print(format_summary(summary, diag.format()), file=out)
+    return summary
+
+
+# --- the phases -------------------------------------------------------------------------------------------------
+
+# The modules the phases use, imported before the clock starts: no phase's time counts their import.
+_PHASE_MODULES = ("grpo_rlvr.diagnosis", "grpo_rlvr.gate", "grpo_rlvr.inspection", "grpo_rlvr.launch",
+                  "grpo_rlvr.run_dir", "grpo_rlvr.success_rate")
+
+
+def _prepare_process() -> int:
+    """OpenMP threads that sleep when idle (set before torch loads), the phases' modules loaded, the libraries'
+    progress bars off, torch on every usable core. Returns torch's thread count."""
     from grpo_rlvr.cpu_threads import fit_torch_threads, passive_openmp
 
     passive_openmp()  # in effect only if torch is not loaded yet (the CLI's entry sets it earlier)
     from transformers.utils import logging as hf_logging
 
-    from grpo_rlvr.diagnosis import diagnose
-    from grpo_rlvr.gate import check_gate
-    from grpo_rlvr.inspection import inspect_rewards
-    from grpo_rlvr.launch import train
-    from grpo_rlvr.run_dir import render
-    from grpo_rlvr.success_rate import preflight
-
+    for name in _PHASE_MODULES:
+        importlib.import_module(name)
     hf_logging.disable_progress_bar()  # "Loading weights" bars would drown the phase lines
-    threads = fit_torch_threads()
-    t_all = time.monotonic()
-    ph = _Phases()
-    work = Path(workdir).resolve()
+    return fit_torch_threads()
+
+
+@dataclass
+class _DemoRun:
+    """What the phases share: the task, the phase clock, the work folder and the inputs written there."""
+
+    t: ModuleType
+    ph: _Phases
+    work: Path
+    brief_path: Path
+    rows: list[dict]
+    eval_rows: list[dict]
+    per_prompt: int             # samples per evaluation prompt
+    seed: int
+    fresh: bool
+
+
+def _write_inputs(work: Path, t, seed: int, brief_overrides: dict | None) -> tuple[Path, list[dict], list[dict]]:
+    """The demo brief (the task's shipped one, with ``brief_overrides``) and the training data, written into
+    ``work``; returns the brief's path, the training rows and the evaluation rows."""
     work.mkdir(parents=True, exist_ok=True)
     brief_path = work / "brief.yaml"
     shipped = resources.files(getattr(t, "BRIEF_PACKAGE", "grpo_rlvr.examples.arithmetic")).joinpath(
@@ -191,91 +260,83 @@ def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, 
     brief_path.write_text(shipped)
     rows = t.make_rows(getattr(t, "TRAIN_ROWS", TRAIN_ROWS), seed=seed + 1)
     write_jsonl_atomic(work / "data" / "train.jsonl", rows)
-    eval_rows = t.make_rows(EVAL_PROMPTS, seed=seed + 99)
-    per_prompt = max(1, -(-eval_samples // EVAL_PROMPTS))
-    from grpo_rlvr.brief import load_brief
+    return brief_path, rows, t.make_rows(EVAL_PROMPTS, seed=seed + 99)
 
+
+def _models(run: _DemoRun):
+    """build → preflight (untrained) → SFT warmup → preflight: the two preflight results and the warmed-up
+    model's folder, which WORKDIR/model points at."""
+    from grpo_rlvr.success_rate import preflight
+
+    ph = run.ph
     ph.start("build", "building the tiny model (character tokenizer + ~0.9M-parameter Qwen2), cached on disk")
-    base, cached = _build_base_model(seed, fresh)
-    model_link = work / "model"
+    base, cached = _build_base_model(run.seed, run.fresh)
+    model_link = run.work / "model"
     _point(model_link, base)
     ph.note(f"untrained model: {base}" + (" (cached: built by an earlier run with this seed; --fresh rebuilds)"
                                           if cached else ""))
 
     ph.start("preflight-untrained", "preflight on the untrained model (expect: SFT first)")
-    pre0 = preflight(brief_path, prompts=32, batch_size=256)
+    pre0 = preflight(run.brief_path, prompts=32, batch_size=256)
     ph.note(pre0.format().splitlines()[0] + f" (pass@1 {pre0.pass_at_1:.3f})")
 
     ph.start("warmup", f"SFT warmup: {WARMUP['steps']} steps, so the model succeeds sometimes")
-    warm, cached = _warm_model(base, rows, seed, fresh, t)
+    warm, cached = _warm_model(base, run.rows, run.seed, run.fresh, run.t)
     _point(model_link, warm)
     if cached:
         ph.note(f"cached: reused {warm}, warmed up by an earlier run with the same seed and settings "
                 "(--fresh redoes it)")
 
     ph.start("preflight", "preflight on the warmed-up model")
-    pre = preflight(brief_path, progress=ph.progress, batch_size=256)
+    pre = preflight(run.brief_path, progress=ph.progress, batch_size=256)
     for line in pre.format().splitlines():
         ph.note(line)
-    if pre.verdict == "sft-first":
-        ph.stop()
-        return {"ok": False, "stopped": "preflight routed to SFT", "preflight": pre.to_dict()}
-    brief = load_brief(brief_path)
-    s = brief.sampling()
+    return pre0, warm, pre
 
-    ph.start("eval-before", f"sampled accuracy before GRPO ({per_prompt * EVAL_PROMPTS} samples)")
-    before = sampled_accuracy(warm, eval_rows, per_prompt, s["temperature"], seed + 7, s["max_completion_length"], t)
-    ph.note(f"accuracy {before['accuracy']:.3f}, well-formed {before['well_formed']:.3f}")
 
+def _accuracy(run: _DemoRun, phase: str, what: str, model_dir: Path, s: dict) -> dict:
+    """A phase that measures sampled accuracy (before or after GRPO) with the brief's sampling settings."""
+    run.ph.start(phase, what)
+    acc = sampled_accuracy(model_dir, run.eval_rows, run.per_prompt, s["temperature"], run.seed + 7,
+                           s["max_completion_length"], run.t)
+    run.ph.note(f"accuracy {acc['accuracy']:.3f}, well-formed {acc['well_formed']:.3f}")
+    return acc
+
+
+def _inspect_review_gate(run: _DemoRun):
+    """inspect → the oracle's review → the gate; returns the gate's result."""
+    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.inspection import inspect_rewards
+
+    ph = run.ph
     ph.start("inspect", "sampling and scoring outputs for inspection")
-    insp = inspect_rewards(brief_path, progress=ph.progress, batch_size=256, force=True)  # the demo's own oracle
+    insp = inspect_rewards(run.brief_path, progress=ph.progress, batch_size=256, force=True)  # the demo's own oracle
     ph.note(insp.format().splitlines()[0])
 
     ph.start("review", "review by the task's oracle (the demo only; a person reviews real runs)")
-    rev = oracle_review(insp.dir, t)
-    ph.note(f"{rev['reviewed']} samples reviewed by {t.ORACLE_REVIEWER}, {rev['disagree']} disagreements")
+    rev = oracle_review(insp.dir, run.t)
+    ph.note(f"{rev['reviewed']} samples reviewed by {run.t.ORACLE_REVIEWER}, {rev['disagree']} disagreements")
 
     ph.start("gate", "the Phase 1 gate")
-    gate = check_gate(insp.dir, brief=brief_path, demo=True)
+    gate = check_gate(insp.dir, brief=run.brief_path, demo=True)
     for line in gate.format().splitlines()[1:]:
         ph.note(line.strip())
-    if not gate.passed:
-        ph.stop()
-        return {"ok": False, "stopped": "gate failed", "gate": gate.to_dict()}
+    return gate
 
+
+def _render_and_train(run: _DemoRun, steps, grpo_steps: int | None, out):
+    """render → train (the rendered files, as a user launches them); returns both results."""
+    from grpo_rlvr.launch import train
+    from grpo_rlvr.run_dir import render
+
+    ph = run.ph
     ph.start("render", "rendering the run directory from templates")
-    rr = render(brief_path, force=True)  # the demo's own folder: an earlier demo's outputs move aside
+    rr = render(run.brief_path, force=True)  # the demo's own folder: an earlier demo's outputs move aside
     ph.note(rr.format().splitlines()[0])
 
-    steps = grpo_steps or brief.grpo.get("max_steps")
     ph.start("train", f"GRPO with TRL's GRPOTrainer on CPU, {steps} steps, from {rr.dir / 'train.py'}")
     tr = train(rr.dir, max_steps=grpo_steps, demo=True, stream=out if out is not sys.stdout else None)
-    if not tr.ok:
-        ph.stop()
-        return {"ok": False, "stopped": f"training failed (exit {tr.returncode})"}
-
-    ph.start("eval-after", "sampled accuracy after GRPO")
-    after = sampled_accuracy(rr.dir / "output" / "final", eval_rows, per_prompt, s["temperature"], seed + 7,
-                             s["max_completion_length"], t)
-    ph.note(f"accuracy {after['accuracy']:.3f}, well-formed {after['well_formed']:.3f}")
-
-    ph.start("diagnose", "diagnosing the run")
-    diag = diagnose(rr.dir)
-    ph.stop()
-    curve = _curve(rr.dir / "output" / "metrics.jsonl", _correctness(t))
-    summary = {
-        "ok": True, "task": task_name, "correctness_reward": _correctness(t), "seed": seed,
-        "grpo_steps": tr.global_step,
-        "accuracy_before": before, "accuracy_after": after,
-        "improvement": after["accuracy"] / before["accuracy"] if before["accuracy"] else None,
-        "preflight_untrained": pre0.verdict, "preflight": pre.to_dict(), "gate_passed": gate.passed,
-        "reward_curve": curve, "diagnosis": diag.to_dict(), "phase_seconds": ph.times,
-        "total_seconds": round(time.monotonic() - t_all, 1), "workdir": str(work),
-        "cpu": {"torch_threads": threads, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")},
-    }
-    write_json_atomic(work / "demo_summary.json", summary)
-    print(format_summary(summary, diag.format()), file=out)
-    return summary
+    return rr, tr
 
 
 def _point(link: Path, target: Path) -> None:
