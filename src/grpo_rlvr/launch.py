@@ -99,6 +99,9 @@ def newest_complete_checkpoint(output_dir: Path) -> Path | None:
     return max(found)[1] if found else None
 
 
+LAUNCHER_CHECKED = "GRPO_RLVR_LAUNCHER_CHECKED"  # launch.sh: the gate was checked by the launcher a moment ago
+
+
 def check_before_launch(run: Path, demo: bool = False, smoke: bool = False, resume: Path | None = None) -> dict:
     """The rendered files and the brief are unchanged since render, the gate passes (unless ``smoke``), and the
     checkpoint to resume from is one this run saved.
@@ -159,6 +162,8 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     # idle OpenMP threads sleep instead of spinning (cpu_threads), unless the caller's environment says otherwise
     env_extra = {"TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1",
                  WAIT_POLICY: os.environ.get(WAIT_POLICY, "PASSIVE")}
+    if lock["launch"]["mode"] == "server" and not refused:  # launch.sh skips its own early check, made just now
+        env_extra[LAUNCHER_CHECKED] = "1"
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.cpu_time import check_training_time
 

@@ -149,7 +149,7 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
     if smoke:
         return lock, problems
     try:
-        gate = check_gate(lock["inspection"], brief=lock["brief"], demo=demo)
+        gate = check_gate(lock["inspection"], brief=brief, demo=demo)  # the brief loaded above, not again
     except GateError as e:
         return lock, [*problems, str(e)]
     if not gate.passed:
