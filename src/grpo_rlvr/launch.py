@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -27,9 +26,8 @@ from pathlib import Path
 
 from grpo_rlvr.cpu_threads import WAIT_POLICY
 from grpo_rlvr.errors import GateRefused, LaunchError
-from grpo_rlvr.runtime.run_guard import check_run, demo_acceptance, read_lock
-
-TORCHRUN = "python -m torch.distributed.run"  # several CPU processes (see run_dir.launch_plan)
+from grpo_rlvr.launch_plan import LaunchPlan
+from grpo_rlvr.runtime.run_guard import LOCK, check_run, demo_acceptance, read_lock
 
 
 @dataclass
@@ -114,16 +112,8 @@ def check_before_launch(run: Path, demo: bool = False, smoke: bool = False, resu
     return lock
 
 
-def command_for(run: Path, lock: dict) -> list[str]:
-    plan = lock["launch"]
-    if plan["mode"] == "server":
-        return ["bash", str(run / "launch.sh")]
-    if plan["train_command"].startswith(TORCHRUN):
-        return [sys.executable, *shlex.split(plan["train_command"])[1:-1], str(run / "train.py")]
-    if plan["train_command"].startswith("accelerate launch"):
-        return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(run / "accelerate.yaml"),
-                str(run / "train.py")]
-    return [sys.executable, str(run / "train.py")]
+def plan_of(run: Path, lock: dict) -> LaunchPlan:
+    return LaunchPlan.from_dict(lock.get("launch"), f"{Path(run) / LOCK}")
 
 
 def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | None = None, demo: bool = False,
@@ -152,7 +142,8 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     missing = [f for f in ("train.py", "grpo_config.yaml", "accelerate.yaml", "launch.sh") if not (run / f).is_file()]
     if missing:
         raise LaunchError(f"{run}: missing {', '.join(missing)}; run `grpo-rlvr render` again")
-    cmd = command_for(run, lock)
+    plan = plan_of(run, lock)
+    cmd = plan.argv(run)
     if ckpt is not None:
         cmd += ["--resume", str(ckpt)]
     if max_steps is not None:
@@ -162,7 +153,7 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     # idle OpenMP threads sleep instead of spinning (cpu_threads), unless the caller's environment says otherwise
     env_extra = {"TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1",
                  WAIT_POLICY: os.environ.get(WAIT_POLICY, "PASSIVE")}
-    if lock["launch"]["mode"] == "server" and not refused:  # launch.sh skips its own early check, made just now
+    if plan.server and not refused:  # launch.sh skips its own early check, made just now
         env_extra[LAUNCHER_CHECKED] = "1"
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.cpu_time import check_training_time
@@ -171,7 +162,7 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     if dry_run:
         res = TrainResult(run, not refused, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra,
                           refused=refused, cpu_estimate_s=cpu_s)
-        if lock["launch"]["mode"] == "server":  # launch.sh prints the exact commands it would run
+        if plan.server:  # launch.sh prints the exact commands it would run
             shown = subprocess.run(cmd, cwd=run, capture_output=True, text=True,
                                    env={**os.environ, **env_extra, "GRPO_RLVR_DRY_RUN": "1"})
             res.plan = shown.stdout.splitlines()
@@ -229,9 +220,7 @@ def _train_in_process(run: Path, argv: list[str]) -> int:
 
 
 def lock_mode(run: Path) -> str:
-    plan = read_lock(run)["launch"]
-    multi = plan["train_command"].startswith(("accelerate", TORCHRUN))
-    return "local" if plan["mode"] != "server" and not multi else "multi"
+    return "local" if plan_of(run, read_lock(run)).one_process else "multi"
 
 
 TEARDOWN_S = 60  # how long a stopped launcher may take to stop its trainer and vLLM server (launch.sh: ≤ 25 s)
