@@ -13,6 +13,7 @@ written by this launch. ``--unreviewed-smoke-test`` is the one way past the gate
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -27,7 +28,9 @@ from pathlib import Path
 from grpo_rlvr.cpu_threads import WAIT_POLICY
 from grpo_rlvr.errors import GateRefused, LaunchError
 from grpo_rlvr.launch_plan import LaunchPlan
-from grpo_rlvr.runtime.run_guard import LOCK, check_run, demo_acceptance, read_lock
+from grpo_rlvr.run_check import check_run_here
+from grpo_rlvr.run_lock import LOCK, read_lock
+from grpo_rlvr.runtime.run_guard import check_run, demo_acceptance
 
 
 @dataclass
@@ -100,13 +103,20 @@ def newest_complete_checkpoint(output_dir: Path) -> Path | None:
 LAUNCHER_CHECKED = "GRPO_RLVR_LAUNCHER_CHECKED"  # launch.sh: the gate was checked by the launcher a moment ago
 
 
+def _check(run: Path, demo: bool, smoke: bool, resume: str | None) -> tuple[dict, list[str]]:
+    """The run check: in a clean interpreter, or for the demo in this process (its oracle verdicts accepted)."""
+    if demo:
+        return check_run_here(run, demo=True, smoke=smoke, resume=resume)
+    return check_run(run, smoke=smoke, resume=resume)
+
+
 def check_before_launch(run: Path, demo: bool = False, smoke: bool = False, resume: Path | None = None) -> dict:
     """The rendered files and the brief are unchanged since render, the gate passes (unless ``smoke``), and the
     checkpoint to resume from is one this run saved.
 
     Returns the lock. Raises GateRefused listing every reason.
     """
-    lock, problems = check_run(run, demo=demo, smoke=smoke, resume=str(resume) if resume else None)
+    lock, problems = _check(run, demo, smoke, str(resume) if resume else None)
     if problems:
         raise GateRefused("training refused:\n" + "\n".join(f"- {p}" for p in problems))
     return lock
@@ -136,7 +146,7 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     run = Path(run).resolve()
     ckpt = newest_complete_checkpoint(run / "output") if resume else None
     if dry_run:  # shows the commands whatever the gate says, and says whether training would be refused
-        lock, refused = check_run(run, demo=demo, smoke=unreviewed_smoke_test, resume=str(ckpt) if ckpt else None)
+        lock, refused = _check(run, demo, unreviewed_smoke_test, str(ckpt) if ckpt else None)
     else:
         lock, refused = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test, resume=ckpt), []
     missing = [f for f in ("train.py", "grpo_config.yaml", "accelerate.yaml", "launch.sh") if not (run / f).is_file()]
@@ -210,7 +220,7 @@ def _train_in_process(run: Path, argv: list[str]) -> int:
     old_cwd = os.getcwd()
     try:
         os.chdir(run)
-        with demo_acceptance():
+        with demo_acceptance(functools.partial(check_run_here, demo=True)):
             module = runpy.run_path(str(run / "train.py"), run_name="grpo_rlvr_demo_train")
             return int(module["main"](argv) or 0)
     except SystemExit as e:

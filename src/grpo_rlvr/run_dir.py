@@ -24,9 +24,9 @@ from grpo_rlvr import __version__
 from grpo_rlvr.brief import Brief, load_brief
 from grpo_rlvr.brief.methods import QLORA_QUANTIZATION
 from grpo_rlvr.errors import ConfigError
-from grpo_rlvr.files import move_aside, write_json_atomic, write_text_atomic
+from grpo_rlvr.files import move_aside, write_text_atomic
 from grpo_rlvr.launch_plan import VLLM_PORT, LaunchPlan, server_argv, training_argv
-from grpo_rlvr.runtime.run_guard import LOCK
+from grpo_rlvr.run_lock import LOCK, read_lock_if_any, with_hashes, write_lock
 from grpo_rlvr.templating import environment
 from grpo_rlvr.vllm_engine import colocate_kv_cache_gib
 
@@ -163,25 +163,13 @@ def _protect_outputs(out: Path, lock: dict, files: dict, force: bool) -> None:
     output = out / "output"
     if not output.is_dir() or not any(output.iterdir()):
         return
-    try:
-        old = json.loads((out / LOCK).read_text())
-    except (OSError, json.JSONDecodeError):
-        old = None
-    same = isinstance(old, dict) and {k: v for k, v in old.items() if k != "files"} == lock and \
-        old.get("files") == {name: _sha(text) for name, text in files.items()}
-    if same:
+    if read_lock_if_any(out) == with_hashes(lock, files):
         return
     if not force:
         raise ConfigError(f"{out}: holds training outputs ({output}) made by another render (another brief, "
                           "settings or grpo-rlvr version); rendering here would mix the two runs. Render into a new "
                           f"folder with --out, or re-run with --force, which moves them to {output.name}.bak-<time>/")
     move_aside(output)
-
-
-def _sha(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def render(brief_path, out=None, inspection=None, force: bool = False) -> RenderResult:
@@ -199,9 +187,8 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
     out.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         write_text_atomic(out / name, text, mode=0o755 if name.endswith((".sh", ".py")) else None)
-    lock["files"] = {name: _sha(text) for name, text in files.items()}
-    write_json_atomic(out / LOCK, lock)
-    return RenderResult(out, [*files, "brief.lock.json"], lock["launch"]["mode"])
+    lock = write_lock(out, lock, files)
+    return RenderResult(out, [*files, LOCK], lock["launch"]["mode"])
 
 
 def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
