@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grpo_rlvr import work_trace
 from grpo_rlvr.errors import GateError, GrpoRlvrError
 from grpo_rlvr.inspection.artifact import (
     FORMAT_VERSION,
@@ -505,6 +506,8 @@ def _max(s: dict, names: list[str]):
 
 def _rescore(rewards, weights, samples) -> list[str]:
     from grpo_rlvr.rewards import combine
+
+    work_trace.event("gate_rescore", samples=len(samples))
 
     cols: dict = {}
     keys = {k for s in samples for k in (s.get("columns") or {})}
