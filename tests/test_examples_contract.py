@@ -12,8 +12,8 @@ import yaml
 from conftest import CLI, REPO
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.contract import KINDS, check_contract
-from grpo_rlvr.cli.validate import validate_report
 from grpo_rlvr.errors import ConfigError
+from grpo_rlvr.validation import validate_report
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 

@@ -158,7 +158,7 @@ def test_random_logs_diagnose_or_say_why(tmp_path_factory, data, name):
 @fuzz_settings(60)
 @given(st.lists(trees, min_size=1, max_size=4))
 def test_random_score_input_scores_or_says_why(tmp_path_factory, rows):
-    from grpo_rlvr.cli.score import score_file
+    from grpo_rlvr.scoring import score_file
 
     p = tmp_path_factory.mktemp("score") / "in.jsonl"
     p.write_text("".join(json.dumps({"completion": r, "answer": "1", "prompt": "1+0="}) + "\n" for r in rows))

@@ -69,7 +69,7 @@ def test_first_row_reads_one_record(tmp_path, name):
 
 @pytest.mark.parametrize("name", SEPARATORS)
 def test_score_input(tmp_path, name):
-    from grpo_rlvr.cli.score import score_file
+    from grpo_rlvr.scoring import score_file
 
     p = tmp_path / "in.jsonl"
     p.write_text(text_with(SEPARATORS[name]), encoding="utf-8", newline="")

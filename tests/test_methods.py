@@ -15,9 +15,9 @@ from artifacts import make_artifact
 from conftest import CLI, example_brief_text
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.methods import LORA_DEFAULTS, METHOD_GRPO_DEFAULTS, defaults_table
-from grpo_rlvr.cli.validate import validate_report
 from grpo_rlvr.errors import MachineError
 from grpo_rlvr.run_dir import render
+from grpo_rlvr.validation import validate_report
 from outcome_seeds import training_outcome
 from test_render import brief_for
 

@@ -13,9 +13,9 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "load_brief": "grpo_rlvr.brief",
     "Brief": "grpo_rlvr.brief",
-    "validate_report": "grpo_rlvr.cli.validate",
+    "validate_report": "grpo_rlvr.validation",
     "preflight": "grpo_rlvr.success_rate",
-    "score_file": "grpo_rlvr.cli.score",
+    "score_file": "grpo_rlvr.scoring",
     "inspect_rewards": "grpo_rlvr.inspection",
     "check_gate": "grpo_rlvr.gate",
     "render": "grpo_rlvr.run_dir",

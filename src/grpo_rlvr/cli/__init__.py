@@ -1,7 +1,9 @@
 """CLI glue: what runs at the user's desk when they type ``grpo-rlvr …``.
 
-``main`` parses and dispatches (``main.py``); the per-command report builders that only the CLI needs live
-beside it (``validate.py``, ``score.py``, ``memory.py``). The phases themselves sit in their own packages.
+``main`` parses and dispatches (``main.py``); beside it, what only the CLI needs: the text forms of the
+``validate`` and ``score`` reports (``validate.py``, ``score.py``) and the ``memory`` command's shell
+(``memory.py``). The phases themselves, and the reports they return, sit in their own modules; nothing outside
+``cli/`` imports from it but the ``python -m grpo_rlvr`` entry.
 """
 
 from grpo_rlvr.cli.main import build_parser, main

@@ -70,7 +70,8 @@ def _emit(result: dict, as_json: bool, text: Callable[[dict], str], code: int = 
 # Each takes the parsed args and returns the exit code. Imports are local on purpose (start-up time).
 
 def cmd_validate(args) -> int:
-    from grpo_rlvr.cli.validate import format_validate_report, validate_report
+    from grpo_rlvr.cli.validate import format_validate_report
+    from grpo_rlvr.validation import validate_report
 
     report = validate_report(args.brief, remote=args.remote)
     return _emit(report, args.json, format_validate_report)
@@ -85,7 +86,8 @@ def cmd_preflight(args) -> int:
 
 
 def cmd_score(args) -> int:
-    from grpo_rlvr.cli.score import format_scores, score_file
+    from grpo_rlvr.cli.score import format_scores
+    from grpo_rlvr.scoring import score_file
 
     if args.list_params:
         from grpo_rlvr.rewards.reference import format_params, params_of

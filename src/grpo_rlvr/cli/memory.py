@@ -1,4 +1,4 @@
-"""``grpo-rlvr memory`` and the memory-fit check inside ``validate``: the shell around ``grpo_rlvr.memory``."""
+"""``grpo-rlvr memory``: the shell around ``grpo_rlvr.memory``."""
 
 from __future__ import annotations
 
@@ -52,33 +52,3 @@ def run_memory(args) -> int:
     print(json.dumps({**report, "exit_code": code}, indent=2, default=str) if args.json
           else format_memory_report(report))
     return code
-
-
-def brief_memory(brief) -> dict | None:
-    """The memory estimate for a GPU brief with ``hardware.gpu_type`` set, sized from the model's facts
-    (``config.json`` shapes; else the brief's ``model.params`` or the name's size, on a size class's shape).
-    None on CPU, without a gpu_type, or when the size is unknown (``validate`` warns then)."""
-    if brief.hardware.accelerator != "gpu" or not brief.hardware.gpu_type:
-        return None
-    from grpo_rlvr.memory import estimate_memory, fit_tactics, inputs_from_brief, shape_from_config
-
-    facts = brief.model.facts
-    if facts is None or facts.params is None:
-        return None
-    shape = None
-    if facts.config is not None and facts.params_from.startswith("config.json"):
-        shape = shape_from_config(facts.config, name=brief.model.name_or_path)
-    inputs = inputs_from_brief(brief, shape=shape) if shape else inputs_from_brief(brief, params_b=facts.params / 1e9)
-    est = estimate_memory(inputs, brief.hardware.gpu_type)
-    out = {"gpu": brief.hardware.gpu_type, "fits": est.fits, "total_gib": round(est.total_gib, 1),
-           "gpu_gib": round(est.gpu_gib, 1), "terms": {k: round(v, 2) for k, v in est.terms.items()},
-           "params_b": round(facts.params / 1e9, 3), "size_from": facts.params_from,
-           "shape": inputs.model_shape.name, "notes": list(est.notes)}
-    if shape is None:
-        out["caveat"] = (f"no config.json: sized on the {inputs.model_shape.name} shape scaled to "
-                         f"{facts.params / 1e9:.3g}B" + (" (a dense stand-in for a mixture-of-experts model: activations "
-                                                        "and LoRA targets are over-counted)" if facts.moe else ""))
-    if not est.fits:
-        tactics = fit_tactics(inputs, brief.hardware.gpu_type)
-        out["tactics"] = [{"description": t.description, "changes": t.changes} for t in tactics[:3]]
-    return out

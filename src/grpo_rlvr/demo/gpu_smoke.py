@@ -125,7 +125,7 @@ class DevicePeak:
 def train_run(run: Path) -> dict:
     """``grpo-rlvr train RUN --unreviewed-smoke-test`` with its wall time, peaks and the memory model's estimate."""
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.cli.memory import brief_memory
+    from grpo_rlvr.memory import brief_memory
 
     lock = json.loads((run / "brief.lock.json").read_text())
     t0 = time.monotonic()

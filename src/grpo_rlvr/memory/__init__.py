@@ -16,6 +16,7 @@ from grpo_rlvr.memory.decode import decode_time
 from grpo_rlvr.memory.estimate import MemoryEstimate, MemoryInputs, estimate_memory, param_counts
 from grpo_rlvr.memory.hardware import DEVICES, GPU_TYPES, resolve_gpu
 from grpo_rlvr.memory.report import (
+    brief_memory,
     format_memory_report,
     inputs_from_brief,
     memory_report,
@@ -34,6 +35,7 @@ __all__ = [
     "MemoryInputs",
     "ModelShape",
     "Tactic",
+    "brief_memory",
     "compare_anchors",
     "decode_time",
     "estimate_memory",

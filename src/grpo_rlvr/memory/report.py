@@ -2,6 +2,7 @@
 
 ``memory_report`` returns a JSON-serializable dict (``--json``); ``format_memory_report`` renders it as
 plain text. ``memory_table`` + ``render_table_markdown`` build the published size × method × GPU table.
+``brief_memory`` is the fit check of a brief that ``validate`` reports.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from grpo_rlvr.memory.estimate import (
     vllm_needed_gib,
 )
 from grpo_rlvr.memory.hardware import DEVICES, GPU_TYPES, resolve_gpu
+from grpo_rlvr.memory.shapes import shape_from_config
 from grpo_rlvr.memory.tactics import fit_tactics, right_size_vllm_utilization
 
 TERM_ORDER = ("weights", "gradients", "optimizer_states", "master_weights", "reference_model", "activations",
@@ -181,3 +183,31 @@ def inputs_from_brief(brief: Any, *, size: str | None = None, params_b: float | 
                           max_prompt_length=max_prompt_length, num_gpus=train_gpus, vllm_gpus=vllm_gpus,
                           sharding=getattr(hw, "sharding", "none") or "none", **kwargs)
     return replace(inputs, lora_rank=rank) if rank else inputs
+
+
+def brief_memory(brief) -> dict | None:
+    """The memory estimate for a GPU brief with ``hardware.gpu_type`` set, sized from the model's facts
+    (``config.json`` shapes; else the brief's ``model.params`` or the name's size, on a size class's shape).
+    None on CPU, without a gpu_type, or when the size is unknown (``validate`` warns then)."""
+    if brief.hardware.accelerator != "gpu" or not brief.hardware.gpu_type:
+        return None
+    facts = brief.model.facts
+    if facts is None or facts.params is None:
+        return None
+    shape = None
+    if facts.config is not None and facts.params_from.startswith("config.json"):
+        shape = shape_from_config(facts.config, name=brief.model.name_or_path)
+    inputs = inputs_from_brief(brief, shape=shape) if shape else inputs_from_brief(brief, params_b=facts.params / 1e9)
+    est = estimate_memory(inputs, brief.hardware.gpu_type)
+    out = {"gpu": brief.hardware.gpu_type, "fits": est.fits, "total_gib": round(est.total_gib, 1),
+           "gpu_gib": round(est.gpu_gib, 1), "terms": {k: round(v, 2) for k, v in est.terms.items()},
+           "params_b": round(facts.params / 1e9, 3), "size_from": facts.params_from,
+           "shape": inputs.model_shape.name, "notes": list(est.notes)}
+    if shape is None:
+        out["caveat"] = (f"no config.json: sized on the {inputs.model_shape.name} shape scaled to "
+                         f"{facts.params / 1e9:.3g}B" + (" (a dense stand-in for a mixture-of-experts model: activations "
+                                                        "and LoRA targets are over-counted)" if facts.moe else ""))
+    if not est.fits:
+        tactics = fit_tactics(inputs, brief.hardware.gpu_type)
+        out["tactics"] = [{"description": t.description, "changes": t.changes} for t in tactics[:3]]
+    return out

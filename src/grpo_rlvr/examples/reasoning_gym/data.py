@@ -51,9 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="the JSONL file to write")
     ap.add_argument("--force", action="store_true", help="replace an existing file")
     args = ap.parse_args(argv)
-    from grpo_rlvr.cli.score import parse_options  # KEY=VALUE, the value read as JSON when it parses
     from grpo_rlvr.errors import ConfigError
     from grpo_rlvr.files import write_jsonl_atomic
+    from grpo_rlvr.scoring import parse_options  # KEY=VALUE, the value read as JSON when it parses
 
     out = Path(args.out)
     if out.exists() and not args.force:
