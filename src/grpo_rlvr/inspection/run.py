@@ -30,7 +30,7 @@ from grpo_rlvr.inspection.artifact import (
 from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.review_lock import holder
 from grpo_rlvr.inspection.selection import outcome, select
-from grpo_rlvr.rewards import build_reward, combine
+from grpo_rlvr.rewards import combine, from_brief
 from grpo_rlvr.sampling import SamplingParams, draw
 
 log = logging.getLogger(__name__)
@@ -60,10 +60,6 @@ class InspectResult:
         return (f"Wrote {self.samples} scored samples from {self.prompts} prompts to {self.dir} ({mix}{engine}).\n"
                 f"{weak}Read every one before training: grpo-rlvr review {self.dir}\n"
                 f"Or open {self.dir / REPORT} in a browser.")
-
-
-def build_rewards(brief):
-    return [build_reward(r.name, dict(r.params), base_dir=brief.base_dir, kind=r.kind) for r in brief.rewards]
 
 
 def reviewed_work(out: Path) -> int:
@@ -169,7 +165,7 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
     Returns:
         The written samples.
     """
-    rewards = build_rewards(brief)
+    rewards = from_brief(brief)
     kinds = {r.name: r.kind for r in rewards}
     scored = combine(rewards, brief.reward_weights, [c["completion"] for c in candidates],
                      prompts=[r["prompt"] for r in rows], **reward_columns(rows))
