@@ -102,6 +102,8 @@ def parse_stated(specs: list[str] | None) -> dict[str, str]:
 def _lock_roles(lock: dict | None, names: list[str]) -> dict[str, str]:
     """format / correctness from the kinds in the brief lock; other kinds (shaping, custom, judge) say nothing
     about the role and fall through to the name and the behaviour."""
+    from grpo_rlvr.rewards.user import logged_name
+
     specs = ((lock or {}).get("resolved") or {}).get("rewards") or []
     out = {}
     for s in specs:
@@ -125,15 +127,6 @@ def _registry():
     from grpo_rlvr.rewards import REGISTRY
 
     return REGISTRY
-
-
-def logged_name(ref: str) -> str:
-    """The name TRL logs for a brief's reward reference, without importing it: ``pays.py`` → ``pays``,
-    ``pkg.mod:fn`` and ``file.py:fn`` → ``fn`` (a file's default function ``reward`` is named after the file)."""
-    target, _, fn = ref.partition(":") if not ref.endswith(".py") else (ref, "", "")
-    if fn and fn != "reward":
-        return fn
-    return re.split(r"[/\\]", target)[-1].removesuffix(".py") if target.endswith(".py") else (fn or ref)
 
 
 # --- behaviour ------------------------------------------------------------------------------------------------
