@@ -36,6 +36,9 @@ from dataclasses import dataclass
 from grpo_rlvr.errors import ConfigError
 
 ROLES = ("format", "correctness", "length", "other")
+# A reward's kind (rewards.KINDS, recorded in the lock) -> its role here. None: the kind says nothing about the
+# role (a shaping reward may pay for length or for anything else), so the name and the behaviour decide.
+ROLE_OF_KIND = {"format": "format", "correctness": "correctness", "shaping": None, "judge": None, "custom": None}
 
 _LENGTH = {"length", "len", "lengths", "overlong", "long", "longer", "short", "shorter", "brevity",
            "concise", "conciseness", "verbose", "verbosity", "wordcount", "tokens", "chars", "characters"}
@@ -118,8 +121,8 @@ def _lock_roles(lock: dict | None, names: list[str]) -> dict[str, str]:
                 kind, name = r.kind, r.name
             except Exception:  # noqa: BLE001 - a reward that no longer builds is classified by name instead
                 continue
-        if name in names and kind in ("format", "correctness"):
-            out[name] = kind
+        if name in names and ROLE_OF_KIND.get(kind):
+            out[name] = ROLE_OF_KIND[kind]
     return out
 
 
