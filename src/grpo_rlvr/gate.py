@@ -180,9 +180,9 @@ def gate_context(directory: str | Path, brief: str | Path | Brief | None = None,
         brief = load_brief(brief_path)
     rewards, reward_error = [], None
     try:
-        from grpo_rlvr.inspection.run import build_rewards
+        from grpo_rlvr.rewards import from_brief
 
-        rewards = build_rewards(brief)
+        rewards = from_brief(brief)
     except GrpoRlvrError as e:
         reward_error = str(e)
     kinds = {r.name: r.kind for r in rewards} or {r.get("name"): r.get("kind") for r in m.get("rewards", [])}
