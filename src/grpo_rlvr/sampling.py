@@ -32,6 +32,13 @@ class SamplingParams:
         if self.max_completion_length < 1:
             raise ConfigError(f"max_completion_length: {self.max_completion_length}; must be ≥ 1")
 
+    @classmethod
+    def from_brief(cls, brief, seed: int, batch_size: int = 64) -> SamplingParams:
+        """Sample as training will (the brief's temperature, top_p and completion length), with ``seed``."""
+        s = brief.sampling()
+        return cls(temperature=s["temperature"], top_p=s["top_p"], max_completion_length=s["max_completion_length"],
+                   seed=seed, batch_size=batch_size)
+
 
 @dataclass(frozen=True)
 class Sample:

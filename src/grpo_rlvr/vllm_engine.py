@@ -265,7 +265,7 @@ def colocate_kv_cache_gib(brief) -> int | None:
     (``vllm_max_model_length``, else the model's context), rounded up to whole GiB, at least 1.
     """
     g = brief.grpo
-    if brief.hardware.accelerator != "cpu" or not g.get("use_vllm") or g.get("vllm_mode", "colocate") != "colocate":
+    if brief.hardware.accelerator != "cpu" or brief.vllm_mode != "colocate":
         return None
     config = getattr(brief.model.facts, "config", None)
     kv_per_token = _kv_bytes_per_token(config, _dtype_bytes(brief.model.dtype, config))

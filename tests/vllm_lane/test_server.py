@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from artifacts import make_artifact
+from grpo_rlvr.launch_plan import shell_join
 from vllm_lane.conftest import make_workspace
 
 HEALTH_DEADLINE_S = 600   # a ceiling for a loaded CI box, not a timing assumption: the waits poll a condition
@@ -91,7 +92,7 @@ def server(run_and_port):
     """One real server for the client tests, started with the command launch.sh runs (from the run's lock)."""
     run, port = run_and_port
     plan = json.loads((run / "brief.lock.json").read_text())["launch"]
-    cmd = f"{plan['vllm_command']} --port {port}"
+    cmd = f"{shell_join(plan['vllm_argv'])} --port {port}"
     log = (run / "test_server.log").open("w")
     env = {**os.environ, **SERVER_ENV, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
     p = subprocess.Popen(["bash", "-c", cmd], stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -203,6 +204,6 @@ def test_rendered_server_command_is_the_module_entry_point(run_and_port):
     the module entry point works with both builds, and is what launch.sh runs."""
     run, _ = run_and_port
     plan = json.loads((run / "brief.lock.json").read_text())["launch"]
-    assert "python -m vllm.entrypoints.openai.api_server --model " in plan["vllm_command"]
+    assert "python -m vllm.entrypoints.openai.api_server --model " in shell_join(plan["vllm_argv"])
     assert "vllm serve" not in (run / "launch.sh").read_text()
     assert yaml.safe_load((run / "grpo_config.yaml").read_text())["vllm_mode"] == "server"

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from grpo_rlvr import work_trace
 from grpo_rlvr.brief import data_checks, methods, model_probe, recipe
 from grpo_rlvr.brief.grpo_rules import (
     NUMERIC_TEXT,
@@ -185,6 +186,7 @@ def load_brief(path: str | Path) -> Brief:
         InputFileError: the file is missing or not YAML.
         ConfigError: every schema and semantic problem found, each with field path and fix.
     """
+    work_trace.event("brief_load", path=path)
     path = Path(path)
     data = read_yaml(path)
     problems = _schema_problems(data)

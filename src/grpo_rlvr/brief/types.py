@@ -133,6 +133,11 @@ class Brief:
     def reward_weights(self) -> list[float]:
         return [r.weight for r in self.rewards]
 
+    @property
+    def vllm_mode(self) -> str | None:
+        """How training generates: ``"colocate"`` (TRL's default), ``"server"``, or None without vLLM."""
+        return self.grpo.get("vllm_mode", "colocate") if self.grpo.get("use_vllm") else None
+
     def sampling(self) -> dict[str, Any]:
         """The sampling parameters training uses (inspection and preflight sample the same way)."""
         g = self.grpo

@@ -12,18 +12,16 @@ import json
 import statistics
 from dataclasses import dataclass
 
+from grpo_rlvr.rewards._reward import completion_text
+
 MIN_STEPS = 4            # logged steps needed before early and late can be told apart
 REPETITION_NGRAM = 4     # n of the n-grams counted for repetition (words, or characters for short texts)
 MIN_WORDS_FOR_WORD_NGRAMS = 16
 
 
-def text_of(completion) -> str:
-    """A logged completion as text: plain strings, or the assistant turns of a conversational completion."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list):
-        return "".join(str(m.get("content", "")) for m in completion if isinstance(m, dict))
-    return str(completion)
+# A logged completion as text, read as the rewards read it: a string as is, or the assistant turns of a
+# conversational completion (one definition for rewards and diagnosis alike).
+text_of = completion_text
 
 
 def prompt_key(prompt) -> str:

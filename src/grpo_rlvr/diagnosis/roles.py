@@ -36,6 +36,9 @@ from dataclasses import dataclass
 from grpo_rlvr.errors import ConfigError
 
 ROLES = ("format", "correctness", "length", "other")
+# A reward's kind (rewards.KINDS, recorded in the lock) -> its role here. None: the kind says nothing about the
+# role (a shaping reward may pay for length or for anything else), so the name and the behaviour decide.
+ROLE_OF_KIND = {"format": "format", "correctness": "correctness", "shaping": None, "judge": None, "custom": None}
 
 _LENGTH = {"length", "len", "lengths", "overlong", "long", "longer", "short", "shorter", "brevity",
            "concise", "conciseness", "verbose", "verbosity", "wordcount", "tokens", "chars", "characters"}
@@ -102,6 +105,8 @@ def parse_stated(specs: list[str] | None) -> dict[str, str]:
 def _lock_roles(lock: dict | None, names: list[str]) -> dict[str, str]:
     """format / correctness from the kinds in the brief lock; other kinds (shaping, custom, judge) say nothing
     about the role and fall through to the name and the behaviour."""
+    from grpo_rlvr.rewards.user import logged_name
+
     specs = ((lock or {}).get("resolved") or {}).get("rewards") or []
     out = {}
     for s in specs:
@@ -116,8 +121,8 @@ def _lock_roles(lock: dict | None, names: list[str]) -> dict[str, str]:
                 kind, name = r.kind, r.name
             except Exception:  # noqa: BLE001 - a reward that no longer builds is classified by name instead
                 continue
-        if name in names and kind in ("format", "correctness"):
-            out[name] = kind
+        if name in names and ROLE_OF_KIND.get(kind):
+            out[name] = ROLE_OF_KIND[kind]
     return out
 
 
@@ -125,15 +130,6 @@ def _registry():
     from grpo_rlvr.rewards import REGISTRY
 
     return REGISTRY
-
-
-def logged_name(ref: str) -> str:
-    """The name TRL logs for a brief's reward reference, without importing it: ``pays.py`` → ``pays``,
-    ``pkg.mod:fn`` and ``file.py:fn`` → ``fn`` (a file's default function ``reward`` is named after the file)."""
-    target, _, fn = ref.partition(":") if not ref.endswith(".py") else (ref, "", "")
-    if fn and fn != "reward":
-        return fn
-    return re.split(r"[/\\]", target)[-1].removesuffix(".py") if target.endswith(".py") else (fn or ref)
 
 
 # --- behaviour ------------------------------------------------------------------------------------------------

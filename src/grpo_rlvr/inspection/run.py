@@ -30,7 +30,7 @@ from grpo_rlvr.inspection.artifact import (
 from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.review_lock import holder
 from grpo_rlvr.inspection.selection import outcome, select
-from grpo_rlvr.rewards import build_reward, combine
+from grpo_rlvr.rewards import combine, from_brief
 from grpo_rlvr.sampling import SamplingParams, draw
 
 log = logging.getLogger(__name__)
@@ -60,10 +60,6 @@ class InspectResult:
         return (f"Wrote {self.samples} scored samples from {self.prompts} prompts to {self.dir} ({mix}{engine}).\n"
                 f"{weak}Read every one before training: grpo-rlvr review {self.dir}\n"
                 f"Or open {self.dir / REPORT} in a browser.")
-
-
-def build_rewards(brief):
-    return [build_reward(r.name, dict(r.params), base_dir=brief.base_dir, kind=r.kind) for r in brief.rewards]
 
 
 def reviewed_work(out: Path) -> int:
@@ -134,10 +130,7 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
     rng = random.Random(brief.inspection_seed)
     chosen_rows = rng.sample(range(len(rows)), min(brief.inspection_prompts, len(rows)))
     per_prompt = max(2, math.ceil(3 * n / len(chosen_rows)))  # 3× candidates, so outcomes can be balanced
-    s = brief.sampling()
-    params = SamplingParams(temperature=s["temperature"], top_p=s["top_p"],
-                            max_completion_length=s["max_completion_length"], seed=brief.inspection_seed,
-                            batch_size=batch_size)
+    params = SamplingParams.from_brief(brief, brief.inspection_seed, batch_size)
     if model is None:
         check_sampling_time(brief, per_prompt * len(chosen_rows), allow_cpu, "inspect")
     drawn, engine, _ = draw(brief, [rows[i]["prompt"] for i in chosen_rows], per_prompt, params, model, tokenizer,
@@ -146,7 +139,7 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
     candidates = [{"prompt_index": chosen_rows[d.prompt_index], "completion": d.completion, "truncated": d.truncated}
                   for d in drawn]
     samples_out = write_artifact(brief, candidates, cand_rows, n, out,
-                                 sampling={**s, "seed": brief.inspection_seed, "candidates_per_prompt": per_prompt,
+                                 sampling={**brief.sampling(), "seed": brief.inspection_seed, "candidates_per_prompt": per_prompt,
                                            "engine": engine.name, "engine_settings": engine.settings}, force=force)
     mix = {o: sum(1 for x in samples_out if x["outcome"] == o) for o in ("malformed", "wrong", "partial", "correct")}
     prompts_used = len({x["prompt_index"] for x in samples_out})
@@ -169,7 +162,7 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
     Returns:
         The written samples.
     """
-    rewards = build_rewards(brief)
+    rewards = from_brief(brief)
     kinds = {r.name: r.kind for r in rewards}
     scored = combine(rewards, brief.reward_weights, [c["completion"] for c in candidates],
                      prompts=[r["prompt"] for r in rows], **reward_columns(rows))

@@ -27,7 +27,7 @@ from grpo_rlvr.rewards.unit_tests import unit_tests_reward
 from grpo_rlvr.rewards.user import user_reward
 
 __all__ = ["KINDS", "REGISTRY", "Reward", "RewardEntry", "Scored", "build_reward", "combine", "completion_text",
-           "exact_match_reward", "format_reward", "json_schema_reward", "length_penalty_reward", "math_reward",
+           "exact_match_reward", "format_reward", "from_brief", "json_schema_reward", "length_penalty_reward", "math_reward",
            "rubric_judge_reward", "tool_call_reward", "unit_tests_reward", "user_reward", "with_brief_format"]
 
 
@@ -142,6 +142,17 @@ def build_reward(name: str, params: dict | None = None, base_dir: Path | None = 
     structure, params = take_params(name, given, user=is_user_ref(name))
     reward = _build(name, params, base_dir, kind)
     return reward if structure is None else inside_tag(reward, structure, given)
+
+
+def from_brief(brief, specs=None) -> list[Reward]:
+    """The rewards a brief names (or ``specs``, some of its ``RewardSpec``), built as training builds them:
+    params, the brief's folder for user rewards, and each reward's kind.
+
+    Raises:
+        RewardError: as :func:`build_reward`.
+    """
+    return [build_reward(r.name, dict(r.params), base_dir=brief.base_dir, kind=r.kind)
+            for r in (brief.rewards if specs is None else specs)]
 
 
 def _build(name: str, params: dict, base_dir: Path | None, kind: str | None) -> Reward:

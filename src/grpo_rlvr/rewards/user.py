@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -66,6 +67,16 @@ def raised_at(e: BaseException, source: str | None) -> str:
     return f"{where}: {type(e).__name__}: {str(e)[:200]}"
 
 
+def logged_name(ref: str, fn_name: str | None = None) -> str:
+    """The name TRL logs (``rewards/<name>/mean``) for the user reward ``ref``: a file's default function
+    ``reward`` is named after the file (``pays_length.py`` → ``pays_length``), any other function after itself.
+    ``fn_name`` is the loaded function's ``__name__`` when known; without it (diagnosis reads a lock and imports
+    nothing), the name the reference gives."""
+    target, _, fn = ref.partition(":") if not ref.endswith(".py") else (ref, "", "")
+    fn = fn_name or fn or "reward"
+    return re.split(r"[/\\]", target)[-1].removesuffix(".py") if fn == "reward" and target.endswith(".py") else fn
+
+
 def user_reward(ref: str, name: str | None = None, kind: str = "custom", params: dict | None = None,
                 base_dir: Path | None = None) -> Reward:
     """Wrap a user function as a ``Reward``; ``params`` are passed to it as keyword arguments."""
@@ -73,11 +84,7 @@ def user_reward(ref: str, name: str | None = None, kind: str = "custom", params:
         raise RewardError(f"user reward {ref!r}: kind {kind!r} is not one of {', '.join(KINDS)}")
     fn = load_callable(ref, base_dir)
     params = dict(params or {})
-    # TRL logs rewards/<name>/mean: a file's default function `reward` is named after the file (pays_length.py
-    # logs as "pays_length"), any other function after itself.
-    fn_name = getattr(fn, "__name__", "user_reward")
-    target = ref.partition(":")[0] if not ref.endswith(".py") else ref
-    label = name or (Path(target).stem if fn_name == "reward" and target.endswith(".py") else fn_name)
+    label = name or logged_name(ref, getattr(fn, "__name__", None) or "user_reward")
 
     src = inspect.getsourcefile(fn)
 

@@ -38,158 +38,59 @@ stamps. On several nodes with separate disks, only node 0's copy of the model an
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import sys
 import time
 from pathlib import Path
 
-from grpo_rlvr.errors import GateError, GrpoRlvrError, InputFileError
+from grpo_rlvr.errors import GrpoRlvrError
 
 SMOKE_MAX_STEPS = 3
 SMOKE_MARKER = "UNREVIEWED_SMOKE_TEST.json"
-LOCK = "brief.lock.json"
-_demo_in_this_process = False
+_demo_check = None     # set only inside demo_acceptance: the demo's in-process check
 _verified: dict = {}   # what this process's passing check verified: {"checked": file stamps, "rewards": name -> fp}
 
 
 @contextlib.contextmanager
-def demo_acceptance():
-    """Accept the demo's oracle verdicts for checks made inside this block, in this process only."""
-    global _demo_in_this_process
-    before, _demo_in_this_process = _demo_in_this_process, True
+def demo_acceptance(check):
+    """Inside this block, in this process only, run checks are made by ``check`` (the demo's: oracle verdicts
+    accepted) instead of the clean interpreter. ``grpo-rlvr demo`` enters it around its in-process training."""
+    global _demo_check
+    before, _demo_check = _demo_check, check
     try:
         yield
     finally:
-        _demo_in_this_process = before
+        _demo_check = before
 
 
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def read_lock(run: Path) -> dict:
-    if Path(run).is_file():  # a brief given where its rendered run folder belongs
-        what = "a brief" if Path(run).suffix in (".yaml", ".yml") else "a file"
-        raise InputFileError(f"{run} is {what}, not a run folder; render it first: grpo-rlvr render {run} "
-                             "(then train the run folder it writes, OUTPUT_DIR/run)")
-    try:
-        lock = json.loads((Path(run) / LOCK).read_text())
-    except FileNotFoundError:
-        raise InputFileError(f"{run}: no {LOCK}; this is not a run folder (run `grpo-rlvr render BRIEF`)") from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise InputFileError(f"{Path(run) / LOCK}: unreadable ({e}); re-run `grpo-rlvr render`") from None
-    if not isinstance(lock, dict):
-        raise InputFileError(f"{Path(run) / LOCK}: expected a JSON object; re-run `grpo-rlvr render`")
-    return lock
-
-
-def changed_files(run: Path, lock: dict) -> list[str]:
-    """Problems with the rendered files: missing from the lock's record, missing on disk, or edited."""
-    files = lock.get("files")
-    if not isinstance(files, dict) or "train.py" not in files:
-        return [f"{Path(run) / LOCK} records no hashes of the rendered files (rendered by an older grpo-rlvr); "
-                "run `grpo-rlvr render` again"]
-    out = []
-    for name, digest in sorted(files.items()):
-        p = Path(run) / name
-        if not p.is_file():
-            out.append(f"{p}: missing; run `grpo-rlvr render` again")
-        elif sha256_file(p) != digest:
-            out.append(f"{p} was changed after render (its SHA-256 is not the one in {LOCK}); change the brief and "
-                       "run `grpo-rlvr render` again instead of editing rendered files")
-    return out
-
-
-def check_run(run: Path, demo: bool = False, smoke: bool = False, resume: str | None = None) \
-        -> tuple[dict, list[str]]:
+def check_run(run: Path, smoke: bool = False, resume: str | None = None) -> tuple[dict, list[str]]:
     """The lock and every reason this run may not train (empty when it may). ``smoke`` skips the gate only;
     ``resume`` is the checkpoint ``train.py --resume`` names.
 
-    Computed in a clean interpreter (``clean_interpreter``), so nothing that patched this process decides it;
-    the demo's check stays in this process, where its oracle acceptance lives.
+    Computed in a clean interpreter (``clean_interpreter``: ``run_check.check_run_here`` there), so nothing
+    that patched this process decides it; inside :func:`demo_acceptance`, by the demo's check in this process.
 
     Raises:
         InputFileError: the run folder has no readable lock.
         StartupHookError: a startup hook that names grpo_rlvr is installed.
     """
-    if demo or _demo_in_this_process:
-        return check_run_here(run, demo=True, smoke=smoke, resume=resume)
+    if _demo_check is not None:
+        return _demo_check(run, smoke=smoke, resume=resume)
     from grpo_rlvr.clean_interpreter import run_check
 
     reply = run_check("run", run=str(Path(run).resolve()), smoke=smoke, resume=resume)
-    _verified.clear()
-    _verified.update(reply.get("verified") or {})
+    record_verified(reply.get("verified") or {})
     return reply["lock"], reply["problems"]
 
 
-def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: str | None = None) \
-        -> tuple[dict, list[str]]:
-    """:func:`check_run`, computed in this process."""
-    from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.gate import check_gate
-    from grpo_rlvr.identity.hash_cache import checked_files, start_checking
-    from grpo_rlvr.runtime.checkpoint_ledger import resume_problems
-
-    start_checking()   # what the trainer compares after loading: the files this check reads
-    run = Path(run)
-    lock = read_lock(run)
-    problems = changed_files(run, lock)
-    try:
-        brief = load_brief(lock["brief"])
-    except GrpoRlvrError as e:
-        return lock, [*problems, f"the brief recorded in {LOCK} cannot be loaded: {e}"]
-    if brief.fingerprint != lock.get("fingerprint"):
-        problems.append(f"the brief {lock['brief']}, or the model or data it names, changed since this run was "
-                        "rendered; run `grpo-rlvr render` again (and inspect again if the model, data or rewards "
-                        "changed: the gate below says which)")
-    else:
-        problems += not_as_rendered(run, lock, brief)
-    problems += resume_problems(run / "output", resume)
-    if smoke:
-        return lock, problems
-    try:
-        gate = check_gate(lock["inspection"], brief=lock["brief"], demo=demo)
-    except GateError as e:
-        return lock, [*problems, str(e)]
-    if not gate.passed:
-        problems.append("the inspection gate does not pass:\n" + gate.format())
-    elif not problems:
-        from grpo_rlvr.inspection import load_artifact
-
-        rewards = {r["name"]: r.get("fingerprint") for r in load_artifact(lock["inspection"]).manifest["rewards"]}
-        _verified.clear()
-        _verified.update(checked=checked_files(), rewards=rewards)
-    return lock, problems
+def record_verified(what: dict) -> None:
+    """Keep what a passing check verified (file stamps, reward fingerprints) for :func:`changed_since_check`."""
+    _verified.clear()
+    _verified.update(what)
 
 
 def verified() -> dict:
-    """What the last passing :func:`check_run_here` in this process verified (the run check's reply carries it)."""
+    """What the last passing run check verified (the clean interpreter's reply carries it)."""
     return dict(_verified)
-
-
-def not_as_rendered(run: Path, lock: dict, brief) -> list[str]:
-    """The rendered files (and the lock) that differ from what ``render`` makes now from the brief the lock
-    names, for the inspection it names. Files edited after render are reported by :func:`changed_files`."""
-    from grpo_rlvr.run_dir import rendered
-
-    try:
-        files, expected = rendered(brief, Path(str(lock.get("inspection"))))
-    except GrpoRlvrError as e:
-        return [f"the run cannot be rendered again here to compare it: {e}"]
-    recorded = lock.get("files") if isinstance(lock.get("files"), dict) else {}
-    out = []
-    for name, text in files.items():
-        p = Path(run) / name
-        if p.is_file() and recorded.get(name) == sha256_file(p) and p.read_text(encoding="utf-8") != text:
-            out.append(f"{p} is not what `grpo-rlvr render` makes from {lock.get('brief')} now (the brief, the "
-                       f"commit it pins or grpo-rlvr changed since render, or {LOCK} was edited); run `grpo-rlvr "
-                       "render` again")
-    if {k: v for k, v in lock.items() if k != "files"} != expected:
-        out.append(f"{Path(run) / LOCK} is not what `grpo-rlvr render` writes for {lock.get('brief')} and the "
-                   f"inspection it names (it was edited, or the brief changed since render); run `grpo-rlvr render` "
-                   "again")
-    return out
 
 
 def changed_since_check(rewards: list | None = None) -> list[str]:

@@ -1,0 +1,79 @@
+"""The check that lets a rendered run train, computed where nothing can patch it: in the clean interpreter
+(``clean_interpreter``, for ``grpo-rlvr train``, ``train.py`` and ``launch.sh``), or in the demo's own process.
+
+It composes what it checks from the rooms above the runtime: the lock and the rendered files (``run_lock``),
+the files ``render`` makes from the brief now (``run_dir.rendered``), the brief's fingerprint, the gate on the
+recorded inspection, and the checkpoint to resume from (``runtime.checkpoint_ledger``). ``runtime.run_guard`` asks
+for it by name through the clean interpreter, so the runtime imports nothing above itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grpo_rlvr.brief import load_brief
+from grpo_rlvr.errors import GateError, GrpoRlvrError
+from grpo_rlvr.gate import check_gate
+from grpo_rlvr.identity.hash_cache import checked_files, start_checking
+from grpo_rlvr.inspection import load_artifact
+from grpo_rlvr.run_dir import rendered
+from grpo_rlvr.run_lock import LOCK, changed_files, read_lock, sha256_file
+from grpo_rlvr.runtime.checkpoint_ledger import resume_problems
+from grpo_rlvr.runtime.run_guard import record_verified
+
+
+def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: str | None = None) \
+        -> tuple[dict, list[str]]:
+    """The run check (``run_guard.check_run``), computed in this process: in the clean interpreter, or by the
+    demo with its oracle verdicts accepted (``demo``). What a passing check verified is recorded in
+    ``run_guard`` for the trainer's comparison after loading."""
+
+    start_checking()   # what the trainer compares after loading: the files this check reads
+    run = Path(run)
+    lock = read_lock(run)
+    problems = changed_files(run, lock)
+    try:
+        brief = load_brief(lock["brief"])
+    except GrpoRlvrError as e:
+        return lock, [*problems, f"the brief recorded in {LOCK} cannot be loaded: {e}"]
+    if brief.fingerprint != lock.get("fingerprint"):
+        problems.append(f"the brief {lock['brief']}, or the model or data it names, changed since this run was "
+                        "rendered; run `grpo-rlvr render` again (and inspect again if the model, data or rewards "
+                        "changed: the gate below says which)")
+    else:
+        problems += not_as_rendered(run, lock, brief)
+    problems += resume_problems(run / "output", resume)
+    if smoke:
+        return lock, problems
+    try:
+        gate = check_gate(lock["inspection"], brief=brief, demo=demo)  # the brief loaded above, not again
+    except GateError as e:
+        return lock, [*problems, str(e)]
+    if not gate.passed:
+        problems.append("the inspection gate does not pass:\n" + gate.format())
+    elif not problems:
+        rewards = {r["name"]: r.get("fingerprint") for r in load_artifact(lock["inspection"]).manifest["rewards"]}
+        record_verified({"checked": checked_files(), "rewards": rewards})
+    return lock, problems
+
+
+def not_as_rendered(run: Path, lock: dict, brief) -> list[str]:
+    """The rendered files (and the lock) that differ from what ``render`` makes now from the brief the lock
+    names, for the inspection it names. Files edited after render are reported by :func:`changed_files`."""
+    try:
+        files, expected = rendered(brief, Path(str(lock.get("inspection"))))
+    except GrpoRlvrError as e:
+        return [f"the run cannot be rendered again here to compare it: {e}"]
+    recorded = lock.get("files") if isinstance(lock.get("files"), dict) else {}
+    out = []
+    for name, text in files.items():
+        p = Path(run) / name
+        if p.is_file() and recorded.get(name) == sha256_file(p) and p.read_text(encoding="utf-8") != text:
+            out.append(f"{p} is not what `grpo-rlvr render` makes from {lock.get('brief')} now (the brief, the "
+                       f"commit it pins or grpo-rlvr changed since render, or {LOCK} was edited); run `grpo-rlvr "
+                       "render` again")
+    if {k: v for k, v in lock.items() if k != "files"} != expected:
+        out.append(f"{Path(run) / LOCK} is not what `grpo-rlvr render` writes for {lock.get('brief')} and the "
+                   f"inspection it names (it was edited, or the brief changed since render); run `grpo-rlvr render` "
+                   "again")
+    return out
