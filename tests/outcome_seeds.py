@@ -18,6 +18,11 @@ import os
 
 SEEDS_ENV = "GRPO_RLVR_OUTCOME_SEEDS"
 CI_SEEDS = (0,)
+# The warmed-up model and GRPO learning rate the training-outcome tests were swept with (issue 23). They are the
+# demo's settings of that time; the demo has since moved to its own (demo/pipeline.py WARMUP, the demo brief), and
+# these tests keep what their sweeps measured rather than follow the demo.
+SWEPT_WARMUP = {"steps": 150, "lr": 1e-3, "batch_size": 32, "label_smoothing": 0.075}
+SWEPT_LEARNING_RATE = 3e-4
 
 
 def seed_ids(seed: int) -> str:

@@ -217,9 +217,9 @@ def test_lora_training_continues_the_sft_adapter(workspace, tmp_path_factory):
 
     from artifacts import make_artifact
     from grpo_rlvr.demo import arithmetic_task as task
-    from grpo_rlvr.demo.pipeline import WARMUP
     from grpo_rlvr.demo.warmup import sft_warmup
     from grpo_rlvr.run_dir import render
+    from outcome_seeds import SWEPT_WARMUP as WARMUP
     from test_diagnosis_runs import answers, warmed_model
 
     rows = task.make_rows(600, seed=1)

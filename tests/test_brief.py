@@ -18,7 +18,7 @@ def test_example_brief_loads_with_recipe_defaults(workspace):
     b = load_brief(workspace / "brief.yaml")
     assert b.grpo["num_generations"] == 8 and b.origin["num_generations"] == "recipe"
     assert b.grpo["loss_type"] == "grpo" and b.grpo["beta"] == 0.01
-    assert b.grpo["learning_rate"] == 3e-4 and b.origin["learning_rate"] == "brief"
+    assert b.grpo["learning_rate"] == 2e-4 and b.origin["learning_rate"] == "brief"
     assert b.grpo["use_vllm"] is False and b.origin["use_vllm"] == "hardware"
     assert b.grpo["reward_weights"] == [0.2, 1.0]
     with pytest.raises(dataclasses.FrozenInstanceError):

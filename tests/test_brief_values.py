@@ -54,9 +54,9 @@ def test_grpo_values_are_checked_with_the_fix(workspace, grpo, expect):
 
 
 def test_learning_rate_as_yaml_reads_it(workspace):
-    text = example_brief_text().replace("learning_rate: 3.0e-4", "learning_rate: 3e-4")
-    assert "learning_rate: 3e-4" in text
-    with pytest.raises(ConfigError, match=r"'3e-4' is text, not a number .* write learning_rate: 3.0e-4"):
+    text = example_brief_text().replace("learning_rate: 2.0e-4", "learning_rate: 2e-4")
+    assert "learning_rate: 2e-4" in text
+    with pytest.raises(ConfigError, match=r"'2e-4' is text, not a number .* write learning_rate: 2.0e-4"):
         load_brief(brief_with(workspace, text=text))
 
 

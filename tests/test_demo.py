@@ -1,10 +1,12 @@
-"""The embedded default, end to end: ``grpo-rlvr demo`` with few GRPO steps, through every phase.
+"""The embedded default, end to end: ``grpo-rlvr demo`` as a user runs it, every phase, the full GRPO run.
 
-The demo's SFT warmup is a training outcome the test asserts (preflight routes the warmed model to GRPO, and it
-succeeds sometimes, not always), so it runs at two demo seeds and again with AVX2 kernels (tests/outcome_seeds.py).
-The sweep behind it is the demo's own range: ``python benchmarks/demo_range.py`` runs seeds with both kernel
-sets, every phase included. Measured at seeds 0-1 (issue 23): all four runs routed to GRPO, accuracy before GRPO
-0.077-0.095. This test asserts the phases, not the demo's gain (seed 1 fell short of 3×; see README)."""
+What the demo claims is a training outcome (tests/outcome_seeds.py): the warmed model succeeds sometimes, and
+GRPO raises sampled accuracy at least 3× with a run that diagnose calls healthy. It runs at the CI seed with the
+machine's kernels and again with AVX2 held. The claim's sweep is the demo's own range,
+``python benchmarks/demo_range.py --seeds 0-4`` (both kernel sets, every phase): with the demo's settings
+(warmup 250 steps at label smoothing 0.1, GRPO lr 2e-4 for 200 steps) all ten runs were healthy and ≥ 3× (the
+README gives the measured range); with the earlier settings (150 warmup steps at smoothing 0.075, lr 3e-4,
+150 steps) seed 1 fell short both ways."""
 
 from __future__ import annotations
 
@@ -25,14 +27,17 @@ def test_demo_runs_every_phase(tmp_path, seed):
     # libgomp prints its settings as torch loads: the CLI must have set OMP_WAIT_POLICY=PASSIVE by then
     env = {**{k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS")},
            "OMP_DISPLAY_ENV": "VERBOSE"}
-    out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "demo", "--workdir", str(work), "--steps", "4",
-                          "--seed", str(seed), "--json"], capture_output=True, text=True, timeout=1200, env=env)
+    out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "demo", "--workdir", str(work), "--seed", str(seed),
+                          "--json"], capture_output=True, text=True, timeout=2400, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     s = json.loads((work / "demo_summary.json").read_text())
     printed = json.loads(out.stdout)   # --json: stdout is the summary and its exit code, nothing else
     assert printed.pop("exit_code") == 0 and printed == json.loads(json.dumps(s))
     assert s["preflight_untrained"] == "sft-first" and s["preflight"]["verdict"] == "grpo"
-    assert s["gate_passed"] and s["grpo_steps"] == 4
+    assert s["gate_passed"] and s["grpo_steps"] == 200   # the demo brief's max_steps
+    before, after = s["accuracy_before"]["accuracy"], s["accuracy_after"]["accuracy"]
+    assert after >= 3 * before, (before, after)           # the README's claim
+    assert s["diagnosis"]["healthy"], s["diagnosis"]["findings"]
     assert "GOMP_SPINCOUNT = '0'" in out.stderr             # waiting OpenMP threads sleep: no spinning
     assert s["cpu"] == {"torch_threads": len(os.sched_getaffinity(0)), "omp_wait_policy": "PASSIVE"}
     assert s["accuracy_before"]["samples"] >= 400 and s["accuracy_after"]["samples"] >= 400

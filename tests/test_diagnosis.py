@@ -145,7 +145,7 @@ def test_signal_lost_mid_run_is_a_collapse_with_an_exact_learning_rate(workspace
     from grpo_rlvr.run_dir import render
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
-    run = render(workspace / "brief.yaml").dir          # the example brief trains at lr 3e-4
+    run = render(workspace / "brief.yaml").dir          # the example brief trains at lr 2e-4
     (run / "output").mkdir()
     recs = history(**{**HEALTHY, "frac_reward_zero_std": lambda i: 0.1 if i < 3 else 1.0,
                       "rewards__exact_match__mean": lambda i: 0.1 if i < 3 else 0.0})
@@ -153,7 +153,7 @@ def test_signal_lost_mid_run_is_a_collapse_with_an_exact_learning_rate(workspace
     res = diagnose(run)
     f = next(x for x in res.findings if x.id == "no_learning_signal")
     assert f.cause == "collapsed"
-    assert f.brief_change == {"grpo": {"learning_rate": 3e-5}}
+    assert f.brief_change == {"grpo": {"learning_rate": 2e-5}}
 
 
 def test_entropy_collapse_cites_the_completions(tmp_path):

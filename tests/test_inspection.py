@@ -107,7 +107,7 @@ def test_a_model_right_only_at_low_temperature_is_not_sent_to_sft(workspace, tmp
     import yaml
 
     from grpo_rlvr.demo import arithmetic_task as task
-    from grpo_rlvr.demo.pipeline import WARMUP
+    from outcome_seeds import SWEPT_WARMUP as WARMUP
     from test_diagnosis_runs import answers, warmed_model
 
     rows = task.make_rows(2000, seed=1)

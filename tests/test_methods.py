@@ -110,7 +110,7 @@ def warm_lora_base(tmp_path_factory):
     """The demo's model after 60 steps of its SFT warmup: it earns some reward (an untrained model earns none, so
     its groups carry no gradient)."""
     from grpo_rlvr.demo import arithmetic_task as task
-    from grpo_rlvr.demo.pipeline import WARMUP
+    from outcome_seeds import SWEPT_WARMUP as WARMUP
     from test_diagnosis_runs import answers, warmed_model
 
     rows = task.make_rows(600, seed=1)

@@ -61,10 +61,10 @@ def test_render_refuses_outputs_of_another_lock(workspace):
     (run / "output" / "metrics.jsonl").write_text(json.dumps({"step": 10, "reward": 0.5}) + "\n")
     render(workspace / "brief.yaml")                        # the same lock: re-rendering is harmless
     brief = workspace / "brief.yaml"
-    brief.write_text(brief.read_text().replace("learning_rate: 3.0e-4", "learning_rate: 1.0e-4"))
+    brief.write_text(brief.read_text().replace("learning_rate: 2.0e-4", "learning_rate: 1.0e-4"))
     out = subprocess.run([*CLI, "render", str(brief)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "another render" in out.stderr and "--force" in out.stderr
-    assert json.loads((run / "brief.lock.json").read_text())["grpo_config"]["learning_rate"] == 3.0e-4
+    assert json.loads((run / "brief.lock.json").read_text())["grpo_config"]["learning_rate"] == 2.0e-4
     ok = subprocess.run([*CLI, "render", str(brief), "--force"], capture_output=True, text=True, timeout=300)
     assert ok.returncode == 0, ok.stderr
     (backup,) = run.glob("output.bak-*")

@@ -56,7 +56,7 @@ def test_the_demo_brief_lists_its_departures_and_warns_about_the_rate(workspace)
     data = json.loads(out.stdout)
     devs = {d["key"]: d for d in data["recipe_deviations"]}
     lr = devs["learning_rate"]
-    assert (lr["value"], lr["recipe"], lr["origin"], lr["kind"], lr["grounded_by"]) == (3e-4, 5e-7, "brief",
+    assert (lr["value"], lr["recipe"], lr["origin"], lr["kind"], lr["grounded_by"]) == (2e-4, 5e-7, "brief",
                                                                                          "training", None)
     assert devs["lr_scheduler_type"]["recipe"] is None and devs["lr_scheduler_type"]["grounded_by"] is None
     # batch split and run length are setup: marked, not warned about
@@ -64,7 +64,7 @@ def test_the_demo_brief_lists_its_departures_and_warns_about_the_rate(workspace)
     assert devs["use_vllm"]["origin"] == "hardware" and devs["use_vllm"]["grounded_by"]  # CPU: no vLLM
     assert "num_generations" not in devs and "beta" not in devs and "loss_type" not in devs
     warning = next(w for w in data["warnings"] if "before a stable, inspected base run" in w)
-    assert "learning_rate 0.0003 (recipe 5e-07)" in warning and "per_device_train_batch_size" not in warning
+    assert "learning_rate 0.0002 (recipe 5e-07)" in warning and "per_device_train_batch_size" not in warning
     text = validate(workspace / "brief.yaml").stdout
     assert "≠ learning_rate" in text and "NOTHING YET: before a stable, inspected base run" in text
     assert "Warning: grpo: lr_scheduler_type" in text or "Warning: grpo: learning_rate" in text

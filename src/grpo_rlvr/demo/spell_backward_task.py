@@ -23,7 +23,7 @@ CORRECTNESS = "score"  # the user reward's name, as TRL logs it (rewards/score/m
 CONFIG = {"min_word_len": 3, "max_word_len": 5}
 # Measured (seed 0, 100 held-out words, 2 samples each at temperature 1): after 400 steps the warmed-up model
 # reverses 0.125 of them and writes the format 0.23 of the time; 1000 steps give 0.16 / 0.23. Reversing is harder
-# for it than one-digit sums, so it gets more warmup than the arithmetic demo's 150 steps.
+# for it than one-digit sums, so it gets more warmup than the arithmetic demo's 250 steps.
 WARMUP = {"steps": 400, "lr": 1e-3, "batch_size": 32, "label_smoothing": 0.075}
 _ALPHABET = set(CHARACTERS)
 _WORD = re.compile(r"[a-z]+")
