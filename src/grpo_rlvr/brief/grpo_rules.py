@@ -194,6 +194,9 @@ def _eval_needs_held_out(s: _Settings) -> list[str]:
 
 
 def _generations_floor(s: _Settings) -> list[str]:
+    if "num_generations" in s.g and s.g["num_generations"] is None:  # null: no group size at all
+        return [f"grpo.num_generations: null; GRPO compares a group of completions per prompt: set "
+                f"num_generations: {NUM_GENERATIONS_FLOOR} or more (the recipe's floor), or remove the line"]
     ng = s.num("num_generations")
     if ng is not None and ng < NUM_GENERATIONS_FLOOR:
         return [f"grpo.num_generations: {ng} is below the recipe's floor of {NUM_GENERATIONS_FLOOR} "
