@@ -16,8 +16,8 @@ from pathlib import Path
 from grpo_rlvr.brief import brief_warnings, load_brief
 from grpo_rlvr.brief.contract import contract_problems
 from grpo_rlvr.brief.deviations import as_json, override_variants, recipe_deviations
-from grpo_rlvr.brief.loader import RECIPE, _hardware_defaults
 from grpo_rlvr.brief.methods import SOURCES
+from grpo_rlvr.brief.recipe import RECIPE, hardware_defaults
 from grpo_rlvr.errors import ConfigError, MachineError
 from grpo_rlvr.memory.report import brief_memory
 
@@ -50,7 +50,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
     if broken:
         raise ConfigError(broken, source=str(brief.path))
     origins = {k: brief.origin.get(k, "brief") for k in brief.grpo}
-    deviations, deviation_warnings = recipe_deviations(brief, RECIPE, _hardware_defaults(brief.hardware))
+    deviations, deviation_warnings = recipe_deviations(brief, RECIPE, hardware_defaults(brief.hardware))
     report = {
         "brief": str(brief.path),
         "name": brief.name,

@@ -82,7 +82,7 @@ def check_contract(brief) -> list[ContractResult] | list[str]:
         GrpoRlvrError: a reward fails on the example's data (a missing column, bad ground truth).
     """
     from grpo_rlvr.dataset_io import load_rows, map_columns, reward_columns
-    from grpo_rlvr.rewards import build_reward, combine
+    from grpo_rlvr.rewards import combine, from_brief
 
     examples = list(((brief.raw.get("prompt") or {}).get("examples")) or [])
     if not examples:
@@ -90,7 +90,7 @@ def check_contract(brief) -> list[ContractResult] | list[str]:
     needs_local = brief.dataset.is_local and any(not isinstance(ex.get("row"), dict) for ex in examples)
     local_rows = load_rows(brief) if needs_local else None  # mapped: prompt built, columns renamed
     specs = [r for r in brief.rewards if (r.kind or "") != "judge" and r.name != "rubric_judge"]
-    rewards = [build_reward(r.name, dict(r.params), base_dir=brief.base_dir, kind=r.kind) for r in specs]
+    rewards = from_brief(brief, specs)
     rows, problems = [], []
     for i, ex in enumerate(examples):
         raw, problem = _row(brief, i, ex, local_rows)

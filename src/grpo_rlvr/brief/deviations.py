@@ -1,6 +1,6 @@
 """Where a brief's resolved GRPO settings leave the skill's recipe, and whether a run has earned each change.
 
-The recipe (``RECIPE`` in the loader, the method's defaults, the vLLM mode the hardware implies) is where every
+The recipe (``RECIPE`` in ``brief.recipe``, the method's defaults, the vLLM mode the hardware implies) is where every
 run starts. The skill allows changing it only once a base run is stable and its reward was inspected, so each
 departure is listed with where it came from and what grounds it:
 
@@ -93,7 +93,7 @@ def recipe_deviations(brief, recipe: dict, hardware_defaults: dict) -> tuple[lis
     """Every resolved GRPO setting that differs from the recipe, and a warning for each ungrounded training one.
 
     Args:
-        recipe: the loader's ``RECIPE``; hardware_defaults: what the hardware sets (``_hardware_defaults``).
+        recipe: ``brief.recipe.RECIPE``; hardware_defaults: what the hardware sets (``recipe.hardware_defaults``).
     Returns:
         (deviations, warnings). A key the brief adds that the recipe leaves to TRL counts as a deviation
         (``recipe`` None); the held-out evaluation settings a ``dataset.eval_path`` turns on do not.

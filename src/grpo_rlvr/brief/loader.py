@@ -1,7 +1,10 @@
 """Load a brief YAML into the frozen ``Brief``: JSON Schema for shape, then semantic rules, all errors at once.
 
-Every problem names the field path, what is wrong (with the value) and the fix; ``ConfigError`` carries the
-whole list. Defaults are the skill's recipe, not TRL's (see ``RECIPE``). Imports no torch.
+``load_brief`` runs one loader per section (model, dataset, rewards, hardware, method, variant, grpo, sampling,
+dynamic sampling, inspection and preflight), in that order; each returns what it resolved with its problems and
+warnings, and the brief's problems are theirs in that order. Every problem names the field path, what is wrong
+(with the value) and the fix; ``ConfigError`` carries the whole list. Defaults are the skill's recipe, not TRL's
+(``brief.recipe``). Imports no torch.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ import json
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from grpo_rlvr import work_trace
-from grpo_rlvr.brief import data_checks, methods, model_probe
+from grpo_rlvr.brief import data_checks, methods, model_probe, recipe
 from grpo_rlvr.brief.grpo_rules import (
     NUMERIC_TEXT,
     check_grpo,
@@ -22,6 +26,7 @@ from grpo_rlvr.brief.grpo_rules import (
     eval_defaults,
     numeric_text_problem,
 )
+from grpo_rlvr.brief.recipe import RECIPE
 from grpo_rlvr.brief.types import (
     DYNAMIC_SAMPLING_DEFAULTS,
     Brief,
@@ -37,23 +42,8 @@ from grpo_rlvr.identity import dataset_identity, fingerprint, model_identity
 from grpo_rlvr.prompts import PromptSpec, check_prompt
 from grpo_rlvr.variants import VARIANTS, variants_in
 
-# The skill's base recipe: plain GRPO (TRL 1.16 defaults loss_type to "dapo"), lr 5e-7, beta 0.01,
-# num_generations 8 (a floor). Hardware-dependent keys are added by ``_hardware_defaults``.
-RECIPE: dict = {
-    "num_generations": 8,
-    "learning_rate": 5e-7,
-    "beta": 0.01,
-    "loss_type": "grpo",
-    "per_device_train_batch_size": 8,
-    "gradient_accumulation_steps": 4,
-    "logging_steps": 10,
-    "seed": 3407,
-    "temperature": 1.0,
-    "max_completion_length": 256,
-    "log_completions": True,          # completions/*.parquet, read by `grpo-rlvr diagnose`
-    "num_completions_to_print": 0,    # ...but no rich table on the console each log step
-    "report_to": "none",
-}
+__all__ = ["RECIPE", "brief_warnings", "load_brief", "read_yaml", "reward_identity", "sampling_identity"]
+
 # Keys the toolkit owns: set by render from the run directory, not by the brief.
 RESERVED_KEYS = {"output_dir": "set brief.output_dir instead", "reward_weights": "set rewards[i].weight instead"}
 # from_pretrained arguments that choose which files or code load as the model: the review is bound to the
@@ -61,21 +51,6 @@ RESERVED_KEYS = {"output_dir": "set brief.output_dir instead", "reward_weights":
 MODEL_FILE_KWARGS = ("revision", "subfolder", "gguf_file", "code_revision", "variant", "use_safetensors",
                      "cache_dir", "state_dict", "config", "pretrained_model_name_or_path", "adapter_kwargs",
                      "adapter_name", "_adapter_model_path", "_commit_hash", "weights_only", "tp_plan", "key_mapping")
-
-
-def _model_file_kwargs(overrides: dict) -> list[str]:
-    kwargs = overrides.get("model_init_kwargs")
-    if isinstance(kwargs, str):   # TRL also takes the dict as JSON text
-        try:
-            kwargs = json.loads(kwargs)
-        except ValueError:
-            return ["grpo.model_init_kwargs: not a mapping nor JSON text of one; give from_pretrained arguments "
-                    "as a mapping (dtype: bfloat16)"]
-    if not isinstance(kwargs, dict):
-        return []
-    return [f"grpo.model_init_kwargs.{k}: chooses which files or code load as the model, but the review is bound "
-            "to the model as inspect loads it (model.name_or_path at model.revision); remove it, and point "
-            "model.name_or_path (or model.revision) at what you mean to train" for k in MODEL_FILE_KWARGS if k in kwargs]
 
 
 def _grpo_fields() -> dict[str, dict]:
@@ -141,30 +116,6 @@ def _allowed_range(schema: dict) -> str:
     return " and ".join(x for x in (low, high) if x)
 
 
-def _dynamic_sampling(data: dict, variant: Variant | None, warnings: list[str]) -> DynamicSampling | None:
-    """The resolved ``dynamic_sampling`` section: the brief's keys over the variant's (DAPO brings it), over the
-    defaults. Absent: the variant's or off; ``null``: off; ``{}``: on with the defaults."""
-    from_variant = VARIANTS[variant.name].dynamic_sampling if variant is not None else None
-    if "dynamic_sampling" in data and data["dynamic_sampling"] is None:
-        why = (f"turns off the dynamic sampling the {variant.name!r} variant brings" if from_variant is not None
-               else "leaves dynamic sampling off")
-        warnings.append(f"dynamic_sampling: null {why}; write `dynamic_sampling: {{}}` for it with the defaults "
-                        f"({DYNAMIC_SAMPLING_DEFAULTS['max_rounds']} rounds, tolerance "
-                        f"{DYNAMIC_SAMPLING_DEFAULTS['tolerance']:g}), or remove the line")
-        return None
-    own = data.get("dynamic_sampling")
-    if own is None and from_variant is None:
-        return None
-    values = {**DYNAMIC_SAMPLING_DEFAULTS, **(from_variant or {}), **(own or {})}
-    ds = DynamicSampling(max_rounds=int(values["max_rounds"]), tolerance=float(values["tolerance"]),
-                         origin="brief" if own is not None else f"variant:{variant.name}")
-    if ds.tolerance > 1e-3:
-        warnings.append(f"dynamic_sampling.tolerance: {ds.tolerance:g} also drops groups whose rewards differ by "
-                        f"less than that, which carry signal; the default {DYNAMIC_SAMPLING_DEFAULTS['tolerance']:g} "
-                        "only absorbs float32 noise")
-    return ds
-
-
 def read_yaml(path: Path) -> dict:
     """Parse the brief file (``input_files``: UTF-8, bounded nesting and aliases, no duplicate or non-text
     keys). Raises InputFileError naming the file (and line) on any read/parse failure."""
@@ -179,24 +130,6 @@ def read_yaml(path: Path) -> dict:
         raise ConfigError(f"(top level): expected a mapping of keys (model, dataset, rewards, …), got "
                           f"{type(data).__name__}", source=str(path))
     return data
-
-
-def _hardware(data: dict) -> Hardware:
-    hw = data.get("hardware") or {}
-    accelerator = hw.get("accelerator") or ("cpu" if hw.get("num_gpus", 1) == 0 else "gpu")
-    num_gpus = 0 if accelerator == "cpu" else int(hw.get("num_gpus", 1))
-    default_vllm = 1 if num_gpus > 1 or hw.get("num_nodes", 1) > 1 else 0
-    return Hardware(accelerator=accelerator, num_gpus=num_gpus, num_nodes=int(hw.get("num_nodes", 1)),
-                    vllm_gpus=int(hw.get("vllm_gpus", default_vllm)) if accelerator == "gpu" else 0,
-                    gpu_type=hw.get("gpu_type"), sharding=hw.get("sharding", "none" if num_gpus <= 1 else "ddp"),
-                    cpu_processes=int(hw.get("cpu_processes", 1)) if accelerator == "cpu" else 1)
-
-
-def _hardware_defaults(hw: Hardware) -> dict:
-    if hw.accelerator == "cpu":
-        return {"use_vllm": False, "bf16": False, "use_cpu": True, "gradient_checkpointing": False}
-    mode = "server" if hw.vllm_gpus > 0 else "colocate"
-    return {"use_vllm": True, "vllm_mode": mode, "bf16": True}
 
 
 def _resolve_local(base: Path, ref: str) -> tuple[str, bool]:
@@ -221,6 +154,27 @@ def reward_identity(rewards) -> list[dict]:
     return [{"name": r.name, "weight": r.weight, "kind": r.kind, "params": dict(r.params)} for r in rewards]
 
 
+class Section(NamedTuple):
+    """What one section loader found: the resolved section, its problems and its warnings, in order."""
+
+    spec: Any
+    problems: list[str]
+    warnings: list[str]
+
+
+class _Found:
+    """The problems and warnings of the sections loaded so far, in the order they were found."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.warnings: list[str] = []
+
+    def take(self, section: Section):
+        self.problems.extend(section.problems)
+        self.warnings.extend(section.warnings)
+        return section.spec
+
+
 def load_brief(path: str | Path) -> Brief:
     """Load and validate a brief.
 
@@ -239,81 +193,133 @@ def load_brief(path: str | Path) -> Brief:
     if problems:
         raise ConfigError(problems, source=str(path))
     base = path.resolve().parent
-    problems = []
-    warnings: list[str] = []
+    found = _Found()
+    model = found.take(_model_section(data, base))
+    dataset, row, held_row = found.take(_dataset_section(data, base))
+    rewards = found.take(_rewards_section(data, base, dataset, row, held_row))
+    hw = found.take(_hardware_section(data))
+    method, lora, lora_origin = found.take(_method_section(data, hw))
+    variant = found.take(_variant_section(data, base, model))
+    grpo, origin = found.take(_grpo_section(data, base, model, dataset, rewards, hw, method, variant))
+    sampling_engine = found.take(_sampling_section(data))
+    found.warnings.extend(methods.method_warnings(method, dict(data.get("lora") or {}), grpo, origin))
+    dynamic_sampling = found.take(_dynamic_sampling_section(data, variant))
+    if found.problems:
+        raise ConfigError(found.problems, source=str(path))
+    return Brief(
+        path=path.resolve(), base_dir=base, name=data.get("name", path.stem),
+        model=model, dataset=dataset, rewards=tuple(rewards), hardware=hw, method=method,
+        lora=MappingProxyType(lora), lora_origin=MappingProxyType(lora_origin),
+        grpo=MappingProxyType(grpo), origin=MappingProxyType(origin), variant=variant,
+        **_inspection_fields(data, grpo),
+        output_dir=Path(_resolve_local(base, data.get("output_dir", f"./runs/{path.stem}"))[0]),
+        fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo)),
+        warnings=tuple(found.warnings),
+        raw=MappingProxyType(data),
+        dynamic_sampling=dynamic_sampling,
+        sampling_engine=sampling_engine,
+    )
 
-    # --- model ---------------------------------------------------------------------------------------
+
+# --- model ---------------------------------------------------------------------------------------------------
+
+def _model_section(data: dict, base: Path) -> Section:
     m = data["model"]
     resolved, is_local = _resolve_local(base, m["name_or_path"])
-    adapter = None
-    if is_local and not Path(resolved).is_dir():
-        problems.append(f"model.name_or_path: {m['name_or_path']!r} looks like a local path but {resolved} is not "
-                        "a directory; point it at a model folder (with config.json) or use a hub id")
-    elif is_local:
-        adapter, problem = model_probe.adapter_base(Path(resolved))
-        problem = problem or model_probe.folder_problem(Path(resolved))
-        if problem:
-            problems.append(f"model.name_or_path: {problem}")
+    adapter, problems = _model_folder(m, resolved, is_local)
     # An adapter's facts (size, MoE, vision, context) are its base model's.
     facts = model_probe.model_facts({**m, "name_or_path": adapter.name, "revision": adapter.revision}, adapter.resolved,
                                     adapter.is_local) if adapter else model_probe.model_facts(m, resolved, is_local)
+    warnings = []
     if facts.vision:
-        guessed = " (guessed from its name: if it is text-only, state model.vision: false)" \
-            if facts.vision_from == "name" else f" (from {facts.vision_from})"
-        problems.append(f"model.name_or_path: {m['name_or_path']!r} is a vision-language model{guessed}. "
-                        "Vision-language RL is reference-only in grpo-rlvr: its tooling is scattered over ms-swift and "
-                        "several EasyR1 forks, and TRL has no single command for it that could be validated and "
-                        "tested; and GRPO on the text alone lets a VLM score well while ignoring the image. Use a "
-                        "text-only model, or treat VLM RL as research outside this toolkit")
+        problems.append(_vision_problem(m["name_or_path"], facts))
     else:
         warnings.extend(facts.warnings)
-    is_moe = facts.moe
     model = ModelSpec(m["name_or_path"], resolved, is_local, adapter.revision if adapter else m.get("revision"),
-                      m.get("dtype", "auto"), bool(m.get("trust_remote_code", False)), is_moe, facts.context_length,
+                      m.get("dtype", "auto"), bool(m.get("trust_remote_code", False)), facts.moe, facts.context_length,
                       facts, adapter)
+    return Section(model, problems, warnings)
 
-    # --- dataset -------------------------------------------------------------------------------------
+
+def _model_folder(m: dict, resolved: str, is_local: bool) -> tuple[Any, list[str]]:
+    """A local model: the folder must be there and loadable; a PEFT adapter folder gives its base (else None)."""
+    if is_local and not Path(resolved).is_dir():
+        return None, [f"model.name_or_path: {m['name_or_path']!r} looks like a local path but {resolved} is not a "
+                      "directory; point it at a model folder (with config.json) or use a hub id"]
+    if not is_local:
+        return None, []
+    adapter, problem = model_probe.adapter_base(Path(resolved))
+    problem = problem or model_probe.folder_problem(Path(resolved))
+    return adapter, [f"model.name_or_path: {problem}"] if problem else []
+
+
+def _vision_problem(name: str, facts) -> str:
+    guessed = " (guessed from its name: if it is text-only, state model.vision: false)" \
+        if facts.vision_from == "name" else f" (from {facts.vision_from})"
+    return (f"model.name_or_path: {name!r} is a vision-language model{guessed}. Vision-language RL is reference-only "
+            "in grpo-rlvr: its tooling is scattered over ms-swift and several EasyR1 forks, and TRL has no single "
+            "command for it that could be validated and tested; and GRPO on the text alone lets a VLM score well "
+            "while ignoring the image. Use a text-only model, or treat VLM RL as research outside this toolkit")
+
+
+# --- dataset and prompt ------------------------------------------------------------------------------------------
+
+def _dataset_section(data: dict, base: Path) -> Section:
+    """The dataset, its held-out set and the prompt; the spec is (DatasetSpec, first row, first held-out row),
+    a row being None where it cannot be read here (a hub dataset, or a file with problems)."""
     d = data["dataset"]
     split, eval_split = d.get("split", "train"), d.get("eval_split", "test")
     d_resolved, d_local = data_checks.resolve_dataset(base, d["path"])
     columns = dict(d.get("columns") or {})
     prompt_column = d.get("prompt_column", "prompt")
     prompt = PromptSpec.from_dict(data.get("prompt"))
-    row, held_row = None, None
+    problems, warnings = [], []
     if d_local:
-        found = data_checks.data_file_problems("dataset.path", d["path"], Path(d_resolved), split)
-        problems.extend(found)
-        row = None if found else data_checks.first_row(Path(d_resolved), split)
+        problems = list(data_checks.data_file_problems("dataset.path", d["path"], Path(d_resolved), split))
+        row = None if problems else data_checks.first_row(Path(d_resolved), split)
     else:
+        row = None
         warnings.append(data_checks.hub_note("dataset.path", d["path"], split))
     problems.extend(check_prompt(prompt, prompt_column, row) if row is not None or not d_local else [])
     if row is not None:
         problems.extend(data_checks.column_problems(Path(d_resolved), row, columns))
     e_resolved, e_local = data_checks.resolve_dataset(base, d["eval_path"]) if d.get("eval_path") else (None, False)
-    if e_local:
-        found = data_checks.data_file_problems("dataset.eval_path", d["eval_path"], Path(e_resolved), eval_split)
-        problems.extend(found)
-        held_row = None if found else data_checks.first_row(Path(e_resolved), eval_split)
-        if held_row is not None:
-            problems.extend(p.replace("the dataset", "dataset.eval_path", 1)
-                            for p in check_prompt(prompt, prompt_column, held_row) if p not in problems)
-    elif d.get("eval_path"):
-        warnings.append(data_checks.hub_note("dataset.eval_path", d["eval_path"], eval_split))
+    held_row = _held_out(d, e_resolved, e_local, eval_split, prompt, prompt_column, problems, warnings)
     if d.get("eval_split") and not d.get("eval_path"):
         problems.append("dataset.eval_split: set without dataset.eval_path; add eval_path (the held-out file or "
                         "hub dataset) or remove eval_split")
     dataset = DatasetSpec(d["path"], d_resolved, d_local, split, prompt_column,
                           MappingProxyType(columns), d.get("eval_path"), e_resolved, e_local,
                           eval_split, MappingProxyType(prompt.to_dict()), d.get("subset"), d.get("revision"))
+    return Section((dataset, row, held_row), problems, warnings)
 
-    # --- rewards -------------------------------------------------------------------------------------
+
+def _held_out(d: dict, e_resolved: str | None, e_local: bool, eval_split: str, prompt: PromptSpec,
+              prompt_column: str, problems: list[str], warnings: list[str]) -> dict | None:
+    """The held-out set's first row (None: none, or not readable here); its problems are added to ``problems``
+    (the prompt's only where the training file does not already show them), a hub set's note to ``warnings``."""
+    if not e_local:
+        if d.get("eval_path"):
+            warnings.append(data_checks.hub_note("dataset.eval_path", d["eval_path"], eval_split))
+        return None
+    found = data_checks.data_file_problems("dataset.eval_path", d["eval_path"], Path(e_resolved), eval_split)
+    problems.extend(found)
+    held_row = None if found else data_checks.first_row(Path(e_resolved), eval_split)
+    if held_row is not None:
+        problems.extend(p.replace("the dataset", "dataset.eval_path", 1)
+                        for p in check_prompt(prompt, prompt_column, held_row) if p not in problems)
+    return held_row
+
+
+# --- rewards -----------------------------------------------------------------------------------------------------
+
+def _rewards_section(data: dict, base: Path, dataset: DatasetSpec, row: dict | None, held_row: dict | None) -> Section:
     from grpo_rlvr.rewards import build_reward, with_brief_format
 
-    rewards = []
-    built = []
+    rewards, built = [], []
     # correctness rewards read inside the format reward's tag when it defines one (rewards/_inside_tag.py)
-    resolved, found = with_brief_format([(r["name"], dict(r.get("params") or {})) for r in data["rewards"]])
-    problems.extend(found)
+    resolved, problems = with_brief_format([(r["name"], dict(r.get("params") or {})) for r in data["rewards"]])
+    problems = list(problems)
     for i, (r, params) in enumerate(zip(data["rewards"], resolved, strict=True)):
         spec = RewardSpec(r["name"], float(r.get("weight", 1.0)), r.get("kind"), MappingProxyType(params))
         rewards.append(spec)
@@ -325,26 +331,37 @@ def load_brief(path: str | Path) -> Brief:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         problems.append(f"rewards: {', '.join(dupes)} listed more than once; TRL logs rewards by name, list each once")
+    warnings = []
     if built and len(built) == len(rewards):
         kinds = {b.kind for b in built}
-        if "correctness" not in kinds:
-            warnings.append("rewards: no correctness reward; the gate requires a composite (format + correctness)")
-        if "format" not in kinds:
-            warnings.append("rewards: no format reward; the gate requires a composite (format + correctness)")
-        available = set(columns) | set(row or {})
-        held = set(columns) | set(held_row or {})
-        for i, b in enumerate(built):
-            for col in b.columns:
-                if row is not None and col not in available:
-                    problems.append(f"rewards[{i}] ({b.name}) reads column {col!r}, which the dataset lacks; map it "
-                                    f"with dataset.columns.{col}: <your column>")
-                elif held_row is not None and col not in held:
-                    problems.append(f"rewards[{i}] ({b.name}) reads column {col!r}, which dataset.eval_path lacks "
-                                    f"({Path(e_resolved).name} has {', '.join(sorted(held_row))}); give the "
-                                    "held-out file the training file's columns")
+        warnings = [f"rewards: no {kind} reward; the gate requires a composite (format + correctness)"
+                    for kind in ("correctness", "format") if kind not in kinds]
+        problems.extend(_reward_column_problems(built, dataset, row, held_row))
+    return Section(rewards, problems, warnings)
 
-    # --- hardware, method, variant ---------------------------------------------------------------------
+
+def _reward_column_problems(built: list, dataset: DatasetSpec, row: dict | None, held_row: dict | None) -> list[str]:
+    """Each reward's columns are in the training file (and the held-out file), as far as they can be read here."""
+    problems = []
+    available = set(dataset.columns) | set(row or {})
+    held = set(dataset.columns) | set(held_row or {})
+    for i, b in enumerate(built):
+        for col in b.columns:
+            if row is not None and col not in available:
+                problems.append(f"rewards[{i}] ({b.name}) reads column {col!r}, which the dataset lacks; map it "
+                                f"with dataset.columns.{col}: <your column>")
+            elif held_row is not None and col not in held:
+                problems.append(f"rewards[{i}] ({b.name}) reads column {col!r}, which dataset.eval_path lacks "
+                                f"({Path(dataset.eval_resolved).name} has {', '.join(sorted(held_row))}); give the "
+                                "held-out file the training file's columns")
+    return problems
+
+
+# --- hardware and method -----------------------------------------------------------------------------------------
+
+def _hardware_section(data: dict) -> Section:
     hw = _hardware(data)
+    problems, warnings = [], []
     if hw.accelerator == "gpu" and (data.get("hardware") or {}).get("cpu_processes"):
         problems.append("hardware.cpu_processes: only for accelerator 'cpu'; on GPUs there is one process per "
                         "training GPU (set num_gpus)")
@@ -358,7 +375,25 @@ def load_brief(path: str | Path) -> Brief:
         warnings.append("hardware.sharding: 'fsdp2' is not applied on CPU: accelerate trains CPU processes with "
                         "DDP over gloo whatever its config says, so every process holds the whole model; set "
                         "sharding: ddp on CPU (FSDP2 shards on GPUs)")
+    return Section(hw, problems, warnings)
+
+
+def _hardware(data: dict) -> Hardware:
+    """The hardware section with its defaults: one GPU; on several GPUs or nodes, one of them for vLLM and DDP."""
+    hw = data.get("hardware") or {}
+    accelerator = hw.get("accelerator") or ("cpu" if hw.get("num_gpus", 1) == 0 else "gpu")
+    num_gpus = 0 if accelerator == "cpu" else int(hw.get("num_gpus", 1))
+    default_vllm = 1 if num_gpus > 1 or hw.get("num_nodes", 1) > 1 else 0
+    return Hardware(accelerator=accelerator, num_gpus=num_gpus, num_nodes=int(hw.get("num_nodes", 1)),
+                    vllm_gpus=int(hw.get("vllm_gpus", default_vllm)) if accelerator == "gpu" else 0,
+                    gpu_type=hw.get("gpu_type"), sharding=hw.get("sharding", "none" if num_gpus <= 1 else "ddp"),
+                    cpu_processes=int(hw.get("cpu_processes", 1)) if accelerator == "cpu" else 1)
+
+
+def _method_section(data: dict, hw: Hardware) -> Section:
+    """full, lora or qlora; the spec is (method, lora settings, the origin of each)."""
     method = data.get("method", "full")
+    problems, warnings = [], []
     if method in ("lora", "qlora") and importlib.util.find_spec("peft") is None:
         warnings.append(f"method: {method!r} needs the 'peft' package on the training machine (pip install peft)")
     if method == "qlora" and hw.accelerator == "cpu":
@@ -369,93 +404,137 @@ def load_brief(path: str | Path) -> Brief:
                         "base whole on each process's GPU, which ZeRO-3/FSDP2 sharding cannot take; use sharding "
                         "ddp (or none), or method: lora with sharding")
     lora, lora_origin = methods.lora_settings(method, dict(data.get("lora") or {}))
+    return Section((method, lora, lora_origin), problems, warnings)
 
-    variant = None
+
+# --- variant -----------------------------------------------------------------------------------------------------
+
+def _variant_section(data: dict, base: Path, model: ModelSpec) -> Section:
+    """The declared variant (with the diagnosis that calls for it), or GSPO, which a mixture-of-experts model
+    always gets."""
     v = data.get("variant")
-    if is_moe:
-        if v and v["name"] != "gspo":
-            problems.append(f"variant.name: {v['name']!r} on a mixture-of-experts model; MoE requires GSPO. "
-                            "Remove the variant (GSPO is applied automatically) or set variant.name: gspo")
-        variant = Variant("gspo", v.get("diagnosis") if v else None, automatic=not v)
-    elif v:
-        spec = VARIANTS[v["name"]]
-        diag = v.get("diagnosis")
-        if not diag:
-            problems.append(f"variant.diagnosis: variant {v['name']!r} needs the diagnosis that showed its failure "
-                            f"mode ({spec.why}); run `grpo-rlvr diagnose RUN` on a base-recipe run and set "
-                            "variant.diagnosis to its diagnosis.json")
-        else:
-            problems.extend(_check_diagnosis(base, diag, spec))
-        variant = Variant(v["name"], diag, automatic=False)
+    if model.is_moe:
+        problems = [] if not v or v["name"] == "gspo" else [
+            f"variant.name: {v['name']!r} on a mixture-of-experts model; MoE requires GSPO. Remove the variant "
+            "(GSPO is applied automatically) or set variant.name: gspo"]
+        return Section(Variant("gspo", v.get("diagnosis") if v else None, automatic=not v), problems, [])
+    if not v:
+        return Section(None, [], [])
+    spec, diag = VARIANTS[v["name"]], v.get("diagnosis")
+    if not diag:
+        problems = [f"variant.diagnosis: variant {v['name']!r} needs the diagnosis that showed its failure mode "
+                    f"({spec.why}); run `grpo-rlvr diagnose RUN` on a base-recipe run and set variant.diagnosis to "
+                    "its diagnosis.json"]
+    else:
+        problems = _check_diagnosis(base, diag, spec)
+    return Section(Variant(v["name"], diag, automatic=False), problems, [])
 
-    # --- GRPO config -------------------------------------------------------------------------------------
+
+# --- GRPO config -------------------------------------------------------------------------------------------------
+
+def _grpo_section(data: dict, base: Path, model: ModelSpec, dataset: DatasetSpec, rewards: list[RewardSpec],
+                  hw: Hardware, method: str, variant: Variant | None) -> Section:
+    """The GRPOConfig kwargs, layered (``brief.recipe``) and checked; the spec is (values, origin of each)."""
     overrides = dict(data.get("grpo") or {})
-    problems.extend(_hand_set_variants(base, overrides, variant, data))
-    problems.extend(_model_file_kwargs(overrides))
     fields = _grpo_fields()
+    problems = [*_hand_set_variants(base, overrides, variant, data), *_model_file_kwargs(overrides)]
     type_problems, mistyped = check_types(overrides, fields)
     problems.extend(type_problems)
-    grpo, origin = {}, {}
-    for src, values in (("recipe", RECIPE), (f"method:{method}", methods.METHOD_GRPO_DEFAULTS[method]),
-                        ("hardware", _hardware_defaults(hw))):
-        for k, val in values.items():
-            grpo[k], origin[k] = val, src
-    if variant is not None:
-        for k, val in VARIANTS[variant.name].delta.items():
-            grpo[k], origin[k] = val, f"variant:{variant.name}"
+    layers = recipe.defaults(method, hw, variant)
+    accepted, found = _accepted_overrides(overrides, fields, mistyped)
+    problems.extend(found)
+    layers.put("brief", accepted)
+    layers.put("rewards", {"reward_weights": [r.weight for r in rewards]})
+    if dataset.eval_path:
+        layers.put("eval", {k: v for k, v in eval_defaults(layers.values).items() if k not in overrides})
+    grpo = layers.values
+    problems.extend(check_grpo(grpo, hw, model, has_eval=bool(dataset.eval_path)))
+    if model.is_moe and grpo.get("importance_sampling_level") != "sequence":
+        problems.append(f"grpo.importance_sampling_level: {grpo.get('importance_sampling_level')!r} on a "
+                        "mixture-of-experts model; MoE requires GSPO's sequence-level ratios. Remove the override")
+    warnings = []
+    if hw.accelerator == "gpu" and grpo.get("use_vllm") and importlib.util.find_spec("vllm") is None:
+        warnings.append("grpo.use_vllm: vLLM is not installed here; install grpo-rlvr[vllm] on the training machine")
+    return Section((grpo, layers.origin), problems, warnings)
+
+
+def _accepted_overrides(overrides: dict, fields: dict, mistyped: set[str]) -> tuple[dict, list[str]]:
+    """The overrides that go into the config, and the problems of those that may not: keys the toolkit owns,
+    and keys that are not GRPOConfig fields (those of the wrong type are already reported)."""
+    accepted, problems = {}, []
     for k, val in overrides.items():
         if k in RESERVED_KEYS:
             problems.append(f"grpo.{k}: set by grpo-rlvr; {RESERVED_KEYS[k]}")
-            continue
-        if k not in fields:
+        elif k not in fields:
             close = difflib.get_close_matches(k, sorted(fields), n=1)
             hint = f"did you mean {close[0]!r}?" if close else "see TRL's GRPOConfig for field names"
             problems.append(f"grpo.{k}: not a GRPOConfig field (TRL 1.16); {hint}")
-            continue
-        if k not in mistyped:
-            grpo[k], origin[k] = val, "brief"
-    grpo["reward_weights"] = [r.weight for r in rewards]
-    origin["reward_weights"] = "rewards"
-    if dataset.eval_path:
-        for k, val in eval_defaults(grpo).items():
-            if k not in overrides:
-                grpo[k], origin[k] = val, "eval"
-    problems.extend(check_grpo(grpo, hw, model, has_eval=bool(dataset.eval_path)))
-    if is_moe and grpo.get("importance_sampling_level") != "sequence":
-        problems.append(f"grpo.importance_sampling_level: {grpo.get('importance_sampling_level')!r} on a "
-                        "mixture-of-experts model; MoE requires GSPO's sequence-level ratios. Remove the override")
-    if hw.accelerator == "gpu" and grpo.get("use_vllm") and importlib.util.find_spec("vllm") is None:
-        warnings.append("grpo.use_vllm: vLLM is not installed here; install grpo-rlvr[vllm] on the training machine")
+        elif k not in mistyped:
+            accepted[k] = val
+    return accepted, problems
 
-    sampling_engine = (data.get("sampling") or {}).get("engine", "auto")
-    if sampling_engine == "vllm" and importlib.util.find_spec("vllm") is None:
+
+# --- sampling, dynamic sampling, inspection and preflight ------------------------------------------------------
+
+def _sampling_section(data: dict) -> Section:
+    engine = (data.get("sampling") or {}).get("engine", "auto")
+    warnings = []
+    if engine == "vllm" and importlib.util.find_spec("vllm") is None:
         warnings.append("sampling.engine: 'vllm', but vLLM is not installed here; preflight and inspect will refuse "
                         "to run here (install vLLM, or set sampling.engine: auto)")
-    warnings.extend(methods.method_warnings(method, dict(data.get("lora") or {}), grpo, origin))
-    dynamic_sampling = _dynamic_sampling(data, variant, warnings)
-    if problems:
-        raise ConfigError(problems, source=str(path))
+    return Section(engine, [], warnings)
 
+
+def _dynamic_sampling_section(data: dict, variant: Variant | None) -> Section:
+    """The resolved ``dynamic_sampling`` section: the brief's keys over the variant's (DAPO brings it), over the
+    defaults. Absent: the variant's or off; ``null``: off; ``{}``: on with the defaults."""
+    from_variant = VARIANTS[variant.name].dynamic_sampling if variant is not None else None
+    if "dynamic_sampling" in data and data["dynamic_sampling"] is None:
+        why = (f"turns off the dynamic sampling the {variant.name!r} variant brings" if from_variant is not None
+               else "leaves dynamic sampling off")
+        return Section(None, [], [
+            f"dynamic_sampling: null {why}; write `dynamic_sampling: {{}}` for it with the defaults "
+            f"({DYNAMIC_SAMPLING_DEFAULTS['max_rounds']} rounds, tolerance "
+            f"{DYNAMIC_SAMPLING_DEFAULTS['tolerance']:g}), or remove the line"])
+    own = data.get("dynamic_sampling")
+    if own is None and from_variant is None:
+        return Section(None, [], [])
+    values = {**DYNAMIC_SAMPLING_DEFAULTS, **(from_variant or {}), **(own or {})}
+    ds = DynamicSampling(max_rounds=int(values["max_rounds"]), tolerance=float(values["tolerance"]),
+                         origin="brief" if own is not None else f"variant:{variant.name}")
+    warnings = []
+    if ds.tolerance > 1e-3:
+        warnings.append(f"dynamic_sampling.tolerance: {ds.tolerance:g} also drops groups whose rewards differ by "
+                        f"less than that, which carry signal; the default {DYNAMIC_SAMPLING_DEFAULTS['tolerance']:g} "
+                        "only absorbs float32 noise")
+    return Section(ds, [], warnings)
+
+
+def _inspection_fields(data: dict, grpo: dict) -> dict:
+    """How many samples and prompts inspection and preflight draw, and their seeds (the recipe's seed unless set)."""
     insp = data.get("inspection") or {}
     pre = data.get("preflight") or {}
-    sampling = sampling_identity(grpo)
-    brief = Brief(
-        path=path.resolve(), base_dir=base, name=data.get("name", path.stem),
-        model=model, dataset=dataset, rewards=tuple(rewards), hardware=hw, method=method,
-        lora=MappingProxyType(lora), lora_origin=MappingProxyType(lora_origin),
-        grpo=MappingProxyType(grpo), origin=MappingProxyType(origin), variant=variant,
-        inspection_samples=int(insp.get("samples", 64)), inspection_prompts=int(insp.get("prompts", 32)),
-        inspection_seed=int(insp.get("seed", grpo["seed"])),
-        preflight_prompts=int(pre.get("prompts", 64)), preflight_k=int(pre.get("k", grpo["num_generations"])),
-        preflight_seed=int(pre.get("seed", grpo["seed"])),
-        output_dir=Path(_resolve_local(base, data.get("output_dir", f"./runs/{path.stem}"))[0]),
-        fingerprint=_fingerprint(model, dataset, rewards, sampling),
-        warnings=tuple(warnings),
-        raw=MappingProxyType(data),
-        dynamic_sampling=dynamic_sampling,
-        sampling_engine=sampling_engine,
-    )
-    return brief
+    return {"inspection_samples": int(insp.get("samples", 64)), "inspection_prompts": int(insp.get("prompts", 32)),
+            "inspection_seed": int(insp.get("seed", grpo["seed"])),
+            "preflight_prompts": int(pre.get("prompts", 64)), "preflight_k": int(pre.get("k", grpo["num_generations"])),
+            "preflight_seed": int(pre.get("seed", grpo["seed"]))}
+
+
+# --- overrides that need more than their own value ---------------------------------------------------------------
+
+def _model_file_kwargs(overrides: dict) -> list[str]:
+    kwargs = overrides.get("model_init_kwargs")
+    if isinstance(kwargs, str):   # TRL also takes the dict as JSON text
+        try:
+            kwargs = json.loads(kwargs)
+        except ValueError:
+            return ["grpo.model_init_kwargs: not a mapping nor JSON text of one; give from_pretrained arguments "
+                    "as a mapping (dtype: bfloat16)"]
+    if not isinstance(kwargs, dict):
+        return []
+    return [f"grpo.model_init_kwargs.{k}: chooses which files or code load as the model, but the review is bound "
+            "to the model as inspect loads it (model.name_or_path at model.revision); remove it, and point "
+            "model.name_or_path (or model.revision) at what you mean to train" for k in MODEL_FILE_KWARGS if k in kwargs]
 
 
 def brief_warnings(brief: Brief) -> tuple[str, ...]:

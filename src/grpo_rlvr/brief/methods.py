@@ -1,6 +1,6 @@
 """Per-method recipe defaults (full, LoRA, QLoRA), each with the source it comes from.
 
-``full`` keeps the skill's recipe (``RECIPE`` in the loader: learning rate 5e-7). Adapters learn with far larger
+``full`` keeps the skill's recipe (``RECIPE`` in ``brief.recipe``: learning rate 5e-7). Adapters learn with far larger
 steps: TRL's "LoRA Without Regret" guide trains GRPO with LoRA at 1e-5 against 1e-6 for full fine-tuning (10×),
 LoRA on every linear layer, rank 1–32 being enough for RL, alpha 32, no dropout. QLoRA adds the 4-bit NF4 base
 of the QLoRA paper (double quantization, bf16 compute). ``validate`` prints these with their sources.
