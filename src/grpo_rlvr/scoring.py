@@ -14,7 +14,7 @@ from pathlib import Path
 from grpo_rlvr.dataset_io import map_columns, reward_columns
 from grpo_rlvr.errors import ConfigError, InputFileError, MissingColumn, RewardError
 from grpo_rlvr.jsonl import read_jsonl
-from grpo_rlvr.rewards import Reward, build_reward, combine
+from grpo_rlvr.rewards import Reward, build_reward, combine, from_brief
 
 
 def parse_options(options: list[str]) -> dict:
@@ -37,7 +37,7 @@ def rewards_for(brief=None, reward: str | None = None, options: list[str] | None
         from grpo_rlvr.brief import load_brief
 
         b = load_brief(brief)
-        rewards = [build_reward(r.name, dict(r.params), base_dir=b.base_dir, kind=r.kind) for r in b.rewards]
+        rewards = from_brief(b)
         return rewards, b.reward_weights, (b.dataset.prompt_column, dict(b.dataset.columns))
     return [build_reward(reward, parse_options(options or []), base_dir=Path.cwd())], [1.0], ("prompt", {})
 

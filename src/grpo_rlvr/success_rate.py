@@ -29,7 +29,7 @@ from grpo_rlvr.cpu_time import check_sampling_time
 from grpo_rlvr.dataset_io import load_rows, reward_columns
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_jsonl_atomic
-from grpo_rlvr.rewards import build_reward, combine
+from grpo_rlvr.rewards import combine, from_brief
 from grpo_rlvr.sampling import SamplingParams, draw, encode_prompts
 
 TOO_EASY_SHARE = 0.9
@@ -160,13 +160,10 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
     rows = load_rows(brief)
     chosen = _choose_prompts(brief, len(rows), prompts, filter_out)
     rewards, correctness = _correctness_rewards(brief)
-    s = brief.sampling()
-    low_pass = s["temperature"] > LOW_TEMPERATURE
+    params = SamplingParams.from_brief(brief, brief.preflight_seed, batch_size)
+    low_pass = params.temperature > LOW_TEMPERATURE
     if model is None:
         check_sampling_time(brief, len(chosen) * k * (2 if low_pass else 1), allow_cpu, "preflight")
-    params = SamplingParams(temperature=s["temperature"], top_p=s["top_p"],
-                            max_completion_length=s["max_completion_length"], seed=brief.preflight_seed,
-                            batch_size=batch_size)
 
     def sample(with_params: SamplingParams, tok) -> _Pass:
         return _sample_and_score(brief, rows, chosen, k, with_params, rewards, correctness, model, tok, progress)
@@ -179,7 +176,7 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
         low = {"temperature": LOW_TEMPERATURE, "pass_at_1": second.pass_at_1(k),
                "prompts_solved": sum(c > 0 for c in second.counts)}
     result = _measured(first, k, lengths, brief.model.context_length, low)
-    result.verdict, result.evidence = _verdict(result, s)
+    result.verdict, result.evidence = _verdict(result, brief.sampling())
     if filter_out:
         result.filtered = _write_learnable(brief, rows, chosen, first.counts, k, keep_share, filter_out)
     result.seconds = time.monotonic() - t0
@@ -198,7 +195,7 @@ def _choose_prompts(brief, n_rows: int, prompts: int | None, filter_out) -> list
 
 def _correctness_rewards(brief) -> tuple[list, list[str]]:
     """The brief's rewards, and the names of those that say whether a sample is right."""
-    rewards = [build_reward(r.name, dict(r.params), base_dir=brief.base_dir, kind=r.kind) for r in brief.rewards]
+    rewards = from_brief(brief)
     correctness = [r.name for r in rewards if r.kind in ("correctness", "judge")]
     if not correctness:
         raise ConfigError("rewards: preflight needs a correctness reward (kind 'correctness', e.g. exact_match) to "
