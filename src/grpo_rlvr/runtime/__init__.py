@@ -1,9 +1,11 @@
 """What runs beside the GPU: the modules a rendered ``train.py`` and ``launch.sh`` import at run time.
 
-The gate re-check and rendered-file hashes (``run_guard``), model loading for full/LoRA/QLoRA
-(``model_loading``), the trainer subclasses (``trainers``; the held-out buffer in ``held_out_trainer``, dynamic
-sampling's row stacking and checkpoint state in ``dynamic_sampling``, its pure parts in ``group_filter``) and the
-logging callbacks
-(``training_callbacks``). The desk side borrows two pieces: ``model_loading`` (preflight and
-inspection sample with the same loader) and ``run_guard``'s read-only helpers (``read_lock`` and friends).
+``run_guard`` refuses to train unless the run check passes (it asks the clean interpreter for
+``run_check.check_run_here`` by name, so the runtime imports nothing above itself: tests/test_layers.py), caps and
+marks unreviewed smoke tests, and compares what was loaded with what was checked. Beside it: model loading for
+full/LoRA/QLoRA (``model_loading``; preflight and inspection sample with the same loader), the trainer subclasses
+(``trainers``; the held-out buffer in ``held_out_trainer``, dynamic sampling's row stacking and checkpoint state in
+``dynamic_sampling``, its pure parts in ``group_filter``), checkpoints this run saved (``checkpoint_ledger``), the
+vLLM CPU fixes for colocate training (``vllm_cpu``) and the logging callbacks (``training_callbacks``). The run's
+lock is read and written by ``run_lock``, one floor down.
 """
