@@ -15,7 +15,8 @@ import pytest
 STEPS = 3
 MAX_ROUNDS = 2
 # nats per token. TRL builds its engine without a dtype, and vLLM's "auto" runs this float32 checkpoint in bfloat16:
-# engine and policy differ by ≈ 0.015 on the same weights (measured), against ≈ 0.3+ after the training below.
+# engine and policy differ by 0.01-0.015 on the same weights (measured), and by more once training has grown the
+# weights (the bound after the sync scales with how far training moved the policy: see the last assertion).
 TOLERANCE = 0.03
 
 
@@ -117,4 +118,10 @@ def test_synced_weights_change_the_engine_and_refills_use_it(tmp_path, warm_mode
     engine = prompt_logprobs(llm, ids)
     assert moved > 5 * TOLERANCE, "training did not move the policy enough to tell"
     assert all(math.isfinite(v) for v in engine)
-    assert max_gap(engine, after) < TOLERANCE, "vLLM's outputs did not follow the synced weights"
+    # Synced: the engine matches the new policy up to the rounding of two implementations (TRL's engine runs
+    # bfloat16, the trainer float32), which grows with the weights' size; unsynced, it would sit a whole `moved`
+    # away. Measured with the demo's warmed model at lr 3e-3: moved 6.77, engine to new policy 0.035, engine to
+    # old policy 6.79 (an absolute 0.03 bound failed on rounding alone).
+    follow = max_gap(engine, after)
+    assert follow < max(TOLERANCE, moved / 50), f"vLLM's outputs did not follow the synced weights ({follow} " \
+                                                 f"from the new policy, which moved {moved})"
