@@ -29,7 +29,7 @@ from grpo_rlvr.cpu_threads import WAIT_POLICY
 from grpo_rlvr.errors import GateRefused, LaunchError
 from grpo_rlvr.launch_plan import LaunchPlan
 from grpo_rlvr.run_check import check_run_here
-from grpo_rlvr.run_lock import LOCK, read_lock
+from grpo_rlvr.run_lock import LOCK
 from grpo_rlvr.runtime.run_guard import check_run, demo_acceptance
 
 
@@ -179,7 +179,7 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         return res
     t0, started = time.monotonic(), time.time()
     if demo:
-        returncode = _train_in_process(run, cmd[cmd.index(str(run / "train.py")) + 1:])
+        returncode = _train_in_process(run, plan, cmd[cmd.index(str(run / "train.py")) + 1:])
     else:
         returncode = _run_forwarding_signals(cmd, run, {**os.environ, **env_extra, "PATH": _path_with_this_python()},
                                              stream)
@@ -210,11 +210,11 @@ def summary_step(summary: Path, since: float) -> int | None:
     return step if isinstance(step, int) else None
 
 
-def _train_in_process(run: Path, argv: list[str]) -> int:
+def _train_in_process(run: Path, plan: LaunchPlan, argv: list[str]) -> int:
     """The demo's launch: the rendered train.py run in this process, with the demo's oracle verdicts accepted."""
     import runpy
 
-    if lock_mode(run) != "local":
+    if not plan.one_process:
         raise LaunchError(f"{run}: the demo trains in one process; this run needs several (render a single-process "
                           "brief for the demo)")
     old_cwd = os.getcwd()
@@ -227,10 +227,6 @@ def _train_in_process(run: Path, argv: list[str]) -> int:
         return e.code if isinstance(e.code, int) else 1
     finally:
         os.chdir(old_cwd)
-
-
-def lock_mode(run: Path) -> str:
-    return "local" if plan_of(run, read_lock(run)).one_process else "multi"
 
 
 TEARDOWN_S = 60  # how long a stopped launcher may take to stop its trainer and vLLM server (launch.sh: ≤ 25 s)
