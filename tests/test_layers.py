@@ -39,3 +39,11 @@ def test_nothing_outside_the_cli_imports_the_cli():
     inward = {f"{p.relative_to(PKG)}: {m}" for p in sorted(PKG.rglob("*.py")) if "cli" not in p.relative_to(PKG).parts
               and p.name != "__main__.py" for m in grpo_imports(p) if m.startswith("grpo_rlvr.cli")}
     assert not inward, sorted(inward)
+
+
+def test_only_the_lock_reads_the_brief_as_written():
+    """Every phase takes the typed Brief; the YAML as written is recorded in the lock and read nowhere else."""
+    readers = {str(p.relative_to(PKG)) for p in sorted(PKG.rglob("*.py"))
+               for node in ast.walk(ast.parse(p.read_text()))
+               if isinstance(node, ast.Attribute) and node.attr == "as_written"}
+    assert readers == {"run_dir.py"}, sorted(readers)

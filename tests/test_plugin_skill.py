@@ -21,7 +21,8 @@ import yaml
 from conftest import example_brief_text
 from grpo_rlvr.brief import RECIPE
 from grpo_rlvr.brief.grpo_rules import NUM_GENERATIONS_FLOOR
-from grpo_rlvr.gate import DEFAULT_JUDGE_KAPPA, MIN_MEDIAN_SECONDS
+from grpo_rlvr.brief.recipe import DEFAULT_JUDGE_KAPPA
+from grpo_rlvr.gate import MIN_MEDIAN_SECONDS
 from grpo_rlvr.variants import VARIANTS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -460,7 +460,7 @@ def test_no_malformed_output_gets_correctness_and_well_formed_wrong_outranks_it(
     """The composite property, on each example's own answers: every malformed variant of its correct answer
     scores 0 on every correctness reward and below its well-formed wrong answer."""
     brief, rewards, _ = _brief(name)
-    examples = brief.raw["prompt"]["examples"]
+    examples = brief.prompt_examples
     tag = next(r.params.get("tag", "answer") for r in brief.rewards if r.name == "format")
     for ex in examples:
         row = ex.get("row", 0)

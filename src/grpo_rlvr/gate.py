@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 
 MIN_SAMPLES, MAX_SAMPLES = 50, 100
 MIN_MEDIAN_SECONDS = 1.0  # a median under a second per sample is not reading (prompt, completion, every score)
-DEFAULT_JUDGE_KAPPA = 0.6
 MIN_PROMPT_SHARE = 0.25   # distinct prompts ≥ a quarter of the samples (16 of 64)
 SCORE_TOLERANCE = 1e-6
 
@@ -363,7 +362,7 @@ def _ranking_problems(samples: list[dict], fmt: list[str], cor: list[str]) -> li
 def _judge_problems(ctx: GateContext) -> list[str]:
     """Rule 5's judge check: a judge used as the correctness part agrees with the person at the brief's kappa.
     Records the required kappa beside each judge's calibration (the report shows it)."""
-    min_kappa = float((ctx.brief.raw.get("inspection") or {}).get("judge_min_kappa", DEFAULT_JUDGE_KAPPA))
+    min_kappa = ctx.brief.inspection.judge_min_kappa
     problems = []
     for name in ctx.of_kind("judge"):
         c = ctx.calibration["rewards"].get(name)

@@ -153,8 +153,8 @@ def adapter_spec(brief: Brief) -> dict | None:
 def model_init(brief: Brief) -> dict:
     """from_pretrained kwargs train.py uses when it loads the model itself (QLoRA). No revision: a hub model
     loads from the folder of its pinned commit (``pinned_revision``)."""
-    m, raw = brief.model, dict(brief.raw.get("model") or {})
-    out = {"trust_remote_code": m.trust_remote_code or None, "attn_implementation": raw.get("attn_implementation")}
+    m = brief.model
+    out = {"trust_remote_code": m.trust_remote_code or None, "attn_implementation": m.attn_implementation}
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -234,7 +234,7 @@ def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
     lock = {
         "tool": f"grpo-rlvr {__version__}", "brief": str(brief.path), "fingerprint": brief.fingerprint,
         "inspection": str(insp.resolve()), "launch": plan.to_dict(), "accelerate": desc,
-        "resolved": json.loads(json.dumps(dict(brief.raw), default=str)),
+        "resolved": json.loads(json.dumps(dict(brief.as_written), default=str)),
         "grpo_config": cfg,
         "variant": None if brief.variant is None else {"name": brief.variant.name, "diagnosis": brief.variant.diagnosis,
                                                         "automatic": brief.variant.automatic},

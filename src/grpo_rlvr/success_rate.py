@@ -152,7 +152,7 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
     """
     t0 = time.monotonic()
     brief = load_brief(brief_path)
-    k = k or brief.preflight_k
+    k = k or brief.preflight.k
     if k < 2:
         raise ConfigError(f"--k: {k}; need at least 2 samples per prompt to see variance")
     if not 0 <= keep_share <= 1:
@@ -160,7 +160,7 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
     rows = load_rows(brief)
     chosen = _choose_prompts(brief, len(rows), prompts, filter_out)
     rewards, correctness = _correctness_rewards(brief)
-    params = SamplingParams.from_brief(brief, brief.preflight_seed, batch_size)
+    params = SamplingParams.from_brief(brief, brief.preflight.seed, batch_size)
     low_pass = params.temperature > LOW_TEMPERATURE
     if model is None:
         check_sampling_time(brief, len(chosen) * k * (2 if low_pass else 1), allow_cpu, "preflight")
@@ -187,10 +187,10 @@ def _choose_prompts(brief, n_rows: int, prompts: int | None, filter_out) -> list
     """The row indices to sample: every row when filtering, else a seeded sample of ``prompts`` rows."""
     if filter_out:
         return list(range(n_rows))     # filtering needs every prompt
-    n = prompts or brief.preflight_prompts
+    n = prompts or brief.preflight.prompts
     if n < 1:
         raise ConfigError(f"--prompts: {n}; need at least 1")
-    return random.Random(brief.preflight_seed).sample(range(n_rows), min(n, n_rows))
+    return random.Random(brief.preflight.seed).sample(range(n_rows), min(n, n_rows))
 
 
 def _correctness_rewards(brief) -> tuple[list, list[str]]:
@@ -206,7 +206,7 @@ def _correctness_rewards(brief) -> tuple[list, list[str]]:
 def _write_learnable(brief, rows: list[dict], chosen: list[int], counts: list[int], k: int, keep_share: float,
                      filter_out) -> dict:
     """``--filter``: the prompts solved sometimes, plus ``keep_share`` of the rest, in the dataset's own columns."""
-    frng = random.Random(brief.preflight_seed + 1)
+    frng = random.Random(brief.preflight.seed + 1)
     keep = [chosen[i] for i, c in enumerate(counts) if 0 < c < k or frng.random() < keep_share]
     raw = [_unmapped(rows[i], brief) for i in keep]
     write_jsonl_atomic(Path(filter_out), raw)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grpo_rlvr.brief import brief_warnings, load_brief
+from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.contract import contract_problems
 from grpo_rlvr.brief.deviations import as_json, override_variants, recipe_deviations
 from grpo_rlvr.brief.methods import SOURCES
@@ -79,7 +79,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         "inspection_dir": str(brief.output_dir / "inspection"),
         "run_dir": str(brief.output_dir / "run"),
         "contract": [r.to_dict() for r in contract],
-        "warnings": [*brief_warnings(brief), *deviation_warnings, *machine, *adapter_warnings(brief)],
+        "warnings": [*brief.warnings, *deviation_warnings, *machine, *adapter_warnings(brief)],
         "memory": brief_memory(brief),
         "valid": True,
     }
@@ -120,7 +120,7 @@ def adapter_warnings(brief) -> list[str]:
                    + (" and the server serves the base" if mode == "server" else "")
                    + " until TRL's first weight sync merges the adapter in. Merged weights are the sure path: "
                    f"`{merge}`, then point model.name_or_path at DIR")
-    if brief.method != "full" and "lora" in brief.raw:
+    if brief.method != "full" and brief.lora_set_by_brief:
         out.append("lora: the model is a LoRA adapter, which training continues with its own settings (from its "
                    "adapter_config.json); this section is not used. To train a new adapter instead, merge this one "
                    f"first (`{merge}`) and point model.name_or_path at DIR")
@@ -139,6 +139,6 @@ def _variant_report(brief) -> dict | None:
     if not hand:
         return None
     first = hand[0]
-    diag = (brief.raw.get("base_run") or {}).get("diagnosis")
+    diag = brief.base_run_diagnosis
     return {"name": first["name"], "automatic": False, "diagnosis": diag, "declared": False,
             "set_by": first["matched"], "missing": first["missing"], "also_set_by_hand": hand[1:]}

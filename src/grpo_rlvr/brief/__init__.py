@@ -6,9 +6,18 @@ rules; ``types`` the frozen specs; ``model_probe``, ``data_checks``, ``methods``
 the model's facts, the data, the method defaults, the example contract and the recipe deviations.
 """
 
-from grpo_rlvr.brief.loader import brief_warnings, load_brief
+from grpo_rlvr.brief.loader import load_brief
 from grpo_rlvr.brief.recipe import RECIPE
-from grpo_rlvr.brief.types import Brief, DatasetSpec, Hardware, ModelSpec, RewardSpec, Variant
+from grpo_rlvr.brief.types import (
+    Brief,
+    DatasetSpec,
+    Hardware,
+    InspectionSpec,
+    ModelSpec,
+    PreflightSpec,
+    RewardSpec,
+    Variant,
+)
 
-__all__ = ["RECIPE", "Brief", "DatasetSpec", "Hardware", "ModelSpec", "RewardSpec", "Variant", "brief_warnings",
-           "load_brief"]
+__all__ = ["RECIPE", "Brief", "DatasetSpec", "Hardware", "InspectionSpec", "ModelSpec", "PreflightSpec", "RewardSpec",
+           "Variant", "load_brief"]

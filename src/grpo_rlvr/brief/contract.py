@@ -84,7 +84,7 @@ def check_contract(brief) -> list[ContractResult] | list[str]:
     from grpo_rlvr.dataset_io import load_rows, map_columns, reward_columns
     from grpo_rlvr.rewards import combine, from_brief
 
-    examples = list(((brief.raw.get("prompt") or {}).get("examples")) or [])
+    examples = list(brief.prompt_examples)
     if not examples:
         return []
     needs_local = brief.dataset.is_local and any(not isinstance(ex.get("row"), dict) for ex in examples)

@@ -61,13 +61,11 @@ def recipe_values(recipe: dict, hardware_defaults: dict) -> dict:
 
 def base_run_diagnosis(brief) -> str | None:
     """The diagnosis.json the brief names for its base run: ``variant.diagnosis``, else ``base_run.diagnosis``."""
-    raw = brief.raw
-    for section in ("variant", "base_run"):
-        diag = (raw.get(section) or {}).get("diagnosis")
-        if diag:
-            p = Path(diag).expanduser()
-            return str(p if p.is_absolute() else brief.base_dir / p)
-    return None
+    diag = (brief.variant.diagnosis if brief.variant else None) or brief.base_run_diagnosis
+    if not diag:
+        return None
+    p = Path(diag).expanduser()
+    return str(p if p.is_absolute() else brief.base_dir / p)
 
 
 def diagnosis_problem(path: str | None) -> str | None:
@@ -138,7 +136,7 @@ def recipe_deviations(brief, recipe: dict, hardware_defaults: dict) -> tuple[lis
 def override_variants(brief) -> list[dict]:
     """The variants a brief's ``grpo:`` overrides set by hand: each with the keys that match its delta and the
     delta keys it leaves out (``variants.variants_in``)."""
-    overrides = dict(brief.raw.get("grpo") or {})
+    overrides = brief.overrides
     out = []
     for name, matched in variants_in(overrides).items():
         delta = VARIANTS[name].delta

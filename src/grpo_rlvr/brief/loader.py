@@ -26,14 +26,16 @@ from grpo_rlvr.brief.grpo_rules import (
     eval_defaults,
     numeric_text_problem,
 )
-from grpo_rlvr.brief.recipe import RECIPE
+from grpo_rlvr.brief.recipe import DEFAULT_JUDGE_KAPPA, RECIPE
 from grpo_rlvr.brief.types import (
     DYNAMIC_SAMPLING_DEFAULTS,
     Brief,
     DatasetSpec,
     DynamicSampling,
     Hardware,
+    InspectionSpec,
     ModelSpec,
+    PreflightSpec,
     RewardSpec,
     Variant,
 )
@@ -42,7 +44,7 @@ from grpo_rlvr.identity import dataset_identity, fingerprint, model_identity
 from grpo_rlvr.prompts import PromptSpec, check_prompt
 from grpo_rlvr.variants import VARIANTS, variants_in
 
-__all__ = ["RECIPE", "brief_warnings", "load_brief", "read_yaml", "reward_identity", "sampling_identity"]
+__all__ = ["RECIPE", "load_brief", "read_yaml", "reward_identity", "sampling_identity"]
 
 # Keys the toolkit owns: set by render from the run directory, not by the brief.
 RESERVED_KEYS = {"output_dir": "set brief.output_dir instead", "reward_weights": "set rewards[i].weight instead"}
@@ -211,13 +213,15 @@ def load_brief(path: str | Path) -> Brief:
         model=model, dataset=dataset, rewards=tuple(rewards), hardware=hw, method=method,
         lora=MappingProxyType(lora), lora_origin=MappingProxyType(lora_origin),
         grpo=MappingProxyType(grpo), origin=MappingProxyType(origin), variant=variant,
-        **_inspection_fields(data, grpo),
+        inspection=_inspection_spec(data, grpo, base), preflight=_preflight_spec(data, grpo),
         output_dir=Path(_resolve_local(base, data.get("output_dir", f"./runs/{path.stem}"))[0]),
         fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo)),
         warnings=tuple(found.warnings),
-        raw=MappingProxyType(data),
+        as_written=MappingProxyType(data),
         dynamic_sampling=dynamic_sampling,
         sampling_engine=sampling_engine,
+        prompt_examples=tuple(MappingProxyType(ex) for ex in (data.get("prompt") or {}).get("examples") or ()),
+        base_run_diagnosis=(data.get("base_run") or {}).get("diagnosis"),
     )
 
 
@@ -237,7 +241,7 @@ def _model_section(data: dict, base: Path) -> Section:
         warnings.extend(facts.warnings)
     model = ModelSpec(m["name_or_path"], resolved, is_local, adapter.revision if adapter else m.get("revision"),
                       m.get("dtype", "auto"), bool(m.get("trust_remote_code", False)), facts.moe, facts.context_length,
-                      facts, adapter)
+                      facts, adapter, m.get("attn_implementation"))
     return Section(model, problems, warnings)
 
 
@@ -510,14 +514,25 @@ def _dynamic_sampling_section(data: dict, variant: Variant | None) -> Section:
     return Section(ds, [], warnings)
 
 
-def _inspection_fields(data: dict, grpo: dict) -> dict:
-    """How many samples and prompts inspection and preflight draw, and their seeds (the recipe's seed unless set)."""
+def _inspection_spec(data: dict, grpo: dict, base: Path) -> InspectionSpec:
+    """How many samples and prompts inspection draws, its seed (the recipe's unless set), the judge's kappa and
+    the allowed-signers file a signed review needs."""
     insp = data.get("inspection") or {}
+    signers = (insp.get("signing") or {}).get("allowed_signers")
+    if signers:
+        signers = Path(signers).expanduser()
+        signers = signers if signers.is_absolute() else base / signers
+    return InspectionSpec(samples=int(insp.get("samples", 64)), prompts=int(insp.get("prompts", 32)),
+                          seed=int(insp.get("seed", grpo["seed"])),
+                          judge_min_kappa=float(insp.get("judge_min_kappa", DEFAULT_JUDGE_KAPPA)),
+                          allowed_signers=signers or None)
+
+
+def _preflight_spec(data: dict, grpo: dict) -> PreflightSpec:
+    """How many prompts preflight draws, k samples each (num_generations unless set), and its seed."""
     pre = data.get("preflight") or {}
-    return {"inspection_samples": int(insp.get("samples", 64)), "inspection_prompts": int(insp.get("prompts", 32)),
-            "inspection_seed": int(insp.get("seed", grpo["seed"])),
-            "preflight_prompts": int(pre.get("prompts", 64)), "preflight_k": int(pre.get("k", grpo["num_generations"])),
-            "preflight_seed": int(pre.get("seed", grpo["seed"]))}
+    return PreflightSpec(prompts=int(pre.get("prompts", 64)), k=int(pre.get("k", grpo["num_generations"])),
+                         seed=int(pre.get("seed", grpo["seed"])))
 
 
 # --- overrides that need more than their own value ---------------------------------------------------------------
@@ -535,10 +550,6 @@ def _model_file_kwargs(overrides: dict) -> list[str]:
     return [f"grpo.model_init_kwargs.{k}: chooses which files or code load as the model, but the review is bound "
             "to the model as inspect loads it (model.name_or_path at model.revision); remove it, and point "
             "model.name_or_path (or model.revision) at what you mean to train" for k in MODEL_FILE_KWARGS if k in kwargs]
-
-
-def brief_warnings(brief: Brief) -> tuple[str, ...]:
-    return brief.warnings
 
 
 def _hand_set_variants(base: Path, overrides: dict, variant: Variant | None, data: dict) -> list[str]:

@@ -30,6 +30,10 @@ RECIPE: dict = {
     "report_to": "none",
 }
 
+# What the gate asks of a rubric_judge used as the correctness reward, unless ``inspection.judge_min_kappa`` is
+# set: Cohen's kappa against the reviewer's verdicts of at least this ("substantial" agreement).
+DEFAULT_JUDGE_KAPPA = 0.6
+
 
 def hardware_defaults(hw: Hardware) -> dict:
     """The GRPOConfig keys the hardware sets: no vLLM and no bf16 on CPU; vLLM on GPUs, in server mode when GPUs

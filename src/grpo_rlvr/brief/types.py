@@ -20,6 +20,7 @@ class ModelSpec:
     context_length: int | None
     facts: Any = None        # brief.model_probe.ModelFacts: size, MoE, vision and where each came from
     adapter_base: Any = None  # brief.model_probe.AdapterBase when ``resolved`` is a PEFT adapter folder, else None
+    attn_implementation: str | None = None  # passed to from_pretrained when train.py loads the model itself
 
     @property
     def base_path(self) -> str:
@@ -84,6 +85,26 @@ class Variant:
     automatic: bool      # applied by the toolkit (GSPO for MoE), not asked for
 
 
+@dataclass(frozen=True)
+class InspectionSpec:
+    """How ``inspect`` draws the samples a person reviews, and what the gate asks of that review."""
+
+    samples: int                    # 50..100 samples in the artifact
+    prompts: int                    # distinct prompts drawn from the dataset
+    seed: int                       # the recipe's seed unless ``inspection.seed`` is set
+    judge_min_kappa: float          # a rubric_judge used as correctness must agree with the person this well
+    allowed_signers: Path | None    # ``inspection.signing.allowed_signers`` resolved; None: signing not asked
+
+
+@dataclass(frozen=True)
+class PreflightSpec:
+    """How ``preflight`` measures the base success rate: k samples on each of ``prompts`` prompts."""
+
+    prompts: int
+    k: int                          # num_generations unless ``preflight.k`` is set
+    seed: int
+
+
 DYNAMIC_SAMPLING_DEFAULTS = {"max_rounds": 3, "tolerance": 1e-6}  # what `dynamic_sampling: {}` means
 
 
@@ -115,19 +136,29 @@ class Brief:
     grpo: MappingProxyType
     origin: MappingProxyType         # GRPOConfig key -> "recipe" | "hardware" | "variant:<name>" | "brief"
     variant: Variant | None
-    inspection_samples: int
-    inspection_prompts: int
-    inspection_seed: int
-    preflight_prompts: int
-    preflight_k: int
-    preflight_seed: int
+    inspection: InspectionSpec
+    preflight: PreflightSpec
     output_dir: Path
     fingerprint: str                 # identity: model, dataset, rewards, sampling
     warnings: tuple[str, ...] = ()   # non-fatal findings (validate prints them)
     lora_origin: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # lora key -> origin
-    raw: MappingProxyType = field(repr=False, default_factory=lambda: MappingProxyType({}))
+    # The YAML as the user wrote it. Recorded verbatim in brief.lock.json ("resolved") and read by nothing else:
+    # every phase takes the typed fields above (tests/test_layers.py holds that line).
+    as_written: MappingProxyType = field(repr=False, default_factory=lambda: MappingProxyType({}))
     dynamic_sampling: DynamicSampling | None = None  # None: off (plain TRL sampling)
     sampling_engine: str = "auto"    # preflight/inspect/evaluation: auto | vllm | transformers (vllm_engine.py)
+    prompt_examples: tuple = ()      # ``prompt.examples``: {row, correct, wrong, malformed} that validate scores
+    base_run_diagnosis: str | None = None  # ``base_run.diagnosis`` as written (relative to base_dir)
+
+    @property
+    def overrides(self) -> dict[str, Any]:
+        """The GRPOConfig values the brief's ``grpo:`` section sets itself."""
+        return {k: v for k, v in self.grpo.items() if self.origin.get(k) == "brief"}
+
+    @property
+    def lora_set_by_brief(self) -> bool:
+        """Whether the brief's ``lora:`` section sets any adapter setting."""
+        return "brief" in self.lora_origin.values()
 
     @property
     def reward_weights(self) -> list[float]:

@@ -120,17 +120,17 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
     """
     t0 = time.monotonic()
     brief = load_brief(brief_path)
-    n = samples or brief.inspection_samples
+    n = samples or brief.inspection.samples
     if not MIN_SAMPLES <= n <= MAX_SAMPLES:
         raise ConfigError(f"--samples: {n} is outside {MIN_SAMPLES}–{MAX_SAMPLES}; a person reads 50 to 100 samples")
     out = Path(out_dir) if out_dir else brief.output_dir / "inspection"
     if not force:
         protect_review(out, force=False)  # fail before sampling; with force the folder moves aside at write time
     rows = load_rows(brief)
-    rng = random.Random(brief.inspection_seed)
-    chosen_rows = rng.sample(range(len(rows)), min(brief.inspection_prompts, len(rows)))
+    rng = random.Random(brief.inspection.seed)
+    chosen_rows = rng.sample(range(len(rows)), min(brief.inspection.prompts, len(rows)))
     per_prompt = max(2, math.ceil(3 * n / len(chosen_rows)))  # 3× candidates, so outcomes can be balanced
-    params = SamplingParams.from_brief(brief, brief.inspection_seed, batch_size)
+    params = SamplingParams.from_brief(brief, brief.inspection.seed, batch_size)
     if model is None:
         check_sampling_time(brief, per_prompt * len(chosen_rows), allow_cpu, "inspect")
     drawn, engine, _ = draw(brief, [rows[i]["prompt"] for i in chosen_rows], per_prompt, params, model, tokenizer,
@@ -139,7 +139,7 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
     candidates = [{"prompt_index": chosen_rows[d.prompt_index], "completion": d.completion, "truncated": d.truncated}
                   for d in drawn]
     samples_out = write_artifact(brief, candidates, cand_rows, n, out,
-                                 sampling={**brief.sampling(), "seed": brief.inspection_seed, "candidates_per_prompt": per_prompt,
+                                 sampling={**brief.sampling(), "seed": brief.inspection.seed, "candidates_per_prompt": per_prompt,
                                            "engine": engine.name, "engine_settings": engine.settings}, force=force)
     mix = {o: sum(1 for x in samples_out if x["outcome"] == o) for o in ("malformed", "wrong", "partial", "correct")}
     prompts_used = len({x["prompt_index"] for x in samples_out})
@@ -173,7 +173,7 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
                      "columns": {k: v for k, v in row.items() if k != "prompt"}, "truncated": c.get("truncated", False),
                      "scores": scores, "total": sc["total"],
                      "outcome": outcome({k: v["score"] for k, v in scores.items()}, kinds)})
-    picked = select(pool, n, brief.inspection_seed)
+    picked = select(pool, n, brief.inspection.seed)
     samples_out = [{"id": f"s{i:03d}", **c, "verdict": None} for i, c in enumerate(picked)]
     # Identities taken now, after sampling: a hub id without a revision is pinned to the commit just loaded.
     model_id, data_id = model_identity(brief.model), dataset_identity(brief.dataset)

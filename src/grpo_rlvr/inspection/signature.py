@@ -41,10 +41,8 @@ def user_allowed_signers() -> Path:
 
 def required_signers(brief) -> Path | None:
     """The allowed-signers file the gate verifies against, or None when signing is not required."""
-    signing = (brief.raw.get("inspection") or {}).get("signing") or {}
-    if signing.get("allowed_signers"):
-        p = Path(signing["allowed_signers"]).expanduser()
-        return p if p.is_absolute() else brief.base_dir / p
+    if brief.inspection.allowed_signers is not None:
+        return brief.inspection.allowed_signers
     user = user_allowed_signers()
     return user if user.is_file() else None
 
