@@ -3,7 +3,7 @@
 
 Each field gets the kind of value the brief may give it (bool, int, float, str, or any for unions and
 objects) and whether null is allowed, so `validate` checks override types without importing TRL.
-Run: .venv/bin/python scripts/gen-grpo-fields.py  (tests/test_brief.py fails when the file is stale).
+Run: .venv/bin/python scripts/gen-grpo-fields.py  (tests/brief/test_loader.py fails when the file is stale).
 """
 
 import dataclasses

@@ -1,27 +1,61 @@
 """Shared fixtures. Nothing is downloaded: HF_HUB_OFFLINE=1 makes an accidental hub access fail loudly, and the
-tiny model is built locally from a seed."""
+tiny model is built locally from a seed.
+
+Every test that starts a training is marked ``e2e``: grpo-rlvr's train.py and the demo's SFT warmup record each
+start in the work trace (``grpo_rlvr.work_trace``, which every process of a launch appends to), and a test not
+marked ``e2e`` during which one started fails, its fixtures' set-up included."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
-import sys
-from importlib import resources
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from briefs import example_brief_text
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+_TRACE = Path(tempfile.mkdtemp(prefix="grpo-rlvr-tests-trace-")) / "trace.jsonl"
+os.environ["GRPO_RLVR_TRACE"] = str(_TRACE)
 
-REPO = Path(__file__).resolve().parents[1]
-CLI = [sys.executable, "-m", "grpo_rlvr"]
 
 # tests/vllm_lane start real vLLM engines and run in their own lane (scripts/test-vllm.sh, .venv-vllm, which sets
 # GRPO_RLVR_VLLM_LANE). An environment without vLLM (the main lane's .venv) never collects them.
 if not os.environ.get("GRPO_RLVR_VLLM_LANE") and importlib.util.find_spec("vllm") is None:
     collect_ignore = ["vllm_lane"]
+
+
+def _trace_size() -> int:
+    return _TRACE.stat().st_size if _TRACE.exists() else 0
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    item.stash[_TRACE_START] = _trace_size()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    if call.when != "call" or not report.passed or item.get_closest_marker("e2e") or not _TRACE.exists():
+        return
+    with _TRACE.open(encoding="utf-8") as f:
+        f.seek(item.stash.get(_TRACE_START, 0))
+        started = [json.loads(line) for line in f if '"training_start"' in line]
+    if started:
+        kinds = sorted({e.get("kind", "grpo") for e in started})
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} started {len(started)} training(s) ({', '.join(kinds)}) but is not marked "
+                           "e2e: mark it @pytest.mark.e2e, or give it a model that needs no training")
+
+
+_TRACE_START = pytest.StashKey[int]()
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -42,8 +76,28 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     return d
 
 
-def example_brief_text() -> str:
-    return resources.files("grpo_rlvr.examples.arithmetic").joinpath("brief.yaml").read_text()
+@pytest.fixture(scope="session")
+def warm_model_dir(tmp_path_factory) -> Path:
+    """The tiny model warmed up as the training-outcome sweeps measured it (``outcome_seeds.SWEPT_WARMUP`` on 2000
+    rows): it succeeds sometimes. Built once per session, read by every test that starts from it."""
+    from grpo_rlvr.demo import arithmetic_task as task
+    from outcome_seeds import SWEPT_WARMUP
+    from tiny_runs import answers, warmed_model
+
+    rows = task.make_rows(2000, seed=1)
+    return warmed_model(tmp_path_factory, "warm", rows, answers(rows), **SWEPT_WARMUP)
+
+
+@pytest.fixture(scope="session")
+def warm60_model_dir(tmp_path_factory) -> Path:
+    """The tiny model after 60 steps of that warmup on 600 rows: it earns some reward (an untrained model earns
+    none, so its groups carry no gradient), with room left for GRPO. The LoRA tests start from it."""
+    from grpo_rlvr.demo import arithmetic_task as task
+    from outcome_seeds import SWEPT_WARMUP
+    from tiny_runs import answers, warmed_model
+
+    rows = task.make_rows(600, seed=1)
+    return warmed_model(tmp_path_factory, "warm60", rows, answers(rows), **{**SWEPT_WARMUP, "steps": 60})
 
 
 @pytest.fixture
@@ -56,23 +110,6 @@ def workspace(tmp_path, tiny_model_dir) -> Path:
     write_jsonl_atomic(tmp_path / "data" / "train.jsonl", arithmetic_task.make_rows(200, seed=1))
     (tmp_path / "model").symlink_to(tiny_model_dir, target_is_directory=True)
     return tmp_path
-
-
-def write_brief(workspace: Path, name: str, **sections) -> Path:
-    """The demo's brief with whole top-level sections replaced (``dataset={...}``), written to ``workspace/name``."""
-    import yaml
-
-    data = yaml.safe_load(example_brief_text())
-    data.update(sections)
-    p = workspace / name
-    p.write_text(yaml.safe_dump(data))
-    return p
-
-
-def copy_brief(workspace: Path, text: str, name: str = "brief.yaml") -> Path:
-    p = workspace / name
-    p.write_text(text)
-    return p
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import example_brief_text
+from briefs import example_brief_text
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 
@@ -206,7 +206,7 @@ def test_merge_writes_one_model_folder_atomically_and_never_over_one(sft_adapter
 
 
 @pytest.mark.e2e
-def test_lora_training_continues_the_sft_adapter(workspace, tmp_path_factory):
+def test_lora_training_continues_the_sft_adapter(workspace, tmp_path_factory, warm60_model_dir):
     """Real GRPOTrainer + peft on CPU, 2 steps. The SFT output is a LoRA adapter trained (a few SFT steps) on the
     demo's warmed-up model, so samples earn some reward. The rendered train.py loads the base, applies the adapter
     as trainable, and saves an adapter with the SFT adapter's own rank whose weights moved from where SFT left
@@ -219,11 +219,10 @@ def test_lora_training_continues_the_sft_adapter(workspace, tmp_path_factory):
     from grpo_rlvr.demo import arithmetic_task as task
     from grpo_rlvr.demo.warmup import sft_warmup
     from grpo_rlvr.run_dir import render
-    from outcome_seeds import SWEPT_WARMUP as WARMUP
-    from test_diagnosis_runs import answers, warmed_model
+    from tiny_runs import answers
 
     rows = task.make_rows(600, seed=1)
-    warm = warmed_model(tmp_path_factory, "warm-adapter-base", rows, answers(rows), **{**WARMUP, "steps": 60})
+    warm = warm60_model_dir
     sft = get_peft_model(AutoModelForCausalLM.from_pretrained(warm), LoraConfig(r=4, lora_alpha=8,
                                                                                 target_modules="all-linear"))
     sft_warmup(sft, AutoTokenizer.from_pretrained(warm), rows, answers(rows), steps=5, lr=1e-3, batch_size=16, seed=0)

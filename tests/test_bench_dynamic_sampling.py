@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from pathlib import Path
 
 import pytest
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_dynamic_sampling.py"
+from paths import REPO
+
+_PATH = REPO / "benchmarks" / "bench_dynamic_sampling.py"
 _spec = importlib.util.spec_from_file_location("bench_dynamic_sampling", _PATH)
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)

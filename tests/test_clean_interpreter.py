@@ -17,6 +17,7 @@ import pytest
 from artifacts import make_artifact
 from grpo_rlvr import _clean_start
 from grpo_rlvr.clean_interpreter import startup_hooks
+from paths import REPO
 
 # Patches the gate and the run check to pass, and leaves a mark that it ran. HIDDEN spells no "grpo" anywhere,
 # so only the clean interpreter stops it; NAMED is also caught by the startup-hook scan.
@@ -152,7 +153,7 @@ def test_red_team_a_pth_file_beside_the_interpreter_is_refused(unreviewed, tmp_p
     bindir.mkdir()
     (bindir / "python").symlink_to(os.path.realpath(sys.executable))
     stdlib = [p for p in sys.path if p.startswith(sys.base_prefix) and "site-packages" not in p]
-    lines = [str(hook), *stdlib, *site.getsitepackages(), str(Path(__file__).resolve().parents[1] / "src"),
+    lines = [str(hook), *stdlib, *site.getsitepackages(), str(REPO / "src"),
              "import site"]
     (bindir / "python._pth").write_text("\n".join(lines) + "\n")
     probe = subprocess.run([str(bindir / "python"), "-I", "-S", "-c", "import sys; print(sys.path[0])"],

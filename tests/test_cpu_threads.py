@@ -2,7 +2,7 @@
 when torch loads) and one torch thread per usable core, in the launcher and in the rendered train.py run on its
 own; a value the user set wins. libgomp itself is asked what it uses: ``OMP_DISPLAY_ENV=VERBOSE`` makes it print
 ``GOMP_SPINCOUNT`` (0 under PASSIVE, 300000 by default, 3e10 under ACTIVE) as torch loads. The demo's own
-process is checked in test_demo.py; benchmarks/bench_demo_load.py measures what it buys under load."""
+process is checked in tests/demo/test_pipeline.py; benchmarks/bench_demo_load.py measures what it buys under load."""
 
 from __future__ import annotations
 

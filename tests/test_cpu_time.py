@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from artifacts import make_artifact
-from conftest import example_brief_text
+from briefs import example_brief_text
 from grpo_rlvr import cpu_time
 from grpo_rlvr.brief import load_brief
 

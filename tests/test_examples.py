@@ -9,11 +9,11 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import CLI, REPO
 from grpo_rlvr.errors import MachineError
 from grpo_rlvr.run_dir import RUN_FILES, render
 from grpo_rlvr.runtime.model_loading import quantization_problems
 from grpo_rlvr.validation import validate_report
+from paths import CLI, REPO
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 COVERED = {"gsm8k", "math_boxed", "code_mbpp", "tool_calls", "moe_gspo", "lora_24gb", "qlora_24gb", "server_8gpu",

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from artifacts import make_artifact
-from conftest import write_brief
+from briefs import write_brief
 from grpo_rlvr.gate import check_gate
 from grpo_rlvr.identity import hash_cache
 from hub_cache_layout import add_snapshot

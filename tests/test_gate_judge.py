@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from artifacts import make_artifact
-from conftest import example_brief_text
+from briefs import example_brief_text
 from grpo_rlvr.gate import check_gate
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.artifact import make_verdict

@@ -60,16 +60,20 @@ def test_checkpoint_completeness(tmp_path):
 
 
 @pytest.mark.e2e
-def test_train_runs_rendered_files_with_grpotrainer(workspace):
-    """Real TRL GRPOTrainer on CPU, started from the rendered train.py, 2 steps."""
+def test_train_runs_rendered_files_with_grpotrainer(workspace, monkeypatch):
+    """Real TRL GRPOTrainer on CPU, started from the rendered train.py, 2 steps; train.py records the start in the
+    work trace (what tests/conftest.py's e2e guard reads)."""
     brief = workspace / "brief.yaml"
     brief.write_text(brief.read_text().replace("disable_tqdm: true", "disable_tqdm: false"))  # TRL's default
     make_artifact(brief, workspace / "out" / "inspection")
     run = render(brief).dir
-    log = workspace / "train.log"
+    log, trace = workspace / "train.log", workspace / "trace.jsonl"
+    monkeypatch.setenv("GRPO_RLVR_TRACE", str(trace))
     with log.open("w") as fh:
         res = train(run, max_steps=2, stream=fh)
     assert res.ok and res.global_step == 2
+    starts = [json.loads(x) for x in trace.read_text().splitlines() if '"training_start"' in x]
+    assert [(e["kind"], e["max_steps"]) for e in starts] == [("grpo", 2)]
     out = log.read_text()
     # quiet by default: our progress line, not tqdm bars or raw log dicts
     assert "step 2/2" in out and "it/s]" not in out and "{'loss'" not in out, out[-3000:]

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from artifacts import make_artifact
-from conftest import example_brief_text
+from briefs import example_brief_text
 from grpo_rlvr.launch import train
 from grpo_rlvr.run_dir import render
 

@@ -4,7 +4,12 @@ source, function-level imports included, so a lazy import cannot hide an upward 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 import grpo_rlvr
 
@@ -47,3 +52,89 @@ def test_only_the_lock_reads_the_brief_as_written():
                for node in ast.walk(ast.parse(p.read_text()))
                if isinstance(node, ast.Attribute) and node.attr == "as_written"}
     assert readers == {"run_dir.py"}, sorted(readers)
+
+
+# Test files that check a property across several modules rather than one module, each with what it checks.
+ACROSS_MODULES = {
+    "test_adapter_model.py": "an SFT adapter through validate, preflight, inspect, merge and training",
+    "test_bench_dynamic_sampling.py": "the arithmetic of benchmarks/bench_dynamic_sampling.py",
+    "test_examples.py": "every shipped example brief validates and renders",
+    "test_fuzz_inputs.py": "every reader behind the CLI, fuzzed",
+    "test_layers.py": "the import layers and this layout",
+    "test_overwrite_protection.py": "nothing overwrites a person's work, in any command",
+    "test_red_team.py": "ways past the gate, across gate, render, launch and runtime",
+    "rewards/test_builtins.py": "the built-in rewards' shared contract (TRL's call, reasons, composition)",
+    "rewards/test_attacks.py": "every built-in reward attacked through the example briefs",
+    "rewards/test_structured.py": "json_schema and tool_call together (one JSON reader)",
+    "identity/test_identity.py": "content identity: compute, hash_cache and hub_cache together",
+    "diagnosis/test_runs.py": "real runs engineered to show each failure mode",
+    "diagnosis/test_plain_trl.py": "a plain TRL script's run, diagnosed",
+    "cli/test_json_output.py": "every command's --json contract",
+    "cli/test_exit_codes.py": "every command's exit codes",
+    "cli/test_messages.py": "messages that point at the right folder or reward, across commands",
+}
+TESTS = Path(__file__).resolve().parent
+OWN_LANES = {"plugin", "sandbox", "vllm_lane"}  # the plugin's files; the sandbox and vLLM lanes run on their own
+
+
+def test_the_tests_mirror_the_package():
+    """tests/<room>/test_<module>[_aspect].py for a module of src/grpo_rlvr/<room>/ (tests/test_<module>… for the
+    modules at the top), so a module's tests are where its name says; a file that checks across modules says so
+    in ACROSS_MODULES."""
+    rooms = {p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()}
+    folders = {p.name for p in TESTS.iterdir() if (p / "__init__.py").is_file()}
+    assert folders - OWN_LANES <= rooms, sorted(folders - OWN_LANES - rooms)
+    astray = []
+    for f in sorted(TESTS.glob("test_*.py")) + sorted(TESTS.glob("*/test_*.py")):
+        rel = str(f.relative_to(TESTS))
+        if f.parent.name in OWN_LANES or rel in ACROSS_MODULES:
+            continue
+        room = PKG / f.parent.relative_to(TESTS)
+        modules = {p.stem.lstrip("_") for p in room.glob("*.py")} | {p.name for p in room.iterdir() if p.is_dir()}
+        name = f.stem.removeprefix("test_")
+        if not any(name == m or name.startswith(m + "_") for m in modules):
+            astray.append(rel)
+    assert not astray, f"test files that name no module of their room: {astray}"
+    assert all((TESTS / rel).is_file() for rel in ACROSS_MODULES), "ACROSS_MODULES names a file that is gone"
+
+
+GUARDED = '''
+import pytest
+
+
+def _warm_one_step():
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from grpo_rlvr.demo.warmup import sft_warmup
+
+    model_dir = {model!r}
+    tok, model = AutoTokenizer.from_pretrained(model_dir), AutoModelForCausalLM.from_pretrained(model_dir)
+    rows = [{{"prompt": [{{"role": "user", "content": "1+1="}}], "answer": "2"}}]
+    sft_warmup(model, tok, rows, ["<answer>2</answer>"], steps=1, lr=1e-3, batch_size=1, seed=0)
+
+
+def test_unmarked():
+    _warm_one_step()
+
+
+@pytest.mark.e2e
+def test_marked():
+    _warm_one_step()
+
+
+def test_no_training():
+    assert True
+'''
+
+
+@pytest.mark.e2e
+def test_a_test_that_trains_unmarked_fails(tmp_path, tiny_model_dir):
+    """The e2e guard of tests/conftest.py, run on a test file of its own: one SFT step in a test not marked e2e
+    fails it; marked, the same step passes; a test that trains nothing passes."""
+    (tmp_path / "test_guarded.py").write_text(GUARDED.format(model=str(tiny_model_dir)))
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
+                          "-o", "addopts=", str(tmp_path / "test_guarded.py")],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(TESTS)})
+    assert "1 failed, 2 passed" in out.stdout, out.stdout[-3000:]
+    assert "test_unmarked started 1 training(s) (sft) but is not marked e2e" in out.stdout, out.stdout[-3000:]

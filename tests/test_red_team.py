@@ -4,7 +4,7 @@ the installed package or using root (the README's "cannot stop" list).
 
 Each test performs the attack on real files with the real CLI, train.py, datasets or transformers, shows what
 the attack reaches where that is part of the point, and checks that the run is refused with a message that says
-what changed. The shell-command doors are in tests/test_hook.py (``red_team``), the startup doors in
+what changed. The shell-command doors are in tests/plugin/test_hook.py (``red_team``), the startup doors in
 tests/test_clean_interpreter.py and tests/test_launch_server.py."""
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ import pytest
 import yaml
 
 from artifacts import make_artifact
-from conftest import CLI, write_brief
+from briefs import write_brief
 from grpo_rlvr.identity import hash_cache
 from grpo_rlvr.run_dir import render
 from hub_cache_layout import add_snapshot
+from paths import CLI
 
 C1, C2 = "c1" * 20, "c2" * 20
 

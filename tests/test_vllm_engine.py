@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import write_brief
+from briefs import write_brief
 from grpo_rlvr import vllm_engine
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.errors import ConfigError, MachineError

@@ -14,7 +14,7 @@ import pytest
 import vllm  # noqa: F401  (see the module docstring: the lane fails without it)
 import yaml
 
-from conftest import example_brief_text
+from briefs import example_brief_text
 
 WARM_SEED = 0
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 
+from grpo_rlvr import work_trace
+
 log = logging.getLogger(__name__)
 
 ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
@@ -46,6 +48,7 @@ def sft_warmup(model, tokenizer, rows: list[dict], completions: list[str], *, st
                   for c in completions]
     spans = [_answer_span(tokenizer, c) for c in completions] if answer_smoothing else None
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    work_trace.event("training_start", kind="sft", steps=steps)
     model.train()
     losses = []
     for _ in range(steps):

@@ -130,7 +130,7 @@ def render_reference() -> str:
     out = ["# Built-in rewards: params, columns, reasons",
            "",
            "<!-- Generated from the reward registry by `python -m grpo_rlvr.rewards.reference`; do not edit by "
-           "hand: tests/test_rewards_reference.py fails when this page and the registry differ. -->",
+           "hand: tests/rewards/test_reference.py fails when this page and the registry differ. -->",
            "",
            "Each built-in reward is used by name in a brief's `rewards:` list, with optional `params:`, or alone "
            "with `grpo-rlvr score --input FILE.jsonl --reward NAME --option KEY=VALUE`. "

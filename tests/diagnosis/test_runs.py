@@ -1,0 +1,276 @@
+"""Real tiny GRPO runs on CPU, each engineered to show one failure mode, diagnosed from the logs TRL wrote.
+A healthy run is the demo's own (see tests/demo/test_pipeline.py); here each run must raise its own finding.
+
+The tests marked ``training_outcome`` assert an outcome of training, so none may rest on one seed's path on
+one CPU's arithmetic (``tests/outcome_seeds.py``): CI runs each at its seed with the machine's CPU kernels and
+(scripts/test-avx2.sh) with AVX2 held. A test's docstring records the sweep its settings were checked with
+(``python benchmarks/outcome_sweep.py -k NAME``: seeds × default and AVX2 kernels) and, where a first version
+rested on one CPU's path, how it was made robust. Warmed-up models are fixtures built once at seed 0 (the sweeps' own, ``warm_model_dir``, is shared: tests/conftest.py).
+Other numbers in the docstrings were measured on the 2-core CI machine (AVX-512); the assertions check the
+diagnosis, not them.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+import yaml
+
+from artifacts import make_artifact
+from briefs import example_brief_text
+from grpo_rlvr.demo import arithmetic_task as task
+from grpo_rlvr.diagnosis import diagnose
+from grpo_rlvr.files import write_jsonl_atomic
+from grpo_rlvr.launch import train
+from grpo_rlvr.run_dir import render
+from outcome_seeds import SWEPT_LEARNING_RATE, training_outcome
+from tiny_runs import answers, warmed_model
+
+pytestmark = pytest.mark.e2e
+
+
+def run_case(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40, train_rows=None, eval_rows=None,
+             sections: dict | None = None):
+    data = yaml.safe_load(example_brief_text())
+    data.update(sections or {})
+    data["grpo"].update({"per_device_train_batch_size": 32, "logging_steps": 2, "max_steps": steps,
+                         "save_steps": 1000, "seed": seed, "learning_rate": SWEPT_LEARNING_RATE, **grpo})
+    if rewards is not None:
+        data["rewards"] = rewards
+    if train_rows is not None:
+        write_jsonl_atomic(workspace / "data" / "train.jsonl", train_rows)
+    if eval_rows is not None:
+        write_jsonl_atomic(workspace / "data" / "eval.jsonl", eval_rows)
+        data["dataset"]["eval_path"] = "./data/eval.jsonl"
+    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    (workspace / "model").unlink()
+    (workspace / "model").symlink_to(model_dir, target_is_directory=True)
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    res = train(run)
+    assert res.ok, f"training failed: exit {res.returncode}"
+    return diagnose(run)
+
+
+@training_outcome
+def test_untrained_model_has_no_learning_signal(workspace, tiny_model_dir, seed):
+    """The untrained model never succeeds, whatever the seed or kernels: robust by construction. Sweep (issue 23):
+    seeds 0-1 with the default kernels and with AVX2 held, 4 of 4."""
+    # make_artifact's synthetic samples pass the gate; the model itself never succeeds
+    diag = run_case(workspace, tiny_model_dir, {}, seed, steps=10)
+    ids = {f.id for f in diag.findings}
+    assert "no_learning_signal" in ids, diag.format()
+
+
+@training_outcome
+def test_dynamic_sampling_that_runs_out_of_rounds_is_told_so(workspace, tiny_model_dir, seed):
+    """The untrained model with dynamic sampling (max_rounds 1): every group is all-wrong, so the refill runs out
+    at every step and trains filler. diagnose names that, with a data fix (no max_rounds fills a batch when no
+    group has signal), and does not recommend the dynamic sampling the run already has. Robust by construction
+    (an untrained model has no successes to sample); sweep (issue 23): seeds 0-1 × default and AVX2 kernels, 4 of 4."""
+    diag = run_case(workspace, tiny_model_dir, {"logging_steps": 1}, seed, steps=8,
+                    sections={"dynamic_sampling": {"max_rounds": 1}})
+    f = next((x for x in diag.findings if x.id == "refill_exhausted"), None)
+    assert f is not None, diag.format()
+    assert "ran out of rounds in 8 of 8 logs" in f.evidence[0] and "More rounds would not do" in f.recommendation
+    assert "add easier prompts" in f.recommendation and "no group carries signal" in f.recommendation
+    nls = next(x for x in diag.findings if x.id == "no_learning_signal")
+    assert "already samples dynamically" in nls.recommendation and "dynamic_sampling" not in nls.brief_change
+    assert diag.data["recommended_dynamic_sampling"] is None
+
+
+@training_outcome
+def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
+    """A user reward pays for length up to 208 characters and nothing else pays (format and correctness weigh
+    0), lr 1e-4, 24 steps, room for 224 tokens: every group's advantage is its length ranking, so the run can
+    only grow, while correctness stays flat. Asserted: length-reward coupling, with the paid length reward in its
+    evidence, and Dr.GRPO recommended (the cause, not its symptoms).
+
+    Made robust (issue 23): the first version (format weight 0.2, 40 steps) also asserted degenerate repetition;
+    on an Intel AVX-512 CPU its length never grew (the format part's signal won), and whether long completions
+    turn repetitive or into noise depends on the path (lr 2e-4: 39% repeated 4-grams at one seed, noise at the
+    next), so repetition is left to the detector's unit tests (tests/diagnosis/test_detectors.py). Without the format part, 40
+    steps saturate the length reward (0.12 → 0.99 at seeds 0-1, both failed), so the run stops at 24. Sweep
+    (``benchmarks/outcome_sweep.py -k pays_for_length``, AMD EPYC), seeds 0-1: mean length 26 → 155 and 27 → 168
+    tokens with the default kernels, 28 → 106 and 28 → 131 with AVX2 held (threshold +30%), correctness flat,
+    all four coupling with the paid reward in evidence and Dr.GRPO recommended; seeds 2-3 landed too with both
+    kernel sets (4 of 4): 8 of 8 in all."""
+    (workspace / "pays_length.py").write_text(
+        "def reward(completions, **kw):\n"
+        "    return [min(len(c if isinstance(c, str) else c[0]['content']) / 208, 1.0) for c in completions]\n")
+    rewards = [{"name": "format", "weight": 0.0}, {"name": "exact_match", "weight": 0.0},
+               {"name": "pays_length.py", "kind": "shaping", "weight": 1.0}]
+    diag = run_case(workspace, warm_model_dir, {"max_completion_length": 224, "learning_rate": 1e-4}, seed, rewards,
+                    steps=24)
+    f = next((x for x in diag.findings if x.id == "length_reward_coupling"), None)
+    assert f is not None, diag.format()
+    assert any(e.startswith("pays_length (a length reward) mean") for e in f.evidence), f.evidence
+    assert diag.data["recommended_variant"] == "dr_grpo"   # the cause (length pays), not the symptom
+
+
+@pytest.fixture(scope="module")
+def format_only_model_dir(tmp_path_factory):
+    """A model warmed up on the format with *random* answers: it writes <answer>N</answer> but cannot add."""
+    import random
+
+    rows = task.make_rows(2000, seed=1)
+    rng = random.Random(0)
+    return warmed_model(tmp_path_factory, "format-only", rows,
+                        [task.target_completion(str(rng.randint(0, 18))) for _ in rows], steps=80, lr=1e-3,
+                        batch_size=32)
+
+
+@training_outcome
+def test_format_rewarded_correctness_not(workspace, format_only_model_dir, seed):
+    """Only the format pays (correctness weight 0): the format part saturates while correctness stays at chance.
+
+    Made robust (issue 23): at lr 1e-3 and 40 steps the policy broke at seed 0 with both kernel sets (format fell
+    0.23 → 0.08, diagnosed no_learning_signal); at lr 3e-4 and 40 steps the format did not rise far enough at
+    seed 2 (0.67 → 0.88, healthy). At lr 3e-4 and 80 steps it saturates: sweep
+    (``benchmarks/outcome_sweep.py -k format_rewarded``, AMD EPYC) seeds 0-3 × default and AVX2 kernels, 8 of 8."""
+    rewards = [{"name": "format", "weight": 1.0}, {"name": "exact_match", "weight": 0.0}]
+    diag = run_case(workspace, format_only_model_dir, {"learning_rate": 3e-4}, seed, rewards, steps=80)
+    assert "reward_hacking" in {f.id for f in diag.findings}, diag.format()
+
+
+@pytest.fixture(scope="module")
+def format_only_200_model_dir(tmp_path_factory):
+    """A model that knows the format but not the sums: 200 SFT steps on random answers."""
+    import random
+
+    rows = task.make_rows(2000, seed=1)
+    rng = random.Random(0)
+    return warmed_model(tmp_path_factory, "format-only-200", rows,
+                        [task.target_completion(str(rng.randint(0, 18))) for _ in rows], steps=200, lr=1e-3,
+                        batch_size=32)
+
+
+@training_outcome
+def test_reward_that_pays_one_answer_collapses_entropy(workspace, format_only_200_model_dir, seed):
+    """A model that knows the format but not the sums (200 SFT steps on random answers), paid only for how close
+    each completion is to one fixed string (difflib's ratio to '<answer>0</answer>', whatever the prompt), lr
+    3e-4, 100 steps, room for 48 tokens: every group is pushed towards the same completion, so the sampling
+    entropy falls steadily while correctness stays at chance. The reward drives the collapse, not a seed's luck.
+
+    Made robust (issue 23): the earlier version (the default rewards at lr 1e-3, seed 3407, one thread) collapsed
+    on one CPU's arithmetic only; on others it broke the policy or hacked the format. Sweep, seeds 0-3
+    (``benchmarks/outcome_sweep.py -k collapses_entropy``, AMD EPYC): entropy fell to 24%, 18%, 25%, 25% of its
+    early level with the default (AVX-512) kernels and 23%, 18%, 25%, 25% with AVX2 held (threshold 30%), all
+    8 diagnosed entropy_collapse with DAPO recommended. Tried and dropped: this reward at lr 5e-4 for 60 steps
+    (one run of 8 had a burst of long completions late, which lifted the late entropy to 46%); at lr 1e-3 the
+    policy broke at 1 of 2 seeds; an exact-match-only reward fails the inspection gate (a well-formed wrong
+    answer must outscore a malformed one)."""
+    (workspace / "one_answer.py").write_text(
+        "import difflib\n"
+        "def reward(completions, **kw):\n"
+        "    texts = [c if isinstance(c, str) else c[0]['content'] for c in completions]\n"
+        "    return [difflib.SequenceMatcher(None, t, '<answer>0</answer>').ratio() for t in texts]\n")
+    rewards = [{"name": "format", "weight": 0.0}, {"name": "exact_match", "weight": 0.0},
+               {"name": "one_answer.py", "kind": "shaping", "weight": 1.0}]
+    diag = run_case(workspace, format_only_200_model_dir, {"learning_rate": 3e-4, "max_completion_length": 48}, seed,
+                    rewards, steps=100)
+    f = next((x for x in diag.findings if x.id == "entropy_collapse"), None)
+    assert f is not None, diag.format()
+    assert f.severity == "critical" and diag.data["recommended_variant"] == "dapo"
+    assert any(e.startswith("distinct completions per group") for e in f.evidence)
+
+
+@training_outcome
+def test_learning_rate_that_breaks_the_policy(workspace, warm_model_dir, seed):
+    """The warmed model (preflight: pass@1 ≈ 0.08) at lr 3e-3: by the second log every group is all-wrong.
+    That is not a hard dataset but a broken policy: the finding says so and asks for a tenth of the rate."""
+    diag = run_case(workspace, warm_model_dir, {"learning_rate": 3e-3}, seed)
+    f = next((x for x in diag.findings if x.id == "no_learning_signal"), None)
+    assert f is not None and f.cause == "collapsed", diag.format()
+    assert f.brief_change == {"grpo": {"learning_rate": 3e-4}}
+    assert diag.data["recommended_variant"] is None      # a broken base run calls for a fix, not a variant
+
+
+FEW = task.make_rows(24, seed=7)
+
+
+@pytest.fixture(scope="module")
+def memorised_model_dir(tmp_path_factory):
+    """The base model fine-tuned on 24 problems (400 SFT steps): it solves them nearly always."""
+    return warmed_model(tmp_path_factory, "memorised", FEW, answers(FEW), steps=400, lr=1e-3, batch_size=32)
+
+
+@training_outcome
+def test_saturated_dataset(workspace, memorised_model_dir, seed):
+    """GRPO on the 24 problems the model was fine-tuned on (400 SFT steps): exact_match ≈ 0.95 from the first
+    step, most groups all-correct. Measured: TRL's frac_reward_zero_std logs 0.00 throughout (eight rewards of
+    1.2 have a float32 std of ~1e-7, which TRL does not call zero); the completions show ≈ 0.6, so diagnose
+    recommends dynamic sampling."""
+    diag = run_case(workspace, memorised_model_dir, {"learning_rate": 1e-5}, seed, steps=20, train_rows=FEW * 10)
+    f = next((x for x in diag.findings if x.id == "no_learning_signal"), None)
+    assert f is not None and f.cause == "saturated", diag.format()
+    # Most groups, not all, are all-correct: dynamic sampling fits, sized from the recounted share, and the
+    # brief change it names is one the real loader takes (--apply writes it).
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.diagnosis import load_run_logs
+    from grpo_rlvr.diagnosis.zero_signal import max_rounds_for, zero_signal_by_step
+
+    share = statistics.fmean(v for _, v in zero_signal_by_step(load_run_logs(workspace / "out" / "run")))
+    assert 0.5 <= share <= 0.88, share
+    assert f.brief_change == {"dynamic_sampling": {"max_rounds": max_rounds_for(share)}}
+    assert "drops the always-solved ones" in f.recommendation    # the offline filter is still offered
+    diagnose(workspace / "out" / "run", apply_to=workspace / "brief-ds.yaml")
+    assert load_brief(workspace / "brief-ds.yaml").dynamic_sampling.max_rounds == max_rounds_for(share)
+
+
+def test_held_out_evaluations_stay_apart_from_training_on_the_demo_recipe(workspace, warm_model_dir):
+    """The demo's brief (bs 64, at the swept lr 3e-4) with a held-out set of other problems, 50 steps: held-out
+    evaluations run before the first step and every 25, diagnose reads them, and their completions stay out of
+    the training ones, even at steps where TRL logs both.
+
+    This test asserts the mechanics only. The demo's health is a claim of the demo itself, asserted at the CI
+    seed by tests/demo/test_pipeline.py and measured over seeds 0-4 with both kernel sets by
+    ``benchmarks/demo_range.py`` (the README gives the range)."""
+    import pyarrow.parquet as pq
+
+    train_facts = {r["prompt"][0]["content"] for r in task.make_rows(200, seed=1)}   # the workspace's data
+    held_out = [r for r in task.make_rows(400, seed=99) if r["prompt"][0]["content"] not in train_facts][:32]
+    diag = run_case(workspace, warm_model_dir, {"per_device_train_batch_size": 64, "logging_steps": 5}, 0,
+                    steps=50, eval_rows=held_out)
+    held = diag.data["held_out"]
+    assert held["evaluations"] == 3 and held["first_step"] == 0 and held["last_step"] == 50, held
+    assert "rewards/exact_match/mean" in held and "held-out (3 evaluations, steps 0–50)" in diag.format()
+    out = workspace / "out" / "run" / "output" / "completions"
+    eval_files, train_files = sorted((out / "eval").glob("*.parquet")), sorted(out.glob("completions_*.parquet"))
+    assert len(eval_files) == 3 and len(train_files) == 10
+    assert (out / "completions_00050.parquet") in train_files            # a step that logged and evaluated
+    held_facts = {r["prompt"][0]["content"] for r in held_out}
+    for files, facts in ((eval_files, held_facts), (train_files, train_facts)):
+        for f in files:
+            assert {r["prompt"][0]["content"] for r in pq.read_table(f).to_pylist()} <= facts, f
+
+
+@pytest.fixture(scope="module")
+def untagged_model_dir(tmp_path_factory):
+    """A model that knows the sums but rarely tags them: 500 SFT steps, 20% of targets in <answer> tags."""
+    import random
+
+    rows = task.make_rows(2000, seed=1)
+    rng = random.Random(3)
+    sloppy = [task.target_completion(r["answer"]) if rng.random() < 0.2 else r["answer"] for r in rows]
+    return warmed_model(tmp_path_factory, "untagged", rows, sloppy, steps=500, lr=1e-3, batch_size=32)
+
+
+@training_outcome
+def test_training_reward_rises_but_held_out_correctness_does_not(workspace, untagged_model_dir, seed):
+    """A model that knows the sums but rarely tags them (500 SFT steps, 20% of targets in <answer> tags) learns
+    the tags in a few GRPO steps, so training correctness climbs; the held-out prompts say the same sums in words
+    ("three plus four"), which it never learned. Measured: training exact_match 0.14 → 0.69, held-out
+    0.000 → 0.004 while the held-out format rose 0.03 → 0.28 (the tags transfer, the skill does not)."""
+    names = "zero one two three four five six seven eight nine".split()
+    in_words = []
+    for r in task.make_rows(32, seed=12):
+        a, b = r["prompt"][0]["content"].rstrip("=").split("+")
+        in_words.append({"prompt": [{"role": "user", "content": f"{names[int(a)]} plus {names[int(b)]}"}],
+                         "answer": r["answer"]})
+    diag = run_case(workspace, untagged_model_dir, {"learning_rate": 1e-4, "per_device_train_batch_size": 64}, seed,
+                    steps=60, eval_rows=in_words)
+    f = next((x for x in diag.findings if x.id == "reward_hacking"), None)
+    assert f is not None and f.cause == "held_out_gap", diag.format()
+    assert f.variant is None and diag.data["held_out"]["evaluations"] == 7

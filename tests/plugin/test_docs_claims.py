@@ -1,0 +1,194 @@
+"""What the docs claim, checked against the code that makes the claim true, one test per kind of claim:
+
+- numbers in prose come from the same function as the generated tables beside them (grpo-memory.md's Unsloth
+  paragraph from ``compare_anchors``; its stated default lengths from ``MemoryInputs`` and the recipe);
+- ratios in prose are the ratio of the code's values (SKILL.md's adapter learning rate);
+- what a finding is said to recommend is what the detector returns (reward hacking: no variant);
+- a documented flag behaves as documented (``train RUN --dry-run`` shows the exact commands, also before the gate
+  passes; ``--allow-cpu`` is tested in test_cpu_time.py);
+- no shipped file refers to a document that is not in the repository.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grpo_rlvr.brief import RECIPE
+from grpo_rlvr.brief.methods import METHOD_GRPO_DEFAULTS
+from grpo_rlvr.memory import compare_anchors, estimate_memory
+from grpo_rlvr.memory.anchors import ANCHORS
+from grpo_rlvr.memory.estimate import MemoryInputs
+from grpo_rlvr.variants import VARIANTS
+from paths import REPO
+
+SKILL = REPO / "skills" / "grpo-rlvr-training" / "SKILL.md"
+MEMORY_DOC = REPO / "skills" / "grpo-rlvr-training" / "references" / "grpo-memory.md"
+FINETUNE = REPO / "commands" / "finetune.md"
+CLI = [sys.executable, "-m", "grpo_rlvr"]
+WORDS = {2: "twice", 5: "five times", 10: "ten times", 20: "twenty times", 50: "fifty times"}
+
+
+def flat(path: Path) -> str:
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
+# --- numbers in prose ------------------------------------------------------------------------------------------
+
+def test_the_unsloth_paragraph_is_what_compare_anchors_computes():
+    text = flat(MEMORY_DOC)
+    m = re.search(r"Unsloth 8B in 15 GB: ours is ([\d.]+) GiB \(\+(\d+)%\)", text)
+    assert m, "the Unsloth 8B paragraph lost its numbers"
+    row = next(r for r in compare_anchors() if r["key"] == "unsloth-8b-qlora")
+    assert float(m.group(1)) == row["ours_gib"]
+    assert int(m.group(2)) == round(100 * (row["ours_gib"] / row["published_gib"] - 1))
+    anchor = next(a for a in ANCHORS if a.key == "unsloth-8b-qlora")
+    est = estimate_memory(anchor.inputs, anchor.gpu)
+    copy = re.search(r"NF4 for QLoRA: ([\d.]+) GiB here\)\. Without that copy our estimate is ([\d.]+) GiB", text)
+    assert copy, "the paragraph no longer says what vLLM's own copy costs"
+    assert float(copy.group(1)) == round(est.terms["vllm_weights"], 1)
+    assert float(copy.group(2)) == round(est.total_gib - est.terms["vllm_weights"], 1)
+
+
+def test_the_memory_defaults_the_doc_states_are_the_code():
+    text = flat(MEMORY_DOC)
+    m = re.search(r"(\d+)-token prompts and (\d+)-token completions", text)
+    assert m and (int(m.group(1)), int(m.group(2))) == (MemoryInputs.max_prompt_length,
+                                                        MemoryInputs.max_completion_length)
+    assert f"renders `max_completion_length: {RECIPE['max_completion_length']}`" in text
+    from grpo_rlvr.cli import build_parser
+
+    args = build_parser().parse_args(["memory"])   # the CLI's defaults are the library's
+    assert (args.completion_length, args.prompt_length, args.batch_size) == (
+        MemoryInputs.max_completion_length, MemoryInputs.max_prompt_length, MemoryInputs.per_device_train_batch_size)
+
+
+def test_the_adapter_learning_rate_ratio_is_the_codes():
+    row = next(line for line in SKILL.read_text().splitlines() if line.startswith("| `learning_rate`"))
+    full, lora = RECIPE["learning_rate"], METHOD_GRPO_DEFAULTS["lora"]["learning_rate"]
+    shown = re.search(r"\| ([\d.e-]+) full; ([\d.e-]+) with `method: lora`", row)
+    assert shown and (float(shown.group(1)), float(shown.group(2))) == (full, lora), row
+    assert f"{WORDS[round(lora / full)]} this recipe's" in row, row
+    assert METHOD_GRPO_DEFAULTS["qlora"]["learning_rate"] == lora
+
+
+# --- what a finding recommends ---------------------------------------------------------------------------------
+
+def test_reward_hacking_is_fixed_in_the_reward_not_by_a_variant(tmp_path):
+    from grpo_rlvr.diagnosis import diagnose
+    from histories import HEALTHY, history, write_state
+
+    hack = {**HEALTHY, "rewards__format__mean": lambda i: min(1.0, 0.5 + 0.05 * i),
+            "rewards__exact_match__mean": lambda i: 0.1}
+    res = diagnose(write_state(tmp_path, history(**hack)), out_dir=tmp_path)
+    finding = next(f for f in res.findings if f.id == "reward_hacking")
+    assert finding.variant is None and res.data["recommended_variant"] is None
+    assert "No variant fixes a broken reward" in finding.recommendation
+    assert all("reward_hacking" not in v.failure_modes for v in VARIANTS.values())
+    assert "no variant fixes a broken reward" in flat(FINETUNE)
+    assert "format saturating" not in flat(SKILL)          # the Dr.GRPO row no longer claims it
+
+
+# --- documented flags behave as documented -------------------------------------------------------------------
+
+def test_train_dry_run_shows_the_exact_commands_before_the_gate_passes(workspace):
+    """SKILL.md §7, /finetune phase 2 and the subagent promise the commands from `train RUN --dry-run`; before a
+    review they are shown with the reasons training would be refused (exit 1), and nothing runs."""
+    assert "--dry-run" in flat(SKILL) and "--dry-run --json` shows the exact commands" in flat(FINETUNE)
+    run = json.loads(subprocess.run([*CLI, "render", str(workspace / "brief.yaml"), "--json"], capture_output=True,
+                                    text=True).stdout)["dir"]
+    r = subprocess.run([*CLI, "train", run, "--dry-run", "--json"], capture_output=True, text=True)
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1 and doc["exit_code"] == 1 and doc["dry_run"] and not doc["ok"], r.stderr
+    assert doc["command"][-1].endswith("train.py") and doc["env"]["PYTHONUNBUFFERED"] == "1"
+    assert any("inspection" in reason for reason in doc["refused"]), doc["refused"]
+    text = subprocess.run([*CLI, "train", run, "--dry-run"], capture_output=True, text=True).stdout
+    assert text.startswith(f"Would run in {run}:") and "Training would be refused now:" in text
+    assert not (Path(run) / "output").exists() or not any((Path(run) / "output").iterdir())
+
+
+# --- references ---------------------------------------------------------------------------------------------------
+
+SHIPPED = ("src", "examples", "skills", "commands", "agents", "hooks", "bin", "scripts", "benchmarks", "evals",
+           "README.md", "docs", ".claude-plugin", "pyproject.toml", ".ci")
+# A document cited the way people cite one: an upper-case name (DESIGN.md, STYLE.md), a path to a .md file, or any
+# .md name with a section sign; and anything under /work/, which no clone has. Lower-case bare names without a
+# section (diagnosis.md, which diagnose writes) are output files, not citations.
+DOC_REF = re.compile(r"(?<![\w.-])(/work/[\w./-]+|(?:[\w.-]+/)+[\w.-]+\.md|[A-Z][A-Z0-9_-]*\.md|[\w.-]+\.md(?=\s*§))"
+                     r"(?:\s*§\s*\d+[a-z]?(?:\.\d+)*)?")
+# Tests name made-up paths as data (a hook test writes notes/todo.md); in them only upper-case citations count.
+TEST_DOC_REF = re.compile(r"(?<![\w.-])(/work/[\w./-]+|[A-Z][A-Z0-9_-]*\.md)(?:\s*§\s*\d+[a-z]?(?:\.\d+)*)?")
+
+
+def text_files(*where: str) -> list[Path]:
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", *where], cwd=REPO,
+                         capture_output=True, text=True, check=True).stdout.split()
+    return [REPO / p for p in out if (REPO / p).is_file() and (REPO / p).suffix in
+            (".py", ".md", ".yaml", ".yml", ".j2", ".json", ".sh", ".toml", ".txt", "")]
+
+
+@functools.cache
+def markdown_names() -> frozenset[str]:
+    return frozenset(p.name for p in text_files(".") if p.suffix == ".md")
+
+
+def missing_documents(path: Path, text: str, pattern: re.Pattern = DOC_REF) -> list[str]:
+    """Document names in ``text`` that resolve to no file: beside ``path``, from the repository root, or (a bare
+    name) anywhere in the repository."""
+    names = markdown_names()
+    out = []
+    for m in pattern.finditer(text):
+        ref = m.group(1)
+        word_start = max(text.rfind(c, 0, m.start()) for c in " \n\t(\"'<") + 1
+        if "://" in text[word_start:m.start()]:
+            continue   # part of a URL
+        if not ref.startswith("/work/") and ((path.parent / ref).exists() or (REPO / ref).exists()
+                                              or ("/" not in ref and ref in names)):
+            continue
+        out.append(m.group(0))
+    return out
+
+
+def test_no_shipped_file_refers_to_a_document_that_is_not_in_the_repository():
+    problems = []
+    for pattern, files in ((DOC_REF, text_files(*SHIPPED)), (TEST_DOC_REF, text_files("tests"))):
+        for path in files:
+            if path.name == Path(__file__).name:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            problems += [f"{path.relative_to(REPO)}: {ref}" for ref in missing_documents(path, text, pattern)]
+    assert not problems, "references to documents the repository does not have:\n" + "\n".join(problems)
+
+
+def test_the_reference_check_catches_a_missing_document(tmp_path):
+    src = REPO / "src" / "grpo_rlvr" / "gate.py"
+    assert missing_documents(src, '"""Rules of DESIGN.md §6."""') == ["DESIGN.md §6"]
+    assert missing_documents(src, "see notes/PLAN.md") == ["notes/PLAN.md"]
+    assert missing_documents(src, "see docs/design.md §3 and SKILL.md") == []
+
+
+@pytest.mark.parametrize("section", ["pipeline", "artifacts", "command-line contract", "gate", "sandbox", "trl",
+                                     "vllm", "module map"])
+def test_the_design_doc_covers(section):
+    text = (REPO / "docs" / "design.md").read_text(encoding="utf-8").lower()
+    headings = " ".join(line for line in text.splitlines() if line.startswith("#"))
+    assert section in headings, f"docs/design.md has no section on {section}"
+
+
+def test_every_section_cited_in_the_design_doc_exists(workspace):
+    design = REPO / "docs" / "design.md"
+    sections = set(re.findall(r"^## (\d+)\. ", design.read_text(encoding="utf-8"), re.M))
+    cited = []
+    for path in text_files(*SHIPPED, "tests"):
+        for n in re.findall(r"docs/design\.md\s*§\s*(\d+)", path.read_text(encoding="utf-8", errors="replace")):
+            cited.append((path.relative_to(REPO), n))
+    assert cited, "nothing cites docs/design.md by section"
+    assert not [c for c in cited if c[1] not in sections], f"sections that do not exist: {cited}"
+    out = subprocess.run([*CLI, "validate", str(workspace / "brief.yaml")], capture_output=True, text=True).stdout
+    assert "[recipe] the skill's GRPO recipe (docs/design.md §2)" in out

@@ -1,0 +1,297 @@
+"""The plugin's PreToolUse hook, fed the JSON Claude Code sends on stdin (session_id, transcript_path, cwd,
+hook_event_name, tool_name, tool_input, tool_use_id), run as Claude Code runs it: the command in
+hooks/hooks.json with ${CLAUDE_PLUGIN_ROOT} set. It denies (exit 2, reason on stderr) running `review` and
+writing under inspection/; it allows everything else (exit 0)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from paths import REPO
+
+HOOKS = json.loads((REPO / "hooks" / "hooks.json").read_text())
+
+
+def hook_command() -> str:
+    (entry,) = HOOKS["hooks"]["PreToolUse"]
+    (hook,) = entry["hooks"]
+    assert hook["type"] == "command"
+    return hook["command"]
+
+
+def call(tool: str, tool_input: dict, cwd: str = "/home/u/project") -> subprocess.CompletedProcess:
+    event = {"session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": cwd,
+             "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool,
+             "tool_input": tool_input, "tool_use_id": "toolu_01"}
+    return subprocess.run(["bash", "-c", hook_command()], input=json.dumps(event), capture_output=True, text=True,
+                          env={**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO)}, timeout=30)
+
+
+def test_hooks_json_is_claude_codes_format():
+    (entry,) = HOOKS["hooks"]["PreToolUse"]
+    assert entry["matcher"] == "*"   # every tool: the built-in writers, MCP tools and any added later
+    assert "${CLAUDE_PLUGIN_ROOT}/hooks/guard_review.py" in hook_command()
+
+
+@pytest.mark.parametrize("command", [
+    "grpo-rlvr review runs/x/inspection",
+    "grpo-rlvr review runs/x/inspection --reviewer me",
+    "grpo-rlvr-plugin review runs/x/inspection",
+    "${CLAUDE_PLUGIN_ROOT}/bin/grpo-rlvr-plugin review out/inspection",
+    "/home/u/.venv/bin/grpo-rlvr review out/inspection",
+    "env grpo-rlvr review out/inspection",
+    "env -i PATH=$PATH grpo-rlvr review out/inspection",
+    "sh -c 'grpo-rlvr review out/inspection'",
+    'bash -lc "cd proj && grpo-rlvr review out/inspection"',
+    "python -m grpo_rlvr review out/inspection",
+    "python3 -m grpo_rlvr.cli review out/inspection",
+    "yes a | grpo-rlvr review out/inspection",
+    'script -qc "grpo-rlvr review out/inspection" /dev/null',
+    "nohup grpo-rlvr review out/inspection &",
+    "echo $(grpo-rlvr review out/inspection)",
+    "grpo-rlvr gate out/inspection || grpo-rlvr review out/inspection",
+    "R=grpo-rlvr; $R review out/inspection",
+    'python -c "from grpo_rlvr.review import review; review(\'out/inspection\')"',
+])
+def test_running_review_is_denied(command):
+    out = call("Bash", {"command": command, "description": "review the samples"})
+    assert out.returncode == 2 and "never runs it" in out.stderr, (command, out.stderr)
+
+
+@pytest.mark.parametrize("tool,tool_input", [
+    ("Write", {"file_path": "/home/u/project/runs/a/inspection/samples.jsonl", "content": "{}"}),
+    ("Edit", {"file_path": "/home/u/project/out/inspection/manifest.json", "old_string": "a", "new_string": "b"}),
+    ("MultiEdit", {"file_path": "/p/out/inspection/samples.jsonl", "edits": [{"old_string": "a", "new_string": "b"}]}),
+    ("NotebookEdit", {"notebook_path": "/p/inspection/notes.ipynb", "new_source": "x"}),
+    ("Write", {"file_path": "/p/out/inspection.bak-20260101T000000Z/samples.jsonl", "content": ""}),
+    ("Edit", {"file_path": "/p/out/run/brief.lock.json", "old_string": "a", "new_string": "b"}),
+])
+def test_edits_under_inspection_are_denied(tool, tool_input):
+    out = call(tool, tool_input)
+    assert out.returncode == 2 and "inspection/" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("command", [
+    "echo '{}' > out/inspection/samples.jsonl",
+    "jq . x.json >> /p/out/inspection/manifest.json",
+    "python fix.py 1>out/inspection/samples.jsonl",
+    "cp /tmp/forged.jsonl out/inspection/samples.jsonl",
+    "cp -t out/inspection /tmp/forged.jsonl",
+    "mv /tmp/forged.jsonl out/inspection/samples.jsonl",
+    "mv out/inspection /tmp/gone",
+    "rm -rf out/inspection",
+    "sed -i 's/disagree/agree/' out/inspection/samples.jsonl",
+    "perl -pi -e 's/disagree/agree/' out/inspection/samples.jsonl",
+    "cat x | tee out/inspection/samples.jsonl",
+    "dd if=/tmp/x of=out/inspection/samples.jsonl",
+    "sudo truncate -s 0 out/inspection/samples.jsonl",
+    "cd out && touch inspection/.review.lock",
+])
+def test_shell_writes_under_inspection_are_denied(command):
+    out = call("Bash", {"command": command})
+    assert out.returncode == 2 and "written only by grpo-rlvr itself" in out.stderr, (command, out.stderr)
+
+
+@pytest.mark.parametrize("tool,tool_input", [
+    ("Bash", {"command": "grpo-rlvr gate out/inspection --json"}),
+    ("Bash", {"command": "grpo-rlvr-plugin gate runs/review-2/inspection --brief brief.yaml --json"}),
+    ("Bash", {"command": "grpo-rlvr-plugin inspect brief.yaml --force --json"}),
+    ("Bash", {"command": "grpo-rlvr-plugin train out/run --dry-run --json"}),
+    ("Bash", {"command": "cat out/inspection/samples.jsonl | jq .verdict > /tmp/verdicts.json"}),
+    ("Bash", {"command": "cp out/inspection/report.html /tmp/report.html"}),
+    ("Bash", {"command": "sed -n 1,5p out/inspection/samples.jsonl"}),
+    ("Bash", {"command": "echo 'please run grpo-rlvr gate next' && ls out/inspection"}),
+    ("Write", {"file_path": "/home/u/project/brief.yaml", "content": "name: x"}),
+    ("Edit", {"file_path": "/home/u/project/my_reward.py", "old_string": "a", "new_string": "b"}),
+    ("Read", {"file_path": "/home/u/project/out/inspection/samples.jsonl"}),
+])
+def test_everything_else_is_allowed(tool, tool_input):
+    out = call(tool, tool_input)
+    assert out.returncode == 0 and out.stdout == "" and out.stderr == "", out.stderr
+
+
+def test_unparseable_input_is_allowed_not_crashed():
+    out = subprocess.run(["bash", "-c", hook_command()], input="not json", capture_output=True, text=True,
+                         env={**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO)}, timeout=30)
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+
+
+# ---------------------------------------------------------------------------- bypasses, one each, on real files
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project folder with a real inspection, a forged one elsewhere, and a tar of the forgery."""
+    import tarfile
+
+    (tmp_path / "out" / "inspection").mkdir(parents=True)
+    (tmp_path / "out" / "inspection" / "samples.jsonl").write_text("{}\n")
+    (tmp_path / "forged" / "inspection").mkdir(parents=True)
+    (tmp_path / "forged" / "inspection" / "samples.jsonl").write_text("{}\n")
+    (tmp_path / "link").symlink_to(tmp_path / "out" / "inspection")
+    with tarfile.open(tmp_path / "forged.tar", "w") as tf:
+        tf.add(tmp_path / "forged" / "inspection", arcname="inspection")
+    return tmp_path
+
+
+@pytest.mark.parametrize("cwd,command", [
+    ("out/inspection", "sed -i 's/disagree/agree/' samples.jsonl"),                 # relative, from inside
+    (".", "cd out/inspection && sed -i 's/disagree/agree/' samples.jsonl"),         # relative, after a cd
+    (".", "echo '{}' > link/samples.jsonl"),                                         # through a symlink
+    (".", "sed -i 's/a/b/' link/samples.jsonl"),
+    (".", "ln -s out/inspection view"),                                              # making such a symlink
+    (".", "sed -i 's/disagree/agree/' out/insp*/samples.jsonl"),                     # a glob pattern
+    (".", "sed -i 's/disagree/agree/' out/*/samples.jsonl"),                         # a glob that matches it now
+    (".", "D=out/inspection; sed -i 's/a/b/' $D/samples.jsonl"),                     # through a variable
+    (".", "cp -r forged/inspection out/"),                                           # cp -r lands in it
+    (".", "cp -r forged/. out/"),                                                    # cp -r merges over it
+    (".", "rsync -a forged/ out/"),                                                  # rsync merges over it
+    (".", "rsync -a /tmp/x/ out/inspection/"),
+    (".", "tar -xf forged.tar -C out"),                                              # tar extracts it
+    ("out", "tar xf ../forged.tar"),
+    (".", "awk -i inplace '{print}' out/inspection/samples.jsonl"),                  # awk -i inplace
+    (".", "gawk -i inplace '{sub(/disagree/, \"agree\")} 1' out/inspection/samples.jsonl"),
+    (".", "sed -i 's/dis agree/agree/' out/inspection/samples.jsonl"),              # a script with a space in it
+    (".", "rm -rf out"),                                                             # deleting the folder above
+    (".", "mv out /tmp/elsewhere"),
+])
+def test_each_bypass_of_the_shell_check_is_denied(project, cwd, command):
+    out = call("Bash", {"command": command}, cwd=str(project / cwd))
+    assert out.returncode == 2 and "denied" in out.stderr, (command, out.stderr)
+
+
+@pytest.mark.parametrize("tool,tool_input", [
+    ("mcp__filesystem__write_file", {"path": "out/inspection/samples.jsonl", "content": "{}"}),
+    ("mcp__filesystem__edit_file", {"path": "link/samples.jsonl", "edits": [{"oldText": "a", "newText": "b"}]}),
+    ("mcp__filesystem__move_file", {"source": "out/inspection/samples.jsonl", "destination": "/tmp/x.jsonl"}),
+    ("mcp__fs__create_directory", {"path": "out/inspection.bak-1"}),
+    ("mcp__shell__run_command", {"command": "sed -i 's/a/b/' out/inspection/samples.jsonl"}),
+    ("Write", {"file_path": "link/samples.jsonl", "content": ""}),
+])
+def test_mcp_and_relative_tool_writes_are_denied(project, tool, tool_input):
+    out = call(tool, tool_input, cwd=str(project))
+    assert out.returncode == 2 and "denied" in out.stderr, (tool, out.stderr)
+
+
+@pytest.mark.parametrize("command", [
+    "PYTHONPATH=/tmp/hook grpo-rlvr gate out/inspection",
+    "export PYTHONPATH=/tmp/hook",
+    "env PYTHONSTARTUP=/tmp/s.py python -m grpo_rlvr gate out/inspection",
+    "PYTHONHOME=/tmp/py python train.py",
+    "PYTHONUSERBASE=/tmp/u grpo-rlvr train out/run",
+    "LD_PRELOAD=/tmp/x.so grpo-rlvr gate out/inspection",
+    "python -c 'import os; os.environ[\"PYTHONPATH\"] = \"/tmp\"; os.system(\"grpo-rlvr gate x\")'",
+    "declare -x PYTHONPATH=/tmp/hook",
+    "GRPO_RLVR_CACHE=/tmp/forged-hashes grpo-rlvr gate out/inspection",
+])
+def test_setting_interpreter_variables_is_denied(command):
+    out = call("Bash", {"command": command})
+    assert out.returncode == 2 and "PYTHONPATH, PYTHONSTARTUP" in out.stderr, (command, out.stderr)
+
+
+@pytest.mark.parametrize("tool,tool_input", [
+    ("Write", {"file_path": "/home/u/.venv/lib/python3.11/site-packages/sitecustomize.py", "content": "x"}),
+    ("Write", {"file_path": "/home/u/.local/lib/python3.11/site-packages/usercustomize.py", "content": "x"}),
+    ("Bash", {"command": "echo 'import evil' > .venv/lib/python3.11/site-packages/zz.pth"}),
+    ("Bash", {"command": "cp hook.py /usr/lib/python3/dist-packages/sitecustomize.py"}),
+    ("Edit", {"file_path": "/home/u/.venv/lib/python3.11/site-packages/grpo_rlvr/gate.py", "old_string": "a",
+              "new_string": "b"}),
+    ("Bash", {"command": "sed -i 's/x/y/' .venv/lib/python3.11/site-packages/grpo_rlvr/gate.py"}),
+    ("Bash", {"command": "echo x > .venv/lib/python3.11/site-packages/__editable___grpo_rlvr_0_1_0_finder.py"}),
+])
+def test_startup_hooks_and_the_installed_package_are_not_written(tool, tool_input):
+    out = call(tool, tool_input)
+    assert out.returncode == 2 and "denied" in out.stderr, (tool_input, out.stderr)
+
+
+def test_the_plugin_itself_and_the_hash_cache_are_not_written(tmp_path):
+    cache = tmp_path / "cache"
+    env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO), "GRPO_RLVR_CACHE": str(cache)}
+    for tool, tool_input in (
+            ("Edit", {"file_path": str(REPO / "hooks" / "guard_review.py"), "old_string": "a", "new_string": "b"}),
+            ("Bash", {"command": f"echo '{{}}' > {cache}/file-hashes/1-2.json"})):
+        event = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "cwd": str(tmp_path)}
+        out = subprocess.run(["bash", "-c", hook_command()], input=json.dumps(event), capture_output=True,
+                             text=True, env=env, timeout=30)
+        assert out.returncode == 2 and "denied" in out.stderr, (tool_input, out.stderr)
+
+
+@pytest.mark.parametrize("tool,tool_input,cwd", [
+    ("Bash", {"command": "echo $PYTHONPATH"}, "."),
+    ("Bash", {"command": "cp -r forged /tmp/copy-elsewhere-ok"}, "forged/inspection/.."),
+    ("Bash", {"command": "sed -n 1p link/samples.jsonl"}, "."),
+    ("Bash", {"command": "tar -tf forged.tar"}, "."),
+    ("Bash", {"command": "rm -rf /tmp/grpo-rlvr-hook-test-scratch"}, "."),
+    ("mcp__filesystem__read_file", {"path": "out/inspection/samples.jsonl"}, "."),
+    ("mcp__filesystem__write_file", {"path": "notes/todo.md", "content": "x"}, "."),
+])
+def test_reading_and_unrelated_writes_stay_allowed(project, tool, tool_input, cwd):
+    out = call(tool, tool_input, cwd=str(project / cwd))
+    assert out.returncode == 0 and out.stderr == "", (tool_input, out.stderr)
+
+
+# ---------------------------------------------------------------------------- red team: the shell's other doors
+
+
+@pytest.mark.parametrize("cwd,command", [
+    (".", "python -c \"open('out/inspection/samples.jsonl', 'w').write('{}')\""),      # inline code
+    (".", "python3 - <<'EOF'\nimport pathlib\npathlib.Path('out/inspection/samples.jsonl').write_text('{}')\nEOF"),
+    (".", "python -c \"import shutil; shutil.copy('/tmp/f', 'out/inspection/samples.jsonl')\""),
+    (".", "perl -e 'open(F, \">out/inspection/samples.jsonl\"); print F \"{}\"'"),
+    (".", "node -e \"require('fs').writeFileSync('out/inspection/samples.jsonl', '{}')\""),
+    (".", "git checkout HEAD -- out/inspection/samples.jsonl"),                         # git puts old bytes back
+    (".", "git restore out/inspection"),
+    (".", "git clean -fdx"),                                                              # deletes the untracked review
+    (".", "git stash -u"),
+    (".", "find out -name samples.jsonl -delete"),                                        # find
+    (".", "find . -name samples.jsonl -exec sed -i s/disagree/agree/ {} +"),
+    (".", "ls out/inspection/samples.jsonl | xargs rm"),                                  # xargs
+    (".", "echo '{}' > `echo out/inspection/samples.jsonl`"),                             # built at run time
+    (".", "echo '{}' > $(echo out/inspection)/samples.jsonl"),
+    (".", "cp /tmp/f >(cat) out/inspection/samples.jsonl"),
+    (".", "echo '{}' > out/inspecti\\\non/samples.jsonl"),                                # a line continuation
+    (".", "echo '{}' > out/{inspection,x}/samples.jsonl"),                                # brace expansion
+    (".", "cd link && echo '{}' > samples.jsonl"),                                        # cd into a symlink
+    (".", "cd out && cd inspection && echo '{}' > samples.jsonl"),                        # two cds, then >
+    (".", "vim -c 'g/disagree/s//agree/' -c wq out/inspection/samples.jsonl"),           # editors
+    (".", "jq . x | sponge out/inspection/samples.jsonl"),
+    (".", "sqlite3 out/inspection/notes.db 'create table t(x)'"),
+    (".", "echo x > .venv/bin/python._pth"),                 # replaces sys.path even under python -I -S
+    (".", "echo 'home = /tmp/py' > .venv/pyvenv.cfg"),       # another Python home
+    (".", "echo '{}' > out/samples/samples.jsonl"),          # an artifact `inspect --out out/samples` wrote
+    (".", "rm -rf out/samples"),
+])
+def test_red_team_shell_doors_are_denied(project, cwd, command):
+    (project / "out" / "samples").mkdir()
+    for name in ("manifest.json", "samples.jsonl"):
+        (project / "out" / "samples" / name).write_text("{}\n")
+    out = call("Bash", {"command": command}, cwd=str(project / cwd))
+    assert out.returncode == 2 and "denied" in out.stderr, (command, out.stderr)
+
+
+def test_red_team_an_artifact_under_another_name_is_protected_from_edit_tools(project):
+    (project / "out" / "samples").mkdir()
+    for name in ("manifest.json", "samples.jsonl"):
+        (project / "out" / "samples" / name).write_text("{}\n")
+    out = call("Edit", {"file_path": str(project / "out" / "samples" / "samples.jsonl"), "old_string": "{}",
+                        "new_string": "{\"verdict\": {}}"}, cwd=str(project))
+    assert out.returncode == 2 and "denied" in out.stderr
+
+
+@pytest.mark.parametrize("command", [
+    "find . -name '*.py' -exec grep -l reward {} \\;",
+    "git status && git diff && git checkout main && git stash",
+    "cat > notes.md <<'EOF'\nNext: run `grpo-rlvr gate out/inspection`\nEOF",
+    "python -c \"import json; print(json.load(open('out/inspection/manifest.json'))['seal'])\"",
+    "ls out/inspection | xargs -n1 echo",
+    "echo $(ls out/inspection) > /tmp/listing.txt",
+    "grep -c agree out/inspection/samples.jsonl > /tmp/count",
+    "python train_sft.py --output out/sft > sft.log 2>&1",
+])
+def test_red_team_ordinary_commands_near_an_inspection_stay_allowed(project, command):
+    out = call("Bash", {"command": command}, cwd=str(project))
+    assert out.returncode == 0 and out.stderr == "", (command, out.stderr)

@@ -1,0 +1,76 @@
+"""The callbacks inside the rendered train.py, driven in the order transformers 5.17's Trainer calls them and
+TRL 1.16's GRPOTrainer writes completions (the e2e held-out run in tests/diagnosis/test_runs.py checks a real one)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from grpo_rlvr.runtime.training_callbacks import HeldOutCompletionsApart
+
+
+def state(step):
+    return SimpleNamespace(global_step=step, is_world_process_zero=True)
+
+
+class FakeTrl:
+    """TRL's habit: every log dumps its buffer of recent completions to completions_<step>.parquet."""
+
+    def __init__(self, tmp_path):
+        self.dir = tmp_path / "completions"
+        self.dir.mkdir()
+        self.cb = HeldOutCompletionsApart(self.dir)
+        self.args = SimpleNamespace()
+
+    def log(self, step, logs, buffer):
+        self.cb.on_log(self.args, state(step), None, logs=logs)       # callbacks run inside super().log ...
+        (self.dir / f"completions_{step:05d}.parquet").write_text(buffer)   # ... then TRL writes
+
+    def evaluate(self, step):
+        self.log(step, {"eval_reward": 0.1}, "held-out")
+        self.cb.on_evaluate(self.args, state(step), None)
+
+    def end(self, step, buffer):
+        self.log(step, {"train_runtime": 1.0}, buffer)
+        self.cb.on_train_end(self.args, state(step), None)
+
+
+def test_evaluation_at_a_logging_step_keeps_both(tmp_path):
+    t = FakeTrl(tmp_path)
+    t.evaluate(0)                                          # eval_on_start
+    t.log(10, {"reward": 0.3}, "train@10")
+    t.evaluate(10)
+    t.end(10, "held-out")                                   # the summary dumps the buffer once more
+    assert (t.dir / "completions_00010.parquet").read_text() == "train@10"
+    assert (t.dir / "eval" / "completions_00010.parquet").read_text() == "held-out"
+    assert (t.dir / "eval" / "completions_00000.parquet").is_file()
+    assert not (t.dir / "completions_00000.parquet").exists()
+    assert sorted(p.name for p in t.dir.iterdir()) == ["completions_00010.parquet", "eval"]
+
+
+def test_summary_dump_is_kept_when_it_is_the_only_record(tmp_path):
+    t = FakeTrl(tmp_path)
+    t.end(2, "train@2")                                     # max_steps below logging_steps: no training log
+    assert (t.dir / "completions_00002.parquet").read_text() == "train@2"
+
+
+def test_summary_after_an_evaluation_keeps_the_training_buffer(tmp_path):
+    t = FakeTrl(tmp_path)
+    t.log(5, {"reward": 0.3}, "train@5")
+    t.evaluate(8)
+    t.end(9, "train@9")          # held_out_trainer gave the evaluation its own buffer: this is training data
+    assert (t.dir / "completions_00009.parquet").read_text() == "train@9"
+    assert (t.dir / "completions_00005.parquet").read_text() == "train@5"
+
+
+def test_each_evaluation_gets_an_empty_buffer_of_the_same_shape():
+    from collections import defaultdict, deque
+
+    from grpo_rlvr.runtime.held_out_trainer import empty_like
+
+    logs = {"prompt": deque(["p"], maxlen=64), "rewards": defaultdict(lambda: deque(maxlen=64)),
+            "advantages": deque([0.5], maxlen=64)}
+    logs["rewards"]["format"].append(1.0)
+    fresh = empty_like(logs)
+    assert not fresh["prompt"] and fresh["prompt"].maxlen == 64 and not fresh["rewards"]
+    assert fresh["rewards"]["format"].maxlen == 64                   # the factory is kept
+    assert list(logs["prompt"]) == ["p"] and logs["rewards"]["format"][0] == 1.0   # the original is untouched
