@@ -27,7 +27,7 @@ TESTS = REPO / "tests"
 
 def property_test_files() -> list[Path]:
     """Test files with at least one ``@given`` test."""
-    return sorted(p for p in TESTS.glob("test_*.py") if _given_tests(p))
+    return sorted(p for p in TESTS.rglob("test_*.py") if _given_tests(p))
 
 
 def _given_tests(path: Path) -> list[str]:

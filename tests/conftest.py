@@ -1,9 +1,12 @@
 """Shared fixtures. Nothing is downloaded: HF_HUB_OFFLINE=1 makes an accidental hub access fail loudly, and the
 tiny model is built locally from a seed.
 
-Every test that starts a training is marked ``e2e``: grpo-rlvr's train.py and the demo's SFT warmup record each
-start in the work trace (``grpo_rlvr.work_trace``, which every process of a launch appends to), and a test not
-marked ``e2e`` during which one started fails, its fixtures' set-up included."""
+Every test that starts a training is marked ``e2e``. The two ways the package starts one, the rendered train.py and
+the demo's SFT warmup, record each start in the work trace (``grpo_rlvr.work_trace``, which every process of a
+launch appends to); a test not marked ``e2e`` during which one started fails, its fixtures' set-up included, and a
+test that requests a warmed-model fixture must be marked, whichever test happens to build it first. The session
+sets ``GRPO_RLVR_TRACE`` to a file of its own (a value from outside is replaced) and removes it at the end.
+Trainings outside the package (a plain TRL script, ``trl grpo``) record nothing: those tests are marked by hand."""
 
 from __future__ import annotations
 
@@ -28,6 +31,22 @@ os.environ["GRPO_RLVR_TRACE"] = str(_TRACE)
 # GRPO_RLVR_VLLM_LANE). An environment without vLLM (the main lane's .venv) never collects them.
 if not os.environ.get("GRPO_RLVR_VLLM_LANE") and importlib.util.find_spec("vllm") is None:
     collect_ignore = ["vllm_lane"]
+
+
+# Fixtures that train a model to build it (an SFT warmup), here and in tests/vllm_lane.
+TRAINING_FIXTURES = ("warm_model_dir", "warm60_model_dir")
+
+
+def pytest_collection_modifyitems(config, items):
+    unmarked = [i.nodeid for i in items if i.get_closest_marker("e2e") is None
+                and set(TRAINING_FIXTURES) & set(getattr(i, "fixturenames", ()))]
+    if unmarked:
+        raise pytest.UsageError(f"tests that request a warmed model ({', '.join(TRAINING_FIXTURES)}, whose set-up is "
+                                f"an SFT training) but are not marked e2e: {unmarked}; mark them @pytest.mark.e2e")
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_TRACE.parent, ignore_errors=True)
 
 
 def _trace_size() -> int:

@@ -66,6 +66,12 @@ def test_validate_says_vllm_needs_merged_weights_and_lora_continues_the_adapter(
     warnings = adapter_warnings(load_brief(p))
     assert any("vLLM loads one model folder" in w and f"grpo-rlvr merge {sft_adapter}" in w for w in warnings)
     assert any(w.startswith("lora: the model is a LoRA adapter, which training continues") for w in warnings)
+    # a lora: section counts as written even when it sets nothing; without one there is nothing to warn about
+    for lora, warned in (({}, True), (None, False)):
+        sections = {"lora": lora} if lora is not None else {}
+        p = adapter_brief(workspace, sft_adapter, method="lora", **sections)
+        said = [w for w in adapter_warnings(load_brief(p)) if w.startswith("lora: the model is a LoRA adapter")]
+        assert bool(said) is warned, (lora, said)
 
 
 def test_an_adapter_loads_on_its_base_and_changes_the_model(workspace, sft_adapter, tiny_model_dir):

@@ -21,12 +21,7 @@ from grpo_rlvr.input_files import (
 )
 from grpo_rlvr.jsonl import iter_jsonl, read_jsonl
 from hang_guard import no_hang
-
-# A document of nine lines whose aliases expand to 9**9 (387 million) strings.
-BILLION_LAUGHS = "".join(
-    f"{n}: &{n} [" + ",".join([f"*{p}"] * 9 if p else ['"lol"'] * 9) + "]\n"
-    for p, n in zip([None, *"abcdefgh"], "abcdefghi", strict=True)
-) + "model: *i\n"
+from hostile_yaml import BILLION_LAUGHS
 
 
 def test_alias_bomb_is_refused_before_expansion():

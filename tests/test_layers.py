@@ -138,3 +138,11 @@ def test_a_test_that_trains_unmarked_fails(tmp_path, tiny_model_dir):
                          env={**os.environ, "PYTHONPATH": str(TESTS)})
     assert "1 failed, 2 passed" in out.stdout, out.stdout[-3000:]
     assert "test_unmarked started 1 training(s) (sft) but is not marked e2e" in out.stdout, out.stdout[-3000:]
+    # a test asking for a warmed model is refused at collection, before any fixture is built
+    (tmp_path / "test_asks.py").write_text("def test_reads_a_warm_model(warm_model_dir):\n    pass\n")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
+                          "-o", "addopts=", "--collect-only", str(tmp_path / "test_asks.py")],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(TESTS)})
+    assert out.returncode == 4 and "test_reads_a_warm_model" in out.stderr and "not marked e2e" in out.stderr, \
+        out.stdout[-2000:] + out.stderr[-2000:]

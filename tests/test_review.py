@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import pty
-import select
 import signal
 import subprocess
 import sys
@@ -20,46 +19,9 @@ from artifacts import completions_for, make_artifact
 from grpo_rlvr.gate import check_gate
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.review import DWELL_S, PROMPT, inert
+from terminal import Terminal
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
-
-
-class Terminal:
-    """A child process on a pty; ``expect`` reads until a text appears, ``send`` types a line."""
-
-    def __init__(self, args):
-        self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
-        os.close(slave)
-        self.buffer = ""
-        self.raw = b""
-
-    def expect(self, text: str, timeout_s: float = 60) -> str:
-        deadline = time.monotonic() + timeout_s
-        while text not in self.buffer:
-            left = deadline - time.monotonic()
-            assert left > 0, f"timed out waiting for {text!r}; screen ends with {self.buffer[-400:]!r}"
-            ready, _, _ = select.select([self.master], [], [], left)
-            if ready:
-                try:
-                    chunk = os.read(self.master, 65536)
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    break
-                self.raw += chunk
-                self.buffer += chunk.decode(errors="replace")
-        assert text in self.buffer, f"{text!r} never appeared; screen ends with {self.buffer[-400:]!r}"
-        seen, self.buffer = self.buffer, self.buffer[self.buffer.index(text) + len(text):]
-        return seen
-
-    def send(self, line: str) -> None:
-        os.write(self.master, (line + "\n").encode())
-
-    def wait(self) -> int:
-        rc = self.proc.wait(timeout=60)
-        os.close(self.master)
-        return rc
 
 
 def answer(t: Terminal, key: str, think_s: float = 0.0) -> str:

@@ -120,7 +120,7 @@ def adapter_warnings(brief) -> list[str]:
                    + (" and the server serves the base" if mode == "server" else "")
                    + " until TRL's first weight sync merges the adapter in. Merged weights are the sure path: "
                    f"`{merge}`, then point model.name_or_path at DIR")
-    if brief.method != "full" and brief.lora_set_by_brief:
+    if brief.method != "full" and brief.lora_section:
         out.append("lora: the model is a LoRA adapter, which training continues with its own settings (from its "
                    "adapter_config.json); this section is not used. To train a new adapter instead, merge this one "
                    f"first (`{merge}`) and point model.name_or_path at DIR")

@@ -1,6 +1,7 @@
 """An opt-in record of the expensive steps a command repeats: each brief load, each re-score of the gate's
-samples and each training start (GRPO in train.py, the demo's SFT warmup), with the process that did it. ``GRPO_RLVR_TRACE=FILE`` appends one JSON line per step to FILE (from
-every process of a launch, the clean-interpreter checks and ``train.py`` included); unset, nothing is written.
+samples and each training start (GRPO in train.py, the demo's SFT warmup), with the process that did it.
+``GRPO_RLVR_TRACE=FILE`` appends one JSON line per step to FILE (from every process of a launch, the
+clean-interpreter checks and ``train.py`` included); unset, nothing is written.
 
 It only observes: no decision reads it, so setting it (or writing to the file) changes nothing a run does.
 ``benchmarks/trace_train.py`` reads it to count what one ``grpo-rlvr train`` does.
@@ -17,8 +18,8 @@ ENV = "GRPO_RLVR_TRACE"
 
 
 def event(name: str, **fields) -> None:
-    """Append ``name`` (``brief_load``, ``gate_rescore``, ``training_start``) with this process's pid and command line, and its
-    parent's (which process started a clean-interpreter check)."""
+    """Append ``name`` (``brief_load``, ``gate_rescore``, ``training_start``) with this process's pid and command
+    line, and its parent's (which process started a clean-interpreter check)."""
     path = os.environ.get(ENV)
     if not path:
         return

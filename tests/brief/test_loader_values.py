@@ -13,7 +13,7 @@ import yaml
 from briefs import example_brief_text
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.errors import ConfigError
-from test_input_files import BILLION_LAUGHS
+from hostile_yaml import BILLION_LAUGHS
 
 
 def brief_with(workspace, grpo=None, hardware=None, text=None):

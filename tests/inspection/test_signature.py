@@ -16,7 +16,7 @@ from grpo_rlvr.gate import check_gate
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.signature import SIGNATURE, sign_review
 from paths import CLI
-from test_review import Terminal
+from terminal import Terminal
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 

@@ -199,6 +199,7 @@ def test_launch_sh_stops_a_starting_server_on_a_signal(tmp_path, warm_model_dir,
             os.killpg(p.pid, signal.SIGKILL)
 
 
+@pytest.mark.e2e  # its fixture renders the run for the warmed model (tests/conftest.py: TRAINING_FIXTURES)
 def test_rendered_server_command_is_the_module_entry_point(run_and_port):
     """vLLM's CPU build has no `vllm serve` that starts (its console script looks up a package named `vllm`);
     the module entry point works with both builds, and is what launch.sh runs."""

@@ -222,6 +222,7 @@ def load_brief(path: str | Path) -> Brief:
         sampling_engine=sampling_engine,
         prompt_examples=tuple(MappingProxyType(ex) for ex in (data.get("prompt") or {}).get("examples") or ()),
         base_run_diagnosis=(data.get("base_run") or {}).get("diagnosis"),
+        lora_section="lora" in data,
     )
 
 

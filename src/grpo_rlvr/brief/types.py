@@ -142,23 +142,20 @@ class Brief:
     fingerprint: str                 # identity: model, dataset, rewards, sampling
     warnings: tuple[str, ...] = ()   # non-fatal findings (validate prints them)
     lora_origin: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # lora key -> origin
-    # The YAML as the user wrote it. Recorded verbatim in brief.lock.json ("resolved") and read by nothing else:
-    # every phase takes the typed fields above (tests/test_layers.py holds that line).
+    # The YAML as the user wrote it, recorded verbatim in brief.lock.json ("resolved"): no phase reads settings from
+    # the Brief's copy, only the lock writer does (tests/test_layers.py); diagnose reads the lock's copy of a run.
     as_written: MappingProxyType = field(repr=False, default_factory=lambda: MappingProxyType({}))
     dynamic_sampling: DynamicSampling | None = None  # None: off (plain TRL sampling)
     sampling_engine: str = "auto"    # preflight/inspect/evaluation: auto | vllm | transformers (vllm_engine.py)
     prompt_examples: tuple = ()      # ``prompt.examples``: {row, correct, wrong, malformed} that validate scores
     base_run_diagnosis: str | None = None  # ``base_run.diagnosis`` as written (relative to base_dir)
+    lora_section: bool = False       # the brief has a ``lora:`` section (even an empty one)
 
     @property
     def overrides(self) -> dict[str, Any]:
         """The GRPOConfig values the brief's ``grpo:`` section sets itself."""
         return {k: v for k, v in self.grpo.items() if self.origin.get(k) == "brief"}
 
-    @property
-    def lora_set_by_brief(self) -> bool:
-        """Whether the brief's ``lora:`` section sets any adapter setting."""
-        return "brief" in self.lora_origin.values()
 
     @property
     def reward_weights(self) -> list[float]:
