@@ -10,15 +10,21 @@ def example_brief_text() -> str:
     return resources.files("grpo_rlvr.examples.arithmetic").joinpath("brief.yaml").read_text()
 
 
-def write_brief(workspace: Path, name: str, **sections) -> Path:
-    """The demo's brief with whole top-level sections replaced (``dataset={...}``), written to ``workspace/name``."""
+def _example_with(path: Path, sections: dict, merge: bool) -> Path:
+    """Write the demo's brief to ``path`` with ``sections`` put in: each replacing its whole top-level section, or
+    with ``merge``, mappings updated key by key."""
     import yaml
 
     data = yaml.safe_load(example_brief_text())
-    data.update(sections)
-    p = workspace / name
-    p.write_text(yaml.safe_dump(data))
-    return p
+    for k, v in sections.items():
+        data[k] = {**data[k], **v} if merge and isinstance(v, dict) and isinstance(data.get(k), dict) else v
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def write_brief(workspace: Path, name: str, **sections) -> Path:
+    """The demo's brief with whole top-level sections replaced (``dataset={...}``), written to ``workspace/name``."""
+    return _example_with(workspace / name, sections, merge=False)
 
 
 def copy_brief(workspace: Path, text: str, name: str = "brief.yaml") -> Path:
@@ -30,14 +36,4 @@ def copy_brief(workspace: Path, text: str, name: str = "brief.yaml") -> Path:
 def brief_for(workspace: Path, name: str, delta: dict) -> Path:
     """The demo's brief with ``delta`` merged in (mappings key by key, anything else replaced), written to
     ``workspace/<name>.yaml``."""
-    import yaml
-
-    data = yaml.safe_load(example_brief_text())
-    for k, v in delta.items():
-        if isinstance(v, dict) and isinstance(data.get(k), dict):
-            data[k] = {**data[k], **v}
-        else:
-            data[k] = v
-    p = workspace / f"{name}.yaml"
-    p.write_text(yaml.safe_dump(data))
-    return p
+    return _example_with(workspace / f"{name}.yaml", delta, merge=True)
