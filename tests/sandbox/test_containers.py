@@ -10,6 +10,7 @@ AF_VSOCK, this project's own source, leftover per-user directories.
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import threading
 import uuid
@@ -221,3 +222,96 @@ def test_accepted_degraded_isolation_is_recorded_by_the_reward(monkeypatch):
     gate = GateResult(Path("."), [], {}, {}, recorded)
     assert f"Scored by unit_tests with degraded sandbox isolation, {note}" in gate.format()
     assert gate.to_dict()["degraded_isolation"] == recorded
+
+
+@pytest.fixture(scope="module")
+def trainers_uid():
+    """No namespaces, and executions keep our uid (a plain-user trainer in a default container)."""
+    pool = Pool(1, without={"namespaces", "uid"})
+    yield pool
+    pool.close()
+
+
+REACH_OTHERS = """import os, resource, socket
+def probe():
+    reached = []
+    for label, pid in (("trainer", {trainer}), ("supervisor", os.getppid())):
+        if pid == 0:  # PID 1 of its own namespace: no parent it can name (0 would mean itself)
+            continue
+        attempts = {{
+            "prlimit cpu": lambda: resource.prlimit(pid, resource.RLIMIT_CPU, (1, 1)),
+            "prlimit as": lambda: resource.prlimit(pid, resource.RLIMIT_AS, (1 << 20, 1 << 20)),
+            "prlimit fsize": lambda: resource.prlimit(pid, resource.RLIMIT_FSIZE, (0, 0)),
+            "renice": lambda: os.setpriority(os.PRIO_PROCESS, pid, 19),
+            "affinity": lambda: os.sched_setaffinity(pid, {{min(os.sched_getaffinity(0))}}),
+            "scheduler": lambda: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0)),
+        }}
+        for name, attempt in attempts.items():
+            try:
+                attempt()
+                reached.append(label + " " + name)
+            except OSError:
+                pass
+    for name, attempt in {{"renice user": lambda: os.setpriority(os.PRIO_USER, 0, 19),
+                           "renice group": lambda: os.setpriority(os.PRIO_PGRP, 0, 19),
+                           "abstract bind": lambda: socket.socket(socket.AF_UNIX).bind(b"\\0grpo-covert-1")}}.items():
+        try:
+            attempt()
+            reached.append(name)
+        except OSError:
+            pass
+    return reached
+"""
+
+
+@pytest.fixture(params=[(), ("namespaces",), ("namespaces", "uid")],
+                ids=["all-layers", "no-namespaces", "trainers-uid"], scope="module")
+def each_uid_mode(request):
+    pool = Pool(1, without=request.param)
+    yield pool
+    pool.close()
+
+
+def _own_settings():
+    return (resource.getrlimit(resource.RLIMIT_CPU), resource.getrlimit(resource.RLIMIT_AS),
+            resource.getrlimit(resource.RLIMIT_FSIZE), os.getpriority(os.PRIO_PROCESS, 0),
+            os.sched_getaffinity(0), os.sched_getscheduler(0))
+
+
+def test_no_execution_changes_another_process_by_pid(each_uid_mode):
+    # Without namespaces and at our uid, prlimit/setpriority/sched_* on our pid needed neither /proc nor a signal:
+    # one completion could kill the trainer (RLIMIT_CPU) or make its next write fail (RLIMIT_FSIZE).
+    before = _own_settings()
+    verdict = probe(each_uid_mode, REACH_OTHERS.format(trainer=os.getpid()), "assert probe() == []")
+    assert _own_settings() == before
+    assert (verdict.passed, verdict.total) == (1, 1), verdict.reason
+    assert probe(each_uid_mode, "def probe():\n    return 'denied'\n").passed == 1  # the next sample scores
+
+
+def test_a_program_still_sets_its_own_limits_priority_and_affinity(trainers_uid):
+    program = ("import os, resource\ndef probe():\n    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+               "    resource.setrlimit(resource.RLIMIT_NOFILE, (soft - 1, hard))\n"
+               "    os.setpriority(os.PRIO_PROCESS, 0, 10)\n"
+               "    os.sched_setaffinity(0, os.sched_getaffinity(0))\n"
+               "    return resource.getrlimit(resource.RLIMIT_NOFILE)[0] == soft - 1 and os.getpriority(os.PRIO_PROCESS, 0)\n")
+    verdict = probe(trainers_uid, program, "assert probe() == 10")
+    assert verdict.passed == 1, verdict.reason
+
+
+def test_the_process_cap_counts_only_the_samples_tree(trainers_uid):
+    # At our uid RLIMIT_NPROC counts every task of the uid: with 80 threads of the trainer alive, a correct
+    # program starting 8 threads failed under a cap of 64. (Root ignores RLIMIT_NPROC: this bites a plain user.)
+    stop = threading.Event()
+    threads = [threading.Thread(target=stop.wait) for _ in range(80)]
+    for t in threads:
+        t.start()
+    try:
+        program = ("import threading\ndef probe():\n    done = []\n"
+                   "    ts = [threading.Thread(target=done.append, args=(i,)) for i in range(8)]\n"
+                   "    for t in ts:\n        t.start()\n    for t in ts:\n        t.join()\n    return sorted(done)\n")
+        verdict = probe(trainers_uid, program, "assert probe() == list(range(8))")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert verdict.passed == 1, verdict.reason

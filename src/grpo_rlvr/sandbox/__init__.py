@@ -13,7 +13,7 @@ container), Landlock (files: the same read-only directories and its private work
 signals and abstract sockets kept in its own domain). In every mode: a uid of its own when run as root (and
 Python is readable by it), no capability in any set, no-new-privs, a seccomp filter (``_seccomp``: ptrace,
 the keyring, namespaces, mounts, bpf, io_uring, memfd, System V and POSIX IPC, every socket family but
-AF_UNIX, AF_VSOCK included, and reaching a socket by address), ``oom_score_adj`` 1000 (the OOM killer's
+AF_UNIX, AF_VSOCK included, reaching a socket by address, ``bind``, and acting on another process by pid), ``oom_score_adj`` 1000 (the OOM killer's
 first choice; the trainer's own is left alone), a non-dumpable supervisor and template, and the whole tree
 killed afterwards: the PID namespace's teardown, which the kernel completes before the execution can be
 reaped, or else a subreaper sweep. Where the sandbox lacks the layers ``_policy`` requires (files, signals,
@@ -45,6 +45,11 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - writes outside the working directory, files left behind, per-user directories, this project's source (``test_adversarial::test_file_writes_outside_the_sandbox``, ``test_deleting_a_file_outside_the_sandbox``; ``test_containers::test_nothing_is_left_in_tmp_or_dev_shm``, ``test_per_user_directories_are_removed``, ``test_a_killed_supervisors_directory_is_removed_by_the_pool``, ``test_the_projects_own_source_is_not_readable``; ``test_isolation::test_tmpdir_is_empty_and_fresh``);
   - the network: TCP to loopback, every socket family but AF_UNIX (AF_VSOCK included), any socket reached by address (a UNIX socket of the trainer's), in every mode (``test_containers::test_no_tcp_to_a_listener_on_loopback``, ``test_no_socket_family_but_unix_in_any_mode``, ``test_no_unix_socket_outside_the_execution_in_any_mode``; ``test_isolation::test_netns_blocks_loopback``);
   - privileges: uid, capabilities, chroot escapes, new namespaces, the denied system calls, the keyring between completions, signals to the parent (``test_adversarial_batch``, the tests up to ``test_the_kernel_keyring_passes_nothing_between_completions``; ``test_adversarial::test_ctypes_setuid_root_and_chroot_escape``, ``test_killing_the_parent_and_everything_else``; ``test_containers::test_signals_do_not_reach_the_parent``);
+  - other processes by pid, with executions at the trainer's uid too (no namespaces, no uid drop): their limits,
+    priority, CPU affinity and scheduler stay as they were, and no abstract socket name can be held (a covert
+    channel between programs running at once) (``test_containers::test_no_execution_changes_another_process_by_pid``,
+    ``test_a_program_still_sets_its_own_limits_priority_and_affinity``); the process cap counts the sample's tree,
+    not the trainer's threads (``test_the_process_cap_counts_only_the_samples_tree``, unprivileged lane);
   - resources: CPU, wall clock, memory per process and per tree, processes and threads per tree, output, the sample's budget, the reply's size, the OOM killer's choice (``test_adversarial``, ``test_fork_bomb`` to ``test_setrlimit_cannot_be_raised``; ``test_run_safety``, all tests; ``test_sandbox_api::test_timeout_reason``, ``test_stdin_stdout_timeout_skips_later_cases``);
   - nothing of an execution outlives it: daemons, orphans, threads, trees that defeat clean-up (``test_adversarial::test_double_forked_daemon_does_not_survive``, ``test_threads_that_outlive_main``; ``test_isolation::test_degraded_mode_*``; ``test_adversarial_batch::test_1500_nested_unwritable_symlinked_dirs_do_not_break_the_batch``, ``test_deep_tree_in_degraded_mode_is_removed_from_the_host_tmp``, ``test_remove_tree_copes_with_deep_unreadable_and_symlinked_trees``);
   - values that could crash or stall the parent (``test_adversarial::test_huge_int_result_is_judged_not_crashing``; ``test_adversarial_batch::test_huge_int_against_isclose_is_a_failed_test_not_an_overflow``, ``test_a_set_of_colliding_hashes_is_refused_by_a_bound``, ``test_decoding_bounds_raise_value_limit_not_crash``; ``test_plaindata``);

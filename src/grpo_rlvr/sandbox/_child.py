@@ -133,7 +133,9 @@ def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
     if "tempfile" in sys.modules:  # loaded in the template: forget the temp dir it cached there
         sys.modules["tempfile"].tempdir = None
     layers.append("env_scrubbed")
-    layers += _set_limits(job["limits"], nproc_applies=uid is not None or state.userns or os.geteuid() != 0)
+    shares_our_uid = uid is None and not state.userns and os.geteuid() != 0
+    layers += _set_limits(job["limits"], nproc_applies=uid is not None or state.userns or os.geteuid() != 0,
+                          nproc_base=_tasks_of_our_uid() if shares_our_uid else 0)
     if uid is not None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
@@ -157,13 +159,29 @@ def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
     return layers
 
 
-def _set_limits(limits: dict, nproc_applies: bool) -> list[str]:
+def _tasks_of_our_uid() -> int:
+    """Processes and threads of this real uid now (what ``RLIMIT_NPROC`` counts). An execution that keeps the
+    trainer's uid shares that count with the trainer's own threads, so its limit starts from here."""
+    uid, count = os.getuid(), 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid == uid:
+                count += len(os.listdir(f"/proc/{entry.name}/task"))
+        except OSError:  # gone meanwhile
+            continue
+    return count
+
+
+def _set_limits(limits: dict, nproc_applies: bool, nproc_base: int = 0) -> list[str]:
+    """``nproc_base``: tasks of this uid that are not the execution's (0 when it has a uid of its own)."""
     cpu = max(1, math.ceil(limits["cpu_s"]))  # soft == hard: SIGKILL at the limit, even as PID 1
     memory = limits["memory_mb"] * 1024 * 1024
     pairs = [
         (resource.RLIMIT_CPU, cpu, "rlimit_cpu"),
         (resource.RLIMIT_AS, memory, "rlimit_as"),
-        (resource.RLIMIT_NPROC, limits["max_processes"], "rlimit_nproc"),
+        (resource.RLIMIT_NPROC, nproc_base + limits["max_processes"], "rlimit_nproc"),
         (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT, "rlimit_fsize"),
         (resource.RLIMIT_CORE, 0, None),
         (resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT, None),

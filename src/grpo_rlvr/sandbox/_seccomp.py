@@ -14,7 +14,11 @@ shared memory, semaphores and message queues, POSIX message queues); every socke
 the host of a VM, AF_NETLINK, AF_PACKET, ...); and reaching any socket by address (``connect``, ``sendto`` with
 an address, ``sendmsg``/``sendmmsg``, which may carry one): Landlock does not guard the path of a UNIX
 socket, so without a jail a program could otherwise talk to the trainer's own (a logger's, an inference
-server's). A ``socketpair`` (asyncio, multiprocessing's pipes) still works. In every mode, namespaces or not.
+server's). ``bind`` fails too: Landlock scopes abstract sockets for connect and send but not for bind, so two
+programs running at once could pass bits by holding names. A ``socketpair`` (asyncio, multiprocessing's pipes)
+still works. Acting on another process by pid fails (``OWN_PROCESS_ONLY``, ``setpriority``, ``ioprio_set``):
+its limits, priority, affinity, scheduler, I/O priority and memory placement; the program's own (pid 0) stay
+its to change. In every mode, namespaces or not.
 Not covered: machines without libseccomp or pyseccomp (the layer is then reported missing, with the fix).
 """
 
@@ -38,8 +42,17 @@ DENIED = (
     "memfd_create", "memfd_secret", "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl",
     "semtimedop", "msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
     "mq_timedreceive", "mq_notify", "mq_getsetattr",
-    "connect", "sendmsg", "sendmmsg",
+    "connect", "sendmsg", "sendmmsg", "bind",
+    "process_madvise", "process_mrelease",
 )  # fmt: skip
+# Calls that act on another process by pid without a signal or /proc: allowed on the caller only (pid 0). Where an
+# execution keeps the trainer's uid (no user namespace, not root), the kernel lets it change the trainer's limits
+# (RLIMIT_CPU: killed; RLIMIT_FSIZE: its next write fails), priority, CPU affinity and scheduler, I/O priority and
+# the placement of its memory, and neither Landlock nor a jail stands in the way. Argument index of the pid.
+OWN_PROCESS_ONLY = (("prlimit64", 0), ("sched_setaffinity", 0), ("sched_setscheduler", 0), ("sched_setparam", 0),
+                    ("sched_setattr", 0), ("migrate_pages", 0), ("move_pages", 0))
+PRIO_PROCESS = 0  # setpriority(which, who, ...): PRIO_PGRP and PRIO_USER reach other processes even with who 0
+IOPRIO_WHO_PROCESS = 1
 AF_UNIX = 1  # the one socket family a test program may open (socketpair, asyncio's self-pipe)
 _CLONE_NEW = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 
@@ -67,6 +80,11 @@ def build() -> tuple[bytes | None, str | None]:
         for call in ("socket", "socketpair"):
             f.add_rule(deny, call, seccomp.Arg(0, seccomp.NE, AF_UNIX))
         f.add_rule(deny, "sendto", seccomp.Arg(4, seccomp.NE, 0))  # sendto with an address: an unconnected send
+        for call, pid_arg in OWN_PROCESS_ONLY:
+            _add_optional(f, deny, call, seccomp.Arg(pid_arg, seccomp.NE, 0))
+        for call, own in (("setpriority", PRIO_PROCESS), ("ioprio_set", IOPRIO_WHO_PROCESS)):
+            _add_optional(f, deny, call, seccomp.Arg(0, seccomp.NE, own))
+            _add_optional(f, deny, call, seccomp.Arg(1, seccomp.NE, 0))
         r, w = os.pipe()
         try:
             with open(w, "wb", closefd=False) as sink:
@@ -86,3 +104,11 @@ def build() -> tuple[bytes | None, str | None]:
     if not program or len(program) % 8:
         return None, f"no seccomp filter: libseccomp exported a malformed program ({len(program)} bytes)"
     return program, None
+
+
+def _add_optional(f, action, call: str, *args) -> None:
+    """A rule for ``call``, skipped where the architecture has no such call."""
+    try:
+        f.add_rule(action, call, *args)
+    except (RuntimeError, ValueError, OSError):
+        pass
