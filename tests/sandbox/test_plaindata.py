@@ -1,4 +1,4 @@
-"""The plain-data wire format and the strict comparison the parent uses on it."""
+"""The plain-data wire format: values cross out of the sandbox with their exact types."""
 
 from __future__ import annotations
 
@@ -7,7 +7,30 @@ import math
 
 import pytest
 
-from grpo_rlvr.sandbox._plaindata import NotPlainData, decode, encode, strict_equal
+from grpo_rlvr.sandbox._plaindata import NotPlainData, decode, encode
+
+
+def strict_equal(a, b) -> bool:
+    """Python ``==`` restricted to identical types at every level: a round trip keeps every type."""
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t in (list, tuple):
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    if t is dict:
+        if len(a) != len(b):
+            return False
+        keys = {k: k for k in a}  # maps a loosely-equal key of b back to a's own key object
+        return all(k in keys and strict_equal(keys[k], k) and strict_equal(a[keys[k]], v) for k, v in b.items())
+    if t in (set, frozenset):
+        if len(a) != len(b):
+            return False
+        members = {x: x for x in a}
+        return all(y in members and strict_equal(members[y], y) for y in b)
+    if t not in (type(None), bool, int, float, complex, str, bytes):
+        return False
+    return a == b
+
 
 ROUND_TRIP = [
     None, True, False, 0, -7, 10**5000, 1.5, -0.0, math.inf, 1 + 2j, "héllo\udc80", b"\x00\xff",
@@ -31,8 +54,8 @@ def test_nan_round_trips_but_never_equals():
     [(True, 1), (1, 1.0), (0, False), ([1], (1,)), ({1: "a"}, {True: "a"}), ({1}, {1.0}), ("1", 1), (None, 0)],
     ids=repr,
 )
-def test_strict_equal_requires_identical_types(a, b):
-    assert a == b or a != b  # Python may call these equal; strict_equal must not
+def test_the_round_trip_check_tells_types_apart(a, b):
+    assert a == b or a != b  # Python may call these equal; a round trip must keep them apart
     assert not strict_equal(a, b)
 
 

@@ -115,11 +115,22 @@ def test_asserts_the_parent_cannot_judge_run_inside_the_sandbox():
     assert verdict.details[0] == "test 1 passed (checked inside the sandbox)"
 
 
-def test_floats_and_containers_compare_strictly():
+def test_floats_and_containers_compare_as_python_does():
+    # Python's own ==, !=, in and not in, on plain data: True == 1, 1 == 1.0, and so 1 != True is False.
     program = "def f(x):\n    return {'a': [x, (x, 1.5)], 'b': {x}}\n"
     verdict = run_unit_tests(program, ["assert f(2) == {'a': [2, (2, 1.5)], 'b': {2}}",
-                                       "assert f(True) == {'a': [1, (1, 1.5)], 'b': {1}}"])
-    assert verdict.passed == 1
+                                       "assert f(True) == {'a': [1, (1, 1.0 + 0.5)], 'b': {1.0}}",
+                                       "assert f(1) != {'a': [True, (1, 1.5)], 'b': {1}}",
+                                       "assert f(2) == {'a': [2, (2, 1.5)], 'b': {3}}",
+                                       "assert [1] not in [f(1)['a'][:1]]",
+                                       "assert f(1)['a'][0] is True"])
+    assert verdict.details == (
+        "test 1 passed", "test 2 passed",
+        "test 3 failed: f(1) returned {'a': [1, (1, 1.5)], 'b': {1}}, expected anything else",
+        "test 4 failed: f(2) returned {'a': [2, (2, 1.5)], 'b': {2}}, expected {'a': [2, (2, 1.5)], 'b': {3}}",
+        "test 5 failed: assert [1] not in [f(1)['a'][:1]] failed: f(1)['a'][:1] returned [1]",
+        "test 6 failed: f(1)['a'][0] returned 1 (int), expected True (bool)")
+    assert verdict.weak == 0
 
 
 def test_timeout_reason():

@@ -4,7 +4,8 @@ A condition is *strong* when the parent compares plain data that the program ret
 parent computed from the test text alone. ``plan_condition`` splits the condition into **leaves** - calls
 into the program (``candidate(3)``, ``Solution().two_sum([2, 7], 9)``, a name the program defined) - which
 the sandbox evaluates and returns as plain data, and everything around them, which this process evaluates
-on those values with its own builtins: comparisons (``==`` strict on types, ``in``, ``<``...), arithmetic,
+on those values with its own builtins: comparisons (Python's own ``==``, ``!=``, ``in``, ``<``... on plain data;
+``is`` only against ``None``, ``True``, ``False``, ``...`` or a type), arithmetic,
 ``not``/``and``/``or``, subscripts, displays, the builtins in ``FUNCTIONS`` (``len``, ``sorted``, ``abs``,
 ``set``...), ``math`` functions (``math.isclose``...) and the methods of plain ``str``/``list``/``dict``/... in
 ``METHODS`` (``shout('abc').startswith('ABC')``: the program returns the string, the parent calls
@@ -199,8 +200,15 @@ class _Builder:
     # or returns None when this instance of the shape is not one the parent evaluates
 
     def _compare(self, node: ast.Compare) -> tuple:
-        return ("cmp", self.build(node.left),
-                tuple((CMP_NAMES[type(op)], self.build(c)) for op, c in zip(node.ops, node.comparators, strict=True)))
+        first = previous = self.build(node.left)
+        parts = []
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = self.build(comparator)
+            if isinstance(op, (ast.Is, ast.IsNot)) and not (_identity_known(previous) or _identity_known(right)):
+                raise Unplannable(f"{short_source(node)} asks the identity of a value that crossed from the sandbox")
+            parts.append((CMP_NAMES[type(op)], right))
+            previous = right
+        return ("cmp", first, tuple(parts))
 
     def _bool(self, node: ast.BoolOp) -> tuple:
         return ("bool", "and" if isinstance(node.op, ast.And) else "or", tuple(self.build(v) for v in node.values))
@@ -286,6 +294,15 @@ _SHAPES = ((ast.Compare, _Builder._compare), (ast.BoolOp, _Builder._bool), (ast.
            (ast.BinOp, _Builder._binary), (ast.IfExp, _Builder._if), (ast.Subscript, _Builder._subscript),
            (ast.Slice, _Builder._slice), ((ast.List, ast.Tuple, ast.Set), _Builder._display),
            (ast.Dict, _Builder._dict))
+
+
+def _identity_known(tree) -> bool:
+    """A side whose identity means the same on both sides of the process boundary: ``None``, ``True``, ``False``,
+    ``...`` or a type (``assert f() is None``)."""
+    if not (isinstance(tree, tuple) and tree and tree[0] == "const"):
+        return False
+    value = tree[2]
+    return value is None or value is True or value is False or value is Ellipsis or isinstance(value, type)
 
 
 def _comparisons_have_a_test_side(tree) -> bool:

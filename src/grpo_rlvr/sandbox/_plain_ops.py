@@ -2,7 +2,8 @@
 ``str``/``list``/``dict``/``set`` methods a strong assert may apply (``_parent_expr``), each bounded so that no
 value can make the parent build something huge or stall: sizes of products, powers, shifts, repeats and
 replacements are checked first, and a set or dict is never built from values that mostly hash alike.
-Comparisons are strict on types (``_plaindata.strict_equal``): ``True != 1``, ``1 != 1.0``.
+Comparisons are Python's own on plain data (``True == 1``, ``1 == 1.0``, ``1 != True`` is False): the values
+crossed as plain data, so no ``__eq__`` of the program's runs here.
 Covered: the operations listed here, on plain data. Not covered: anything else (``_parent_expr`` sends it to
 the sandbox, as a weak test).
 """
@@ -13,7 +14,7 @@ import ast
 import math
 import operator
 
-from ._plaindata import NotPlainData, _no_flooding, encode, strict_equal
+from ._plaindata import NotPlainData, _no_flooding, encode
 
 MAX_SIZE = 10_000_000  # elements (or characters) a parent-side operation may build
 MAX_INT_BITS = 1_000_000  # bits of an int a parent-side operation may build
@@ -70,9 +71,9 @@ def _hashable_members(values) -> list:
 
 
 def isclose_number(a, b, rel_tol=1e-9, abs_tol=0.0) -> bool:
-    """``math.isclose`` for int/float only (never bool), without overflow: a huge int is never close."""
+    """``math.isclose`` as Python has it (``bool`` is an ``int``), without overflow: a huge int is never close."""
     for x in (a, b):
-        if type(x) not in (int, float):
+        if type(x) not in (bool, int, float):
             raise TypeError(f"isclose of a {type(x).__name__}")
     try:
         return math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol)
@@ -180,33 +181,25 @@ CMP_NAMES = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: 
 
 
 def _member(item, container) -> bool:
-    if isinstance(container, (str, bytes)):
-        if type(item) is not type(container):
-            raise TypeError(f"'in <{type(container).__name__}>' requires a {type(container).__name__}")
-        return item in container
+    """Python's ``in`` on plain data, refusing only a set or dict whose keys mostly hash alike (a stall)."""
     if isinstance(container, (set, frozenset, dict)):
-        try:
-            hash(item)
-        except TypeError:
-            return False
-        keys = {k: k for k in container}
-        return item in keys and strict_equal(keys[item], item)
-    if isinstance(container, (list, tuple)):
-        return any(strict_equal(item, x) for x in container)
-    raise TypeError(f"'in' on a {type(container).__name__}")
+        _no_flooding(list(container))
+    return item in container
 
 
 def _compare(op: str, a, b) -> bool:
-    if op in ("==", "!="):
-        same = a is b if isinstance(a, type) or isinstance(b, type) else strict_equal(a, b)
-        return same if op == "==" else not same
+    """Python's own comparison of two plain values: ``True == 1``, ``1 == 1.0``, ``1 != True`` is False. Identity
+    is asked only of singletons and types (``_parent_expr`` sends any other ``is`` to the sandbox)."""
     if op in ("is", "is not"):
-        same = a is b if isinstance(b, type) or isinstance(a, type) else strict_equal(a, b)
-        return same if op == "is" else not same
+        return (a is b) if op == "is" else (a is not b)
     if op in ("in", "not in"):
         found = _member(a, b)
         return found if op == "in" else not found
-    return {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[op](a, b)
+    return _OPERATORS[op](a, b)
+
+
+_OPERATORS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+              ">=": operator.ge}
 
 
 def evaluate(tree: tuple, values: list):

@@ -1,10 +1,9 @@
-"""The wire format for values that cross out of the untrusted process, and the strict comparison used on them.
+"""The wire format for values that cross out of the untrusted process.
 
 The untrusted process encodes a value as tagged JSON made only of builtin types (``encode``); the parent
-decodes it with a validating decoder (``decode``) that never imports, unpickles or calls anything, and
-compares with ``strict_equal``: types must match exactly (``True != 1``, ``1 != 1.0``, a subclass of ``int``
-is not plain data at all), containers are compared element by element with the same rule, floats compare
-as Python's ``==`` does (exactly; ``nan`` never equals anything).
+decodes it with a validating decoder (``decode``) that never imports, unpickles or calls anything: what comes
+out is made of builtin types only (a subclass of ``int`` is not plain data at all), so the parent compares the
+values with Python's own ``==`` and no method of the program's runs there.
 
 Decoding is bounded, since the bytes come from model code: nesting (``MAX_DEPTH``), nodes
 (``MAX_NODES``), CPU time of this thread (``MAX_DECODE_CPU_S``), and hash flooding (a set or dict whose
@@ -164,28 +163,6 @@ def _decode_sequence(tag: str, items: list, depth: int, budget: _Budget):
     if unique and len(made) != len(values):
         raise ValueError("duplicate set element")
     return made
-
-
-def strict_equal(a, b) -> bool:
-    """Python ``==`` restricted to plain data of identical types at every level."""
-    t = type(a)
-    if t is not type(b):
-        return False
-    if t in (list, tuple):
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
-    if t is dict:
-        if len(a) != len(b):
-            return False
-        keys = {k: k for k in a}  # maps a loosely-equal key of b back to a's own key object
-        return all(k in keys and strict_equal(keys[k], k) and strict_equal(a[keys[k]], v) for k, v in b.items())
-    if t in (set, frozenset):
-        if len(a) != len(b):
-            return False
-        members = {x: x for x in a}
-        return all(y in members and strict_equal(members[y], y) for y in b)
-    if t not in _SCALARS.values():
-        return False
-    return a == b
 
 
 def short_repr(value, limit: int = 80) -> str:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from ._parent_expr import Env, Strong, Unplannable, inline_constants, literal_source, plan_condition
 from ._plaindata import short_repr
+from ._test_env import handover_source, read_names
 
 GLOBAL = -1  # the scope of module-level probes: the program's own namespace
 SETUP_NODES = (ast.Import, ast.ImportFrom, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.FunctionDef,
@@ -102,12 +103,15 @@ class PlanBuilder:
         env = self.env(scope)
         sent = []
         for node in statements:
+            if env.run_here(node):  # withheld: only the parent knows these names
+                continue
             names = _assigned_names(node)
             probe = env.copy()
             probe.bind(node)
             if names and all(name in probe.consts for name in names):
-                env.bind(node)  # withheld: only the parent knows these names
+                env.bind(node)
                 continue
+            self._hand_over(node, scope, sent)
             code, exposed = inline_constants(node, env)
             self._expose(exposed, scope)
             env.bind(node)
@@ -118,6 +122,24 @@ class PlanBuilder:
         self.probes.append(("exec", source, scope))
         optional = _only_imports(source)
         self.checks.append(Check("setup", label=label or _one_line(source), scope=scope, optional=optional))
+
+    def _hand_over(self, node: ast.AST, scope: int, sent: list | None = None) -> None:
+        """The test's mutable values that ``node`` reads, where it also touches the program, go to the sandbox
+        first (with their aliases): code there may change them, as Python would, and they are the program's
+        values from then on (an assert reads them back after the call: ``rotate(nums, 2); assert nums == ...``).
+        ``sent``: statements of a setup probe being gathered (they go before it); else a probe of their own."""
+        env = self.env(scope)
+        values = env.mutable_consts(read_names(node))
+        if not values:
+            return
+        source = handover_source(values)
+        if sent is not None:
+            sent.append(source)
+        else:
+            self.probes.append(("exec", source, scope))
+            self.checks.append(Check("setup", label=f"{', '.join(values)} handed to the program", scope=scope))
+        for name in values:
+            env.mark_program(name)
 
     def _expose(self, values: dict, scope: int) -> None:
         """Bind constants in the sandbox, for test code there that also rebinds them: they are then the
@@ -133,7 +155,12 @@ class PlanBuilder:
             tree = ast.parse(source)
         except SyntaxError:
             tree = None
+        if tree is not None and len(tree.body) == 1 and self.env(scope).run_here(tree.body[0]):
+            self.probes.append(("exec", "pass", scope))  # done here; the test still counts it
+            self.checks.append(Check("ran", label=_one_line(source), test=test, scope=scope))
+            return
         if tree is not None:
+            self._hand_over(tree, scope)
             code, exposed = inline_constants(tree, self.env(scope))
             self._expose(exposed, scope)
             source = ast.unparse(code)
@@ -142,6 +169,10 @@ class PlanBuilder:
         self.checks.append(Check("ran", label=_one_line(source), test=test, scope=scope))
 
     def assertion(self, node: ast.Assert, test: int, scope: int = GLOBAL) -> None:
+        env = self.env(scope)
+        calls = [sub for sub in ast.walk(node.test) if isinstance(sub, ast.Call) and env.program_rooted(sub)]
+        if calls:  # what the program's calls may change is read back after them, as Python reads it
+            self._hand_over(ast.Module(body=[ast.Expr(c) for c in calls], type_ignores=[]), scope)
         try:
             strong = plan_condition(node.test, self.env(scope))
         except Unplannable as e:
@@ -164,6 +195,8 @@ class PlanBuilder:
             self.setup(ast.unparse(node), scope)
         elif is_no_op(node):
             pass  # a bare name or constant (HumanEval's stray ``print``): does nothing
+        elif is_call(node):  # ``rotate(nums, 2)``: what it does is checked by the asserts after it
+            self.setup(ast.unparse(node), scope)
         elif isinstance(node, ast.For) and self.unroll(node, test, scope):
             pass
         elif _sub_test_body(node) is not None:
@@ -243,6 +276,11 @@ def _unrollable_body(body: list[ast.stmt]) -> bool:
                              ast.Try, ast.If, ast.Raise, ast.Global, ast.Nonlocal)):
             return False
     return True
+
+
+def is_call(node: ast.stmt) -> bool:
+    """A statement that is one call (``rotate(nums, 2)``, ``expected.append(4)``): setup for the asserts after it."""
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
 
 
 def is_no_op(node: ast.stmt) -> bool:
@@ -346,11 +384,17 @@ def _plan_asserts(asserts: list[str]) -> Plan:
         elif all(isinstance(n, SETUP_NODES) or is_docstring(n) for n in body):
             if body:
                 b.setup(text.strip())  # imports and assignments: run, not counted
+        elif len(body) == 1 and is_call(body[0]) and _assert_follows(asserts, i):
+            b.setup(text.strip())  # an in-place call: the asserts after it check what it did
         elif len(body) == 1 and isinstance(body[0], ast.For) and b.unroll(body[0], len(b.tests), GLOBAL):
             b.new_test(text.strip())  # the unrolled loop's probes belong to this test
         else:  # several statements, or a loop the parent cannot unroll: one test, run in the sandbox (weak)
             b.ran(text.strip(), b.new_test(text.strip()))
     return b.build("tests (a list of asserts)")
+
+
+def _assert_follows(asserts: list[str], i: int) -> bool:
+    return any(text.lstrip().startswith("assert") for text in asserts[i + 1:])
 
 
 def judge_value(check: Check, value) -> tuple[bool, str]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from ._plan import GLOBAL, SETUP_NODES, Plan, PlanBuilder, is_constant_assert, is_docstring, is_no_op
+from ._plan import GLOBAL, SETUP_NODES, Plan, PlanBuilder, is_call, is_constant_assert, is_docstring, is_no_op
 
 _EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
           "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
@@ -129,6 +129,8 @@ def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str |
                 b.assertion(node, b.new_test(ast.unparse(node.test)), scope)
         elif isinstance(node, SETUP_NODES) or is_docstring(node):
             b.setup(ast.unparse(node), scope)
+        elif is_call(node) and any(isinstance(n, ast.Assert) for n in check.body[check.body.index(node) + 1:]):
+            b.setup(ast.unparse(node), scope)  # ``candidate(nums, 2)``: the asserts after it check what it did
         elif not is_no_op(node):  # a loop (unrolled when it can be), a helper call (weak): one test
             b.statement(node, b.new_test(ast.unparse(node).splitlines()[0]), scope)
     return b.build("the check(candidate) function in tests")

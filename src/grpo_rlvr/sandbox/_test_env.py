@@ -1,12 +1,18 @@
 """What each name of a test means where an assert stands, and keeping the test's own values out of the sandbox.
 
-``Env`` follows the test's setup statements: names bound to values the parent can compute from the test text
-alone (literals, and expressions of them and the standard library, evaluated here: the test is trusted data),
-names bound to a program value, and the test's own helpers. ``inline_constants`` writes the parent's values
-into the code sent to the sandbox as literals, so they are never names there that a program could read from
-its caller's frame.
-Covered: assignments (tuples, ``self.x``, augmented), imports, definitions, code the sandbox runs.
-Not covered: control flow in setup (a value bound under an ``if`` is the sandbox's, not the parent's).
+``Env`` follows the test's statements: names bound to values the parent computes from the test text alone,
+names bound to a program value, and the test's own helpers. A statement of the test that reads only the test's
+own values (``expected[1][1] = 1``, ``expected.append(4)``, ``base[0] = 9`` after ``expected = base``, a loop
+that fills a list, a ``setUp`` that fills ``self.expected``) is executed here by Python itself (``run_here``), on
+the test's real objects, so mutation and aliasing mean what they mean in Python: no second evaluator (the test is
+trusted data). A mutable value of the test that code touching the program reads (``rotate(nums, 2)``,
+``f(data)``) is handed to the sandbox (``handover_source``: aliases kept) and is the program's from then on: an
+assert reads it back as plain data observed after the call. ``inline_constants`` writes the parent's other values
+into the code sent to the sandbox as literals, so they are never names there that a program could read from its
+caller's frame.
+Covered: assignments (tuples, ``self.x``, augmented, subscripts, slices), mutating calls and ``del`` on the
+test's values, ``for``/``if`` over them, imports, definitions, code the sandbox runs. Not covered: ``while`` and
+``try`` in the test's own computations (sent to the sandbox: what they bind is the sandbox's, judged weakly).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import math
 import operator
 import random
 import string
+import types
 
 from ._plain_ops import is_plain, literal_source
 
@@ -58,6 +65,11 @@ class Env:
         """Code of the test's ran in the sandbox: whatever it binds is no longer known here."""
         for name in _bound_names(node):
             self.mark_helper(name)
+
+    def mark_program(self, name: str) -> None:
+        """``name`` was handed to the sandbox, where code of the program may change it: a leaf from now on."""
+        self._forget(name)
+        self.program.add(name)
 
     def mark_helper(self, name: str) -> None:
         """``name`` is the sandbox's from now on (code there binds it): never a value judged against."""
@@ -144,6 +156,84 @@ class Env:
         else:
             self.helpers.add(name)
 
+    # --- the test's own statements, run by Python here ------------------------------------------------------
+
+    def run_here(self, node: ast.stmt) -> bool:
+        """Execute a statement that reads only the test's own values, on a copy of them (aliases kept), and
+        keep the result when every value is still plain data. False (nothing changed) when it reads anything
+        else, is not a computation (a definition, an import, an assert, a loop without a bound), raises, or
+        leaves a value that is not plain: the caller then sends it to the sandbox."""
+        if not self._pure(node):
+            return False
+        names = [k for k in self.consts if "." not in k]
+        self_attrs = [k for k in self.consts if k.startswith("self.")]
+        state = copy.deepcopy(({k: self.consts[k] for k in names}, {k[5:]: self.consts[k] for k in self_attrs}))
+        values, attrs = state
+        defaults = {name: module for name, module in STDLIB.items() if not self.known(name)}
+        scope = {"__builtins__": _FOLD_BUILTINS, **defaults, **self.modules, **self.functions, **values}
+        view = types.SimpleNamespace(**attrs)
+        if _reads_self(node):
+            scope["self"] = view
+        try:
+            code = compile(ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[])), "<test>", "exec")
+            exec(code, scope)  # noqa: S102 - the test's own text, trusted like the dataset; no program value in reach
+        except Exception:  # noqa: BLE001 - any failure: the sandbox runs it, and fails where Python fails
+            return False
+        stored = _stored_names(node)
+        after = {k: scope[k] for k in set(names) | stored if k in scope and k not in ("__builtins__", "self")}
+        after.update({f"self.{k}": v for k, v in vars(view).items()})
+        if not all(is_plain(v) for v in after.values()):
+            return False
+        for name in set(names) | set(self_attrs) | stored | {k for k in after if k.startswith("self.")}:
+            if name in after:
+                self._forget(name)
+                self.consts[name] = after[name]
+            elif name in self.consts:  # deleted
+                self._forget(name)
+        return True
+
+    def _pure(self, node: ast.stmt) -> bool:
+        """Only the test's own values, modules and builtins are read, and nothing but a computation is done."""
+        if not isinstance(node, _HERE_STATEMENTS):
+            return False
+        stored = _stored_names(node)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Lambda):
+                stored.update(a.arg for a in sub.args.args)
+        for sub in ast.walk(node):
+            if isinstance(sub, _NOT_HERE):
+                return False
+            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
+                dotted = f"self.{sub.attr}"
+                if not (dotted in self.consts or isinstance(sub.ctx, ast.Store)):
+                    return False
+            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in stored:
+                if sub.id == "self" and _self_only_in_attributes(node):
+                    continue
+                if sub.id in self.consts or self.module(sub.id) is not None or sub.id in self.functions:
+                    continue
+                if sub.id in _FOLD_BUILTINS and not self.known(sub.id):
+                    continue
+                return False
+        return True
+
+    def mutable_consts(self, names) -> dict:
+        """The test's values among ``names`` that code may change (they hold a list, dict or set), with every other
+        value of the test that shares such an object with them (Python's aliasing, found by identity)."""
+        picked = {n: self.consts[n] for n in names if n in self.consts and _mutable_ids(self.consts[n])}
+        if not picked:
+            return {}
+        reach: set[int] = set().union(*(_mutable_ids(v) for v in picked.values()))
+        grew = True
+        while grew:
+            grew = False
+            for name, value in self.consts.items():
+                if name not in picked and (ids := _mutable_ids(value)) & reach:
+                    picked[name] = value
+                    reach |= ids
+                    grew = True
+        return picked
+
     # --- classification ---------------------------------------------------------------------------------
 
     def module(self, name: str):
@@ -208,6 +298,90 @@ class Env:
 
 
 _NOTHING = object()
+# Statements ``run_here`` may execute, and what may not occur anywhere in them.
+_HERE_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Delete, ast.For, ast.If, ast.Pass)
+_NOT_HERE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Global,
+             ast.Nonlocal, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.AsyncFor, ast.Return, ast.Yield,
+             ast.YieldFrom, ast.Await, ast.Assert, ast.NamedExpr)
+_MUTABLE = (list, dict, set)
+
+
+def _stored_names(node: ast.AST) -> set[str]:
+    """Plain names a statement binds or deletes (``self.x`` are read back from the view)."""
+    return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del))}
+
+
+def _reads_self(node: ast.AST) -> bool:
+    return any(isinstance(sub, ast.Name) and sub.id == "self" for sub in ast.walk(node))
+
+
+def _self_only_in_attributes(node: ast.AST) -> bool:
+    """Every ``self`` in ``node`` is the object of an attribute (``self.expected``), never passed on bare."""
+    bare = sum(isinstance(sub, ast.Name) and sub.id == "self" for sub in ast.walk(node))
+    held = sum(isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self"
+               for sub in ast.walk(node))
+    return bare == held
+
+
+def _mutable_ids(value) -> set[int]:
+    """The ids of the lists, dicts and sets a plain value holds (itself included)."""
+    found: set[int] = set()
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, _MUTABLE):
+            if id(v) in found:
+                continue
+            found.add(id(v))
+        if isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple, set, frozenset)):
+            todo.extend(v)
+    return found
+
+
+def handover_source(values: dict) -> str:
+    """Python source that binds each name of ``values`` in the sandbox to its value, with the objects they share
+    shared there too (``expected = base`` stays one list)."""
+    seen: dict[int, int] = {}
+    todo = list(values.values())
+    while todo:
+        v = todo.pop()
+        if isinstance(v, _MUTABLE):
+            seen[id(v)] = seen.get(id(v), 0) + 1
+            if seen[id(v)] > 1:
+                continue
+        if isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+    lines: list[str] = []
+    named: dict[int, str] = {}
+
+    def source(v) -> str:
+        if id(v) in named:
+            return named[id(v)]
+        if type(v) is list:
+            text = "[" + ", ".join(source(x) for x in v) + "]"
+        elif type(v) is tuple:
+            text = "(" + "".join(source(x) + ", " for x in v) + ")"
+        elif type(v) is dict:
+            text = "{" + ", ".join(f"{source(k)}: {source(x)}" for k, x in v.items()) + "}"
+        else:
+            return literal_source(v)
+        if isinstance(v, _MUTABLE) and seen.get(id(v), 0) > 1:
+            named[id(v)] = f"_shared_{len(named)}"
+            lines.append(f"{named[id(v)]} = {text}")
+            return named[id(v)]
+        return text
+
+    for name, value in values.items():
+        lines.append(f"{name} = {source(value)}")
+    if named:
+        lines.append("del " + ", ".join(named.values()))
+    return "\n".join(lines)
 
 
 # --- keeping the test's values out of the sandbox ---------------------------------------------------------------
@@ -263,9 +437,7 @@ def inline_constants(node: ast.AST, env: Env) -> tuple[ast.AST, dict]:
     program could read them from its caller's frame; code sent there gets them as literals, and only where
     the test's own code (a weak test) reads them.
     """
-    reads = {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
-    reads |= {name for sub in ast.walk(node) if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load)
-              and (name := target_name(sub))}
+    reads = read_names(node)
     used = {name: env.consts[name] for name in reads if name in env.consts}
     bound = _bound_names(node)
     exposed = {name: value for name, value in used.items() if name in bound}
@@ -273,6 +445,20 @@ def inline_constants(node: ast.AST, env: Env) -> tuple[ast.AST, dict]:
     if not inlined:
         return node, exposed
     return ast.fix_missing_locations(_Inline(inlined).visit(copy.deepcopy(node))), exposed
+
+
+def read_names(node: ast.AST) -> set[str]:
+    """The names (``x``, ``self.x``) a piece of code reads, the targets of augmented assignments included."""
+    reads = set()
+    for sub in ast.walk(node):
+        targets = [sub.target] if isinstance(sub, ast.AugAssign) else []
+        if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Load):
+            targets.append(sub)
+        for target in targets:
+            name = target_name(target)
+            if name is not None:
+                reads.add(name)
+    return reads
 
 
 def target_name(node: ast.expr) -> str | None:
