@@ -31,7 +31,8 @@ execution a PID namespace, and nsjail forks a process per run, which the warm te
 Throughput (``benchmarks/bench_unit_tests.py``, 190 finishing programs, 2 workers, every layer on): 1.99 ms
 per finishing program, the whole corpus in 1.17x the time its looping programs alone must take.
 
-Verdicts are decided in this process (``_parent_expr``, ``_verdict``): for an assert, only the calls into the
+Plans are made in a planner process (``_planner``), where the test's own code runs; verdicts are decided in this
+process (``_parent_expr``, ``_verdict``): for an assert, only the calls into the
 program go to the sandbox, which returns their values as plain data (``_plaindata``); comparisons, expected
 values and the builtins applied to results stay here; stdin/stdout cases are compared here. What is covered,
 weak and not covered, each line with the tests in ``tests/sandbox`` that show it:
@@ -63,6 +64,9 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     not the trainer's threads (``test_the_process_cap_counts_only_the_samples_tree``, unprivileged lane);
   - resources: CPU, wall clock, memory per process and per tree, processes and threads per tree, output, the sample's budget, the reply's size, the OOM killer's choice (``test_adversarial``, ``test_fork_bomb`` to ``test_setrlimit_cannot_be_raised``; ``test_run_safety``, all tests; ``test_sandbox_api::test_timeout_reason``, ``test_stdin_stdout_timeout_skips_later_cases``);
   - nothing of an execution outlives it: daemons, orphans, threads, trees that defeat clean-up (``test_adversarial::test_double_forked_daemon_does_not_survive``, ``test_threads_that_outlive_main``; ``test_isolation::test_degraded_mode_*``; ``test_adversarial_batch::test_1500_nested_unwritable_symlinked_dirs_do_not_break_the_batch``, ``test_deep_tree_in_degraded_mode_is_removed_from_the_host_tmp``, ``test_remove_tree_copes_with_deep_unreadable_and_symlinked_trees``);
+  - the test's own computations never run in the trainer: plans are made in a planner process of their own
+    (``_planner``), bounded in wall time and memory; a test value too costly to compute is a ``ValueError``
+    naming the bound (``test_planner``, all tests);
   - values that could crash or stall the parent (``test_adversarial::test_huge_int_result_is_judged_not_crashing``; ``test_adversarial_batch::test_huge_int_against_isclose_is_a_failed_test_not_an_overflow``, ``test_a_set_of_colliding_hashes_is_refused_by_a_bound``, ``test_decoding_bounds_raise_value_limit_not_crash``; ``test_plaindata``);
   - a lost supervisor or template: retried once, then 0, never an exception out of the reward (``test_sandbox_pool``);
   - too little isolation refuses to score unless accepted, and the acceptance is recorded (``test_containers::test_too_little_isolation_refuses_to_score``, ``test_accepted_degraded_isolation_is_recorded_by_the_reward``);

@@ -1,4 +1,5 @@
-"""Length-prefixed JSON messages over a pipe, between the parent and a supervisor (both trusted).
+"""Length-prefixed messages over a pipe (JSON between the parent and a supervisor; bytes for the planner), both
+sides trusted.
 
 Covered: whole-message reads with a deadline (``recv`` returns None at a clean end of stream).
 Not covered: messages over ``MAX_MESSAGE`` bytes, or over the reader's own bound (refused unread).
@@ -21,7 +22,10 @@ class ChannelError(Exception):
 
 
 def send(fd: int, obj) -> None:
-    body = json.dumps(obj, ensure_ascii=True).encode()
+    send_bytes(fd, json.dumps(obj, ensure_ascii=True).encode())
+
+
+def send_bytes(fd: int, body: bytes) -> None:
     data = memoryview(_HEADER.pack(len(body)) + body)
     while data:
         try:
@@ -33,16 +37,24 @@ def send(fd: int, obj) -> None:
 def recv(fd: int, deadline: float | None = None, limit: int = MAX_MESSAGE):
     """One message, or None if the stream ended cleanly before a message began. A message announcing more
     than ``limit`` bytes is refused before any of it is read."""
+    body = recv_bytes(fd, deadline, limit)
+    if body is None:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError as e:
+        raise ChannelError(f"malformed message: {e}") from e
+
+
+def recv_bytes(fd: int, deadline: float | None = None, limit: int = MAX_MESSAGE) -> bytes | None:
+    """``recv`` without the JSON: the message's bytes."""
     header = _read_exact(fd, _HEADER.size, deadline, allow_eof=True)
     if header is None:
         return None
     (size,) = _HEADER.unpack(header)
     if size > min(limit, MAX_MESSAGE):
         raise ChannelError(f"message of {size} bytes refused (at most {min(limit, MAX_MESSAGE)} expected)")
-    try:
-        return json.loads(_read_exact(fd, size, deadline, allow_eof=False))
-    except ValueError as e:
-        raise ChannelError(f"malformed message: {e}") from e
+    return _read_exact(fd, size, deadline, allow_eof=False)
 
 
 def _read_exact(fd: int, size: int, deadline: float | None, allow_eof: bool):

@@ -94,14 +94,33 @@ def _sorted(x, reverse=False):
     return sorted(x, reverse=reverse)
 
 
+# Named functions, not lambdas: a plan crosses from the planner process by pickle.
+def _set(x=()):
+    return set(_hashable_members(x))
+
+
+def _frozenset(x=()):
+    return frozenset(_hashable_members(x))
+
+
+def _reversed(x):
+    return list(reversed(x))
+
+
+def _enumerate(x):
+    return list(enumerate(x))
+
+
+def _dict(x=()):
+    return dict(_hashable_members(x) if not isinstance(x, dict) else x)
+
+
 # Builtins the parent applies to program values: bounded by the size of their input.
 FUNCTIONS = {
     "abs": abs, "all": all, "any": any, "bool": bool, "float": float, "int": int, "len": len, "max": max,
     "min": min, "round": round, "sorted": _sorted, "sum": sum, "str": str, "repr": repr,
-    "list": list, "tuple": tuple, "set": lambda x=(): set(_hashable_members(x)),
-    "frozenset": lambda x=(): frozenset(_hashable_members(x)), "isinstance": isinstance, "type": type,
-    "reversed": lambda x: list(reversed(x)), "enumerate": lambda x: list(enumerate(x)),
-    "dict": lambda x=(): dict(_hashable_members(x) if not isinstance(x, dict) else x),
+    "list": list, "tuple": tuple, "set": _set, "frozenset": _frozenset, "isinstance": isinstance, "type": type,
+    "reversed": _reversed, "enumerate": _enumerate, "dict": _dict,
 }
 MATH = {"isclose": isclose_number, "fabs": _fabs, "sqrt": math.sqrt, "floor": math.floor, "ceil": math.ceil,
         "trunc": math.trunc, "isnan": math.isnan, "isinf": math.isinf, "isfinite": math.isfinite, "log": math.log,
@@ -240,7 +259,7 @@ def evaluate(tree: tuple, values: list):
         return slice(*parts)
     if kind == "display":
         items = [evaluate(x, values) for x in tree[2]]
-        return {"list": list, "tuple": tuple, "set": lambda v: set(_hashable_members(v))}[tree[1]](items)
+        return {"list": list, "tuple": tuple, "set": _set}[tree[1]](items)
     if kind == "dict":
         keys = _hashable_members(evaluate(k, values) for k in tree[1])
         return dict(zip(keys, (evaluate(v, values) for v in tree[2]), strict=True))

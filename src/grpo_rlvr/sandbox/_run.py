@@ -14,6 +14,7 @@ from ..errors import SandboxError
 from ._extract import extract_program
 from ._limits import SandboxLimits
 from ._plan import Plan, make_plan
+from ._planner import plan_elsewhere
 from ._pool import Pool, shared_pool
 from ._verdict import UnitTestVerdict, decide, no_code_verdict, unjudged_verdict
 
@@ -114,7 +115,8 @@ def _plan(tests, entry_point: str | None) -> Plan:
 
 @functools.lru_cache(maxsize=4096)
 def _cached_plan(tests, entry_point: str | None) -> Plan:
-    return make_plan(list(tests) if isinstance(tests, tuple) else tests, entry_point)
+    """Made in the planner process: the test's own values are computed there, never in this (the trainer's)."""
+    return plan_elsewhere(list(tests) if isinstance(tests, tuple) else tests, entry_point)
 
 
 # Bytes of stdout kept beyond the expected output's length: trailing whitespace the comparison ignores.
