@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.cpu_threads import WAIT_POLICY
-from grpo_rlvr.errors import GateRefused, LaunchError
+from grpo_rlvr.errors import GateRefused, LaunchError, RunFolderInUse
 from grpo_rlvr.launch_plan import LaunchPlan
 from grpo_rlvr.run_check import check_run_here
 from grpo_rlvr.run_lock import LOCK
 from grpo_rlvr.runtime.run_guard import check_run, demo_acceptance
+from grpo_rlvr.runtime.run_outputs import second_run_problem
 
 
 @dataclass
@@ -142,9 +143,12 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     Raises:
         GateRefused: the gate fails or the brief changed since render.
         LaunchError: the run folder is incomplete.
+        RunFolderInUse: ``run/output`` already holds a run's outputs and this is not a ``resume`` of it.
     """
     run = Path(run).resolve()
     ckpt = newest_complete_checkpoint(run / "output") if resume else None
+    if not unreviewed_smoke_test and (mixed := second_run_problem(run / "output", run, resuming=ckpt is not None)):
+        raise RunFolderInUse(mixed)   # a run folder holds one run (runtime/run_outputs.py); train.py refuses it too
     if dry_run:  # shows the commands whatever the gate says, and says whether training would be refused
         lock, refused = _check(run, demo, unreviewed_smoke_test, str(ckpt) if ckpt else None)
     else:
