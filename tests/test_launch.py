@@ -90,6 +90,20 @@ def test_train_resume_without_a_checkpoint_is_refused_over_a_run(workspace):
     assert "grpo-rlvr render BRIEF --out NEW_RUN" in str(e.value)
 
 
+def test_a_smoke_test_says_it_caps_max_steps(workspace):
+    """`--unreviewed-smoke-test --max-steps 5` runs 3 steps: the command says 3, and the report says why."""
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection", verdict=None)
+    run = render(workspace / "brief.yaml").dir
+    out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "train", str(run), "--unreviewed-smoke-test",
+                          "--max-steps", "5", "--dry-run", "--json"], capture_output=True, text=True, timeout=300)
+    doc = json.loads(out.stdout)
+    assert out.returncode == 0 and doc["command"][-3:] == ["--max-steps", "3", "--unreviewed-smoke-test"]
+    assert doc["notes"] == ["Note: --max-steps 5 is capped at 3: an unreviewed smoke test runs at most 3 steps "
+                            "(review the inspection to train longer)"]
+    assert "--max-steps 5 is capped at 3" in out.stderr          # said before anything starts
+    assert train(run, dry_run=True, unreviewed_smoke_test=True, max_steps=2).notes == []   # under the cap: as asked
+
+
 def test_checkpoint_completeness(tmp_path):
     out = tmp_path / "output"
     for step, files in ((10, ["trainer_state.json", "model.safetensors", "optimizer.pt"]),

@@ -132,6 +132,9 @@ def refuse_if_changed_since_check(rewards: list | None = None) -> None:
 def smoke_config(cfg: dict, max_steps: int | None) -> dict:
     """GRPOConfig kwargs for an unreviewed smoke test: few steps, nothing saved that could pass for a model."""
     steps = min(max_steps or SMOKE_MAX_STEPS, SMOKE_MAX_STEPS)
+    if max_steps is not None and max_steps > SMOKE_MAX_STEPS:
+        print(f"train.py: --max-steps {max_steps} is capped at {SMOKE_MAX_STEPS}: an unreviewed smoke test runs at most "
+              f"{SMOKE_MAX_STEPS} steps", file=sys.stderr, flush=True)
     return {**cfg, "max_steps": steps, "save_strategy": "no", "report_to": "none"}
 
 
