@@ -87,7 +87,7 @@ def _schema_problems(data: dict) -> list[str]:
                 hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(allowed)}"
                 problems.append(f"{_path([*err.absolute_path, key])}: unknown key; {hint}")
         elif err.validator == "required":
-            problems.append(f"{where}: {err.message}; add it (see examples/arithmetic/brief.yaml)")
+            problems.append(f"{where}: {err.message}; add it (see src/grpo_rlvr/examples/arithmetic/brief.yaml, or the briefs in examples/)")
         elif err.validator == "enum":
             problems.append(f"{where}: {err.instance!r} is not allowed; use one of "
                             f"{', '.join(map(repr, err.validator_value))}")
