@@ -215,3 +215,13 @@ def test_the_python_floor_is_stated_alike_everywhere():
         found = set(re.findall(pattern, (REPO / name).read_text(encoding="utf-8")))
         assert found == {"11"}, (name, found)
     assert "py311" in (REPO / "pyproject.toml").read_text()   # ruff's target-version
+
+
+def test_the_by_hand_commands_say_how_grpo_rlvr_gets_on_path():
+    """The README's by-hand pipeline runs `grpo-rlvr`, which the scripts install into .venv/: the block activates
+    it first (the scripts put nothing on PATH themselves)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## The pipeline, by hand", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = block.splitlines()
+    assert lines[0].startswith("source .venv/bin/activate"), lines[0]
+    assert all(line.startswith("grpo-rlvr ") for line in lines[1:]), lines
