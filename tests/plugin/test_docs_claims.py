@@ -225,3 +225,16 @@ def test_the_by_hand_commands_say_how_grpo_rlvr_gets_on_path():
     lines = block.splitlines()
     assert lines[0].startswith("source .venv/bin/activate"), lines[0]
     assert all(line.startswith("grpo-rlvr ") for line in lines[1:]), lines
+
+
+def test_finetune_says_what_the_review_records():
+    """review.py asks for a note only on a disagree (an agree records none), and /finetune says so."""
+    import ast
+
+    doc = flat(FINETUNE)
+    assert "a note for every sample" not in doc
+    assert "a disagree also records what is wrong (a note) and which reward is wrong" in doc
+    tree = ast.parse((REPO / "src" / "grpo_rlvr" / "review.py").read_text())
+    calls = {c.args[2].value: {k.arg for k in c.keywords} for c in ast.walk(tree) if isinstance(c, ast.Call)
+             and getattr(c.func, "id", None) == "make_verdict" and isinstance(c.args[2], ast.Constant)}
+    assert "note" not in calls["agree"] and "note" in calls["disagree"], calls
