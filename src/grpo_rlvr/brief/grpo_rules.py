@@ -272,10 +272,16 @@ def _beta(s: _Settings) -> list[str]:
     return []
 
 
+MAX_TEMPERATURE = 10.0   # far above any useful sampling temperature (1.0 is the recipe's; above ~2 is noise)
+
+
 def _temperature(s: _Settings) -> list[str]:
     temp = s.num("temperature", float)
     if temp is not None and temp <= 0:
         return [f"grpo.temperature: {temp} must be > 0 (GRPO needs diverse samples); the recipe uses 1.0"]
+    if temp is not None and temp > MAX_TEMPERATURE:
+        return [f"grpo.temperature: {temp} is outside (0, {MAX_TEMPERATURE:g}]: sampling that hot draws tokens "
+                "almost uniformly at random, so no completion would be right; the recipe uses 1.0"]
     return []
 
 
