@@ -141,7 +141,8 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
 
     Args:
         run: the folder ``render`` wrote.
-        resume: continue from the newest complete checkpoint in ``run/output`` (fresh start when none).
+        resume: continue from the newest complete checkpoint in ``run/output`` (a fresh start when the output
+            folder holds no run; over a run with no checkpoint, RunFolderInUse).
         dry_run: return the command and environment without running anything.
         max_steps: override ``max_steps`` (smoke runs).
         demo: accept the demo's oracle review at the gate (only ``grpo-rlvr demo`` sets it); training then runs
