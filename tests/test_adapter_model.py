@@ -74,6 +74,18 @@ def test_validate_says_vllm_needs_merged_weights_and_lora_continues_the_adapter(
         assert bool(said) is warned, (lora, said)
 
 
+def test_validate_reports_the_adapters_own_lora_settings(workspace, sft_adapter):
+    """LoRA training continues the adapter with its own r and alpha (r 4, alpha 8 here), so validate reports
+    those, from the adapter, not the method's defaults (r 16, alpha 32)."""
+    r = run("validate", adapter_brief(workspace, sft_adapter, method="lora"), "--json")
+    assert r.returncode == 0, r.stderr
+    lora = json.loads(r.stdout)["lora"]
+    assert (lora["r"], lora["alpha"]) == ({"value": 4, "from": "adapter"}, {"value": 8, "from": "adapter"}), lora
+    assert lora["dropout"]["from"] == "adapter" and "adapter" in json.loads(r.stdout)["sources"]
+    text = run("validate", adapter_brief(workspace, sft_adapter, method="lora")).stdout
+    assert "r 4 ← adapter, alpha 8 ← adapter" in text and "r 16" not in text, text
+
+
 def test_an_adapter_loads_on_its_base_and_changes_the_model(workspace, sft_adapter, tiny_model_dir):
     """The sampler's model is base + adapter merged: its logits are the PeftModel's, not the base's."""
     import torch

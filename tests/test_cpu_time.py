@@ -112,3 +112,27 @@ def test_a_long_cpu_training_run_is_refused_and_dry_run_shows_the_estimate(works
     dry = subprocess.run([*CLI, "train", run, "--dry-run", "--json"], capture_output=True, text=True)
     doc = json.loads(dry.stdout)
     assert dry.returncode == 0 and doc["cpu_estimate_s"] > cpu_time.CPU_LIMIT_S and doc["refused"] == []
+
+
+def test_dry_run_shows_the_estimate_when_the_gate_fails_and_never_claims_to_go_ahead(workspace, caplog):
+    """`train RUN --dry-run`: the estimate is shown before the review too, says that --allow-cpu would be needed
+    (not that training goes ahead with it), and an unreviewed smoke test is estimated at its 3 capped steps."""
+    from grpo_rlvr.launch import train
+    from grpo_rlvr.run_dir import render
+
+    keep_rate()
+    p = brief_with(workspace, grpo={"max_steps": 200_000})
+    make_artifact(p, workspace / "out" / "inspection", verdict=None)      # the gate fails: no verdicts yet
+    run = render(p).dir
+    with caplog.at_level("INFO", logger="grpo_rlvr"):
+        res = train(run, dry_run=True)
+    assert res.refused and res.cpu_estimate_s > cpu_time.CPU_LIMIT_S, res.refused
+    text = res.format()
+    assert "Rough time on this CPU" in text and "only with --allow-cpu" in text, text
+    assert "Training would be refused now:" in text
+    assert "going ahead" not in caplog.text
+    smoke = train(run, dry_run=True, unreviewed_smoke_test=True)
+    assert smoke.command[-3:] == ["--max-steps", "3", "--unreviewed-smoke-test"]
+    assert smoke.cpu_estimate_s is None or smoke.cpu_estimate_s < res.cpu_estimate_s / 10_000   # 3 steps, not 200k
+    allowed = train(run, dry_run=True, allow_cpu=True)
+    assert "only with --allow-cpu" not in allowed.format()

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from artifacts import make_artifact
+from grpo_rlvr.errors import RunFolderInUse
 from grpo_rlvr.launch import GateRefused, newest_complete_checkpoint, train
 from grpo_rlvr.run_dir import render
 
@@ -45,6 +46,62 @@ def test_dry_run_prints_command(workspace):
     run = render(workspace / "brief.yaml").dir
     res = train(run, dry_run=True, max_steps=3)
     assert res.command[-3:] == [str(run / "train.py"), "--max-steps", "3"]
+
+
+def _plant_a_finished_run(run, checkpoint=True):
+    """What a finished training leaves in RUN/output (its files' content does not matter to the check)."""
+    out = run / "output"
+    if checkpoint:
+        (out / "checkpoint-200").mkdir(parents=True)
+        for f in ("model.safetensors", "optimizer.pt"):
+            (out / "checkpoint-200" / f).write_text("x")
+        (out / "checkpoint-200" / "trainer_state.json").write_text(json.dumps({"global_step": 200}))
+    (out / "final").mkdir(parents=True)
+    (out / "metrics.jsonl").write_text(json.dumps({"step": 200, "reward": 0.5}) + "\n")
+    (out / "train_summary.json").write_text(json.dumps({"global_step": 200}))
+    return {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+
+
+def test_train_refuses_to_mix_a_second_run_into_a_finished_one(workspace):
+    """A run folder holds one run: training again (here after a re-render with the same lock) is refused, exit 2,
+    naming --resume and how to start afresh, before anything starts, dry run included; nothing is touched. (The
+    rendered train.py's own refusal: tests/runtime/test_run_outputs.py.)"""
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    before = _plant_a_finished_run(run)
+    run = render(workspace / "brief.yaml").dir             # the same lock: render lets it be
+    out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "train", str(run), "--max-steps", "3"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "already holds a run's outputs (checkpoint-200, final, metrics.jsonl, train_summary.json)" in out.stderr
+    assert f"grpo-rlvr train {run} --resume" in out.stderr and "grpo-rlvr render BRIEF --out NEW_RUN" in out.stderr
+    with pytest.raises(RunFolderInUse, match="already holds a run's outputs"):
+        train(run, dry_run=True)
+    assert {p.name: p.stat().st_mtime_ns for p in (run / "output").iterdir()} == before
+
+
+def test_train_resume_without_a_checkpoint_is_refused_over_a_run(workspace):
+    """--resume over outputs with no checkpoint to continue would start from the base model into the old logs."""
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    _plant_a_finished_run(run, checkpoint=False)
+    with pytest.raises(RunFolderInUse, match="no checkpoint to continue from") as e:
+        train(run, resume=True, dry_run=True)
+    assert "grpo-rlvr render BRIEF --out NEW_RUN" in str(e.value)
+
+
+def test_a_smoke_test_says_it_caps_max_steps(workspace):
+    """`--unreviewed-smoke-test --max-steps 5` runs 3 steps: the command says 3, and the report says why."""
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection", verdict=None)
+    run = render(workspace / "brief.yaml").dir
+    out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "train", str(run), "--unreviewed-smoke-test",
+                          "--max-steps", "5", "--dry-run", "--json"], capture_output=True, text=True, timeout=300)
+    doc = json.loads(out.stdout)
+    assert out.returncode == 0 and doc["command"][-3:] == ["--max-steps", "3", "--unreviewed-smoke-test"]
+    assert doc["notes"] == ["Note: --max-steps 5 is capped at 3: an unreviewed smoke test runs at most 3 steps "
+                            "(review the inspection to train longer)"]
+    assert "--max-steps 5 is capped at 3" in out.stderr          # said before anything starts
+    assert train(run, dry_run=True, unreviewed_smoke_test=True, max_steps=2).notes == []   # under the cap: as asked
 
 
 def test_checkpoint_completeness(tmp_path):

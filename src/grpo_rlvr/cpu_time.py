@@ -142,9 +142,11 @@ def human_seconds(s: float) -> str:
     return f"{s / 86400:.1f} days"
 
 
-def check_cpu_time(what: str, params: float | None, tokens: int, allow_cpu: bool, gpu_path: str) -> float | None:
+def check_cpu_time(what: str, params: float | None, tokens: int, allow_cpu: bool, gpu_path: str,
+                   estimate_only: bool = False) -> float | None:
     """Refuse a CPU job estimated above ``CPU_LIMIT_S`` unless ``allow_cpu``; return the estimate in seconds
-    (None when the job is too small to need one, or nothing was measured).
+    (None when the job is too small to need one, or nothing was measured). ``estimate_only`` (a dry run):
+    estimate without refusing and without claiming to go ahead.
 
     Args:
         what: the job in words ("preflight would sample 512 completions of up to 256 tokens").
@@ -156,7 +158,7 @@ def check_cpu_time(what: str, params: float | None, tokens: int, allow_cpu: bool
     """
     flag = "pass --allow-cpu to run it here anyway"
     if params is None:
-        if allow_cpu:
+        if allow_cpu or estimate_only:
             return None
         raise CpuTimeRefused(f"{what} on this CPU, but the model's size is unknown, so the time cannot be estimated. "
                              f"State model.params in the brief, {gpu_path}, or {flag}")
@@ -167,7 +169,7 @@ def check_cpu_time(what: str, params: float | None, tokens: int, allow_cpu: bool
     estimate = (f"{what} from a {params / 1e9:.3g}B-parameter model on this CPU: about {human_seconds(seconds)} by a "
                 f"rough estimate (parameters × tokens at {speed.param_tokens_per_s:.2g} parameter-tokens/s, measured "
                 f"once on this machine and kept in {speed.source})")
-    if seconds <= CPU_LIMIT_S:
+    if seconds <= CPU_LIMIT_S or estimate_only:
         log.info("%s", estimate)
         return seconds
     if allow_cpu:
@@ -200,8 +202,9 @@ def check_sampling_time(brief, samples: int, allow_cpu: bool, command: str) -> f
                           sampling_tokens(samples, length), allow_cpu, SAMPLING_GPU_PATH)
 
 
-def check_training_time(brief, max_steps: int | None, allow_cpu: bool) -> float | None:
-    """The CPU time guard for ``train`` on a ``hardware.accelerator: cpu`` brief (a GPU brief is not checked)."""
+def check_training_time(brief, max_steps: int | None, allow_cpu: bool, estimate_only: bool = False) -> float | None:
+    """The CPU time guard for ``train`` on a ``hardware.accelerator: cpu`` brief (a GPU brief is not checked);
+    ``estimate_only``: the estimate for ``train --dry-run``, never a refusal."""
     if brief.hardware.accelerator != "cpu":
         return None
     grpo = {**brief.grpo, **({"max_steps": max_steps} if max_steps is not None else {})}
@@ -213,4 +216,4 @@ def check_training_time(brief, max_steps: int | None, allow_cpu: bool) -> float 
     steps, tokens = training_tokens(grpo, brief.hardware.num_processes, rows)
     return check_cpu_time(f"training would run {steps} steps of up to {grpo.get('max_completion_length', 256)}-token "
                           "completions", brief.model.facts.params if brief.model.facts else None, tokens, allow_cpu,
-                          TRAINING_GPU_PATH)
+                          TRAINING_GPU_PATH, estimate_only)

@@ -77,6 +77,11 @@ class ReviewError(GrpoRlvrError):
     """A review cannot run here: not an interactive terminal, or another review holds the artifact's lock."""
 
 
+class RunFolderInUse(GrpoRlvrError):
+    """The run folder's output already holds a run: training again there would mix two runs. Names ``--resume``
+    and how to start a fresh run (exit 2: a usage error, nothing started)."""
+
+
 class LaunchError(GrpoRlvrError):
     """A run directory cannot be launched, or the launched run failed."""
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import os
 import re
 import shutil
@@ -26,11 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.cpu_threads import WAIT_POLICY
-from grpo_rlvr.errors import GateRefused, LaunchError
+from grpo_rlvr.cpu_time import CPU_LIMIT_S
+from grpo_rlvr.errors import GateRefused, GrpoRlvrError, LaunchError, RunFolderInUse
 from grpo_rlvr.launch_plan import LaunchPlan
 from grpo_rlvr.run_check import check_run_here
 from grpo_rlvr.run_lock import LOCK
-from grpo_rlvr.runtime.run_guard import check_run, demo_acceptance
+from grpo_rlvr.runtime.run_guard import SMOKE_MAX_STEPS, check_run, demo_acceptance
+from grpo_rlvr.runtime.run_outputs import second_run_problem
+
+log = logging.getLogger("grpo_rlvr")
 
 
 @dataclass
@@ -47,28 +52,32 @@ class TrainResult:
     plan: list[str] = field(default_factory=list)   # server mode dry run: the commands launch.sh would run
     refused: list[str] = field(default_factory=list)  # dry run: why training would be refused now (empty: it starts)
     cpu_estimate_s: float | None = None  # a CPU run's rough time estimate (cpu_time), when one was made
+    cpu_needs_flag: bool = False  # dry run: the estimate is over the limit and --allow-cpu was not given
+    notes: list[str] = field(default_factory=list)  # what was changed from the request (a smoke test's step cap)
 
     def to_dict(self) -> dict:
         return {"run": str(self.run), "ok": self.ok, "returncode": self.returncode, "command": self.command,
                 "resumed_from": self.resumed_from, "seconds": round(self.seconds, 1),
                 "global_step": self.global_step, "dry_run": self.dry_run, "env": self.env, "plan": self.plan,
-                "refused": self.refused, "cpu_estimate_s": self.cpu_estimate_s}
+                "refused": self.refused, "cpu_estimate_s": self.cpu_estimate_s, "notes": self.notes}
 
     def format(self) -> str:
         cmd = " ".join(self.command)
         if self.dry_run:
             env = " ".join(f"{k}={v}" for k, v in self.env.items())
-            lines = [f"Would run in {self.run}:", f"  {env} {cmd}".rstrip()]
+            lines = [*self.notes, f"Would run in {self.run}:", f"  {env} {cmd}".rstrip()]
             lines += [f"    {p}" for p in self.plan]
             if self.cpu_estimate_s is not None:
-                lines.append(f"Rough time on this CPU: {self.cpu_estimate_s / 60:.0f} min")
+                lines.append(f"Rough time on this CPU: {self.cpu_estimate_s / 60:.0f} min"
+                             + (f" (over {CPU_LIMIT_S // 60} min: `grpo-rlvr train` starts it on this CPU only with "
+                                "--allow-cpu)" if self.cpu_needs_flag else ""))
             if self.refused:
                 lines.append("Training would be refused now:")
                 lines += [f"  - {p}" for p in self.refused]
             return "\n".join(lines)
         state = "finished" if self.ok else f"FAILED (exit {self.returncode})"
-        return (f"Training {state} after {self.seconds:.0f}s at step {self.global_step}; outputs in "
-                f"{self.run / 'output'}\nNext: grpo-rlvr diagnose {self.run}")
+        return "\n".join([*self.notes, f"Training {state} after {self.seconds:.0f}s at step {self.global_step}; "
+                          f"outputs in {self.run / 'output'}", f"Next: grpo-rlvr diagnose {self.run}"])
 
 
 _CKPT = re.compile(r"^checkpoint-(\d+)$")
@@ -132,7 +141,8 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
 
     Args:
         run: the folder ``render`` wrote.
-        resume: continue from the newest complete checkpoint in ``run/output`` (fresh start when none).
+        resume: continue from the newest complete checkpoint in ``run/output`` (a fresh start when the output
+            folder holds no run; over a run with no checkpoint, RunFolderInUse).
         dry_run: return the command and environment without running anything.
         max_steps: override ``max_steps`` (smoke runs).
         demo: accept the demo's oracle review at the gate (only ``grpo-rlvr demo`` sets it); training then runs
@@ -142,13 +152,23 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     Raises:
         GateRefused: the gate fails or the brief changed since render.
         LaunchError: the run folder is incomplete.
+        RunFolderInUse: ``run/output`` already holds a run's outputs and this is not a ``resume`` of it.
     """
     run = Path(run).resolve()
     ckpt = newest_complete_checkpoint(run / "output") if resume else None
+    if not unreviewed_smoke_test and (mixed := second_run_problem(run / "output", run, resuming=ckpt is not None)):
+        raise RunFolderInUse(mixed)   # a run folder holds one run (runtime/run_outputs.py); train.py refuses it too
     if dry_run:  # shows the commands whatever the gate says, and says whether training would be refused
         lock, refused = _check(run, demo, unreviewed_smoke_test, str(ckpt) if ckpt else None)
     else:
         lock, refused = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test, resume=ckpt), []
+    notes = []
+    if unreviewed_smoke_test:   # capped here, so the command, the estimate and the report say what will run
+        if max_steps is not None and max_steps > SMOKE_MAX_STEPS:
+            notes.append(f"Note: --max-steps {max_steps} is capped at {SMOKE_MAX_STEPS}: an unreviewed smoke test runs "
+                         f"at most {SMOKE_MAX_STEPS} steps (review the inspection to train longer)")
+            log.warning("%s", notes[-1])
+        max_steps = min(max_steps or SMOKE_MAX_STEPS, SMOKE_MAX_STEPS)
     missing = [f for f in ("train.py", "grpo_config.yaml", "accelerate.yaml", "launch.sh") if not (run / f).is_file()]
     if missing:
         raise LaunchError(f"{run}: missing {', '.join(missing)}; run `grpo-rlvr render` again")
@@ -168,15 +188,20 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.cpu_time import check_training_time
 
-    cpu_s = None if refused else check_training_time(load_brief(lock["brief"]), max_steps, allow_cpu or dry_run)
-    if dry_run:
+    if dry_run:   # the estimate is shown whatever the gate says, and refuses nothing
+        try:
+            cpu_s = check_training_time(load_brief(lock["brief"]), max_steps, allow_cpu, estimate_only=True)
+        except GrpoRlvrError:   # a brief that no longer loads: the refusals above say so
+            cpu_s = None
         res = TrainResult(run, not refused, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra,
-                          refused=refused, cpu_estimate_s=cpu_s)
+                          refused=refused, cpu_estimate_s=cpu_s, notes=notes,
+                          cpu_needs_flag=cpu_s is not None and cpu_s > CPU_LIMIT_S and not allow_cpu)
         if plan.server:  # launch.sh prints the exact commands it would run
             shown = subprocess.run(cmd, cwd=run, capture_output=True, text=True,
                                    env={**os.environ, **env_extra, "GRPO_RLVR_DRY_RUN": "1"})
             res.plan = shown.stdout.splitlines()
         return res
+    check_training_time(load_brief(lock["brief"]), max_steps, allow_cpu)
     t0, started = time.monotonic(), time.time()
     if demo:
         returncode = _train_in_process(run, plan, cmd[cmd.index(str(run / "train.py")) + 1:])
@@ -184,7 +209,8 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         returncode = _run_forwarding_signals(cmd, run, {**os.environ, **env_extra, "PATH": _path_with_this_python()},
                                              stream)
     return TrainResult(run, returncode == 0, returncode, cmd, str(ckpt) if ckpt else None,
-                       time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started))
+                       time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started),
+                       notes=notes)
 
 
 def _path_with_this_python() -> str:

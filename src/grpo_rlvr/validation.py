@@ -31,6 +31,26 @@ def machine_problems(brief) -> list[str]:
     return [f"method: 'qlora' cannot run on this machine: {p}" for p in quantization_problems()]
 
 
+def read_local_data(brief) -> None:
+    """Read a local JSON Lines or JSON dataset (and held-out set) whole, as preflight, inspect and training will:
+    a bad line is refused here, with the same message (file and line) those commands would give later. The brief
+    loader reads only the first row, for its column checks. Parquet, CSV and hub data are read when they load.
+
+    Raises:
+        InputFileError: a line that is not one JSON object, or a file that is not JSON.
+    """
+    from grpo_rlvr.dataset_io import load_rows
+    from grpo_rlvr.jsonl import iter_jsonl
+
+    ds = brief.dataset
+    if ds.is_local and Path(ds.resolved).suffix in (".jsonl", ".json") and Path(ds.resolved).is_file():
+        load_rows(brief)   # what preflight and inspect read, with their messages
+    if ds.eval_path and ds.eval_is_local and Path(ds.eval_resolved).suffix == ".jsonl" \
+            and Path(ds.eval_resolved).is_file():
+        for _ in iter_jsonl(Path(ds.eval_resolved), "dataset"):
+            pass
+
+
 def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
     """Validate a brief and describe what it resolves to.
 
@@ -42,6 +62,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         MachineError: this machine cannot run the brief (and ``remote`` is False).
     """
     brief = load_brief(brief_path)
+    read_local_data(brief)
     facts = brief.model.facts
     machine = machine_problems(brief)
     if machine and not remote:

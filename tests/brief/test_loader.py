@@ -116,6 +116,15 @@ def test_bad_briefs_name_field_and_fix(workspace, name, mutate, expect):
     assert expect in _bad(workspace, mutate)
 
 
+def test_a_missing_section_points_at_an_example_that_exists(workspace):
+    from paths import REPO
+
+    msg = _bad(workspace, lambda d: d.pop("rewards"))
+    cited = msg.split("(see ", 1)[1].split(",", 1)[0]
+    assert (REPO / cited).is_file() and cited.endswith("brief.yaml"), cited
+    assert "the briefs in examples/" in msg and (REPO / "examples").is_dir()
+
+
 def test_all_problems_are_reported_at_once(workspace):
     msg = _bad(workspace, lambda d: d["grpo"].update(num_generations=4, loss_type="ppo", learning_rat=1))
     assert "3 problems" in msg

@@ -35,8 +35,13 @@ def brief_with(workspace, grpo=None, hardware=None, text=None):
     ({"max_steps": "1e400"}, "grpo.max_steps: '1e400' is text, and beyond any number a run can use"),
     ({"max_steps": "100"}, "grpo.max_steps: '100' is text, not a number (it is quoted); write max_steps: 100"),
     ({"max_steps": "2.5"}, "max_steps takes an integer, e.g. max_steps: 2"),
-    ({"max_steps": "1e3"}, "exponent needs a dot); write max_steps: 1000"),
+    ({"max_steps": "1e3"}, "needs a dot and a signed exponent, as in 1.0e+3); write max_steps: 1000"),
     ({"learning_rate": "5e-7"}, "write learning_rate: 5.0e-7"),
+    # PyYAML (YAML 1.1) reads 1.0e6 as text too: the exponent needs its sign. Not "quoted", and the fix is not
+    # the input itself
+    ({"temperature": "1.0e6"}, "'1.0e6' is text, not a number (YAML reads 1.0e6 as text: a number with an exponent "
+                               "needs a dot and a signed exponent, as in 1.0e+6); write temperature: 1.0e+6"),
+    ({"learning_rate": "2.0e5"}, "write learning_rate: 2.0e+5"),
     ({"learning_rate": float("inf")}, "grpo.learning_rate: inf is not a finite number"),
     ({"num_iterations": 0}, "grpo.num_iterations: 0 must be ≥ 1"),
     ({"seed": -1}, "grpo.seed: -1 must be ≥ 0"),
@@ -59,6 +64,15 @@ def test_learning_rate_as_yaml_reads_it(workspace):
     assert "learning_rate: 2e-4" in text
     with pytest.raises(ConfigError, match=r"'2e-4' is text, not a number .* write learning_rate: 2.0e-4"):
         load_brief(brief_with(workspace, text=text))
+
+
+def test_the_suggested_rewrite_reads_as_the_number(workspace):
+    from grpo_rlvr.brief.grpo_rules import as_number_text
+
+    for text in ("1e6", "1.0e6", "5e-7", "1e+6", "2.5E3", "7"):
+        assert isinstance(yaml.safe_load(f"x: {text}")["x"], str) or text == "7"
+        fixed = yaml.safe_load(f"x: {as_number_text(text)}")["x"]
+        assert isinstance(fixed, (int, float)) and fixed == float(text), (text, as_number_text(text))
 
 
 @pytest.mark.parametrize("hardware, expect", [

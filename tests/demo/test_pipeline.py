@@ -71,3 +71,32 @@ def test_gpu_smoke_refuses_cleanly_without_cuda():
                          cwd=str(REPO),
                          env={**__import__("os").environ, "PYTHON": sys.executable})
     assert out.returncode == 2 and "no CUDA device" in out.stderr
+
+
+def _a_persons_review(insp):
+    insp.mkdir(parents=True)
+    verdict = {"verdict": "agree", "note": "", "reviewer": "ann", "reviewer_kind": "human"}
+    (insp / "samples.jsonl").write_text(json.dumps({"id": "s0", "verdict": verdict}) + "\n")
+    return (insp / "samples.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("task, folder", [("spell_backward", "runs/demo-spell_backward"), ("arithmetic", "runs/demo")])
+def test_each_task_has_its_own_folder_and_a_persons_review_is_never_moved(tmp_path, task, folder):
+    """`grpo-rlvr demo --task T` writes to T's own default folder (not the arithmetic demo's), and refuses one whose
+    inspection a person reviewed (exit 2) before writing anything: no brief, data or model link replaced, no .bak."""
+    from grpo_rlvr.demo.pipeline import DEMO_OUTPUT, default_workdir
+
+    assert default_workdir(task) == folder
+    for shipped in ("arithmetic", "reasoning_gym"):   # the folder the refusal looks in is the briefs' output_dir
+        brief = (REPO / "src" / "grpo_rlvr" / "examples" / shipped / "brief.yaml").read_text()
+        assert f"output_dir: ./{DEMO_OUTPUT}\n" in brief
+    insp = tmp_path / folder / DEMO_OUTPUT / "inspection"
+    before = _a_persons_review(insp)
+    out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "demo", "--task", task], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert f"{folder}/{DEMO_OUTPUT}/inspection: holds 1 verdict(s) from a person's review" in out.stderr
+    assert "--workdir" in out.stderr
+    assert (insp / "samples.jsonl").read_bytes() == before and not list(insp.parent.glob("inspection.bak-*"))
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [folder.split("/")[1]]   # nothing else written
+    assert sorted(p.name for p in (tmp_path / folder).iterdir()) == [DEMO_OUTPUT]

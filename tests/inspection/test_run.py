@@ -43,3 +43,18 @@ def test_inspect_sample_bounds(workspace):
 
     with pytest.raises(ConfigError, match="outside 50–100"):
         inspect_rewards(workspace / "brief.yaml", samples=20)
+
+
+def test_reviewed_work_can_leave_the_demo_oracles_verdicts_out(tmp_path):
+    """The demo replaces an inspection its oracle reviewed, never one a person did (demo/pipeline.py)."""
+    from grpo_rlvr.inspection.run import reviewed_work
+
+    def verdict(kind):
+        return {"verdict": "agree", "reviewer": "x", "reviewer_kind": kind}
+
+    rows = [{"id": "a", "verdict": verdict("oracle")}, {"id": "b", "verdict": None}]
+    (tmp_path / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert reviewed_work(tmp_path) == 1 and reviewed_work(tmp_path, count_oracle=False) == 0
+    with (tmp_path / "samples.jsonl").open("a") as fh:
+        fh.write(json.dumps({"id": "c", "verdict": verdict("human")}) + "\n{not json\n")
+    assert reviewed_work(tmp_path) == 3 and reviewed_work(tmp_path, count_oracle=False) == 2

@@ -162,6 +162,19 @@ def test_too_small_vllm_reservation_blocks():
     assert not est.fits and est.blocking and "vllm_gpu_memory_utilization" in est.blocking[0]
 
 
+def test_the_vllm_reservation_advice_is_a_fraction_that_exists():
+    """vllm_gpu_memory_utilization is a fraction of the GPU in (0, 1]: advice to raise it is a value that reaches,
+    and where even 1.0 is not enough the message says so instead of "at least 5.91"."""
+    fits_higher = estimate_memory(MemoryInputs(size="14B", method="lora"), "80GB").blocking[0]
+    need = float(re.search(r"raise it to at least (\d+\.\d+)$", fits_higher).group(1))
+    assert 0.3 < need <= 1.0
+    assert estimate_memory(MemoryInputs(size="14B", method="lora", vllm_gpu_memory_utilization=need), "80GB") \
+        .vllm["kv_capacity_seqs"] >= 1                          # the advised value lets vLLM start
+    never = estimate_memory(MemoryInputs(size="70B"), "24GB").blocking[0]
+    assert "does not fit even at 1.0" in never and "at least" in never and "GiB" in never
+    assert not re.search(r"raise it to at least \d", never), never
+
+
 def test_qlora_vllm_copy_is_nf4():
     lora = estimate_memory(MemoryInputs(size="7B", method="lora"), "80GB").terms["vllm_weights"]
     qlora = estimate_memory(MemoryInputs(size="7B", method="qlora"), "80GB").terms["vllm_weights"]

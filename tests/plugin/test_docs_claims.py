@@ -192,3 +192,49 @@ def test_every_section_cited_in_the_design_doc_exists(workspace):
     assert not [c for c in cited if c[1] not in sections], f"sections that do not exist: {cited}"
     out = subprocess.run([*CLI, "validate", str(workspace / "brief.yaml")], capture_output=True, text=True).stdout
     assert "[recipe] the skill's GRPO recipe (docs/design.md §2)" in out
+
+
+def test_the_python_floor_is_stated_alike_everywhere():
+    """requires-python's floor is the one the pins can install (constraints.txt: numpy 2.4, pandas 3.1 and
+    matplotlib 3.11 need 3.11; identity/hash_cache.py uses hashlib.file_digest, new in 3.11), and every file that
+    states or checks a floor says the same."""
+    import tomllib
+
+    spec = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
+    floor = re.fullmatch(r">=\s*3\.(\d+)", spec.split(",")[0].strip())
+    assert floor and floor.group(1) == "11", spec
+    assert sys.version_info >= (3, 11)   # what the tests run on satisfies it
+    pins = dict(line.split("==") for line in (REPO / "constraints.txt").read_text().splitlines()
+                if "==" in line and not line.lstrip().startswith("#"))
+    assert int(pins["numpy"].split(".")[0]) >= 2 and int(pins["numpy"].split(".")[1]) >= 3, pins["numpy"]  # 3.11+
+    stated = {"README.md": r"Python ≥ 3\.(\d+)", "skills/grpo-rlvr-training/SKILL.md": r"Python >= 3\.(\d+)",
+              "bin/grpo-rlvr-plugin": r"sys\.version_info >= \(3, (\d+)\)",
+              "scripts/bootstrap.sh": r"sys\.version_info < \(3, (\d+)\)",
+              "scripts/test-vllm.sh": r"sys\.version_info < \(3, (\d+)\)"}
+    for name, pattern in stated.items():
+        found = set(re.findall(pattern, (REPO / name).read_text(encoding="utf-8")))
+        assert found == {"11"}, (name, found)
+    assert "py311" in (REPO / "pyproject.toml").read_text()   # ruff's target-version
+
+
+def test_the_by_hand_commands_say_how_grpo_rlvr_gets_on_path():
+    """The README's by-hand pipeline runs `grpo-rlvr`, which the scripts install into .venv/: the block activates
+    it first (the scripts put nothing on PATH themselves)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## The pipeline, by hand", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = block.splitlines()
+    assert lines[0].startswith("source .venv/bin/activate"), lines[0]
+    assert all(line.startswith("grpo-rlvr ") for line in lines[1:]), lines
+
+
+def test_finetune_says_what_the_review_records():
+    """review.py asks for a note only on a disagree (an agree records none), and /finetune says so."""
+    import ast
+
+    doc = flat(FINETUNE)
+    assert "a note for every sample" not in doc
+    assert "a disagree also records what is wrong (a note) and which reward is wrong" in doc
+    tree = ast.parse((REPO / "src" / "grpo_rlvr" / "review.py").read_text())
+    calls = {c.args[2].value: {k.arg for k in c.keywords} for c in ast.walk(tree) if isinstance(c, ast.Call)
+             and getattr(c.func, "id", None) == "make_verdict" and isinstance(c.args[2], ast.Constant)}
+    assert "note" not in calls["agree"] and "note" in calls["disagree"], calls

@@ -32,21 +32,25 @@ NUMERIC_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 
 
 def as_number_text(v: str) -> str:
-    """How to write numeric text ``v`` so that YAML reads a number: PyYAML (YAML 1.1) needs a dot in a
-    mantissa with an exponent, so 5e-7 is read as the string '5e-7' and 5.0e-7 as the float."""
+    """How to write numeric text ``v`` so that YAML reads a number: PyYAML (YAML 1.1) needs a dot in the
+    mantissa and a sign in the exponent, so 5e-7 and 1.0e6 are read as text, and 5.0e-7 and 1.0e+6 as floats."""
     mantissa, _, exp = v.strip().lower().partition("e")
     if exp and "." not in mantissa:
         mantissa += ".0"
+    if exp and exp[0] not in "+-":
+        exp = "+" + exp
     return mantissa + (f"e{exp}" if exp else "")
 
 
 def numeric_text_problem(key: str, v: str, integer: bool) -> str:
     """The message for a number written as text (``v`` matches NUMERIC_TEXT): why YAML read it as text, and
-    the fix — a rewrite that reads as a number where one exists, else what the field takes."""
+    the fix — a rewrite that reads as a number where one exists, else what the field takes. Text with an
+    exponent is what YAML 1.1 does not read as a number (no dot, or no sign); any other numeric text was quoted."""
     value = float(v)
-    exponent = "e" in v.lower() and "." not in v.lower().partition("e")[0]
-    why = ("YAML reads 5e-7 as text: a number with an exponent needs a dot" if exponent
-           else "it is quoted")
+    mantissa, _, exp = v.strip().lower().partition("e")
+    why = ("it is quoted" if not exp else
+           f"YAML reads {v.strip()} as text: a number with an exponent needs a dot and a signed exponent, as in "
+           f"{as_number_text(v)}")
     if not math.isfinite(value):
         return f"{v!r} is text, and beyond any number a run can use; write a finite value for {key}"
     if integer and value != int(value):
@@ -268,10 +272,16 @@ def _beta(s: _Settings) -> list[str]:
     return []
 
 
+MAX_TEMPERATURE = 10.0   # far above any useful sampling temperature (1.0 is the recipe's; above ~2 is noise)
+
+
 def _temperature(s: _Settings) -> list[str]:
     temp = s.num("temperature", float)
     if temp is not None and temp <= 0:
         return [f"grpo.temperature: {temp} must be > 0 (GRPO needs diverse samples); the recipe uses 1.0"]
+    if temp is not None and temp > MAX_TEMPERATURE:
+        return [f"grpo.temperature: {temp} is outside (0, {MAX_TEMPERATURE:g}]: sampling that hot draws tokens "
+                "almost uniformly at random, so no completion would be right; the recipe uses 1.0"]
     return []
 
 

@@ -87,7 +87,7 @@ def _schema_problems(data: dict) -> list[str]:
                 hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(allowed)}"
                 problems.append(f"{_path([*err.absolute_path, key])}: unknown key; {hint}")
         elif err.validator == "required":
-            problems.append(f"{where}: {err.message}; add it (see examples/arithmetic/brief.yaml)")
+            problems.append(f"{where}: {err.message}; add it (see src/grpo_rlvr/examples/arithmetic/brief.yaml, or the briefs in examples/)")
         elif err.validator == "enum":
             problems.append(f"{where}: {err.instance!r} is not allowed; use one of "
                             f"{', '.join(map(repr, err.validator_value))}")
@@ -200,7 +200,7 @@ def load_brief(path: str | Path) -> Brief:
     dataset, row, held_row = found.take(_dataset_section(data, base))
     rewards = found.take(_rewards_section(data, base, dataset, row, held_row))
     hw = found.take(_hardware_section(data))
-    method, lora, lora_origin = found.take(_method_section(data, hw))
+    method, lora, lora_origin = found.take(_method_section(data, hw, model))
     variant = found.take(_variant_section(data, base, model))
     grpo, origin = found.take(_grpo_section(data, base, model, dataset, rewards, hw, method, variant))
     sampling_engine = found.take(_sampling_section(data))
@@ -395,8 +395,9 @@ def _hardware(data: dict) -> Hardware:
                     cpu_processes=int(hw.get("cpu_processes", 1)) if accelerator == "cpu" else 1)
 
 
-def _method_section(data: dict, hw: Hardware) -> Section:
-    """full, lora or qlora; the spec is (method, lora settings, the origin of each)."""
+def _method_section(data: dict, hw: Hardware, model: ModelSpec | None = None) -> Section:
+    """full, lora or qlora; the spec is (method, lora settings, the origin of each). For a LoRA adapter folder as
+    the model, the settings are the adapter's own (its adapter_config.json), which LoRA training continues with."""
     method = data.get("method", "full")
     problems, warnings = [], []
     if method in ("lora", "qlora") and importlib.util.find_spec("peft") is None:
@@ -409,6 +410,13 @@ def _method_section(data: dict, hw: Hardware) -> Section:
                         "base whole on each process's GPU, which ZeRO-3/FSDP2 sharding cannot take; use sharding "
                         "ddp (or none), or method: lora with sharding")
     lora, lora_origin = methods.lora_settings(method, dict(data.get("lora") or {}))
+    if method != "full" and model is not None and model.adapter_base is not None:
+        try:
+            config = json.loads((Path(model.resolved) / "adapter_config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            config = None    # the model section has said what is wrong with the folder
+        if isinstance(config, dict):
+            lora, lora_origin = methods.adapter_lora_settings(config)
     return Section((method, lora, lora_origin), problems, warnings)
 
 

@@ -25,6 +25,7 @@ QLORA_QUANTIZATION = {"load_in_4bit": True, "bnb_4bit_quant_type": "nf4", "bnb_4
 
 SOURCES = {
     "recipe": "the skill's GRPO recipe (docs/design.md §2)",
+    "adapter": "the adapter folder's own adapter_config.json: LoRA training continues the adapter with its settings",
     "method:lora": f"TRL docs, 'LoRA Without Regret': GRPO with LoRA at 1e-5 vs 1e-6 full, all-linear, alpha 32, "
                    f"rank 1-32 suffices for RL ({TRL_LORA_GUIDE})",
     "method:qlora": f"as LoRA ({TRL_LORA_GUIDE}), on a 4-bit NF4 base with double quantization and bf16 compute "
@@ -40,6 +41,22 @@ def lora_settings(method: str, lora: dict) -> tuple[dict, dict]:
     values, origin = {}, {}
     for key, default in LORA_DEFAULTS.items():
         values[key], origin[key] = (lora[key], "brief") if key in lora else (default, f"method:{method}")
+    return values, origin
+
+
+# peft.LoraConfig's defaults, for a key an adapter_config.json leaves out; the brief's key -> peft's field.
+PEFT_LORA_FIELDS = {"r": ("r", 8), "alpha": ("lora_alpha", 8), "dropout": ("lora_dropout", 0.0),
+                    "target_modules": ("target_modules", None)}
+
+
+def adapter_lora_settings(adapter_config: dict) -> tuple[dict, dict]:
+    """The settings a LoRA adapter folder's ``adapter_config.json`` holds (brief keys), which training continues
+    with, and their origin ("adapter", or "peft default" for a key the file leaves out)."""
+    values, origin = {}, {}
+    for key, (field, default) in PEFT_LORA_FIELDS.items():
+        value = adapter_config.get(field, default)
+        values[key] = sorted(value) if isinstance(value, (list, set, tuple)) else value
+        origin[key] = "adapter" if field in adapter_config else "peft default"
     return values, origin
 
 

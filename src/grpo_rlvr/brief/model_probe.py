@@ -232,6 +232,11 @@ def adapter_base(folder: Path) -> tuple[AdapterBase | None, str | None]:
     if local is not None and not (local / "config.json").is_file():
         return None, (f"{where}: base_model_name_or_path {written!r} names {local}, which holds no model (no "
                       "config.json); point it at the base model's folder or hub id")
+    weights = ("adapter_model.safetensors", "adapter_model.bin")
+    if not any((folder / w).is_file() for w in weights):
+        return None, (f"{folder}: holds {ADAPTER_CONFIG} but no adapter weights ({' or '.join(weights)}); point "
+                      "model.name_or_path at the folder the adapter was saved to (`save_pretrained` writes both), "
+                      "or copy its weights here")
     peft_type = cfg.get("peft_type") or "LORA"
     if local is not None:
         return AdapterBase(written, str(local), True, revision, peft_type), None

@@ -202,8 +202,11 @@ def _allow_cpu_arg(sp, what: str) -> None:
 
 
 def _demo_args(sp) -> None:
-    sp.add_argument("--workdir", default="runs/demo", help="where the demo writes (default: runs/demo)")
     from grpo_rlvr.demo.pipeline import TASKS  # light: the heavy imports happen inside run_demo
+
+    sp.add_argument("--workdir", default=None,
+                    help="where the demo writes (default: runs/demo, or runs/demo-TASK for another --task); a folder "
+                         "whose inspection a person reviewed is refused")
 
     sp.add_argument("--task", default="arithmetic", choices=list(TASKS),
                     help="arithmetic (default), or spell_backward: reasoning-gym's task scored by its own verifier "

@@ -5,7 +5,9 @@ inspect → oracle review (labelled as such) → gate → render → train (real
 files) → accuracy after → diagnose → summary. The review is done by the task's independent oracle, which
 only the demo may use; the artifact records it as the reviewer. ``task`` picks the task: ``arithmetic`` (the
 default, ``arithmetic_task``) or ``spell_backward`` (reasoning-gym's task scored by its own verifier,
-``spell_backward_task``); a task module gives its rows, target completions, oracle and brief.
+``spell_backward_task``); a task module gives its rows, target completions, oracle and brief. Each task has its
+own default folder (``default_workdir``: ``runs/demo``, ``runs/demo-spell_backward``), and the demo never moves
+an inspection a person reviewed: it refuses a folder that holds one (exit 2) before it writes anything.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from types import ModuleType
 
 from grpo_rlvr.demo import arithmetic_task as task
 from grpo_rlvr.demo.model_cache import cache_key, cache_root
-from grpo_rlvr.files import write_json_atomic, write_jsonl_atomic
+from grpo_rlvr.files import move_aside, write_json_atomic, write_jsonl_atomic
 from grpo_rlvr.jsonl import read_jsonl
+from grpo_rlvr.runtime.run_outputs import prior_outputs
 
 TRAIN_ROWS = 2000
 EVAL_PROMPTS = 100
@@ -37,6 +40,31 @@ EVAL_PROMPTS = 100
 # At smoothing 0.3 sampled accuracy is 0 (preflight: SFT first).
 WARMUP = {"steps": 250, "lr": 1e-3, "batch_size": 32, "label_smoothing": 0.1}
 TASKS = {"arithmetic": "grpo_rlvr.demo.arithmetic_task", "spell_backward": "grpo_rlvr.demo.spell_backward_task"}
+DEMO_OUTPUT = "out"  # the shipped demo briefs' output_dir (tests/demo/test_pipeline.py holds them to it)
+
+
+def default_workdir(task_name: str) -> str:
+    """Where ``grpo-rlvr demo --task NAME`` writes unless told: each task its own folder, so one demo never
+    replaces another's brief, data, model link or inspection."""
+    return "runs/demo" if task_name == "arithmetic" else f"runs/demo-{task_name}"
+
+
+def refuse_a_persons_review(work: Path) -> None:
+    """The demo reviews its inspection with the task's oracle and replaces the one an earlier demo left; an
+    inspection in ``work`` that holds a person's verdicts is refused instead (nothing a person reviewed is moved).
+
+    Raises:
+        ConfigError: ``work``'s inspection folder holds verdicts by a person (exit 2).
+    """
+    from grpo_rlvr.errors import ConfigError
+    from grpo_rlvr.inspection.run import reviewed_work
+
+    insp = work / DEMO_OUTPUT / "inspection"
+    n = reviewed_work(insp, count_oracle=False)
+    if n:
+        raise ConfigError(f"{insp}: holds {n} verdict(s) from a person's review; the demo would replace this "
+                          "inspection with its oracle's, and it never moves a person's review. Run the demo in "
+                          f"another folder (--workdir DIR), or move {insp} aside yourself")
 
 
 def _task_module(name: str):
@@ -155,20 +183,22 @@ def oracle_review(inspection_dir: Path, t=task) -> dict:
     return {"reviewed": len(art.samples), "disagree": disagree}
 
 
-def run_demo(workdir="runs/demo", grpo_steps: int | None = None, seed: int = 0, eval_samples: int = 400,
+def run_demo(workdir=None, grpo_steps: int | None = None, seed: int = 0, eval_samples: int = 400,
              fresh: bool = False, brief_overrides: dict | None = None, summary_stream=None,
              task_name: str = "arithmetic") -> dict:
-    """Run the whole pipeline; returns the summary (also written to WORKDIR/demo_summary.json).
+    """Run the whole pipeline; returns the summary (also written to WORKDIR/demo_summary.json). ``workdir``
+    defaults to the task's own folder (``default_workdir``).
 
     ``brief_overrides`` updates sections of the shipped brief (the GPU smoke test sets hardware and bf16).
     Progress goes to stderr; the closing summary to ``summary_stream`` (stdout by default; ``--json`` sends
     it to stderr so that stdout holds only the JSON document), and so does the trainer's own output.
     """
     out = summary_stream or sys.stdout
+    work = Path(workdir or default_workdir(task_name)).resolve()
+    refuse_a_persons_review(work)   # before anything is written
     t = _task_module(task_name)
     threads = _prepare_process()
     t_all = time.monotonic()
-    work = Path(workdir).resolve()
     run = _DemoRun(t, _Phases(), work, *_write_inputs(work, t, seed, brief_overrides),
                    per_prompt=max(1, -(-eval_samples // EVAL_PROMPTS)), seed=seed, fresh=fresh)
     pre0, warm, pre = _models(run)
@@ -338,6 +368,8 @@ def _render_and_train(run: _DemoRun, steps, grpo_steps: int | None, out):
     ph.start("render", "rendering the run directory from templates")
     rr = render(run.brief_path, force=True)  # the demo's own folder: an earlier demo's outputs move aside
     ph.note(rr.format().splitlines()[0])
+    if prior_outputs(rr.dir / "output"):   # an earlier demo with the same lock: a run folder holds one run
+        ph.note(f"an earlier demo's training outputs moved to {move_aside(rr.dir / 'output')}")
 
     ph.start("train", f"GRPO with TRL's GRPOTrainer on CPU, {steps} steps, from {rr.dir / 'train.py'}")
     tr = train(rr.dir, max_steps=grpo_steps, demo=True, stream=out if out is not sys.stdout else None)

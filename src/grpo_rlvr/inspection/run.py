@@ -62,8 +62,9 @@ class InspectResult:
                 f"Or open {self.dir / REPORT} in a browser.")
 
 
-def reviewed_work(out: Path) -> int:
-    """How many samples in the inspection folder ``out`` carry a verdict or a note (0 when there is none)."""
+def reviewed_work(out: Path, count_oracle: bool = True) -> int:
+    """How many samples in the inspection folder ``out`` carry a verdict or a note (0 when there is none).
+    ``count_oracle=False``: only a person's (the demo's oracle verdicts left out; an unreadable line counts)."""
     try:
         lines = (Path(out) / SAMPLES).read_text(encoding="utf-8").splitlines()
     except (FileNotFoundError, NotADirectoryError):
@@ -77,7 +78,9 @@ def reviewed_work(out: Path) -> int:
         except json.JSONDecodeError:
             n += 1            # unreadable: it may be someone's work, so it counts
             continue
-        n += bool(isinstance(row, dict) and row.get("verdict"))
+        verdict = row.get("verdict") if isinstance(row, dict) else None
+        n += bool(verdict) and (count_oracle or not isinstance(verdict, dict)
+                                or verdict.get("reviewer_kind") != "oracle")
     return n
 
 

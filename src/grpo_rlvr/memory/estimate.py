@@ -30,6 +30,7 @@ Assumptions (each also appears in ``MemoryEstimate.notes`` when it applies):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 
 from grpo_rlvr.errors import ConfigError
@@ -337,10 +338,14 @@ def estimate_memory(inputs: MemoryInputs, gpu: str | GpuType) -> MemoryEstimate:
         vllm_info = {"reservation_gib": reservation, "kv_capacity_seqs": max(capacity, 0.0),
                      "needed_for_generation_batch_gib": vllm_needed_gib(inputs, seqs)}
         if capacity < 1:
-            need = vllm_needed_gib(inputs, 1) / gt.memory_gib
+            need = vllm_needed_gib(inputs, 1) / gt.memory_gib   # a fraction of the GPU, in (0, 1] when it fits
+            fix = (f"raise it to at least {math.ceil(need * 100) / 100:.2f}" if need <= 1 else
+                   f"it does not fit even at 1.0 (all {gt.memory_gib:.1f} GiB of the GPU): use a GPU with at least "
+                   f"{vllm_needed_gib(inputs, 1):.0f} GiB, vLLM's server mode on GPUs of its own with tensor "
+                   "parallelism, a smaller model, or generation without vLLM")
             blocking.append(f"vLLM cannot start: vllm_gpu_memory_utilization={inputs.vllm_gpu_memory_utilization} "
                             f"reserves {reservation:.1f} GiB but its weights and one {inputs.seq_len}-token sequence "
-                            f"need {vllm_needed_gib(inputs, 1):.1f} GiB; raise it to at least {need:.2f}")
+                            f"need {vllm_needed_gib(inputs, 1):.1f} GiB; {fix}")
         elif capacity < seqs:
             notes.append(f"vLLM KV cache holds {capacity:.0f} of the {seqs} sequences per generation round; "
                          "the rest wait (slower, not an OOM)")

@@ -43,9 +43,9 @@ import time
 from pathlib import Path
 
 from grpo_rlvr.errors import GrpoRlvrError
+from grpo_rlvr.runtime.run_outputs import SMOKE_MARKER, second_run_problem
 
 SMOKE_MAX_STEPS = 3
-SMOKE_MARKER = "UNREVIEWED_SMOKE_TEST.json"
 _demo_check = None     # set only inside demo_acceptance: the demo's in-process check
 _verified: dict = {}   # what this process's passing check verified: {"checked": file stamps, "rewards": name -> fp}
 
@@ -132,6 +132,9 @@ def refuse_if_changed_since_check(rewards: list | None = None) -> None:
 def smoke_config(cfg: dict, max_steps: int | None) -> dict:
     """GRPOConfig kwargs for an unreviewed smoke test: few steps, nothing saved that could pass for a model."""
     steps = min(max_steps or SMOKE_MAX_STEPS, SMOKE_MAX_STEPS)
+    if max_steps is not None and max_steps > SMOKE_MAX_STEPS:
+        print(f"train.py: --max-steps {max_steps} is capped at {SMOKE_MAX_STEPS}: an unreviewed smoke test runs at most "
+              f"{SMOKE_MAX_STEPS} steps", file=sys.stderr, flush=True)
     return {**cfg, "max_steps": steps, "save_strategy": "no", "report_to": "none"}
 
 
@@ -150,6 +153,8 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
         if smoke and output.is_dir() and any(output.iterdir()) and not is_smoke_output(output):
             problems.append(f"{output} holds the outputs of a real run; an unreviewed smoke test would mix into them. "
                             "Render a separate run folder for the smoke test (`grpo-rlvr render BRIEF --out DIR`)")
+        elif not smoke and (mixed := second_run_problem(output, Path(run_dir), resuming=resume is not None)):
+            problems.append(mixed)
         outcome = [problems]
         if not problems:
             _prepare_output(Path(output_dir), smoke)

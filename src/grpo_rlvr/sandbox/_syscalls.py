@@ -1,4 +1,4 @@
-"""Thin ctypes wrappers for the Linux calls the standard library lacks on Python 3.10/3.11.
+"""Thin ctypes wrappers for the Linux calls the standard library lacks on Python 3.11.
 
 Covered: ``unshare``, ``setns``, ``mount``, ``prctl``, dropping every capability (``drop_capabilities``),
 loading a raw seccomp program (``load_seccomp``) and the flag values used here. Each raises ``OSError`` on failure.

@@ -1,0 +1,55 @@
+"""``grpo-rlvr validate`` refuses what a later command would refuse, with the same message: a dataset line that is
+not JSON (the dataset is read whole), an adapter folder without weights, a temperature out of range."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from briefs import example_brief_text
+
+CLI = [sys.executable, "-m", "grpo_rlvr"]
+
+
+def _brief(workspace, **sections):
+    data = yaml.safe_load(example_brief_text())
+    for key, value in sections.items():
+        data[key] = {**data[key], **value} if isinstance(value, dict) and isinstance(data.get(key), dict) else value
+    p = workspace / "b.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+def malformed_line(workspace):
+    rows = (workspace / "data" / "train.jsonl").read_text().splitlines()
+    rows[150] = rows[150][:-5]                          # one torn line deep in the file (the first rows are fine)
+    (workspace / "data" / "bad.jsonl").write_text("\n".join(rows) + "\n")
+    return _brief(workspace, dataset={"path": "./data/bad.jsonl"}), "data/bad.jsonl, line 151"
+
+
+def adapter_without_weights(workspace):
+    adapter = workspace / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8, "lora_alpha": 16,
+                                                             "base_model_name_or_path": str(workspace / "model")}))
+    return _brief(workspace, model={"name_or_path": "./adapter"}), "no adapter weights (adapter_model.safetensors"
+
+
+def hot_temperature(workspace):
+    return _brief(workspace, grpo={"temperature": 1000000.0}), "grpo.temperature: 1000000.0 is outside (0, 10]"
+
+
+@pytest.mark.parametrize("make", [malformed_line, adapter_without_weights, hot_temperature])
+def test_validate_refuses_what_preflight_refuses_with_the_same_message(workspace, make):
+    brief, expect = make(workspace)
+    said = {}
+    for cmd in ("validate", "preflight"):
+        out = subprocess.run([*CLI, cmd, str(brief)], capture_output=True, text=True, timeout=300)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, (cmd, out.stderr[-2000:])
+        said[cmd] = [line for line in out.stderr.splitlines() if line.startswith("Error:")]
+        assert said[cmd] and expect in "\n".join(said[cmd]), (cmd, out.stderr[-2000:])
+    assert said["validate"] == said["preflight"]
