@@ -11,8 +11,9 @@ import uuid
 import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, _framing
-from grpo_rlvr.sandbox._pool import Pool
-from grpo_rlvr.sandbox._run import run_batch
+from grpo_rlvr.sandbox._plan import make_plan
+from grpo_rlvr.sandbox._pool import Pool, reply_limit
+from grpo_rlvr.sandbox._run import _message, run_batch
 
 LIMITS = SandboxLimits(timeout_s=20.0, cpu_s=20.0)
 MODES = [(), ("namespaces",)]
@@ -161,6 +162,19 @@ def test_forty_floods_of_invalid_utf8_leave_the_parent_as_it_was(pool):
     verdicts = run(pool, jobs)
     assert [v.passed for v in verdicts] == [0] * len(jobs)
     assert rss_kib() - before < 32 * 1024  # KiB; it grew by ~450 MB when replies carried whole outputs
+
+
+def test_stdin_stdout_cases_never_send_their_result_channel_on(pool):
+    # Stdin/stdout cases judge stdout only; 60 cases writing 1 MB each to the result channel grew the trainer
+    # from 18 to 174 MB when the replies carried it.
+    program = "import os\nos.write(3, b'\\xff' * 999_000)\nprint(input())\n"
+    cases = [{"input": str(i), "output": str(i)} for i in range(60)]
+    limits = SandboxLimits(timeout_s=10.0, cpu_s=10.0, sample_timeout_s=120.0)
+    before = rss_kib()
+    [verdict] = run_batch([(program, cases)], limits, 1, pool)
+    assert (verdict.passed, verdict.total) == (60, 60), verdict.reason
+    assert rss_kib() - before < 32 * 1024  # KiB
+    assert reply_limit(_message(make_plan(cases), program, limits)) < 60 * 200 * 1024
 
 
 def test_a_reply_larger_than_its_request_allows_is_refused_unread():

@@ -131,8 +131,8 @@ def _answered(supervisor: _Supervisor, message: dict, timeout_s: float) -> dict:
 
 def reply_limit(message: dict) -> int:
     """The most bytes a reply to ``message`` can hold: per execution the stdout the parent asked to keep, the
-    result channel, the stderr tail (base64: 4/3), and room for the rest of the report."""
-    cap = message["limits"]["max_output_bytes"]
+    result channel (none for stdin/stdout cases), the stderr tail (base64: 4/3), and room for the rest."""
+    cap = message["limits"]["max_output_bytes"] if message["mode"] != "stdio" else 0
     return sum((keep + cap + STDERR_TAIL) * 4 // 3 + 65536 for keep in message["keep_stdout"]) + 65536
 
 

@@ -120,7 +120,8 @@ def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_
         "stdout": base64.b64encode(out[:keep_stdout]).decode(),
         "stdout_rest_blank": not out[keep_stdout:].strip(),
         "stderr": base64.b64encode(bytes(bufs[err_r][-STDERR_TAIL:])).decode(),
-        "result": base64.b64encode(bytes(bufs[res_r][:cap])).decode(),
+        # stdin/stdout cases judge no probe: their result channel is never sent on, however much a program wrote
+        "result": base64.b64encode(bytes(bufs[res_r][:cap]) if job["mode"] != "stdio" else b"").decode(),
         **watch,
         **({"retire": unswept} if unswept else {}),
     }
