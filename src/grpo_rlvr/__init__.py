@@ -37,6 +37,7 @@ _EXPORTS = {
     "MissingColumn": "grpo_rlvr.errors",
     "ReviewError": "grpo_rlvr.errors",
     "GateRefused": "grpo_rlvr.errors",
+    "RunFolderInUse": "grpo_rlvr.errors",
     "StartupHookError": "grpo_rlvr.errors",
 }
 

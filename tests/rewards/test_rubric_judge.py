@@ -76,9 +76,13 @@ class _Handler(BaseHTTPRequestHandler):
             srv.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+        counted = True
         try:
             status, content, delay_s = srv.reply_for(body)
             time.sleep(delay_s)
+            with srv.lock:  # out of flight once answered: the client may send its next request before we return
+                srv.in_flight -= 1
+                counted = False
             if status == 200:
                 payload = {"id": "cmpl-1", "object": "chat.completion", "model": body["model"],
                            "choices": [{"index": 0, "finish_reason": "stop",
@@ -94,8 +98,9 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:  # the client gave up (a timeout test): nothing to answer
             pass
         finally:
-            with srv.lock:
-                srv.in_flight -= 1
+            if counted:
+                with srv.lock:
+                    srv.in_flight -= 1
 
     def log_message(self, *args):
         pass
