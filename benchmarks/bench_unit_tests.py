@@ -34,8 +34,8 @@ from rich.console import Console
 from rich.table import Table
 
 from grpo_rlvr.sandbox import SandboxLimits
-from grpo_rlvr.sandbox._pool import Pool
 from grpo_rlvr.sandbox._run import run_batch
+from grpo_rlvr.sandbox.isolation.pool import Pool
 
 # --- corpus ---------------------------------------------------------------------------------------------
 # (function name, correct source, wrong source, reference implementation, argument tuples)

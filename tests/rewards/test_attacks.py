@@ -18,7 +18,7 @@ import pytest
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.dataset_io import load_rows, map_columns, reward_columns
 from grpo_rlvr.rewards import build_reward, combine, with_brief_format
-from grpo_rlvr.sandbox._extract import extract_program
+from grpo_rlvr.sandbox.judging.extract import extract_program
 from hang_guard import no_hang
 from paths import CLI, REPO
 

@@ -28,7 +28,7 @@ def run(program: str, tests=TESTS, limits: SandboxLimits = FAST):
 def sandbox_processes() -> list[int]:
     """Processes left under this test run's own sandbox supervisors, but their templates (none when no
     execution is in flight). Other sandboxes on a shared machine are not counted."""
-    from grpo_rlvr.sandbox import _pool
+    from grpo_rlvr.sandbox.isolation import pool as _pool
 
     pool = _pool._shared
     found = []
@@ -112,14 +112,14 @@ def test_settrace_skipping_lines():
 
 
 def test_monkeypatched_encoder_sends_a_wildcard():
-    verdict = run("import sys\nchild = sys.modules['grpo_rlvr.sandbox._child']\n"
+    verdict = run("import sys\nchild = sys.modules['grpo_rlvr.sandbox.isolation.child']\n"
                   "child.encode = lambda value, depth=0: ['anything']\ndef solve(n):\n    return 0\n")
     assert "tampered" in verdict.reason
 
 
 def test_monkeypatched_encoder_claims_true_for_weak_checks():
     # A weak (in-sandbox) check still needs a truthy plain value; a forged one must still be well-formed.
-    run("import sys\nchild = sys.modules['grpo_rlvr.sandbox._child']\nchild.encode = lambda v, d=0: ['b', 1]\n"
+    run("import sys\nchild = sys.modules['grpo_rlvr.sandbox.isolation.child']\nchild.encode = lambda v, d=0: ['b', 1]\n"
         "def solve(n):\n    return 0\n", tests=["assert solve(3) > 271828"])
 
 
@@ -192,8 +192,8 @@ def test_reading_parent_memory_and_environ(monkeypatch):
 def test_environment_secret_is_not_visible(monkeypatch):
     secret = "hunter2-" + uuid.uuid4().hex
     monkeypatch.setenv("GRPO_TEST_SECRET", secret)
-    from grpo_rlvr.sandbox._pool import Pool
     from grpo_rlvr.sandbox._run import run_batch
+    from grpo_rlvr.sandbox.isolation.pool import Pool
 
     pool = Pool(1)  # a fresh supervisor, started while the secret is in our environment
     try:
@@ -290,8 +290,8 @@ def test_double_forked_daemon_does_not_survive(without):
     # "none left" means the sweep removed it, not that it had not started yet. The sweep is done before the
     # verdict comes back (PID namespace teardown, or the supervisor's subreaper sweep); the wait is a bound
     # for /proc to catch up, not a fixed sleep.
-    from grpo_rlvr.sandbox._pool import Pool
     from grpo_rlvr.sandbox._run import run_batch
+    from grpo_rlvr.sandbox.isolation.pool import Pool
 
     name = procs.token()
     pool = Pool(1, without=without)

@@ -15,11 +15,11 @@ import pytest
 
 from grpo_rlvr.rewards import build_reward
 from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests, run_unit_tests_batch
-from grpo_rlvr.sandbox._jail import remove_tree
-from grpo_rlvr.sandbox._plaindata import ValueLimit, decode, encode
-from grpo_rlvr.sandbox._pool import Pool
 from grpo_rlvr.sandbox._run import run_batch
-from grpo_rlvr.sandbox._seccomp import DENIED
+from grpo_rlvr.sandbox.isolation.jail import remove_tree
+from grpo_rlvr.sandbox.isolation.pool import Pool
+from grpo_rlvr.sandbox.isolation.seccomp import DENIED
+from grpo_rlvr.sandbox.judging.plaindata import ValueLimit, decode, encode
 
 FAST = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
 ADD = ("def add(a, b):\n    return a + b\n", ["assert add(2, 3) == 5"])

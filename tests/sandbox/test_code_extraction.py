@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grpo_rlvr.sandbox._extract import extract_program
+from grpo_rlvr.sandbox.judging.extract import extract_program
 
 
 def test_last_python_block_wins():

@@ -25,9 +25,9 @@ from grpo_rlvr.sandbox import (
     degraded_isolation_notes,
     isolation_problems,
 )
-from grpo_rlvr.sandbox import _pool as pool_module
-from grpo_rlvr.sandbox._pool import Pool
 from grpo_rlvr.sandbox._run import run_batch
+from grpo_rlvr.sandbox.isolation import pool as pool_module
+from grpo_rlvr.sandbox.isolation.pool import Pool
 
 LIMITS = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
 CHEAT = ["assert solve(3) == 271828"]
@@ -147,7 +147,7 @@ def test_nothing_is_left_in_tmp_or_dev_shm(container):
 
 def test_the_projects_own_source_is_not_readable(every_mode):
     package = os.path.dirname(os.path.realpath(grpo_rlvr.__file__))
-    paths = [os.path.join(package, "sandbox", "_plan.py"), os.path.join(package, "__init__.py")]
+    paths = [os.path.join(package, "sandbox", "judging/plan.py"), os.path.join(package, "__init__.py")]
     program = denied(paths) + ("def found():\n    try:\n        import grpo_rlvr.gate\n        return 'imported'\n"
                                "    except ImportError:\n        return None\n")
     verdict = run_batch([(program, ["assert probe() == 'denied'", "assert found() is None"])], LIMITS, 1, every_mode)[0]

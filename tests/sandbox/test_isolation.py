@@ -12,8 +12,8 @@ import socket
 import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, missing_layers, run_unit_tests
-from grpo_rlvr.sandbox._pool import Pool
 from grpo_rlvr.sandbox._run import run_batch
+from grpo_rlvr.sandbox.isolation.pool import Pool
 
 from . import procs
 

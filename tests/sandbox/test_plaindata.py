@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from grpo_rlvr.sandbox._plaindata import NotPlainData, decode, encode
+from grpo_rlvr.sandbox.judging.plaindata import NotPlainData, decode, encode
 
 
 def strict_equal(a, b) -> bool:

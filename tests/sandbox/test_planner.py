@@ -6,8 +6,9 @@ import os
 
 import pytest
 
-from grpo_rlvr.sandbox import _planner, run_unit_tests
+from grpo_rlvr.sandbox import run_unit_tests
 from grpo_rlvr.sandbox._run import _cached_plan
+from grpo_rlvr.sandbox.judging import planner as _planner
 
 
 def test_plans_of_test_code_are_made_in_another_process():

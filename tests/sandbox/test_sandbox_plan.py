@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from grpo_rlvr.sandbox._plan import judge_value, make_plan
+from grpo_rlvr.sandbox.judging.plan import judge_value, make_plan
 
 
 def leaves(plan, i=0):

@@ -7,8 +7,9 @@ import threading
 import pytest
 
 from grpo_rlvr.errors import SandboxError
-from grpo_rlvr.sandbox import SandboxLimits, _pool
+from grpo_rlvr.sandbox import SandboxLimits
 from grpo_rlvr.sandbox._run import run_batch
+from grpo_rlvr.sandbox.isolation import pool as _pool
 
 OK = ("def f(x):\n    return x\n", ["assert f(2) == 2"])
 LIMITS = SandboxLimits(timeout_s=3.0)

@@ -1,22 +1,22 @@
 """The sandbox for model-written code, used by the ``unit_tests`` reward (docs/design.md §7).
 
-Processes. Per worker, a supervisor (``_server``), started as a fresh interpreter, holds the samples' data and
-judges nothing; before its first request it forks a template (``_template``) that only ever forks, so no
+Processes. Per worker, a supervisor (``isolation.supervisor``), started as a fresh interpreter, holds the samples' data and
+judges nothing; before its first request it forks a template (``isolation.template``) that only ever forks, so no
 execution inherits another sample's program, tests or results (the warm start stays: no interpreter start-up
 per program). Each execution is the supervisor's child (``clone(CLONE_PARENT)``), PID 1 of a PID namespace of
 its own where the supervisor owns one, with: wall-clock and CPU limits; address-space, file-size and process
-limits; its whole process tree measured every 10 ms and killed past the memory or task cap (``_tree``); a
+limits; its whole process tree measured every 10 ms and killed past the memory or task cap (``isolation.tree``); a
 wall-time budget for all of a sample's executions; its own empty working directory; a scrubbed environment;
 and, depending on the machine, either namespaces (network, PID, a read-only file-system jail that shows only
 the system and Python directories, never this project's source, and no ``/proc``) or, without them (a default
 container), Landlock (files: the same read-only directories and its private working directory; no TCP;
 signals and abstract sockets kept in its own domain). In every mode: a uid of its own when run as root (and
-Python is readable by it), no capability in any set, no-new-privs, a seccomp filter (``_seccomp``: ptrace,
+Python is readable by it), no capability in any set, no-new-privs, a seccomp filter (``isolation.seccomp``: ptrace,
 the keyring, namespaces, mounts, bpf, io_uring, memfd, System V and POSIX IPC, every socket family but
 AF_UNIX, AF_VSOCK included, reaching a socket by address, ``bind``, and acting on another process by pid), ``oom_score_adj`` 1000 (the OOM killer's
 first choice; the trainer's own is left alone), a non-dumpable supervisor and template, and the whole tree
 killed afterwards: the PID namespace's teardown, which the kernel completes before the execution can be
-reaped, or else a subreaper sweep. Where the sandbox lacks the layers ``_policy`` requires (files, signals,
+reaped, or else a subreaper sweep. Where the sandbox lacks the layers ``isolation.policy`` requires (files, signals,
 seccomp and the sweep held), it refuses to score (``SandboxError``) unless the caller sets
 ``allow_degraded_isolation``, which the reward records. Which layers are in effect: ``isolation_layers()``, and
 every verdict carries those of its own run; a missing layer is logged with why. Layer names: process, userns, pidns, netns, fs_jail, tmpdir, env_scrubbed, uid_drop,
@@ -31,9 +31,9 @@ execution a PID namespace, and nsjail forks a process per run, which the warm te
 Throughput (``benchmarks/bench_unit_tests.py``, 190 finishing programs, 2 workers, every layer on): 1.99 ms
 per finishing program, the whole corpus in 1.17x the time its looping programs alone must take.
 
-Plans are made in a planner process (``_planner``), where the test's own code runs; verdicts are decided in this
-process (``_parent_expr``, ``_verdict``): for an assert, only the calls into the
-program go to the sandbox, which returns their values as plain data (``_plaindata``); comparisons, expected
+Plans are made in a planner process (``judging.planner``), where the test's own code runs; verdicts are decided in this
+process (``judging.parent_expr``, ``judging.verdict``): for an assert, only the calls into the
+program go to the sandbox, which returns their values as plain data (``judging.plaindata``); comparisons, expected
 values and the builtins applied to results stay here; stdin/stdout cases are compared here. What is covered,
 weak and not covered, each line with the tests in ``tests/sandbox`` that show it:
 
@@ -43,7 +43,7 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - comparisons are Python's own on plain data (``True == 1``, ``1 == 1.0``, so ``1 != True`` fails; ``is`` only
     against ``None``, ``True``, ``False``, ``...`` or a type) (``test_sandbox_api::test_floats_and_containers_compare_as_python_does``,
     ``test_python_semantics``, the python_semantics tasks);
-  - what the test does to its own values is done by Python (``_test_env.run_here``): expected values it mutates,
+  - what the test does to its own values is done by Python (``judging.expected_values.run_here``): expected values it mutates,
     extends, sorts, deletes from, fills in a loop or in ``setUp``, and aliases of them; a mutable value of the test
     that a call into the program reads is handed to the program, aliases kept, and read back after the call, so
     in-place functions (``rotate(nums, 2); assert nums == ...``) are judged on what they did; such a call is
@@ -65,7 +65,7 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - resources: CPU, wall clock, memory per process and per tree, processes and threads per tree, output, the sample's budget, the reply's size, the OOM killer's choice (``test_adversarial``, ``test_fork_bomb`` to ``test_setrlimit_cannot_be_raised``; ``test_run_safety``, all tests; ``test_sandbox_api::test_timeout_reason``, ``test_stdin_stdout_timeout_skips_later_cases``);
   - nothing of an execution outlives it: daemons, orphans, threads, trees that defeat clean-up (``test_adversarial::test_double_forked_daemon_does_not_survive``, ``test_threads_that_outlive_main``; ``test_isolation::test_degraded_mode_*``; ``test_adversarial_batch::test_1500_nested_unwritable_symlinked_dirs_do_not_break_the_batch``, ``test_deep_tree_in_degraded_mode_is_removed_from_the_host_tmp``, ``test_remove_tree_copes_with_deep_unreadable_and_symlinked_trees``);
   - the test's own computations never run in the trainer: plans are made in a planner process of their own
-    (``_planner``), bounded in wall time and memory; a test value too costly to compute is a ``ValueError``
+    (``judging.planner``), bounded in wall time and memory; a test value too costly to compute is a ``ValueError``
     naming the bound (``test_planner``, all tests);
   - values that could crash or stall the parent (``test_adversarial::test_huge_int_result_is_judged_not_crashing``; ``test_adversarial_batch::test_huge_int_against_isclose_is_a_failed_test_not_an_overflow``, ``test_a_set_of_colliding_hashes_is_refused_by_a_bound``, ``test_decoding_bounds_raise_value_limit_not_crash``; ``test_plaindata``);
   - a lost supervisor or template: retried once, then 0, never an exception out of the reward (``test_sandbox_pool``);
@@ -100,10 +100,10 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
 
 from __future__ import annotations
 
-from ._limits import SandboxLimits
-from ._policy import isolation_problems
 from ._run import run_unit_tests, run_unit_tests_batch
-from ._verdict import WEAK_NOTE, UnitTestVerdict
+from .isolation.limits import SandboxLimits
+from .isolation.policy import isolation_problems
+from .judging.verdict import WEAK_NOTE, UnitTestVerdict
 
 __all__ = ["SandboxLimits", "UnitTestVerdict", "degraded_isolation_notes", "isolation_layers", "isolation_problems",
            "missing_layers", "run_unit_tests", "run_unit_tests_batch", "weak_sample_counts"]
@@ -112,7 +112,7 @@ __all__ = ["SandboxLimits", "UnitTestVerdict", "degraded_isolation_notes", "isol
 def missing_layers() -> list[str]:
     """Why each missing isolation layer is missing, as this process's supervisors reported it (also logged as a
     warning, once): e.g. "no user namespace: [Errno 1] unshare: Operation not permitted"."""
-    from ._pool import MISSING_LAYERS
+    from .isolation.pool import MISSING_LAYERS
 
     return list(MISSING_LAYERS)
 

@@ -11,12 +11,12 @@ import functools
 import os
 
 from ..errors import SandboxError
-from ._extract import extract_program
-from ._limits import SandboxLimits
-from ._plan import Plan, make_plan
-from ._planner import plan_elsewhere
-from ._pool import Pool, shared_pool
-from ._verdict import UnitTestVerdict, decide, no_code_verdict, unjudged_verdict
+from .isolation.limits import SandboxLimits
+from .isolation.pool import Pool, shared_pool
+from .judging.extract import extract_program
+from .judging.plan import Plan, make_plan
+from .judging.planner import plan_elsewhere
+from .judging.verdict import UnitTestVerdict, decide, no_code_verdict, unjudged_verdict
 
 _DEFAULT_LIMITS = SandboxLimits()
 
@@ -29,10 +29,10 @@ def run_unit_tests(program: str, tests, *, entry_point: str | None = None,
         program: the raw completion text; the last fenced Python block is run (else the whole text).
         tests: a list of assert strings; a list of ``{"input": str, "output": str}`` stdin/stdout cases;
             a JSON string of either; or a string of test code (a script, pytest ``test_*`` functions, a
-            ``unittest.TestCase``, HumanEval's ``check(candidate)``; see ``_plan_code``).
+            ``unittest.TestCase``, HumanEval's ``check(candidate)``; see ``judging.plan_code``).
         entry_point: for ``check(candidate)`` test code, the name of the function it checks.
         limits: resource limits of each execution and of the sample.
-        allow_degraded_isolation: score even where the sandbox lacks the layers ``_policy`` requires.
+        allow_degraded_isolation: score even where the sandbox lacks the layers ``isolation.policy`` requires.
 
     Returns:
         The verdict: passed/total, a one-line reason, per-test details, the isolation layers in effect.
@@ -56,7 +56,7 @@ def run_unit_tests_batch(
             for ``run_unit_tests``.
         limits: resource limits of each execution and of each sample.
         workers: programs run at once (one warm supervisor each); default: the number of CPUs.
-        allow_degraded_isolation: score even where the sandbox lacks the layers ``_policy`` requires.
+        allow_degraded_isolation: score even where the sandbox lacks the layers ``isolation.policy`` requires.
 
     Raises:
         ValueError: a job is malformed; the message names its index. Nothing has run then.

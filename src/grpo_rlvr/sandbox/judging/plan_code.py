@@ -2,7 +2,7 @@
 
 - HumanEval ``def check(candidate)`` (with the row's ``entry_point``, or a ``check(NAME)`` call at the end):
   ``candidate`` is bound to the program's function, and each assert in ``check``'s body is one test (per
-  assert, not whole-check: partial credit; each assert strong when ``_parent_expr`` can judge it here).
+  assert, not whole-check: partial credit; each assert strong when ``judging.parent_expr`` can judge it here).
   A ``for`` loop over values the test gives is one test, unrolled (its asserts can then be strong); other
   statements of the body that do work are one weak test each; imports and assignments are setup. A body
   that cannot be run statement by statement (it ``return``s) is run whole: one weak test.
@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from ._plan import GLOBAL, SETUP_NODES, Plan, PlanBuilder, is_call, is_constant_assert, is_docstring, is_no_op
+from .plan import GLOBAL, SETUP_NODES, Plan, PlanBuilder, is_call, is_constant_assert, is_docstring, is_no_op
 
 _EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
           "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}

@@ -2,7 +2,7 @@
 
 The supervisor (root, or an unprivileged user allowed user namespaces: it then first becomes root of a user
 namespace mapped onto its own uid) creates a PID namespace and forks into it, so it is PID 1 of a namespace it
-owns: each execution then gets a nested PID namespace of its own (``_template``), and when the execution's
+owns: each execution then gets a nested PID namespace of its own (``isolation.template``), and when the execution's
 first process dies the kernel kills every process in it before that death can be reaped, so nothing an
 execution starts outlives it. The process that started the supervisor only relays its exit. The supervisor
 then enters a fresh network namespace (only a loopback device, left down) and a private mount namespace in
@@ -12,11 +12,11 @@ project's own source. Before each execution a fresh size-capped tmpfs is mounted
 working directory owned by the execution's uid; afterwards it is detached whole, so clean-up takes constant
 time whatever tree the program left (deep, unwritable, symlinked, full). The child ``chroot``s into the jail,
 so the home directory, datasets, the test files, the rest of ``/tmp`` and ``/proc`` are not visible, then
-drops every capability (``_child``).
+drops every capability (``isolation.child``).
 Without a jail (no namespaces: a default container), the working directory is ``run`` inside a private
 directory of the supervisor's (``workbase``), emptied after each execution by ``remove_tree`` (iterative,
 bounded, never follows a symlink) and removed when the supervisor exits (by the pool, when it was killed);
-Landlock (``_landlock``) then confines the execution to it and to the read-only system and Python paths.
+Landlock (``isolation.landlock``) then confines the execution to it and to the read-only system and Python paths.
 Not covered: the contents of the Python paths and system directories (read-only, but readable), kernel
 vulnerabilities.
 """
@@ -29,8 +29,8 @@ import signal
 import stat
 import sys
 
-from . import _landlock
-from . import _syscalls as sc
+from . import landlock as _landlock
+from . import syscalls as sc
 
 UID_BASE = 1_500_000_000  # + the supervisor's pid: the uid of its executions (see execution_uid)
 SANDBOX_DIR = "/sandbox"  # inside the jail: a tmpfs holding the working directory of the running execution
@@ -40,7 +40,7 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
 MAX_TREE_ENTRIES = 1_000_000  # remove_tree gives up past this many entries (the supervisor is then replaced)
 _NAME_TAKEN = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR)
-_OWN_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # .../grpo_rlvr: kept out of the jail
+_OWN_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # .../grpo_rlvr: kept out of the jail
 _host_pid = os.getpid()  # our pid as the host sees it (after the fork into our own PID namespace, getpid() is 1)
 # What a test may switch off (``Pool(without=...)``) to act as another machine; "clone": fork executions through a
 # launcher, as on an architecture whose raw clone call is not known; "proc": a /proc the supervisor cannot walk

@@ -1,11 +1,11 @@
-"""The supervisor process: one per worker, started by ``_pool`` as a fresh interpreter, serving its requests.
+"""The supervisor process: one per worker, started by ``isolation.pool`` as a fresh interpreter, serving its requests.
 
 Started fresh (never forked from the trainer, so it holds none of the trainer's memory: no tokens, no
 secrets) with a scrubbed environment. It enters the supervisor-wide namespaces or else builds the private
-working directory and the Landlock ruleset (``_jail``), forks the template (``_template``) while it still holds
+working directory and the Landlock ruleset (``isolation.jail``), forks the template (``isolation.template``) while it still holds
 no sample's data, becomes a child subreaper and non-dumpable, and reports which layers it could build. Then
 it serves requests from its parent, one at a time: each is a program with one execution per stdin case,
-under one wall-time budget for the whole sample. It never runs model code itself. Run by ``_pool``; not a
+under one wall-time budget for the whole sample. It never runs model code itself. Run by ``isolation.pool``; not a
 user entry point.
 Covered: one request at a time, stopping after a timeout (stdin/stdout cases), an overrun or the budget.
 Not covered: concurrency inside one supervisor (the pool runs several instead).
@@ -19,8 +19,12 @@ import signal
 import sys
 import time
 
-from . import _framing, _jail, _supervisor, _template, _tree
-from . import _syscalls as sc
+from . import execution
+from . import framing as _framing
+from . import jail as _jail
+from . import syscalls as sc
+from . import template as _template
+from . import tree as _tree
 
 SUPERVISOR_OOM_SCORE_ADJ = 800  # below its executions (1000), above the trainer (left as it is)
 
@@ -52,7 +56,7 @@ def main() -> None:
     template = _template.start(state, close=(in_fd, out_fd))
     if sc.available():
         sc.prctl(sc.PR_SET_DUMPABLE, 0)  # after the user namespace's maps are written (they need us dumpable)
-    env = _supervisor.Env(state, template, tree_ok=not why_not_tree)
+    env = execution.Env(state, template, tree_ok=not why_not_tree)
     _framing.send(out_fd, {"ready": True, "problems": state.problems, "layers": static_layers(state, env),
                            "pids": [env.host_pid, template.host_pid], "workbase": state.workbase})
     while True:
@@ -71,7 +75,7 @@ def main() -> None:
     template.close()
 
 
-def static_layers(state: _jail.SandboxState, env: _supervisor.Env) -> list[str]:
+def static_layers(state: _jail.SandboxState, env: execution.Env) -> list[str]:
     """The layers every execution of this supervisor gets, known before any runs (the policy reads them)."""
     layers = ["process", "tmpdir", "env_scrubbed"]
     layers += [name for name, on in (("userns", state.userns), ("pidns", state.pid1), ("netns", state.netns),
@@ -82,7 +86,7 @@ def static_layers(state: _jail.SandboxState, env: _supervisor.Env) -> list[str]:
     return layers + list(env.template.layers)
 
 
-def _handle(request: dict, env: _supervisor.Env) -> dict:
+def _handle(request: dict, env: execution.Env) -> dict:
     """Run each case (one execution per stdin value) within the sample's budget and return their reports."""
     limits = request["limits"]
     sample_deadline = time.monotonic() + limits["sample_timeout_s"]
@@ -91,7 +95,7 @@ def _handle(request: dict, env: _supervisor.Env) -> dict:
         job = {key: request[key] for key in ("mode", "program", "probes", "limits")}
         job["stdin"] = stdin
         try:
-            report = _supervisor.execute(job, env, sample_deadline, keep)
+            report = execution.execute(job, env, sample_deadline, keep)
         except Exception as e:  # noqa: BLE001 - our own failure: the parent raises SandboxError
             report = {"error": f"supervisor failed: {type(e).__name__}: {e}"}
         reports.append(report)

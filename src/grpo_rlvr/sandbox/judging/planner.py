@@ -1,6 +1,6 @@
 """Plans made in a process of their own, so the trainer never runs the test's own computations.
 
-Making a plan runs the test's own Python (``_test_env``: its expected values, the statements that build or
+Making a plan runs the test's own Python (``judging.expected_values``: its expected values, the statements that build or
 mutate them). That code is trusted data, but it may be costly: ``math.lcm(*range(1, 200000))`` or a power with a
 million digits holds a CPU for seconds, and in the trainer it would hold the GIL, stalling every other thread of
 the training step. So a planner process, one per trainer process, started on first use as a fresh interpreter
@@ -25,7 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import _framing
+from ..isolation import framing as _framing
 
 PLAN_TIMEOUT_S = 20.0  # wall clock for one plan, its test's own values included
 PLANNER_MEMORY_MB = 2048  # the planner's address space
@@ -37,7 +37,7 @@ for name, path in (("grpo_rlvr", {pkg!r}), ("grpo_rlvr.sandbox", {sandbox!r})):
     module = types.ModuleType(name)
     module.__path__ = [path]
     sys.modules[name] = module
-from grpo_rlvr.sandbox._planner import serve
+from grpo_rlvr.sandbox.judging.planner import serve
 serve()
 """
 
@@ -45,7 +45,7 @@ serve()
 def serve() -> None:
     """The planner's loop: a pickled ``(tests, entry_point)`` in, a pickled ``("plan", Plan)`` or ``("error",
     message)`` out, until stdin closes."""
-    from ._plan import make_plan
+    from .plan import make_plan
 
     _framing.send_bytes(1, pickle.dumps(("ready", os.getpid())))
     while True:
@@ -64,7 +64,7 @@ def serve() -> None:
 
 class _Planner:
     def __init__(self) -> None:
-        here = Path(__file__).resolve().parent
+        here = Path(__file__).resolve().parent.parent  # the sandbox package
         boot = _BOOT.format(memory=PLANNER_MEMORY_MB * 1024 * 1024, pkg=str(here.parent), sandbox=str(here))
         self.owner = os.getpid()
         self.proc = subprocess.Popen(
@@ -112,7 +112,7 @@ def plan_elsewhere(tests, entry_point: str | None):
         SandboxError: the planner cannot be started.
     """
     global _planner
-    from ..errors import SandboxError
+    from ...errors import SandboxError
 
     with _lock:
         if _planner is not None and (_planner.owner != os.getpid() or _planner.proc.poll() is not None):

@@ -4,16 +4,16 @@ A plan is a sequence of probes (a piece of test code for the sandbox, run in ord
 program's module namespace, or a per-test copy of it standing in for a test function's locals) and, per
 probe, a ``Check`` kept in this process. Probes belong to tests: a test passes when every probe of it
 passes; a setup probe (an import, an assignment) is counted in no test, but its failure fails every test of
-its scope. The shapes of ``tests`` and how they are counted (``_plan_code`` handles test-code strings):
+its scope. The shapes of ``tests`` and how they are counted (``judging.plan_code`` handles test-code strings):
 
 - a list of assert strings (or a JSON string of one): each assert one test; lines without an assert
   (``import math``, ``x = 3``) are setup, run where they stand, not counted; a ``for`` loop over values the
   test gives is one test, unrolled;
 - stdin/stdout cases ``{"input", "output"}``: each case one test;
-- a string of test code: see ``_plan_code`` (plain script, pytest ``test_*``, ``unittest.TestCase``,
+- a string of test code: see ``judging.plan_code`` (plain script, pytest ``test_*``, ``unittest.TestCase``,
   HumanEval ``check(candidate)`` with the row's ``entry_point``).
 
-Each assert is *strong* when ``_parent_expr`` can judge it here: only the calls into the program go to the
+Each assert is *strong* when ``judging.parent_expr`` can judge it here: only the calls into the program go to the
 sandbox, which returns their values; the comparison and the expected values stay here, so the program never
 sees them. Other asserts run whole in the sandbox and are *weak* (the program could read or subvert them);
 so is test code that is not an assert (``with pytest.raises``, a loop over values the sandbox computes).
@@ -29,9 +29,9 @@ import ast
 import json
 from dataclasses import dataclass, field
 
-from ._parent_expr import Env, Strong, Unplannable, inline_constants, literal_source, plan_condition
-from ._plaindata import short_repr
-from ._test_env import handover_source, read_names
+from .expected_values import handover_source, read_names
+from .parent_expr import Env, Strong, Unplannable, inline_constants, literal_source, plan_condition
+from .plaindata import short_repr
 
 GLOBAL = -1  # the scope of module-level probes: the program's own namespace
 SETUP_NODES = (ast.Import, ast.ImportFrom, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.FunctionDef,
@@ -73,8 +73,8 @@ class Plan:
 
 
 class PlanBuilder:
-    """Collects probes and tests in order (used by ``_plan_code`` too), and what each name of the test code
-    means at each point (``_parent_expr.Env``, one per scope)."""
+    """Collects probes and tests in order (used by ``judging.plan_code`` too), and what each name of the test code
+    means at each point (``judging.parent_expr.Env``, one per scope)."""
 
     def __init__(self) -> None:
         self.probes: list[tuple[str, object, int]] = []
@@ -314,7 +314,7 @@ def make_plan(tests, entry_point: str | None = None) -> Plan:
             decoded = None
         if isinstance(decoded, list):
             return make_plan(decoded)
-        from ._plan_code import plan_code
+        from .plan_code import plan_code
 
         return plan_code(tests, entry_point)
     if isinstance(tests, (list, tuple)):

@@ -9,7 +9,7 @@ the supervisor's child from its first instruction: the supervisor waits for it, 
 and the template never even learns how it ended. (Where the raw ``clone`` call's number is not known, a
 launcher forks the execution and exits, and the execution is reparented to the supervisor, PID 1 or
 subreaper: ~1 ms more per execution.) The execution reads its program and probes from the job pipe,
-written by the supervisor (``_child``).
+written by the supervisor (``isolation.child``).
 
 The template pre-imports common stdlib modules (forked programs then find them loaded), freezes the garbage
 collector, makes itself the OOM killer's first choice (``oom_score_adj`` 1000, inherited by every execution;
@@ -30,9 +30,9 @@ import os
 import signal
 import socket
 
-from . import _child
-from . import _syscalls as sc
-from ._jail import SandboxState
+from . import child as _child
+from . import syscalls as sc
+from .jail import SandboxState
 
 # Imported once here so that forked programs find them loaded. Kept short: every module adds to the template's
 # memory, and fork()+exit() time grows with it (typing costs ~5 ms to import but is in most completions).

@@ -1,9 +1,10 @@
 """What each name of a test means where an assert stands, and keeping the test's own values out of the sandbox.
 
-``Env`` follows the test's statements: names bound to values the parent computes from the test text alone,
+``Env`` follows the test's statements (in the planner process, ``judging.planner``, never in the trainer): names
+bound to values computed from the test text alone,
 names bound to a program value, and the test's own helpers. A statement of the test that reads only the test's
 own values (``expected[1][1] = 1``, ``expected.append(4)``, ``base[0] = 9`` after ``expected = base``, a loop
-that fills a list, a ``setUp`` that fills ``self.expected``) is executed here by Python itself (``run_here``), on
+that fills a list, a ``setUp`` that fills ``self.expected``) is executed by Python itself (``run_here``), on
 the test's real objects, so mutation and aliasing mean what they mean in Python: no second evaluator (the test is
 trusted data). A mutable value of the test that code touching the program reads (``rotate(nums, 2)``,
 ``f(data)``) is handed to the sandbox (``handover_source``: aliases kept) and is the program's from then on: an
@@ -27,7 +28,7 @@ import random
 import string
 import types
 
-from ._plain_ops import is_plain, literal_source
+from .plain_ops import is_plain, literal_source
 
 _FOLD_BUILTINS = {name: getattr(builtins, name) for name in (
     "abs", "all", "any", "bin", "bool", "bytes", "chr", "complex", "dict", "divmod", "enumerate", "filter", "float",

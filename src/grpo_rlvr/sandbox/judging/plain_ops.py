@@ -1,10 +1,10 @@
 """What the parent does to plain values a program returned: the operators, builtins, ``math`` functions and
-``str``/``list``/``dict``/``set`` methods a strong assert may apply (``_parent_expr``), each bounded so that no
+``str``/``list``/``dict``/``set`` methods a strong assert may apply (``judging.parent_expr``), each bounded so that no
 value can make the parent build something huge or stall: sizes of products, powers, shifts, repeats and
 replacements are checked first, and a set or dict is never built from values that mostly hash alike.
 Comparisons are Python's own on plain data (``True == 1``, ``1 == 1.0``, ``1 != True`` is False): the values
 crossed as plain data, so no ``__eq__`` of the program's runs here.
-Covered: the operations listed here, on plain data. Not covered: anything else (``_parent_expr`` sends it to
+Covered: the operations listed here, on plain data. Not covered: anything else (``judging.parent_expr`` sends it to
 the sandbox, as a weak test).
 """
 
@@ -14,7 +14,7 @@ import ast
 import math
 import operator
 
-from ._plaindata import NotPlainData, _no_flooding, encode
+from .plaindata import NotPlainData, _no_flooding, encode
 
 MAX_SIZE = 10_000_000  # elements (or characters) a parent-side operation may build
 MAX_INT_BITS = 1_000_000  # bits of an int a parent-side operation may build
@@ -208,7 +208,7 @@ def _member(item, container) -> bool:
 
 def _compare(op: str, a, b) -> bool:
     """Python's own comparison of two plain values: ``True == 1``, ``1 == 1.0``, ``1 != True`` is False. Identity
-    is asked only of singletons and types (``_parent_expr`` sends any other ``is`` to the sandbox)."""
+    is asked only of singletons and types (``judging.parent_expr`` sends any other ``is`` to the sandbox)."""
     if op in ("is", "is not"):
         return (a is b) if op == "is" else (a is not b)
     if op in ("in", "not in"):

@@ -14,9 +14,9 @@ import math
 import signal
 from dataclasses import dataclass
 
-from ._parent_expr import not_plain
-from ._plaindata import ValueLimit, decode, short_repr
-from ._plan import GLOBAL, WEAK_KINDS, Plan, judge_value
+from .parent_expr import not_plain
+from .plaindata import ValueLimit, decode, short_repr
+from .plan import GLOBAL, WEAK_KINDS, Plan, judge_value
 
 WEAK_NOTE = "weak: test code ran in the sandbox"
 

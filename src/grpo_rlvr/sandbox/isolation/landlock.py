@@ -1,7 +1,7 @@
 """Landlock (Linux >= 5.13): an unprivileged file-system, TCP and scope allow-list, for machines without namespaces.
 
 A default container (Docker's or Kubernetes' seccomp profile) refuses user namespaces and mounts, so the jail
-of ``_jail`` cannot be built there. Landlock needs no privilege: the supervisor builds one ruleset before it
+of ``isolation.jail`` cannot be built there. Landlock needs no privilege: the supervisor builds one ruleset before it
 forks the template, and each execution applies it to itself (``restrict_self``, ~20 µs) after no-new-privs.
 What the ruleset allows, and nothing else: reading and executing the system directories and the Python paths
 (never this project's own source), reading and writing five ``/dev`` files, and everything inside the

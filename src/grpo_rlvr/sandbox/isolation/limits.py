@@ -2,7 +2,7 @@
 
 Covered: wall time (per execution, and per sample across its executions), CPU time, memory (per process and
 for the whole process tree), process count and captured output size.
-Not covered: disk (the working directory is a size-capped tmpfs where mounts are allowed, see ``_jail``),
+Not covered: disk (the working directory is a size-capped tmpfs where mounts are allowed, see ``isolation.jail``),
 GPU, and CPU contention between programs that run in parallel.
 """
 
@@ -24,7 +24,7 @@ class SandboxLimits:
             execution; for assert tests all asserts of a program share one execution.
         cpu_s: CPU-time limit (``RLIMIT_CPU``), rounded up to whole seconds by the kernel interface.
         memory_mb: in MiB, at least 128: the address space of each process (``RLIMIT_AS``), and the memory of
-            the execution's whole process tree together (measured from outside, see ``_tree``).
+            the execution's whole process tree together (measured from outside, see ``isolation.tree``).
         max_processes: processes and threads of one execution together, counting the program itself.
         max_output_bytes: the program is killed once its stdout + stderr (or its result channel) exceed this.
         sample_timeout_s: wall-clock budget of all the sample's executions together (default: twice

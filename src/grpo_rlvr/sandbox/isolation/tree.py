@@ -9,7 +9,7 @@ memory. Past a limit the supervisor kills the execution and the sample scores 0.
 process.
 Covered: memory and task counts of every process and thread under the supervisor, whatever its session,
 group or parent. Not covered: allocations faster than one tick (the OOM killer then takes a sandbox process
-first, see ``_template``), kernel memory (pipes, sockets), files in the working directory (capped by the
+first, see ``isolation.template``), kernel memory (pipes, sockets), files in the working directory (capped by the
 jail's tmpfs size, or per file by ``RLIMIT_FSIZE``).
 """
 

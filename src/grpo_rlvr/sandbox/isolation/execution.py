@@ -3,14 +3,14 @@ output, enforce the wall clock and the tree caps, kill it, make sure nothing of 
 
 Runs in the supervisor process (trusted: it never runs model code, and nothing is ever forked from it after
 its first request, so holding every sample's data here leaks nothing). The execution is forked by the
-template (``_template``) as our child; it is PID 1 of a PID namespace of its own when we are PID 1 of ours. Ending it: SIGKILL to it and its process group. With the PID namespace that is the whole sweep,
+template (``isolation.template``) as our child; it is PID 1 of a PID namespace of its own when we are PID 1 of ours. Ending it: SIGKILL to it and its process group. With the PID namespace that is the whole sweep,
 and a certain one: the kernel kills every process of the namespace when its PID 1 dies, and that death
 cannot be reaped before they are all gone, so once ``wait4`` returns nothing of the execution exists.
 Without one, processes that escaped the group (double fork, ``setsid``) have been reparented to us (a
 subreaper) and are killed, as long as any is left. Where ``/proc`` cannot be walked either, nothing sweeps: the
-``sweep`` layer is not reported and ``_policy`` refuses to score. A working directory that cannot be emptied marks the
+``sweep`` layer is not reported and ``isolation.policy`` refuses to score. A working directory that cannot be emptied marks the
 report ``retire``: the pool then replaces this supervisor. While the execution runs, its whole tree is
-measured every ``_tree.TICK_S`` and killed past the memory or task cap (``overrun``). The report is plain
+measured every ``isolation.tree.TICK_S`` and killed past the memory or task cap (``overrun``). The report is plain
 data; the verdict is made by the parent process.
 Covered: wall clock (per execution and the sample's budget), output caps (stdout + stderr, and the result
 channel), stdin feeding, tree caps, no survivors. Not covered: CPU and per-process memory limits (the child's
@@ -27,9 +27,10 @@ import select
 import signal
 import time
 
-from . import _jail, _tree
-from ._jail import SandboxState
-from ._template import Template
+from . import jail as _jail
+from . import tree as _tree
+from .jail import SandboxState
+from .template import Template
 
 _SETUP_TIMEOUT_S = 20.0
 STDERR_TAIL = 4000  # bytes of stderr kept for reasons

@@ -17,8 +17,8 @@ lst])``), evaluated here once when the plan is made. Every comparison must have 
 g(3)`` compares the program with itself. Anything else - a helper the test defines (the program could patch
 what it calls), a method of a value that is not plain data, a builtin not listed here, a comprehension over
 program values - makes the condition weak (``Unplannable``): it then runs whole in the sandbox, counted and
-labelled as weak. What the parent applies to values, and its bounds: ``_plain_ops``; what the test's names
-mean, and how its values stay out of the sandbox: ``_test_env``.
+labelled as weak. What the parent applies to values, and its bounds: ``judging.plain_ops``; what the test's names
+mean, and how its values stay out of the sandbox: ``judging.expected_values``.
 Covered: the shapes above. Not covered: short-circuiting (every leaf of a condition is evaluated, left to
 right, before the parent decides), exceptions as expected outcomes (``pytest.raises`` stays weak).
 """
@@ -30,7 +30,8 @@ import math
 import operator
 from dataclasses import dataclass
 
-from ._plain_ops import (
+from .expected_values import Env, Unplannable, inline_constants, short_source, target_name
+from .plain_ops import (
     BINOPS,
     CMP_NAMES,
     FUNCTIONS,
@@ -44,8 +45,7 @@ from ._plain_ops import (
     isclose_number,
     literal_source,
 )
-from ._plaindata import short_repr
-from ._test_env import Env, Unplannable, inline_constants, short_source, target_name
+from .plaindata import short_repr
 
 __all__ = ["Env", "Leaf", "Strong", "Unplannable", "inline_constants", "literal_source", "not_plain", "plan_condition"]
 

@@ -1,6 +1,6 @@
 """The untrusted process: a trusted prelude that locks it down, then the model's program and the probes.
 
-Forked by the template (``_template``) from an image that never held any sample's data. The
+Forked by the template (``isolation.template``) from an image that never held any sample's data. The
 prelude reads this execution's job (program, probes, limits, uid, working directory) from the job pipe, then
 locks down (new session, jail or private working directory, scrubbed environment, rlimits, dropped uid,
 no capabilities, no-new-privs, Landlock without a jail, seccomp, which also denies System V and POSIX IPC, so
@@ -23,9 +23,10 @@ import resource
 import signal
 import sys
 
-from . import _jail, _landlock
-from . import _syscalls as sc
-from ._plaindata import NotPlainData, encode
+from ..judging.plaindata import NotPlainData, encode
+from . import jail as _jail
+from . import landlock as _landlock
+from . import syscalls as sc
 
 RESULT_FD = 3
 _SETUP_FD = 4

@@ -1,11 +1,11 @@
-"""The parent's side: a pool of supervisor processes (``_server``), one per worker, used from worker threads.
+"""The parent's side: a pool of supervisor processes (``isolation.supervisor``), one per worker, used from worker threads.
 
 Each supervisor serves one request at a time; a batch is spread over the pool by a thread pool (the threads
 only wait on pipes). A supervisor that dies or stops answering is replaced and the request retried once; one
 that could not clean up after a program is closed and replaced (never reused); a second failure, or a
 supervisor that reports an infrastructure error, raises ``SandboxError``. A reply is refused unread when it
 announces more bytes than the request can produce (``reply_limit``). Before the first program runs, the
-layers a supervisor reports are held against ``_policy``: too few, and the pool refuses to score.
+layers a supervisor reports are held against ``isolation.policy``: too few, and the pool refuses to score.
 Covered: respawn, concurrency, shutdown at exit, a pool inherited across ``fork()`` (rebuilt in the child).
 Not covered: sharing one pool between processes.
 """
@@ -23,10 +23,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..errors import SandboxError
-from . import _framing, _policy, _seccomp
-from ._jail import WITHOUT, remove_tree
-from ._supervisor import STDERR_TAIL
+from ...errors import SandboxError
+from . import framing as _framing
+from . import policy as _policy
+from . import seccomp as _seccomp
+from .execution import STDERR_TAIL
+from .jail import WITHOUT, remove_tree
 
 logger = logging.getLogger(__name__)
 _STARTUP_TIMEOUT_S = 60.0
@@ -42,7 +44,7 @@ for name, path in (("grpo_rlvr", {pkg!r}), ("grpo_rlvr.sandbox", {sandbox!r})):
     module = types.ModuleType(name)
     module.__path__ = [path]
     sys.modules[name] = module
-from grpo_rlvr.sandbox._server import main
+from grpo_rlvr.sandbox.isolation.supervisor import main
 main()
 """
 
@@ -54,7 +56,7 @@ class _Supervisor:
         self.workbase: str | None = None  # without a jail: its private directory, removed when it exits
         if not sys.executable:
             raise SandboxError("cannot start the sandbox: sys.executable is empty (embedded interpreter?)")
-        here = Path(__file__).resolve().parent
+        here = Path(__file__).resolve().parent.parent  # the sandbox package
         boot = _BOOT.format(pkg=str(here.parent), sandbox=str(here))
         program, why = _seccomp_program()
         seccomp = f"--seccomp={program.hex()}" if program else f"--no-seccomp={why}"
@@ -137,7 +139,7 @@ def reply_limit(message: dict) -> int:
 
 
 class Pool:
-    """Supervisors, started lazily up to ``size``. ``without`` names layers to leave out (``_jail.WITHOUT``):
+    """Supervisors, started lazily up to ``size``. ``without`` names layers to leave out (``isolation.jail.WITHOUT``):
     tests use it to act as a machine that lacks them (``{"namespaces"}``: a default container)."""
 
     def __init__(self, size: int = 1, without=()):
@@ -173,7 +175,7 @@ class Pool:
 
         Raises:
             SandboxError: a supervisor cannot start, reported an infrastructure error, or (unless
-                ``allow_degraded``) cannot isolate programs well enough to score (``_policy``).
+                ``allow_degraded``) cannot isolate programs well enough to score (``isolation.policy``).
         """
         timeout_s = message["limits"]["sample_timeout_s"] + _REQUEST_SLACK_S
         supervisor = self._checkout()

@@ -1,6 +1,6 @@
 """The child's seccomp filter: system calls that tests never need fail with EPERM (namespace ones: EPERM too).
 
-Built once per trainer process (by ``_pool``, not in the template, whose size every fork pays for) with ``pyseccomp`` (ctypes bindings of the maintained C library libseccomp, which
+Built once per trainer process (by ``isolation.pool``, not in the template, whose size every fork pays for) with ``pyseccomp`` (ctypes bindings of the maintained C library libseccomp, which
 resolves names per architecture and writes the architecture checks), exported as a raw BPF program, and
 loaded in each child with one ``prctl`` (~20 µs; ``SyscallFilter.load()`` per child regenerates the program,
 ~0.7 ms). Denied: debugging other processes (ptrace, process_vm_*), the kernel keyring (keyctl, add_key,
