@@ -36,10 +36,10 @@ def test_the_card_says_what_was_trained_on_what_behind_which_review(tmp_path):
 
 
 def test_a_smoke_test_and_a_run_without_held_out_data_say_so(tmp_path):
-    card = model_card("m", None, {"path": "d.jsonl"}, [{"name": "format", "kind": "format"}], None, None, 3,
+    card = model_card("m", None, {"path": "d.jsonl"}, [{"name": "format", "kind": None}], None, None, 3,
                       HISTORY[:1], smoke_test=True)
     assert "**An unreviewed smoke test**" in card and "- not recorded (smoke test: no review)" in card
-    assert "- none (the brief names no `dataset.eval_path`)" in card and "| `format` | format | 1.0 |" in card
+    assert "- none (the brief names no `dataset.eval_path`)" in card and "| `format` | built-in | 1.0 |" in card
     assert review_summary(tmp_path / "missing") is None
 
 

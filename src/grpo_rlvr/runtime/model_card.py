@@ -62,7 +62,7 @@ def model_card(model: str, adapter: dict | None, dataset: dict, rewards: list[di
         lines.append(f"- held out: `{dataset['eval'].get('path') or dataset['eval'].get('name')}`")
     lines += ["", "## Rewards", "", "| reward | kind | weight |", "|---|---|---|"]
     weights = list(weights) if weights else [1.0] * len(rewards)
-    lines += [f"| `{r.get('name')}` | {r.get('kind') or ''} | {w} |" for r, w in zip(rewards, weights, strict=False)]
+    lines += [f"| `{r.get('name')}` | {r.get('kind') or 'built-in'} | {w} |" for r, w in zip(rewards, weights, strict=False)]
     lines += ["", "## Review", ""]
     if review is None:
         lines.append("- not recorded" + (" (smoke test: no review)" if smoke_test else ""))
