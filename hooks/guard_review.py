@@ -13,31 +13,42 @@ to the agent):
   ``GRPO_RLVR_CACHE``, which would point the content hashes at a cache the agent filled;
 - writing, editing, moving or deleting a protected path: anything under a folder named ``inspection`` (or an
   ``inspection.bak-*`` backup) or in any folder holding an inspection's ``manifest.json`` and ``samples.jsonl``
-  (``inspect --out DIR``), a run's ``brief.lock.json``, a ``sitecustomize.py``, ``usercustomize.py`` or
-  ``*.pth`` file, a ``*._pth`` file or ``pyvenv.cfg`` (they decide how even ``python -I -S`` starts), the
-  installed package (``site-packages/grpo_rlvr``, its dist-info and editable finder), this plugin's own
-  folder, the content-hash cache (``<grpo-rlvr cache>/file-hashes``) and the user's grpo-rlvr config folder
-  (``~/.config/grpo-rlvr``, which holds the allowed signers of signed reviews).
+  (``inspect --out DIR``) or a ``manifest.json`` that reads like an inspection's, an inspection file a folder is
+  about to hold (``manifest.json`` beside a ``samples.jsonl`` or the reverse, arriving in the same call, or
+  written with an inspection manifest's keys), a run's ``brief.lock.json``, a ``sitecustomize.py``,
+  ``usercustomize.py`` or ``*.pth`` file, a ``*._pth`` file or ``pyvenv.cfg`` (they decide how even
+  ``python -I -S`` starts), the installed package (``site-packages/grpo_rlvr``, its dist-info and editable
+  finder), this plugin's own folder, the content-hash cache (``<grpo-rlvr cache>/file-hashes``) and the user's
+  grpo-rlvr config folder (``~/.config/grpo-rlvr``, which holds the allowed signers of signed reviews).
 
-How a write is seen: the Write, Edit, MultiEdit and NotebookEdit tools; MCP and other tools whose name says they
-write (``write_file``, ``edit_file``, ``move_file``…), by every path-like argument, and any tool's ``command``
-argument as a shell command; in a shell command, redirections, ``tee``, ``cp``, ``mv``, ``rm``, ``ln`` (either
-end), ``install``, ``rsync``, ``tar`` (where it extracts, and the archive's member names), ``unzip``,
-``sed -i``, ``perl -i``, ``awk -i inplace``, ``dd of=``, ``truncate``, ``touch``, ``chmod``, editors (``vim``,
-``ed``, ``sponge``, ``sqlite3``…), ``git checkout/restore/rm/clean/reset --hard/stash -u`` and the like. Every
-path is resolved before it is matched: against the call's ``cwd`` and the command's own ``cd`` (redirections
-included), through ``$VAR`` set earlier in the command, ``~``, backslash-newlines, brace expansion, symlinks
-(``realpath``) and globs (both the pattern, ``insp*``, and what it matches now). A recursive copy, move or
-delete whose source or destination tree holds a protected path is denied too. Where the target only exists
-at run time (inline code such as ``python -c``/``perl -e``/a here-doc that writes files, ``find -exec``/
-``-delete``, ``xargs`` running a writer, a target built by ``$(...)`` or backticks), the command is denied when
-it names a protected path or name anywhere.
+How a write is refused, in two layers. First the known writers, each with its own message: the Write, Edit,
+MultiEdit and NotebookEdit tools; in a shell command (the Bash tool, or any tool's ``command`` argument)
+redirections, ``tee``, ``cp``, ``mv``, ``rm``, ``ln``, ``rsync``, ``tar`` (where it extracts, and the archive's
+member names), ``sed -i``, ``git checkout/clean/stash -u``, inline code that writes, ``find -exec``, ``xargs``
+and the like. Then an allow-list, which is what holds: a shell command that touches a protected path anywhere
+(a word, an option's value, a piece of quoted text) runs only if every simple command in it (split on pipes,
+``;``, ``&&``, ``||``, newlines, subshells, ``$(...)``, backticks, process substitutions and the substitutions
+of unquoted here-documents) only reads: ``cat``, ``head``, ``tail``, ``less``, ``wc``, ``ls``, ``stat``,
+``file``, ``grep``, ``rg``, ``diff``, ``cmp``, the checksum tools, ``jq``, ``cut``, ``sort``/``uniq``/``xxd``/
+``base64`` without an output file, ``sed`` without ``-i``, ``-f`` or a ``w``/``e`` command, ``find`` without
+``-exec``/``-delete``, ``cp`` out of it (not onto an inspection file, not ``-l``/``-s``), ``python -m
+json.tool`` with at most one file, and ``grpo-rlvr``/``grpo-rlvr-plugin``/``python -m grpo_rlvr`` with a
+subcommand other than ``review``; and no redirection writes into a protected path. Anything else there
+(``curl -o``, ``sort -o``, ``busybox``, ``python -c``, a shell) is denied, and the message names the grpo-rlvr
+command that writes such files. A tool other than the Bash tool that is not known to only read (Read, Grep,
+Glob, LS, WebFetch…, or an MCP tool named ``read_*``/``list_*``/``get_*``/``search_*``) may not take a
+protected path in any path-like argument. Every path is resolved before it is matched: against the call's
+``cwd`` and the command's own ``cd``, through ``$VAR`` set earlier in the command, ``~``, backslash-newlines,
+brace expansion, symlinks (``realpath``) and globs (what they match now).
 
 Everything else is allowed (exit 0, no output), including ``grpo-rlvr gate``, ``inspect`` (which writes the
-inspection itself) and reading inspection files. Input that is not a tool call it understands is allowed.
+inspection itself), reading inspection files, and any writer that touches no protected path. Input that is not
+a tool call it understands is allowed.
 
-Limits: a shell command is parsed as words, not executed. A program the agent writes and runs (a Python
-script that opens samples.jsonl, a name assembled at run time) is beyond what a command filter can see; the
+Limits: a shell command is parsed as words, not executed, and a reader is trusted by its name: a ``cat`` that
+is not cat (a shell function, an alias, a program the agent put earlier in a ``bin`` folder on PATH), a target
+named at run time (``$(echo insp)ection``), an existing hard link to an inspection file, and a program the
+agent writes and runs (a Python script that opens samples.jsonl) are beyond what a command filter can see; the
 gate's checks (terminal-only review, reading times, digests, content identity, a clean interpreter, signed
 verdicts when the brief asks for them) are the layers behind this one. Standard library only: the hook runs
 before the grpo-rlvr package may be installed.
