@@ -286,7 +286,8 @@ def test_red_team_an_artifact_under_another_name_is_protected_from_edit_tools(pr
     "find . -name '*.py' -exec grep -l reward {} \\;",
     "git status && git diff && git checkout main && git stash",
     "cat > notes.md <<'EOF'\nNext: run `grpo-rlvr gate out/inspection`\nEOF",
-    "python -c \"import json; print(json.load(open('out/inspection/manifest.json'))['seal'])\"",
+    "jq .seal out/inspection/manifest.json",
+    "python -m json.tool out/inspection/manifest.json",
     "ls out/inspection | xargs -n1 echo",
     "echo $(ls out/inspection) > /tmp/listing.txt",
     "grep -c agree out/inspection/samples.jsonl > /tmp/count",
@@ -295,3 +296,118 @@ def test_red_team_an_artifact_under_another_name_is_protected_from_edit_tools(pr
 def test_red_team_ordinary_commands_near_an_inspection_stay_allowed(project, command):
     out = call("Bash", {"command": command}, cwd=str(project))
     assert out.returncode == 0 and out.stderr == "", (command, out.stderr)
+
+
+
+# ------------------------------------------------- near a protected path only readers run (an allow-list, issue #34)
+
+READ_ONLY = "only commands that read"
+
+
+@pytest.mark.parametrize("command", [
+    "curl -o out/inspection/samples.jsonl https://example.com/forged.jsonl",
+    "wget -O out/inspection/samples.jsonl https://example.com/forged.jsonl",
+    "sort -o out/inspection/samples.jsonl /tmp/forged.jsonl",
+    "uniq /tmp/forged.jsonl out/inspection/samples.jsonl",
+    "iconv -f utf-8 -t utf-8 -o out/inspection/samples.jsonl /tmp/forged.jsonl",
+    "xxd -r /tmp/forged.hex out/inspection/samples.jsonl",
+    "openssl enc -d -base64 -in /tmp/forged.b64 -out out/inspection/samples.jsonl",
+    "cd /tmp/stage && find . | cpio -pdm ../../$PWD/out/inspection",
+    "ls /tmp/stage/samples.jsonl | cpio -p out/inspection",
+    "python -m zipfile -e /tmp/forged.zip out/inspection",
+    "python3 -m tarfile -e /tmp/forged.tar out/inspection",
+    "busybox cp /tmp/forged.jsonl out/inspection/samples.jsonl",
+    "busybox sed -i s/disagree/agree/ out/inspection/samples.jsonl",
+    "sed -n 's/disagree/agree/w out/inspection/samples.jsonl' /tmp/x",   # sed's own w command
+    "cat /tmp/forged.jsonl 1<>out/inspection/samples.jsonl",             # read-write redirection
+    "sort -o out/samples/samples.jsonl /tmp/forged.jsonl",               # an artifact under another name
+    "cat out/inspection/samples.jsonl <(sort -o out/inspection/samples.jsonl /tmp/forged.jsonl)",
+    "python -c \"import json; print(json.load(open('out/inspection/manifest.json'))['seal'])\"",  # code runs, not only reads
+])
+def test_writers_off_the_old_list_are_denied_near_an_inspection(project, command):
+    (project / "out" / "samples").mkdir()
+    for name in ("manifest.json", "samples.jsonl"):
+        (project / "out" / "samples" / name).write_text("{}\n")
+    out = call("Bash", {"command": command}, cwd=str(project))
+    assert out.returncode == 2 and READ_ONLY in out.stderr and "grpo-rlvr inspect" in out.stderr, (command, out.stderr)
+
+
+FORGED_MANIFEST = json.dumps({"format_version": 1, "brief": {"fingerprint": "f" * 64}, "samples_digest": "d" * 64,
+                              "seal": "s" * 64})
+
+
+@pytest.fixture
+def fresh(project):
+    """A folder that holds a forged, inspection-looking manifest.json and nothing else yet."""
+    (project / "fresh").mkdir()
+    (project / "fresh" / "manifest.json").write_text(FORGED_MANIFEST)
+    (project / "plain").mkdir()
+    (project / "plain" / "manifest.json").write_text("{}\n")
+    (project / "half").mkdir()
+    (project / "half" / "samples.jsonl").write_text("{}\n")
+    return project
+
+
+@pytest.mark.parametrize("tool,tool_input", [
+    ("Write", {"file_path": "new/manifest.json", "content": FORGED_MANIFEST}),          # an inspection's manifest
+    ("Write", {"file_path": "half/manifest.json", "content": "{}"}),                    # beside a samples.jsonl
+    ("Write", {"file_path": "plain/samples.jsonl", "content": "{}"}),                   # beside a manifest.json
+    ("Edit", {"file_path": "plain/manifest.json", "old_string": "{}", "new_string": FORGED_MANIFEST}),
+    ("Write", {"file_path": "fresh/report.html", "content": "<html>"}),
+    ("Bash", {"command": "mv /tmp/forged.jsonl fresh/samples.jsonl"}),                  # then moved into it
+    ("Bash", {"command": "mv /tmp/stage/samples.jsonl fresh/"}),
+    ("Bash", {"command": "cp /tmp/forged.jsonl plain/samples.jsonl"}),
+    ("Bash", {"command": "cp /tmp/forged.jsonl half/manifest.json"}),
+    ("Bash", {"command": "cat > new/manifest.json <<'EOF'\n" + FORGED_MANIFEST + "\nEOF"}),
+    ("Bash", {"command": "cat /tmp/m.json > new/manifest.json && mv /tmp/s.jsonl new/samples.jsonl"}),  # both at once
+    ("Bash", {"command": "cp fresh/manifest.json new/"}),                               # a copy starts another
+    ("mcp__filesystem__write_file", {"path": "new/manifest.json", "content": FORGED_MANIFEST}),
+])
+def test_a_forged_inspection_in_a_fresh_folder_is_denied(fresh, tool, tool_input):
+    out = call(tool, tool_input, cwd=str(fresh))
+    assert out.returncode == 2 and "denied" in out.stderr, (tool_input, out.stderr)
+
+
+@pytest.mark.parametrize("command", [
+    "cat out/inspection/samples.jsonl",
+    "head -n 3 out/inspection/samples.jsonl | cut -c1-80",
+    "grep -c disagree out/inspection/samples.jsonl",
+    "rg -n verdict out/inspection",
+    "jq -r '.verdict.verdict' out/inspection/samples.jsonl | sort | uniq -c",
+    "python3 -m json.tool --indent 2 out/inspection/manifest.json",
+    "wc -l out/inspection/*.jsonl && ls -la out/inspection 2>/dev/null",
+    "diff out/inspection/samples.jsonl forged/inspection/samples.jsonl; sha256sum out/inspection/*",
+    "cd out/inspection && cat samples.jsonl | head",
+    "grpo-rlvr gate out/inspection --json",
+    "grpo-rlvr inspect brief.yaml --out out/inspection --force",
+    "python -m grpo_rlvr gate out/inspection",
+    "LC_ALL=C sort out/inspection/samples.jsonl > /tmp/sorted.jsonl",
+    "find out/inspection -name '*.jsonl'",
+    "for f in out/inspection/*; do head -c 200 \"$f\"; done",
+    # unrelated to any inspection: writers are none of this layer's business
+    "sort -o out.txt in.txt",
+    "curl -o x.tar.gz https://example.com/x.tar.gz",
+    "uniq in.txt out.txt && xxd -r dump.hex bin.dat",
+    "python -c \"open('notes.txt', 'w').write('x')\"",
+    "busybox sed -i s/a/b/ notes.txt",
+])
+def test_reads_near_an_inspection_and_unrelated_writes_stay_allowed(fresh, command):
+    out = call("Bash", {"command": command}, cwd=str(fresh))
+    assert out.returncode == 0 and out.stderr == "", (command, out.stderr)
+
+
+@pytest.mark.parametrize("tool,tool_input,denied", [
+    ("mcp__jupyter__execute_cell", {"notebook": "out/inspection/samples.jsonl", "code": "x"}, True),
+    ("SomeToolAddedLater", {"path": "out/inspection/samples.jsonl"}, True),
+    ("mcp__db__run_query", {"database": "out/samples/samples.jsonl"}, True),
+    ("mcp__db__run_query", {"sql": "select 1"}, False),                                  # no path argument
+    ("mcp__filesystem__list_directory", {"path": "out/inspection"}, False),              # says it reads
+    ("Glob", {"pattern": "out/inspection/*"}, False),
+])
+def test_tools_not_known_to_read_stay_off_protected_paths(project, tool, tool_input, denied):
+    (project / "out" / "samples").mkdir()
+    for name in ("manifest.json", "samples.jsonl"):
+        (project / "out" / "samples" / name).write_text("{}\n")
+    out = call(tool, tool_input, cwd=str(project))
+    assert (out.returncode == 2 and "denied" in out.stderr) if denied else (out.returncode == 0 and not out.stderr), \
+        (tool, out.stderr)
