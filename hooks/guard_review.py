@@ -204,10 +204,11 @@ def _words(command: str) -> list[str]:
     return out + nested
 
 
-def _segments(words: list[str]) -> list[list[str]]:
+def _split_at(words: list[str], is_separator) -> list[list[str]]:
+    """The runs of ``words`` between separators (empty runs dropped)."""
     segs, cur = [], []
     for w in words:
-        if w in SEPARATORS or w in ("`", "$("):
+        if is_separator(w):
             if cur:
                 segs.append(cur)
             cur = []
@@ -216,6 +217,10 @@ def _segments(words: list[str]) -> list[list[str]]:
     if cur:
         segs.append(cur)
     return segs
+
+
+def _segments(words: list[str]) -> list[list[str]]:
+    return _split_at(words, lambda w: w in SEPARATORS or w in ("`", "$("))
 
 
 def runs_review(command: str) -> bool:
@@ -551,16 +556,7 @@ def simple_commands(command: str, depth: int = 0) -> list[list[str]]:
         words = list(lexer)
     except ValueError:   # unbalanced quotes: bash would refuse it; read it as plain words, which only denies more
         words = re.split(r"\s+", text)
-    segs, cur = [], []
-    for w in words:
-        if w and all(ch in ";&|()<>" for ch in w) and not _REDIRECT.match(w):
-            if cur:
-                segs.append(cur)
-            cur = []
-        else:
-            cur.append(w)
-    if cur:
-        segs.append(cur)
+    segs = _split_at(words, lambda w: bool(w) and all(ch in ";&|()<>" for ch in w) and not _REDIRECT.match(w))
     if depth < 8:
         for body in subs + extra:
             segs += simple_commands(body, depth + 1)
