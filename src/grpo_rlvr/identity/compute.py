@@ -5,7 +5,7 @@ under the folder, at any depth, symlinked files and folders followed (``walk``; 
 to one above it is recorded as such, not entered again). transformers reads ``additional_chat_templates/*.jinja``
 and prefers its ``default.jinja`` to ``chat_template.jinja``, ``trust_remote_code`` runs whatever ``auto_map``
 names (``LICENSE_impl.py`` too), and ``datasets`` loads ``data/LICENSE.jsonl``: no file is left out for its name.
-What is left out is a place, top level only, that no loader reads (tests/identity/test_loader_reads.py records
+What is left out is a place, top level only, that no loader reads (tests/identity/test_compute_loader_reads.py records
 every file transformers, peft and datasets open, and loads with and without these folders):
 
 - ``.git/`` (a clone's store, which can hold the weights a second time) and ``.cache/huggingface/`` (the
@@ -58,7 +58,7 @@ from grpo_rlvr.identity.hash_cache import sha256_files
 
 ADAPTER_CONFIG = "adapter_config.json"
 DATA_CARDS = ("README.md", ".huggingface.yaml")   # read by `datasets` for a folder's configs (data_files)
-# Top-level sub-folders no loader reads (tests/identity/test_loader_reads.py proves it for transformers, peft and
+# Top-level sub-folders no loader reads (tests/identity/test_compute_loader_reads.py proves it for transformers, peft and
 # datasets, file by file): git's store and the metadata `hf download --local-dir` writes (a commit, an etag and a
 # download time per file: it changes on every re-download of the same bytes).
 NEVER_READ = (".git", ".cache/huggingface")
