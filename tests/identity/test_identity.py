@@ -141,6 +141,31 @@ def test_linked_folders_are_followed_and_a_loop_is_part_of_the_identity(tmp_path
         "model files added since the review (additional_chat_templates/, sub/up/): re-inspect and review"]
 
 
+def test_a_shard_an_index_names_in_a_left_out_folder_still_counts(tmp_path, reads):
+    """checkpoint-*/ is left out of a model folder, but a shard the index names there loads as weights."""
+    m = tmp_path / "m"
+    _write(m / "config.json", b"{}")
+    _write(m / "model.safetensors.index.json", b'{"weight_map": {"w": "checkpoint-9/model-1.safetensors"}}')
+    _write(m / "checkpoint-9" / "model-1.safetensors", b"shard")
+    _write(m / "checkpoint-9" / "optimizer.pt", b"state")
+    ident = local_model_identity(m)
+    assert sorted(ident["files"]) == ["checkpoint-9/model-1.safetensors", "config.json", "model.safetensors.index.json"]
+    _write(m / "checkpoint-9" / "model-1.safetensors", b"other")
+    assert model_changes(ident, local_model_identity(m)) == [
+        "model weights changed since the review (checkpoint-9/model-1.safetensors): re-inspect and review"]
+
+
+def test_a_folder_with_too_many_names_is_refused(tmp_path, reads, monkeypatch):
+    from grpo_rlvr.errors import InputFileError
+
+    m = tmp_path / "m"
+    for i in range(3):
+        _write(m / "sub" / f"{i}.json", b"{}")
+    monkeypatch.setattr(compute, "MAX_FILES", 2)
+    with pytest.raises(InputFileError, match="more than 2 files under it"):
+        local_model_identity(m)
+
+
 def test_adapter_identity_holds_its_files_and_its_base(tmp_path, reads):
     base = tmp_path / "base"
     _write(base / "config.json", b"{}")

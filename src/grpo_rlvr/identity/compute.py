@@ -124,7 +124,10 @@ def walk(folder: Path, leave_out: tuple[str, ...] = NEVER_READ) -> tuple[dict[st
                                          "folders followed); point the brief at a folder holding only the model "
                                          "or the data")
 
-    root = os.stat(folder)
+    try:
+        root = os.stat(folder)
+    except OSError as e:
+        raise InputFileError(f"{folder}: cannot read this folder ({e.strerror}); check the path in the brief") from None
     visit(str(folder), "", {(root.st_dev, root.st_ino): ""})
     return files, loops
 
