@@ -647,11 +647,13 @@ def test_a_file_the_loaders_read_changed_after_the_review_is_refused(own_model, 
     additional_chat_templates/default.jinja to chat_template.jinja), named like a licence (datasets loads
     data/LICENSE.jsonl, auto_map runs LICENSE_impl.py), or a module the reward imports."""
     from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.runtime import run_guard
 
     brief, attack = shape(own_model, tmp_path, monkeypatch)
     art = make_artifact(brief, own_model / "out" / "inspection")
     assert check_gate(art, brief=brief).passed
     run = render(brief).dir
+    assert run_guard.check_run(run)[1] == []      # the check train and train.py make passes what was reviewed
     said = attack()
     gate = cli("gate", art, "--brief", brief)
     assert gate.returncode == 1 and said in gate.stdout + gate.stderr, gate.stdout + gate.stderr
