@@ -654,6 +654,11 @@ def test_a_file_the_loaders_read_changed_after_the_review_is_refused(own_model, 
     assert check_gate(art, brief=brief).passed
     run = render(brief).dir
     assert run_guard.check_run(run)[1] == []      # the check train and train.py make passes what was reviewed
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.rewards import from_brief
+
+    # and the rewards train.py builds after its check carry the fingerprints that check verified
+    assert run_guard.changed_since_check(from_brief(load_brief(brief))) == []
     said = attack()
     gate = cli("gate", art, "--brief", brief)
     assert gate.returncode == 1 and said in gate.stdout + gate.stderr, gate.stdout + gate.stderr
