@@ -67,7 +67,7 @@ NEVER_READ = (".git", ".cache/huggingface")
 # still counts (``_index_shards``).
 CHECKPOINTS = "checkpoint-*"
 MODEL_LEFT_OUT = (*NEVER_READ, CHECKPOINTS)
-MAX_FILES = 100_000   # names in one folder's identity; more is refused (a tree of links that multiplies names)
+MAX_FILES = 1_000_000   # names in one folder's identity; more is refused (a tree of links that multiplies names)
 LOOP = "loop:"        # the identity of a linked folder that leads back to a folder above it
 
 
