@@ -13,7 +13,7 @@ _KINDS = (
     ("weights", ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.ckpt", "*.gguf", "*.h5", "*.msgpack",
                  "*.index.json")),
     ("tokenizer", ("tokenizer*", "vocab*", "merges.txt", "special_tokens_map.json", "added_tokens.json", "*.model",
-                   "*.tiktoken", "chat_template*")),
+                   "*.tiktoken", "chat_template*", "*.jinja")),
     ("code", ("*.py",)),
 )
 _SETTINGS = ("split", "subset", "prompt_column", "columns", "prompt")
