@@ -180,7 +180,8 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
     samples_out = [{"id": f"s{i:03d}", **c, "verdict": None} for i, c in enumerate(picked)]
     # Identities taken now, after sampling: a hub id without a revision is pinned to the commit just loaded.
     model_id, data_id = model_identity(brief.model), dataset_identity(brief.dataset)
-    bound = fingerprint(model_id, data_id, reward_identity(brief.rewards), sampling_identity(brief.grpo))
+    settings = sampling_identity(brief.grpo, brief.model, brief.method)
+    bound = fingerprint(model_id, data_id, reward_identity(brief.rewards), settings)
     manifest = {
         "format_version": FORMAT_VERSION,
         "tool": f"grpo-rlvr {__version__}",
@@ -190,6 +191,7 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         "model": model_id,
         "dataset": data_id,
         "sampling": sampling,
+        "bound_settings": settings,   # what the gate compares, key by key (brief/bound_settings.py)
         "rewards": [{"name": r.name, "kind": r.kind, "weight": w, "params": r.params, "fingerprint": r.fingerprint,
                      "notes": dict(r.notes)}  # e.g. the sandbox's isolation layers for unit_tests
                     for r, w in zip(rewards, brief.reward_weights, strict=True)],
