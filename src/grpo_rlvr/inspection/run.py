@@ -30,6 +30,7 @@ from grpo_rlvr.inspection.artifact import (
 from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.review_lock import holder
 from grpo_rlvr.inspection.selection import outcome, select
+from grpo_rlvr.inspection.signing_policy import policy_record
 from grpo_rlvr.rewards import combine, from_brief
 from grpo_rlvr.sampling import SamplingParams, draw
 
@@ -192,6 +193,7 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         "dataset": data_id,
         "sampling": sampling,
         "bound_settings": settings,   # what the gate compares, key by key (brief/bound_settings.py)
+        "signing": policy_record(brief),   # the signing policy now, which the gate keeps (signing_policy.py)
         "rewards": [{"name": r.name, "kind": r.kind, "weight": w, "params": r.params, "fingerprint": r.fingerprint,
                      "notes": dict(r.notes)}  # e.g. the sandbox's isolation layers for unit_tests
                     for r, w in zip(rewards, brief.reward_weights, strict=True)],
