@@ -26,7 +26,8 @@ CHANGED = {
     "num_completions_to_print": 2, "disable_tqdm": True, "skip_memory_metrics": False,
     "include_num_input_tokens_seen": True, "report_to": "all", "run_name": "another", "project": "elsewhere",
     "trackio_space_id": "someone/space", "trackio_bucket_id": "bucket", "trackio_static_space_id": "someone/static",
-    "output_dir": "elsewhere", "save_steps": 7, "save_strategy": "epoch", "save_total_limit": 2,
+    "eval_strategy": "steps", "eval_steps": 3, "eval_delay": 2, "eval_on_start": True,
+    "per_device_eval_batch_size": 16, "eval_accumulation_steps": 2, "output_dir": "elsewhere", "save_steps": 7, "save_strategy": "epoch", "save_total_limit": 2,
     "save_only_model": True, "save_on_each_node": True, "hub_model_id": "someone/model",
     "hub_strategy": "end", "hub_token": "not-a-token", "hub_private_repo": True, "hub_always_push": True,
     "hub_revision": "branch", "learning_rate": 3e-4, "lr_scheduler_type": "cosine",
@@ -79,7 +80,7 @@ def _snapshot(trl_setup, tmp_path, **change) -> dict:
     if "output_dir" in change:
         kwargs["output_dir"] = str(tmp_path / change["output_dir"])
     trainer = GRPOTrainer(model=model, reward_funcs=[format_reward, correct_reward], args=GRPOConfig(**kwargs),
-                          train_dataset=data, processing_class=tokenizer)
+                          train_dataset=data, eval_dataset=data, processing_class=tokenizer)
     values = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "max_completion_length",
               "num_generations", "chat_template_kwargs", "chat_template", "use_vllm", "vllm_mode",
               "multi_objective_aggregation", "max_tool_calling_iterations", "eos_token_ids")
@@ -132,3 +133,13 @@ def test_the_brief_fingerprint_moves_with_bound_keys_and_not_with_unbound_ones(w
         assert load_brief(brief_for(workspace, f"u_{key}", {"grpo": {key: value}})).fingerprint == base, key
     assert load_brief(brief_for(workspace, "dtype", {"model": {"dtype": "float32"}})).fingerprint != base
 
+
+
+def test_with_a_held_out_set_logging_steps_moves_eval_steps_without_moving_the_fingerprint(workspace):
+    from briefs import brief_for
+
+    held = {"dataset": {"eval_path": "./data/train.jsonl"}}
+    base = load_brief(brief_for(workspace, "held", held))
+    other = load_brief(brief_for(workspace, "held_log", {**held, "grpo": {"logging_steps": 2}}))
+    assert base.grpo["eval_steps"] != other.grpo["eval_steps"]
+    assert base.fingerprint == other.fingerprint

@@ -13,6 +13,8 @@ default.
 
 - logging, reporting and progress display, and where and how often the run saves or pushes its outputs: they
   act after generation and scoring, on copies of their results;
+- when held-out prompts are evaluated and in what batches (``eval_steps`` follows ``logging_steps`` when the
+  brief has an eval set): evaluation samples as training does, and never feeds the gradient;
 - the optimisation: the optimiser and its schedule, how long training runs, and the loss built from the
   rewards (``beta``, ``loss_type``, ``epsilon``/``epsilon_high``, ``delta``, ``importance_sampling_level``,
   ``scale_rewards``, ``mask_truncated_completions``, ``num_iterations``, the entropy, SAPO and VESPO terms).
@@ -23,8 +25,8 @@ default.
 
 Left bound on purpose, though some only shape the work: ``push_to_hub`` and ``log_completions_hub_repo`` (TRL
 creates the Hub repo when the trainer is built, so the test cannot build one offline to show them inert), batch
-sizes and gradient accumulation (they set TRL's generation batch), ``num_generations``, evaluation settings
-(they sample and score held-out prompts), gradient checkpointing and the other memory switches, distributed and
+sizes and gradient accumulation (they set TRL's generation batch), ``num_generations`` and
+``num_generations_eval``, gradient checkpointing and the other memory switches, distributed and
 vLLM settings, and the seed.
 
 Around the GRPOConfig: ``model.dtype``, ``model.attn_implementation``, ``model.trust_remote_code`` and a 4-bit
@@ -48,6 +50,8 @@ _LOGGING = ("logging_steps", "logging_strategy", "logging_first_step", "logging_
 _OUTPUTS = ("output_dir", "save_steps", "save_strategy", "save_total_limit", "save_only_model", "save_on_each_node",
             "hub_model_id", "hub_strategy", "hub_token", "hub_private_repo", "hub_always_push",
             "hub_revision")
+_EVAL_CADENCE = ("eval_strategy", "eval_steps", "eval_delay", "eval_on_start", "per_device_eval_batch_size",
+                 "eval_accumulation_steps")
 _OPTIMISATION = ("learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_steps", "weight_decay",
                  "adam_beta1", "adam_beta2", "adam_epsilon", "optim", "optim_args", "max_grad_norm",
                  "num_train_epochs", "max_steps", "beta", "loss_type", "epsilon", "epsilon_high", "delta",
@@ -61,6 +65,7 @@ _OPTIMISATION = ("learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs", "w
 UNBOUND: Mapping[str, str] = {
     **dict.fromkeys(_LOGGING, "logging and reporting"),
     **dict.fromkeys(_OUTPUTS, "output paths, save cadence and pushing"),
+    **dict.fromkeys(_EVAL_CADENCE, "when and in what batches held-out prompts are evaluated"),
     **dict.fromkeys(_OPTIMISATION, "optimisation: how the model moves from the scores"),
 }
 
