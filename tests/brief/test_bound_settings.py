@@ -143,3 +143,14 @@ def test_with_a_held_out_set_logging_steps_moves_eval_steps_without_moving_the_f
     other = load_brief(brief_for(workspace, "held_log", {**held, "grpo": {"logging_steps": 2}}))
     assert base.grpo["eval_steps"] != other.grpo["eval_steps"]
     assert base.fingerprint == other.fingerprint
+
+
+def test_validate_says_which_keys_are_not_bound_to_the_review(workspace):
+    from grpo_rlvr.cli.validate import format_validate_report
+    from grpo_rlvr.validation import validate_report
+
+    report = validate_report(workspace / "brief.yaml")
+    cfg = report["grpo_config"]
+    assert cfg["learning_rate"]["bound"] is False and cfg["temperature"]["bound"] is True
+    line = next(x for x in format_validate_report(report).splitlines() if "Not bound to the review" in x)
+    assert "learning_rate" in line and "logging_steps" in line and "temperature" not in line
