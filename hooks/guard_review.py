@@ -119,6 +119,14 @@ def _user_config() -> str:
     return os.path.join(os.path.realpath(base), "grpo-rlvr")
 
 
+def _account_config() -> str:
+    """The same folder under the account's home from the password database, which the gate reads whatever
+    ``HOME`` and ``XDG_CONFIG_HOME`` say (``inspection/signing_policy.py``)."""
+    import pwd
+
+    return os.path.join(os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir), ".config", "grpo-rlvr")
+
+
 def _component_protected(part: str, last: bool) -> bool:
     """A path component (maybe a glob pattern) that names, or could name, a protected folder or file."""
     names = ["inspection", "inspection.bak-x"] + (["brief.lock.json", "sitecustomize.py", "usercustomize.py",
@@ -148,7 +156,7 @@ def _protected_resolved(path: str) -> bool:
                 parts[i + 1] == "grpo_rlvr" or re.match(r"^(?:__editable__[._]+)?grpo_rlvr", parts[i + 1])):
             return True
     root = _plugin_root()
-    inside = [d for d in (root, _hash_cache(), _user_config()) if d]
+    inside = [d for d in (root, _hash_cache(), _user_config(), _account_config()) if d]
     return any(path == d or path.startswith(d.rstrip("/") + "/") for d in inside)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -214,6 +215,21 @@ def test_the_plugin_itself_and_the_hash_cache_are_not_written(tmp_path):
     for tool, tool_input in (
             ("Edit", {"file_path": str(REPO / "hooks" / "guard_review.py"), "old_string": "a", "new_string": "b"}),
             ("Bash", {"command": f"echo '{{}}' > {cache}/file-hashes/1-2.json"})):
+        event = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "cwd": str(tmp_path)}
+        out = subprocess.run(["bash", "-c", hook_command()], input=json.dumps(event), capture_output=True,
+                             text=True, env=env, timeout=30)
+        assert out.returncode == 2 and "denied" in out.stderr, (tool_input, out.stderr)
+
+
+def test_the_account_homes_allowed_signers_is_not_written_whatever_home_says(tmp_path):
+    """The gate reads ``~/.config/grpo-rlvr/allowed_signers`` from the password database's home, so the hook
+    protects that path even when HOME and XDG_CONFIG_HOME point elsewhere."""
+    import pwd
+
+    target = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config" / "grpo-rlvr" / "allowed_signers"
+    env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    for tool, tool_input in (("Write", {"file_path": str(target), "content": "agent ssh-ed25519 AAAA"}),
+                             ("Bash", {"command": f"echo 'agent ssh-ed25519 AAAA' >> {target}"})):
         event = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "cwd": str(tmp_path)}
         out = subprocess.run(["bash", "-c", hook_command()], input=json.dumps(event), capture_output=True,
                              text=True, env=env, timeout=30)

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from grpo_rlvr import work_trace
 from grpo_rlvr.brief import data_checks, methods, model_probe, recipe
+from grpo_rlvr.brief.bound_settings import bound_settings
 from grpo_rlvr.brief.grpo_rules import (
     NUMERIC_TEXT,
     check_grpo,
@@ -146,9 +147,10 @@ def _fingerprint(model: ModelSpec, dataset: DatasetSpec, rewards, sampling: dict
     return fingerprint(model_identity(model), dataset_identity(dataset), reward_identity(rewards), sampling)
 
 
-def sampling_identity(grpo) -> dict:
-    """The sampling settings a review is bound to, as the brief resolves them (``None`` where unset)."""
-    return {k: grpo.get(k) for k in ("temperature", "top_p", "max_completion_length")}
+def sampling_identity(grpo, model=None, method: str | None = None) -> dict:
+    """The settings a review is bound to: the resolved GRPOConfig but for ``bound_settings.UNBOUND``, and the
+    model-loading settings that change the model that samples (``brief/bound_settings.py``)."""
+    return bound_settings(grpo, model, method)
 
 
 def reward_identity(rewards) -> list[dict]:
@@ -216,7 +218,7 @@ def load_brief(path: str | Path) -> Brief:
         grpo=MappingProxyType(grpo), origin=MappingProxyType(origin), variant=variant,
         inspection=_inspection_spec(data, grpo, base), preflight=_preflight_spec(data, grpo),
         output_dir=Path(_resolve_local(base, data.get("output_dir", f"./runs/{path.stem}"))[0]),
-        fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo)),
+        fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo, model, method)),
         warnings=tuple(found.warnings),
         as_written=MappingProxyType(data),
         dynamic_sampling=dynamic_sampling,
