@@ -126,8 +126,8 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
     smoke = _unreviewed_smoke_test(logs.source.parent if logs.source.is_file() else logs.source)
     if smoke is not None:  # nothing a smoke test logs is evidence about training; it recommends nothing
         findings, variant, sampling = [smoke, *findings], None, None
-    elif (unproven := _unproven_run(Path(target), logs.source)) is not None:  # nor a run that skipped the guard
-        findings, variant, sampling = [unproven, *findings], None, None
+    elif (unproven := _unproven_run(Path(target), logs.source)) is not None:  # first: a run that skipped the guard
+        findings = [unproven, *findings]   # its logs still say how it trained; any brief change is gated again
     data = {
         "run": str(Path(target)), "log": str(logs.source), "records": len(logs.history),
         "first_step": logs.history.steps[0] if len(logs.history) else None,
