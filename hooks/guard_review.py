@@ -15,11 +15,18 @@ to the agent):
   ``inspection.bak-*`` backup) or in any folder holding an inspection's ``manifest.json`` and ``samples.jsonl``
   (``inspect --out DIR``) or a ``manifest.json`` that reads like an inspection's, an inspection file a folder is
   about to hold (``manifest.json`` beside a ``samples.jsonl`` or the reverse, arriving in the same call, or
-  written with an inspection manifest's keys), a run's ``brief.lock.json``, a ``sitecustomize.py``,
+  written with an inspection manifest's keys), a run's ``brief.lock.json`` and the files ``render`` wrote beside
+  it (``train.py``, ``grpo_config.yaml``, ``launch.sh``, ``accelerate.yaml``, ``slurm.sh``), a run's records
+  ``checkpoints.json`` and ``provenance.json`` (by name, anywhere), a ``sitecustomize.py``,
   ``usercustomize.py`` or ``*.pth`` file, a ``*._pth`` file or ``pyvenv.cfg`` (they decide how even
   ``python -I -S`` starts), the installed package (``site-packages/grpo_rlvr``, its dist-info and editable
   finder), this plugin's own folder, the content-hash cache (``<grpo-rlvr cache>/file-hashes``) and the user's
-  grpo-rlvr config folder (``~/.config/grpo-rlvr``, which holds the allowed signers of signed reviews).
+  grpo-rlvr config folder (``~/.config/grpo-rlvr``, which holds the allowed signers of signed reviews);
+- any tool call, reads included, that names grpo-rlvr's run key or its folder (``~/.local/share/grpo-rlvr``
+  under ``$HOME`` or the password database's home, or the word ``run-key``): it signs the records that prove a
+  run passed the gate (``grpo_rlvr/runtime/run_key.py``). Running a run folder's ``train.py`` or ``launch.sh``
+  (``python train.py``, ``bash launch.sh``, ``accelerate launch``) is denied too, since only readers run near
+  those files: ``grpo-rlvr train RUN [--resume]`` is the agent's door.
 
 How a write is refused, in two layers. First the known writers, each with its own message: the Write, Edit,
 MultiEdit and NotebookEdit tools; in a shell command (the Bash tool, or any tool's ``command`` argument)
@@ -48,7 +55,8 @@ a tool call it understands is allowed.
 Limits: a shell command is parsed as words, not executed, and a reader is trusted by its name: a ``cat`` that
 is not cat (a shell function, an alias, a program the agent put earlier in a ``bin`` folder on PATH), a target
 named at run time (``$(echo insp)ection``), an existing hard link to an inspection file, and a program the
-agent writes and runs (a Python script that opens samples.jsonl) are beyond what a command filter can see; the
+agent writes and runs (a Python script that opens samples.jsonl or reads the run key), and a recursive search
+started above the key's folder (``grep -r . ~``) are beyond what a command filter can see; the
 gate's checks (terminal-only review, reading times, digests, content identity, a clean interpreter, signed
 verdicts when the brief asks for them) are the layers behind this one. Standard library only: the hook runs
 before the grpo-rlvr package may be installed.
@@ -79,7 +87,7 @@ PROTECTED_WORD = re.compile(r"inspection|brief\.lock\.json|sitecustomize|usercus
 RUN_FILES = ("train.py", "grpo_config.yaml", "brief.lock.json", "launch.sh", "accelerate.yaml", "slurm.sh")
 RUN_RECORDS = ("checkpoints.json", "provenance.json")
 # The per-user key that signs those records (grpo_rlvr/runtime/run_key.py): the agent neither reads nor writes it.
-RUN_KEY_WORD = re.compile(r"run-key|\.local/share/grpo-rlvr")
+RUN_KEY_WORD = re.compile(r"run-key|\.local/share/grpo-rlvr(?![\w.-])")   # not the plugin's grpo-rlvr-plugin/
 # Inline code (python -c, perl -e, a here-doc) that writes, renames or deletes files.
 CODE_WRITES = re.compile(r"open\s*\([^,()]*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wax+]|\.write\b|write_(?:text|bytes)|unlink|remove|"
                          r"rename|replace\s*\(|rmtree|shutil|copyfile|move|truncate|symlink|chmod|mkdir|makedirs|"

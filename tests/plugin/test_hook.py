@@ -463,6 +463,7 @@ def test_a_run_folders_files_and_records_are_written_only_by_grpo_rlvr(run_folde
     "cp out/run/grpo_config.yaml /tmp/compare.yaml",
     "python scratch/train.py",              # not a run folder (no brief.lock.json beside it)
     "echo x > out/run/output/notes.txt",    # not one of the run's records
+    "~/.local/share/grpo-rlvr-plugin/venv/bin/grpo-rlvr diagnose out/run",   # the plugin's venv is not the key's folder
 ])
 def test_reading_a_run_and_grpo_rlvrs_own_commands_stay_allowed(run_folder, command):
     out = call("Bash", {"command": command}, cwd=str(run_folder))

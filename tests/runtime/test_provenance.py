@@ -196,3 +196,14 @@ def test_the_run_check_signs_a_start_for_the_process_that_asked(started, tmp_pat
     out = subprocess.run([sys.executable, "-I", "-c", code, str(started)], capture_output=True, text=True, check=True)
     start = json.loads(out.stdout)
     assert provenance.proven_run_id(start) == start["run_id"]
+
+
+def test_the_limit_code_that_reads_the_key_can_sign_a_start_the_check_never_made(tmp_path):
+    """The README's row: a program running as this user reads the key and signs; nothing on the machine tells
+    that record from one the run check made. The hook keeps the agent's commands off the key; another user is
+    the answer."""
+    output = _run_folder(tmp_path) / "output"
+    record = {"kind": "start", "run_id": "forged", "output": str(output.resolve())}
+    forged = {**record, "proof": run_key.sign(record, run_key.load_key())}   # what such a program can do
+    provenance.append_start(output, forged)
+    assert "forged" in provenance.valid_starts(output)
