@@ -207,3 +207,19 @@ def test_the_limit_code_that_reads_the_key_can_sign_a_start_the_check_never_made
     forged = {**record, "proof": run_key.sign(record, run_key.load_key())}   # what such a program can do
     provenance.append_start(output, forged)
     assert "forged" in provenance.valid_starts(output)
+
+
+@pytest.mark.e2e
+def test_the_demos_in_process_door_records_its_start_and_proves_what_it_saved(workspace):
+    """`grpo-rlvr demo` trains in its own process (run_guard.demo_acceptance): its start names that process."""
+    from artifacts import make_artifact
+    from grpo_rlvr.launch import train
+    from grpo_rlvr.run_dir import render
+
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    assert train(run, max_steps=1, demo=True).ok
+    [start] = provenance.valid_starts(run / "output").values()
+    assert start["door"] == "grpo-rlvr demo" and start["trainer_pid"] == os.getpid()
+    assert checkpoint_ledger.read_ledger(run / "output")["final"]["run_id"] == start["run_id"]
+    assert provenance.audit(run / "output") == []
