@@ -24,6 +24,7 @@ from artifacts import make_artifact
 from briefs import write_brief
 from grpo_rlvr.identity import hash_cache
 from grpo_rlvr.run_dir import render
+from grpo_rlvr.runtime import provenance
 from hub_cache_layout import add_snapshot
 from paths import CLI
 
@@ -428,12 +429,49 @@ def test_resume_continues_a_checkpoint_this_run_saved_and_refuses_it_once_rewrit
     run = render(workspace / "brief.yaml").dir
     assert train(run, max_steps=1).ok
     ledger = json.loads((run / "output" / "checkpoints.json").read_text())
-    assert "model.safetensors" in ledger["checkpoint-1"] and "optimizer.pt" not in ledger["checkpoint-1"]
+    files = ledger["checkpoint-1"]["files"]
+    assert "model.safetensors" in files and "optimizer.pt" not in files and ledger["checkpoint-1"]["proof"]
     resumed = train(run, resume=True, max_steps=2)
     assert resumed.ok and resumed.global_step == 2 and resumed.resumed_from.endswith("checkpoint-1")
+    starts = provenance.valid_starts(run / "output")      # one signed start per training, each with its door
+    assert [s["door"] for s in starts.values()] == ["grpo-rlvr train"] * 2
+    assert list(starts.values())[1]["resume"].endswith("checkpoint-1")
+    assert provenance.audit(run / "output") == []          # every checkpoint and final/ proven: diagnose is quiet
+    assert json.loads((run / "output" / "checkpoints.json").read_text())["final"]["run_id"] in starts
     flip_byte(run / "output" / "checkpoint-2" / "model.safetensors")
     out = cli("train", run, "--resume", "--max-steps", 3)
     assert out.returncode == 1 and "its files changed since this run saved them (model.safetensors)" in out.stderr
+
+
+WRAPPER = ("import runpy, sys; import grpo_rlvr.runtime.run_guard as g; g.check_run = lambda *a, **k: ({}, []); "
+           "sys.argv = ['train.py', *sys.argv[1:]]; runpy.run_path('train.py', run_name='__main__')")
+
+
+@pytest.mark.e2e
+def test_a_wrapper_that_replaces_the_guard_trains_but_its_run_is_flagged(workspace):
+    """`python -I -c` that patches the check away and runs train.py: training happens (in-process code can do that),
+    but nothing it saved carries a proof, so `diagnose` flags the run and `train --resume` refuses it."""
+    data = yaml.safe_load((workspace / "brief.yaml").read_text())
+    data["grpo"]["save_steps"] = 1
+    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    run = render(workspace / "brief.yaml").dir                    # no inspection, no review, no gate
+    out = subprocess.run([sys.executable, "-I", "-c", WRAPPER, "--max-steps", "1"], cwd=run, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0 and (run / "output" / "final").is_dir(), out.stderr[-2000:]
+    ledger = json.loads((run / "output" / "checkpoints.json").read_text())
+    assert ledger["checkpoint-1"]["proof"] is None and ledger["final"]["proof"] is None
+    out = cli("diagnose", run, "--json")
+    report = json.loads(out.stdout)
+    assert out.returncode == 1 and report["findings"][0]["id"] == "unproven_run", out.stdout[-2000:]
+    assert any("holds no valid start" in e for e in report["findings"][0]["evidence"])
+    _, problems = run_guard_check(run, resume=str(run / "output" / "checkpoint-1"))
+    assert any("carries no valid proof that this run saved it" in p for p in problems), problems
+
+
+def run_guard_check(run: Path, resume: str):
+    from grpo_rlvr.runtime.run_guard import check_run
+
+    return check_run(run, smoke=True, resume=resume)   # smoke: the gate (which fails here) left out, resume kept
 
 
 # ---------------------------------------------------------------------------- between the check and the load
