@@ -5,6 +5,8 @@
 # launch.sh, TRL's client generating from it. Arguments go to pytest (e.g. -k server, or
 # tests/vllm_lane/test_train.py for one file).
 #
+# --prepare: install and check the environment, run no test.
+#
 # Pins: constraints.txt, except its numpy line, plus constraints-vllm.txt. Idempotent: reinstalls only when those,
 # pyproject.toml or the chosen package change. Fails (never skips) when vLLM cannot be imported.
 set -euo pipefail
@@ -45,6 +47,7 @@ if ! "$VENV/bin/python" -c "import vllm, trl, transformers" > "$VENV/import-chec
        "$VENV/import-check.log; remove $VENV to reinstall." >&2
   exit 1
 fi
+[ "${1:-}" = --prepare ] && exit 0   # .ci/run installs the lane's environment ahead, while other lanes run
 # Test files or folders given (tests/vllm_lane/...) replace the default, the whole lane.
 paths=(tests/vllm_lane)
 for a in "$@"; do case $a in tests/*) paths=(); break;; esac; done
