@@ -108,6 +108,8 @@ BAD = [
     ("eval batch negative", lambda d: d["dataset"].update(eval_path="./data/train.jsonl")
      or d["grpo"].update(per_device_eval_batch_size=-8), "grpo.per_device_eval_batch_size: -8 must be ≥ 1"),
     ("logging_steps text", _set("grpo.logging_steps", "ten"), "grpo.logging_steps: expected a number"),
+    ("watch stop_on", _set("watch.stop_on", "warning"), "watch.stop_on"),
+    ("watch window zero", _set("watch.window", 0), "watch.window"),
 ]
 
 

@@ -32,6 +32,17 @@ pytestmark = pytest.mark.e2e
 
 def run_case(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40, train_rows=None, eval_rows=None,
              sections: dict | None = None):
+    """Train to the end and diagnose. The watchdog only records (``watch.stop_on: never``): these runs show each
+    failure mode over the whole run; test_watchdog_stops_a_run_without_signal lets it stop one."""
+    run = prepare_run(workspace, model_dir, grpo, seed, rewards, steps, train_rows, eval_rows,
+                      {"watch": {"stop_on": "never"}, **(sections or {})})
+    res = train(run)
+    assert res.ok, f"training failed: exit {res.returncode}"
+    return diagnose(run)
+
+
+def prepare_run(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40, train_rows=None, eval_rows=None,
+                sections: dict | None = None):
     data = yaml.safe_load(example_brief_text())
     data.update(sections or {})
     data["grpo"].update({"per_device_train_batch_size": 32, "logging_steps": 2, "max_steps": steps,
@@ -47,10 +58,7 @@ def run_case(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40
     (workspace / "model").unlink()
     (workspace / "model").symlink_to(model_dir, target_is_directory=True)
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
-    run = render(workspace / "brief.yaml").dir
-    res = train(run)
-    assert res.ok, f"training failed: exit {res.returncode}"
-    return diagnose(run)
+    return render(workspace / "brief.yaml").dir
 
 
 @training_outcome
@@ -61,6 +69,31 @@ def test_untrained_model_has_no_learning_signal(workspace, tiny_model_dir, seed)
     diag = run_case(workspace, tiny_model_dir, {}, seed, steps=10)
     ids = {f.id for f in diag.findings}
     assert "no_learning_signal" in ids, diag.format()
+
+
+def test_watchdog_stops_a_run_without_signal(workspace, tiny_model_dir, capfd):
+    """The untrained model never succeeds, so every group's rewards are equal from the first log on
+    (no_learning_signal, critical): robust by construction, no seed's path. Logging every step with the default
+    watch (stop_on critical, window 3), the watchdog stops the run at step 8 (the first check with the 8 records a
+    trend needs, and the third in a row with the finding): checkpoint-8 saved and listed in the ledger, no final
+    model, exit 1, and the console names the finding and what to run next."""
+    import json
+
+    from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
+
+    run = prepare_run(workspace, tiny_model_dir, {"logging_steps": 1, "save_steps": 1000}, 0, steps=30)
+    res = train(run)
+    said = capfd.readouterr()
+    out = run / "output"
+    assert res.returncode == 1 and not res.ok, said.err[-3000:]
+    assert res.watch_stop is not None and res.watch_stop["id"] == "no_learning_signal"
+    assert res.watch_stop["step"] == 8 and (out / "checkpoint-8").is_dir() and not (out / "final").exists()
+    assert "checkpoint-8" in json.dumps(read_ledger(out))
+    text = said.out + said.err
+    assert "watch: stopped the run at step 8: [critical] No learning signal" in text
+    assert f"checkpoint saved: {out / 'checkpoint-8'}" in text and "next: " in text
+    assert "Training STOPPED by the watchdog at step 8" in res.format()
+    assert json.loads((out / "train_summary.json").read_text())["global_step"] == 8
 
 
 @training_outcome

@@ -29,6 +29,7 @@ from grpo_rlvr.brief.grpo_rules import (
 from grpo_rlvr.brief.recipe import DEFAULT_JUDGE_KAPPA, RECIPE
 from grpo_rlvr.brief.types import (
     DYNAMIC_SAMPLING_DEFAULTS,
+    WATCH_DEFAULTS,
     Brief,
     DatasetSpec,
     DynamicSampling,
@@ -38,6 +39,7 @@ from grpo_rlvr.brief.types import (
     PreflightSpec,
     RewardSpec,
     Variant,
+    Watch,
 )
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
 from grpo_rlvr.identity import dataset_identity, fingerprint, model_identity
@@ -223,6 +225,7 @@ def load_brief(path: str | Path) -> Brief:
         prompt_examples=tuple(MappingProxyType(ex) for ex in (data.get("prompt") or {}).get("examples") or ()),
         base_run_diagnosis=(data.get("base_run") or {}).get("diagnosis"),
         lora_section="lora" in data,
+        watch=Watch(**{**WATCH_DEFAULTS, **(data.get("watch") or {})}),
     )
 
 
