@@ -93,8 +93,8 @@ def test_stop_on_never_records_the_moment_and_lets_the_run_go_on(tmp_path):
     assert [e["event"] for e in events(tmp_path / "output")].count("would_stop") == 1
 
 
-def feed(cb, records) -> TrainerControl:
-    state, control = TrainerState(), TrainerControl()
+def feed(cb, records, max_steps=0) -> TrainerControl:
+    state, control = TrainerState(max_steps=max_steps), TrainerControl()
     for r in records:
         state.global_step = r["step"]
         control = cb.on_log(None, state, control, logs={k: v for k, v in r.items() if k != "step"}) or control
@@ -157,3 +157,13 @@ def test_the_brief_watch_section_reaches_the_rendered_train_py(workspace):
     text = (run / "train.py").read_text()
     assert "WATCH = {'stop_on': 'never', 'every': 1, 'window': 5}" in text
     assert "Watchdog(RUN_DIR, Path(config.output_dir), **WATCH)" in text
+
+
+def test_no_stop_at_the_last_step(tmp_path):
+    """A run that ends at the step the watchdog would stop at ends as planned (exit 0): stopping saves nothing."""
+    records = history(**{**HEALTHY, **ENTROPY_COLLAPSE})
+    at = replay(tmp_path / "a", records).stopped["step"]
+    cb = Watchdog(tmp_path, tmp_path / "b", stream=io.StringIO())
+    control = feed(cb, [r for r in records if r["step"] <= at], max_steps=at)
+    assert not control.should_training_stop and cb.watch.stopped is None and not cb.stopped_run
+    assert any(e["id"] == "entropy_collapse" for e in events(tmp_path / "b"))   # still reported

@@ -124,9 +124,9 @@ class Watch:
         rows = self.first_rows + [r for f in self.last_rows for r in f]
         return RunLogs(self.output / "metrics.jsonl", history, rows, self.lock, held, [])
 
-    def check(self, step: int) -> list:
+    def check(self, step: int, last_step: bool = False) -> list:
         """Run the detectors; write new findings; return the findings. Sets ``stopped`` when a stopping finding
-        has persisted over the window."""
+        has persisted over the window, unless this is the run's last step (stopping would save nothing)."""
         from grpo_rlvr.diagnosis.detectors import DETECTORS, MIN_RECORDS_FOR_TREND
         from grpo_rlvr.diagnosis.log_checks import non_finite_metrics
         from grpo_rlvr.diagnosis.roles import infer_roles
@@ -144,7 +144,7 @@ class Watch:
                 self.stream.write(f"  watch: [{f.severity}] {f.title} (step {step})\n"
                                   + "".join(f"      {e}\n" for e in f.evidence) + f"      → {f.recommendation}\n")
                 self.stream.flush()
-        if self.stopped is None and len(logs.history) >= MIN_RECORDS_FOR_TREND:
+        if self.stopped is None and not last_step and len(logs.history) >= MIN_RECORDS_FOR_TREND:
             due = next((f for f in findings if f.id in present and self.streak[f.id] >= self.window), None)
             if due is not None:
                 self.stopped = self._stop_event(due, step)
@@ -220,8 +220,9 @@ class Watchdog(TrainerCallback):
         if not logs or not self.watch.add({"step": state.global_step, **logs}):
             return
         before = self.watch.stopped
+        last = bool(state.max_steps) and state.global_step >= state.max_steps   # it ends now anyway: nothing to save
         if state.is_world_process_zero:
-            self.watch.check(state.global_step)
+            self.watch.check(state.global_step, last_step=last)
         stop = _on_every_rank(before is None and self.stopped_run)
         if stop:
             control.should_save = True
