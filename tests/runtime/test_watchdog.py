@@ -55,7 +55,6 @@ def test_the_healthy_history_is_never_stopped_nor_reported(tmp_path):
 @pytest.mark.parametrize("override,finding,variant", [
     (ENTROPY_COLLAPSE, "entropy_collapse", "dapo"),
     (LENGTH, "length_reward_coupling", "dr_grpo"),
-    (FORMAT_HACK, "reward_hacking", None),
     (COLLAPSE, "no_learning_signal", None),
 ])
 def test_each_stopping_failure_mode_stops_after_the_window(tmp_path, override, finding, variant):
@@ -70,6 +69,14 @@ def test_each_stopping_failure_mode_stops_after_the_window(tmp_path, override, f
     # It persisted over the window (three checks, one per log of 5 steps), once enough records judge a trend.
     assert stop["step"] == max(first["step"] + 10, 5 * MIN_RECORDS_FOR_TREND)
     assert f"[{first['severity']}]" in w.stream.getvalue()
+
+
+def test_format_rising_without_correctness_is_reported_never_stopped(tmp_path):
+    """A healthy run learns the format first (the real demo at step 55: format 0.37 → 0.63, correctness flat): the
+    watchdog reports the suspicion and lets the run go on; diagnose judges the whole run."""
+    w = replay(tmp_path, history(**{**HEALTHY, **FORMAT_HACK}))
+    assert w.stopped is None
+    assert [e["id"] for e in events(tmp_path)] == ["reward_hacking"]
 
 
 def test_a_longer_window_stops_later_and_never_on_a_short_run(tmp_path):

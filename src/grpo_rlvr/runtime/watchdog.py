@@ -9,8 +9,7 @@ completions file is read once; nothing is re-read.
 
 A finding is written to ``output/watch.jsonl`` and the console when it first appears (or its severity changes).
 A *stopping* finding (critical, or one of ``STOPPING_WARNINGS``: completions growing or repeating while
-correctness is flat, the format rising without correctness; the skill's "start plain, watch for the symptom,
-then switch the variant") that is present at ``window`` consecutive checks, once the run has logged
+correctness is flat; the skill's "start plain, watch for the symptom, then switch the variant") that is present at ``window`` consecutive checks, once the run has logged
 enough records to judge trends (``MIN_RECORDS_FOR_TREND``), stops the run when ``watch.stop_on`` is
 ``critical``: the Trainer saves a checkpoint and stops, ``train.py`` exits 1, and the console says what was
 found, the variant with its brief change, and what to run next. With ``stop_on: never`` the same moment is only
@@ -33,20 +32,20 @@ from grpo_rlvr.runtime.watch_log import WATCH_LOG
 COMPLETION_FILES = (20, 60)   # completions files kept: the run's first ones (its start) and its latest ones
 
 
-# Warnings that waste the rest of a run as surely as a critical finding: the policy is being paid for length or
-# for the format instead of correctness. (Truncation and clipping are reported, never stopped for: they are
-# settings to tune, and a healthy run's start often truncates.)
-STOPPING_WARNINGS = ("length_reward_coupling", "degenerate_length", "reward_hacking")
-# A run whose correctness gained this much since its start is still learning: a warning does not stop it. The
-# real demo learns the format first: its format part rose 0.37 → 0.85 by step 100 while correctness crept
-# 0.06 → 0.18, which reads as format hacking until correctness catches up (0.29 at step 150); the diagnosis of
-# the whole run is healthy. Stopping it would be a false stop; a hacked run's correctness stays flat.
+# Warnings that waste the rest of a run as surely as a critical finding: completions growing or repeating while
+# correctness is flat (the policy is paid for length). Reported, never stopped for: truncation and clipping
+# (settings to tune; a healthy run's start often truncates) and reward_hacking. A healthy run learns the format
+# first: the real demo (seed 0, lr 2e-4) had its format part rise 0.37 → 0.63 by step 55 of 200 while
+# correctness went 0.06 → 0.05, which is what format hacking looks like, and ended healthy (correctness 0.29 at
+# step 150). Mid-run, the two cannot be told apart from the log; diagnose judges the whole run.
+STOPPING_WARNINGS = ("length_reward_coupling", "degenerate_length")
+# A run whose correctness gained this much since its start is still learning: a warning does not stop it.
 STILL_LEARNING = 0.02
 
 
 def stops(finding, logs=None) -> bool:
-    """A finding the watchdog stops a run for: a critical one, or length or format hacking while correctness is
-    flat (gained less than ``STILL_LEARNING`` since the start)."""
+    """A finding the watchdog stops a run for: a critical one, or length hacking while correctness is flat
+    (gained less than ``STILL_LEARNING`` since the start)."""
     if finding.severity == "critical":
         return True
     return finding.id in STOPPING_WARNINGS and (logs is None or not _still_learning(logs))
