@@ -1,11 +1,11 @@
-"""Benchmark: the watchdog's cost (``runtime/watchdog.py``) per logging step, beside the step it watches.
+"""Benchmark: the watchdog's cost (``diagnosis/watchdog.py``) per logging step, beside the step it watches.
 
 Run: ``python benchmarks/bench_watchdog.py [--steps 30] [--records 100 1000 5000]`` (from the repository root,
 ``HF_HUB_OFFLINE=1``; nothing is downloaded). A few minutes on 2 CPU cores.
 
 1. Two real runs of the demo's brief on the untrained tiny model, ``logging_steps`` 1 (the watchdog checks at
    every step: its worst case), ``watch.stop_on: never`` so both run all steps: one with the watchdog checking
-   every log (``watch.every`` 1), one where it never checks (``watch.every`` above the step count: without it).
+   every log (``watch.every`` 1), one where it never checks (``watch.every`` 1000, the most, above the step count: without it).
    Printed: the mean step time of each (TRL's ``step_time``) and their ratio. On a shared CPU that ratio is
    noisy, so the watchdog's own cost is also measured exactly: the first run's logs (``metrics.jsonl`` and its
    completions files) replayed through ``Watch`` in the order they were written, each check timed. Printed: the
@@ -67,7 +67,7 @@ def replay(run: Path) -> list[float]:
     they were written (one per log)."""
     import shutil
 
-    from grpo_rlvr.runtime.watchdog import Watch
+    from grpo_rlvr.diagnosis.watchdog import Watch
 
     src = run / "output"
     recs = [json.loads(x) for x in (src / "metrics.jsonl").read_text().splitlines()]
@@ -94,7 +94,7 @@ def growth(records: list[int]) -> list[tuple[int, float]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from grpo_rlvr.runtime.watchdog import Watch
+    from grpo_rlvr.diagnosis.watchdog import Watch
 
     keys = ["clip_ratio/high_max", "clip_ratio/region_mean", "completions/clipped_ratio", "completions/mean_length",
             "completions/max_length", "entropy", "frac_reward_zero_std", "grad_norm", "kl", "learning_rate",
@@ -131,7 +131,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        runs = {name: setup(work, args.steps, every) for name, every in (("with", 1), ("without", 10**6))}
+        runs = {name: setup(work, args.steps, every) for name, every in (("with", 1), ("without", 1000))}
         for name, run in runs.items():
             res = subprocess.run([sys.executable, "-m", "grpo_rlvr", "train", str(run)], capture_output=True,
                                  text=True)
@@ -143,9 +143,12 @@ def main() -> None:
     print(f"1. {args.steps} GRPO steps of the demo's brief on the tiny model, logging every step")
     print(f"   mean step time: with the watchdog {st['with']:.3f} s, without {st['without']:.3f} s, "
           f"ratio {st['with'] / st['without']:.3f} (noisy on a shared CPU)")
-    print(f"   the watchdog's checks, replayed on that run's logs: {len(checks)} checks, mean "
-          f"{mean_check * 1000:.1f} ms, worst {max(checks) * 1000:.1f} ms; mean check / mean step "
-          f"{mean_check / st['with']:.2%} (goal < 2%)")
+    later = checks[1:] or checks
+    print(f"   the watchdog's checks, replayed on that run's logs: {len(checks)} checks; the first (its imports, "
+          f"paid at train start by the callback) {checks[0] * 1000:.1f} ms; the others mean "
+          f"{statistics.fmean(later) * 1000:.1f} ms, worst {max(later) * 1000:.1f} ms")
+    print(f"   mean check / mean step: {statistics.fmean(later) / st['with']:.2%} (goal < 2%); with the first "
+          f"{mean_check / st['with']:.2%}")
     print(f"2. a long run's check (a completions file a log, {args.step_s:g} s steps, a check every log)")
     for n, ms in growth(args.records):
         print(f"   {n:>6} records: {ms:8.1f} ms a check = {ms / 1000 / args.step_s:.2%} of a step")

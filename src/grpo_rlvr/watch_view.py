@@ -1,6 +1,6 @@
 """``grpo-rlvr watch RUN``: a run seen from another terminal while it trains: progress (step / max_steps, ETA),
 the rewards by role, the latest held-out evaluation, and the watchdog's findings so far (``output/watch.jsonl``,
-written by ``runtime/watchdog.py`` inside training). Refreshes as the files grow (each read takes only the lines
+written by ``diagnosis/watchdog.py`` inside training). Refreshes as the files grow (each read takes only the lines
 added since the last one) and returns when the run ends: its summary record (``train_runtime``) is logged, or
 the watchdog stopped it. Reads files only; imports no training library.
 """

@@ -125,7 +125,7 @@ WATCH_DEFAULTS = {"stop_on": "critical", "every": 1, "window": 3}   # the brief'
 
 @dataclass(frozen=True)
 class Watch:
-    """The watchdog inside training (brief section ``watch``; see ``runtime/watchdog.py``)."""
+    """The watchdog inside training (brief section ``watch``; see ``diagnosis/watchdog.py``)."""
 
     stop_on: str = "critical"   # "critical": stop on a persistent stopping finding; "never": only record it
     every: int = 1              # check every this many training logs

@@ -1,4 +1,4 @@
-"""Reading what the watchdog (``runtime/watchdog.py``) and the metrics callback wrote while a run trains, without
+"""Reading what the watchdog (``diagnosis/watchdog.py``) and the metrics callback wrote while a run trains, without
 importing the training stack: ``output/watch.jsonl`` (findings, and the stop) and any JSONL file read as it grows
 (``JsonlTail``: only the complete lines added since the last read)."""
 

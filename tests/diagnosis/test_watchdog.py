@@ -1,4 +1,4 @@
-"""The watchdog inside training (runtime/watchdog.py), replayed on recorded log histories: a healthy run (the
+"""The watchdog inside training (diagnosis/watchdog.py), replayed on recorded log histories: a healthy run (the
 real demo's log, and the synthetic healthy history) is never stopped; each failure mode it stops for stops the
 run once it has persisted over the window, with a checkpoint asked of the Trainer and the variant named. One real
 tiny run that stops is in tests/diagnosis/test_runs.py."""
@@ -13,7 +13,7 @@ import pytest
 from transformers import TrainerControl, TrainerState
 
 from grpo_rlvr.diagnosis.detectors import MIN_RECORDS_FOR_TREND
-from grpo_rlvr.runtime.watchdog import WATCH_LOG, Watch, Watchdog, stop_message
+from grpo_rlvr.diagnosis.watchdog import WATCH_LOG, Watch, Watchdog, stop_message
 from histories import HEALTHY, history, write_completions
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "demo_trainer_state.json"

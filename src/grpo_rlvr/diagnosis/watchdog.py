@@ -1,5 +1,7 @@
 """The watchdog inside training: the detectors ``grpo-rlvr diagnose`` runs after a run ends, run on the log as it
 grows, so that a run that collapses at step 300 of 5,000 stops there instead of burning the rest of its hours.
+The rendered train.py adds it to the Trainer's callbacks; it lives here, with the detectors it runs, because the
+runtime (``grpo_rlvr.runtime``) imports nothing above it (tests/test_layers.py).
 
 Every ``every`` training logs it runs the failure-mode detectors (``diagnosis.detectors.DETECTORS`` and the
 non-finite check; not the "too few records" or "missing metric" checks, which every young run would trip) on
@@ -101,12 +103,16 @@ class Watch:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        from grpo_rlvr.diagnosis.completions import prompt_key
+
         for f in new:
             self.seen_files.add(f.name)
             try:
                 rows = [r for r in pq.read_table(f).to_pylist() if isinstance(r.get("step"), int) and "completion" in r]
             except (OSError, pa.ArrowException):
                 continue
+            for r in rows:   # the group key, computed once here, not at every check (a chat prompt is JSON-dumped)
+                r["prompt"] = prompt_key(r.get("prompt"))
             if self.first_files < COMPLETION_FILES[0]:
                 self.first_files += 1
                 self.first_rows.extend(rows)
@@ -208,6 +214,14 @@ class Watchdog(TrainerCallback):
             pass
         self.stream = stream or sys.stderr
         self.watch = Watch(output_dir, lock, stop_on, every, window, self.stream)
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        # The detectors' imports (pyarrow among them) are paid here, once, not inside the first check's step.
+        import pyarrow.parquet  # noqa: F401
+
+        import grpo_rlvr.diagnosis.detectors  # noqa: F401
+        import grpo_rlvr.diagnosis.log_checks  # noqa: F401
+        import grpo_rlvr.diagnosis.roles  # noqa: F401
 
     @property
     def stopped_run(self) -> bool:
