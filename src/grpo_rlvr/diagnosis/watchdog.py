@@ -196,9 +196,19 @@ def stop_message(event: dict, run_dir: Path) -> str:
             lines.append(f"  brief change: {snippet(change)}")
         lines.append(f"  next: {'make that change in the brief' if change else 'fix what the finding names'}, then "
                      f"`grpo-rlvr render BRIEF` and train (`grpo-rlvr diagnose {run}` writes the full diagnosis)")
-    lines.append(f"  a false alarm? `grpo-rlvr train {run} --resume` continues from the checkpoint, and stops again "
-                 "at the same finding; set `watch: {stop_on: never}` in the brief and render again to train past it")
+    lines.append(f"  a false alarm? `grpo-rlvr train {run} --resume` continues from the checkpoint (the watchdog "
+                 "judges the resumed logs afresh and stops again if the finding persists); `watch: {stop_on: never}` "
+                 "in the brief only records findings")
     return "\n".join(lines)
+
+
+def warm_imports() -> None:
+    """Import what a check uses (pyarrow among it: about half a second)."""
+    import pyarrow.parquet  # noqa: F401
+
+    import grpo_rlvr.diagnosis.detectors  # noqa: F401
+    import grpo_rlvr.diagnosis.log_checks  # noqa: F401
+    import grpo_rlvr.diagnosis.roles  # noqa: F401
 
 
 class Watchdog(TrainerCallback):
@@ -216,12 +226,7 @@ class Watchdog(TrainerCallback):
         self.watch = Watch(output_dir, lock, stop_on, every, window, self.stream)
 
     def on_train_begin(self, args, state, control, **kwargs):
-        # The detectors' imports (pyarrow among them) are paid here, once, not inside the first check's step.
-        import pyarrow.parquet  # noqa: F401
-
-        import grpo_rlvr.diagnosis.detectors  # noqa: F401
-        import grpo_rlvr.diagnosis.log_checks  # noqa: F401
-        import grpo_rlvr.diagnosis.roles  # noqa: F401
+        warm_imports()   # paid here, once, not inside the step of the first check
 
     @property
     def stopped_run(self) -> bool:
