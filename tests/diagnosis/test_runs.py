@@ -41,6 +41,15 @@ def run_case(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40
     return diagnose(run)
 
 
+def would_stop(diag) -> dict | None:
+    """The watchdog's ``would_stop`` event in the run's watch.jsonl (run_case trains with stop_on: never)."""
+    import json
+
+    p = diag.out_dir / "watch.jsonl"
+    events = [json.loads(x) for x in p.read_text().splitlines()] if p.is_file() else []
+    return next((e for e in events if e["event"] == "would_stop"), None)
+
+
 def prepare_run(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40, train_rows=None, eval_rows=None,
                 sections: dict | None = None):
     data = yaml.safe_load(example_brief_text())
@@ -140,6 +149,7 @@ def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
     assert f is not None, diag.format()
     assert any(e.startswith("pays_length (a length reward) mean") for e in f.evidence), f.evidence
     assert diag.data["recommended_variant"] == "dr_grpo"   # the cause (length pays), not the symptom
+    print("watchdog:", would_stop(diag))   # recorded for the sweep; the watchdog's stop is asserted on the collapse
 
 
 @pytest.fixture(scope="module")
@@ -218,6 +228,8 @@ def test_learning_rate_that_breaks_the_policy(workspace, warm_model_dir, seed):
     assert f is not None and f.cause == "collapsed", diag.format()
     assert f.brief_change == {"grpo": {"learning_rate": 3e-4}}
     assert diag.data["recommended_variant"] is None      # a broken base run calls for a fix, not a variant
+    stop = would_stop(diag)   # the watchdog would have stopped it mid-run (stop_on: never here), at its finding
+    assert stop is not None and stop["id"] == "no_learning_signal" and stop["step"] < 40, stop
 
 
 FEW = task.make_rows(24, seed=7)
