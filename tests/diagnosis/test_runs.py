@@ -105,6 +105,31 @@ def test_watchdog_stops_a_run_without_signal(workspace, tiny_model_dir, capfd):
     assert json.loads((out / "train_summary.json").read_text())["global_step"] == 8
 
 
+def test_the_dashboard_gets_rewards_by_role_and_the_watchdogs_findings(workspace, tiny_model_dir, tmp_path,
+                                                                       monkeypatch):
+    """With trackio installed (the [dashboard] extra; skipped without it), runs report to it by default: TRL's
+    metrics, each reward's mean under its role, and the watchdog's findings and stop, in trackio's local store."""
+    import importlib.util
+    import json
+
+    if importlib.util.find_spec("trackio") is None:
+        pytest.skip("trackio is not installed (pip install grpo-rlvr[dashboard])")
+    monkeypatch.setenv("TRACKIO_DIR", str(tmp_path / "trackio"))   # before trackio is imported: it reads it then
+    run = prepare_run(workspace, tiny_model_dir, {"logging_steps": 1}, 0, steps=30)
+    assert json.loads((run / "brief.lock.json").read_text())["grpo_config"]["report_to"] == "trackio"
+    assert train(run).returncode == 1                    # the watchdog stops it at step 8, as above
+    from trackio.sqlite_storage import SQLiteStorage
+
+    runs = SQLiteStorage.get_runs("huggingface")
+    assert len(runs) == 1, runs
+    logs = SQLiteStorage.get_logs("huggingface", runs[0])
+    assert any(isinstance(r.get("train/rewards/exact_match/mean"), float) for r in logs), logs[:2]
+    assert any(r.get("role/correctness/exact_match") is not None and r.get("role/format/format") is not None
+               for r in logs)
+    assert any(r.get("watch/no_learning_signal") == 2 for r in logs)
+    assert [r.get("train/global_step") for r in logs if r.get("watch/stopped") == 1] == [8]
+
+
 @training_outcome
 def test_dynamic_sampling_that_runs_out_of_rounds_is_told_so(workspace, tiny_model_dir, seed):
     """The untrained model with dynamic sampling (max_rounds 1): every group is all-wrong, so the refill runs out

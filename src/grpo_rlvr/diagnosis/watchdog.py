@@ -240,7 +240,8 @@ class Watchdog(TrainerCallback):
         before = self.watch.stopped
         last = bool(state.max_steps) and state.global_step >= state.max_steps   # it ends now anyway: nothing to save
         if state.is_world_process_zero:
-            self.watch.check(state.global_step, last_step=last)
+            findings = self.watch.check(state.global_step, last_step=last)
+            _to_dashboards(args, state.global_step, self._dashboard_metrics(findings, logs))
         stop = _on_every_rank(before is None and self.stopped_run)
         if stop:
             control.should_save = True
@@ -249,6 +250,20 @@ class Watchdog(TrainerCallback):
                 self.stream.write(f"  watch: stopping at step {state.global_step} ({self.watch.stopped['title']}); "
                                   "saving a checkpoint\n")
                 self.stream.flush()
+
+    def _dashboard_metrics(self, findings, logs: dict) -> dict:
+        """What the dashboard gets at a check: each reward's mean under its role, each finding's severity (2
+        critical, 1 warning, 0 info) and whether the watchdog stopped (or would stop) the run."""
+        from grpo_rlvr.diagnosis.roles import _lock_roles, role_from_name
+
+        out = {}
+        names = [k[len("rewards/"):-len("/mean")] for k in logs if k.startswith("rewards/") and k.endswith("/mean")]
+        roles = _lock_roles(self.watch.lock, names)
+        for n in names:
+            out[f"role/{roles.get(n) or role_from_name(n) or 'other'}/{n}"] = logs[f"rewards/{n}/mean"]
+        out.update({f"watch/{f.id}": {"critical": 2, "warning": 1}.get(f.severity, 0) for f in findings})
+        out["watch/stopped"] = int(self.watch.stopped is not None)
+        return out
 
     def on_train_end(self, args, state, control, **kwargs):
         if state.is_world_process_zero and self.stopped_run:
@@ -265,3 +280,25 @@ def _on_every_rank(flag: bool) -> bool:
     box = [flag]
     dist.broadcast_object_list(box, src=0)
     return bool(box[0])
+
+
+def _to_dashboards(args, step: int, metrics: dict) -> None:
+    """Log ``metrics`` to the run's trackio and wandb runs (``report_to``), beside the Trainer's own logs; a
+    dashboard that fails is never a reason to stop training. TensorBoard: not written here."""
+    reporters = getattr(args, "report_to", None) or []
+    reporters = [reporters] if isinstance(reporters, str) else list(reporters)
+    if "all" in reporters:
+        reporters = ["trackio", "wandb"]
+    row = {**metrics, "train/global_step": step}
+    for name in ("trackio", "wandb"):
+        if name not in reporters:
+            continue
+        try:
+            import importlib
+
+            mod = importlib.import_module(name)
+            if name == "wandb" and mod.run is None:
+                continue
+            mod.log(row)
+        except Exception as e:  # noqa: BLE001 - any dashboard error: say so once, keep training
+            print(f"  watch: could not log to {name}: {e}", file=sys.stderr)
