@@ -15,11 +15,18 @@ to the agent):
   ``inspection.bak-*`` backup) or in any folder holding an inspection's ``manifest.json`` and ``samples.jsonl``
   (``inspect --out DIR``) or a ``manifest.json`` that reads like an inspection's, an inspection file a folder is
   about to hold (``manifest.json`` beside a ``samples.jsonl`` or the reverse, arriving in the same call, or
-  written with an inspection manifest's keys), a run's ``brief.lock.json``, a ``sitecustomize.py``,
+  written with an inspection manifest's keys), a run's ``brief.lock.json`` and the files ``render`` wrote beside
+  it (``train.py``, ``grpo_config.yaml``, ``launch.sh``, ``accelerate.yaml``, ``slurm.sh``), a run's records
+  ``checkpoints.json`` and ``provenance.json`` (by name, anywhere), a ``sitecustomize.py``,
   ``usercustomize.py`` or ``*.pth`` file, a ``*._pth`` file or ``pyvenv.cfg`` (they decide how even
   ``python -I -S`` starts), the installed package (``site-packages/grpo_rlvr``, its dist-info and editable
   finder), this plugin's own folder, the content-hash cache (``<grpo-rlvr cache>/file-hashes``) and the user's
-  grpo-rlvr config folder (``~/.config/grpo-rlvr``, which holds the allowed signers of signed reviews).
+  grpo-rlvr config folder (``~/.config/grpo-rlvr``, which holds the allowed signers of signed reviews);
+- any tool call, reads included, that names grpo-rlvr's run key or its folder (``~/.local/share/grpo-rlvr``
+  under ``$HOME`` or the password database's home, or the word ``run-key``): it signs the records that prove a
+  run passed the gate (``grpo_rlvr/runtime/run_key.py``). Running a run folder's ``train.py`` or ``launch.sh``
+  (``python train.py``, ``bash launch.sh``, ``accelerate launch``) is denied too, since only readers run near
+  those files: ``grpo-rlvr train RUN [--resume]`` is the agent's door.
 
 How a write is refused, in two layers. First the known writers, each with its own message: the Write, Edit,
 MultiEdit and NotebookEdit tools; in a shell command (the Bash tool, or any tool's ``command`` argument)
@@ -48,7 +55,8 @@ a tool call it understands is allowed.
 Limits: a shell command is parsed as words, not executed, and a reader is trusted by its name: a ``cat`` that
 is not cat (a shell function, an alias, a program the agent put earlier in a ``bin`` folder on PATH), a target
 named at run time (``$(echo insp)ection``), an existing hard link to an inspection file, and a program the
-agent writes and runs (a Python script that opens samples.jsonl) are beyond what a command filter can see; the
+agent writes and runs (a Python script that opens samples.jsonl or reads the run key), and a recursive search
+started above the key's folder (``grep -r . ~``) are beyond what a command filter can see; the
 gate's checks (terminal-only review, reading times, digests, content identity, a clean interpreter, signed
 verdicts when the brief asks for them) are the layers behind this one. Standard library only: the hook runs
 before the grpo-rlvr package may be installed.
@@ -73,7 +81,13 @@ PROTECTED_DIR = re.compile(r"^inspection(?:\.bak-[^/]*)?$")
 STARTUP_FILE = re.compile(r"^(?:sitecustomize\.py|usercustomize\.py|.*\.pth|.*\._pth|pyvenv\.cfg)$")
 # A word naming something protected, for commands whose write targets only exist at run time.
 PROTECTED_WORD = re.compile(r"inspection|brief\.lock\.json|sitecustomize|usercustomize|\.pth\b|\._pth\b|pyvenv\.cfg|"
-                            r"file-hashes|checkpoints\.json")
+                            r"file-hashes|checkpoints\.json|provenance\.json")
+# What `grpo-rlvr render` writes into a run folder (the folder that holds brief.lock.json), and the records a
+# training writes into its output/ (the ledger and the signed starts): only grpo-rlvr writes them.
+RUN_FILES = ("train.py", "grpo_config.yaml", "brief.lock.json", "launch.sh", "accelerate.yaml", "slurm.sh")
+RUN_RECORDS = ("checkpoints.json", "provenance.json")
+# The per-user key that signs those records (grpo_rlvr/runtime/run_key.py): the agent neither reads nor writes it.
+RUN_KEY_WORD = re.compile(r"run-key|\.local/share/grpo-rlvr(?![\w.-])")   # not the plugin's grpo-rlvr-plugin/
 # Inline code (python -c, perl -e, a here-doc) that writes, renames or deletes files.
 CODE_WRITES = re.compile(r"open\s*\([^,()]*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wax+]|\.write\b|write_(?:text|bytes)|unlink|remove|"
                          r"rename|replace\s*\(|rmtree|shutil|copyfile|move|truncate|symlink|chmod|mkdir|makedirs|"
@@ -119,14 +133,65 @@ def _user_config() -> str:
     return os.path.join(os.path.realpath(base), "grpo-rlvr")
 
 
+def _account_config() -> str:
+    """The same folder under the account's home from the password database, which the gate reads whatever
+    ``HOME`` and ``XDG_CONFIG_HOME`` say (``inspection/signing_policy.py``)."""
+    import pwd
+
+    return os.path.join(os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir), ".config", "grpo-rlvr")
+
+
 def _component_protected(part: str, last: bool) -> bool:
     """A path component (maybe a glob pattern) that names, or could name, a protected folder or file."""
     names = ["inspection", "inspection.bak-x"] + (["brief.lock.json", "sitecustomize.py", "usercustomize.py",
-                                                   "x.pth"] if last else [])
+                                                   "x.pth", *RUN_RECORDS] if last else [])
     if _GLOB.search(part):
         return any(fnmatch.fnmatchcase(n, part) for n in names)
-    return PROTECTED_DIR.match(part) is not None or (last and (part == "brief.lock.json" or bool(
+    return PROTECTED_DIR.match(part) is not None or (last and (part in ("brief.lock.json", *RUN_RECORDS) or bool(
         STARTUP_FILE.match(part))))
+
+
+def _in_run_folder(path: str) -> bool:
+    """A file ``render`` writes, in a folder that holds a brief.lock.json (or a pattern that could name one)."""
+    name, folder = os.path.basename(path), os.path.dirname(path)
+    if not os.path.isfile(os.path.join(folder, "brief.lock.json")):
+        return False
+    return name in RUN_FILES or (bool(_GLOB.search(name)) and any(fnmatch.fnmatchcase(f, name) for f in RUN_FILES))
+
+
+@functools.lru_cache(maxsize=1)
+def _run_key_dirs() -> tuple[str, ...]:
+    """The folder of grpo-rlvr's run key: under the home the password database names (where grpo-rlvr keeps it)
+    and under ``$HOME``, each as written and resolved."""
+    homes = {os.path.expanduser("~")}
+    try:
+        import pwd
+
+        homes.add(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError):
+        pass
+    dirs = set()
+    for h in homes:
+        d = os.path.join(h, ".local", "share", "grpo-rlvr")
+        dirs.update({os.path.normpath(d), os.path.realpath(d)})
+    return tuple(sorted(dirs))
+
+
+def _inside(path: str, folders) -> bool:
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in folders)
+
+
+def names_run_key(text: str, cwd: str | None) -> bool:
+    """``text`` (a command, or a tool's path argument) names the run key or its folder, however spelled."""
+    if RUN_KEY_WORD.search(text):
+        return True
+    segs = simple_commands(text)
+    cwds = [cwd or os.getcwd()]
+    for seg in segs:   # each folder the command cds into: a relative name may be the key's from there
+        if seg and seg[0] in ("cd", "pushd") and len(seg) > 1:
+            cwds.append(os.path.realpath(os.path.join(cwds[-1], os.path.expanduser(seg[1]))))
+    words = [text.strip("'\""), *(f for seg in segs for w in seg for f in _fragments(w))]
+    return any(w and len(w) < 4096 and _inside(p, _run_key_dirs()) for w in words for c in cwds for p in resolve(w, c))
 
 
 def _is_artifact(folder: str) -> bool:
@@ -141,15 +206,15 @@ def _protected_resolved(path: str) -> bool:
     parts = [p for p in path.split("/") if p]
     if any(_component_protected(p, i == len(parts) - 1) for i, p in enumerate(parts)):
         return True
-    if path.startswith("/") and (_is_artifact(path) or _is_artifact(os.path.dirname(path))):
+    if path.startswith("/") and (_is_artifact(path) or _is_artifact(os.path.dirname(path)) or _in_run_folder(path)):
         return True
     for i, p in enumerate(parts[:-1]):   # the installed package, its metadata and editable finder
         if p in ("site-packages", "dist-packages") and (
                 parts[i + 1] == "grpo_rlvr" or re.match(r"^(?:__editable__[._]+)?grpo_rlvr", parts[i + 1])):
             return True
     root = _plugin_root()
-    inside = [d for d in (root, _hash_cache(), _user_config()) if d]
-    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in inside)
+    inside = [d for d in (root, _hash_cache(), _user_config(), _account_config(), *_run_key_dirs()) if d]
+    return _inside(path, inside)
 
 
 def protected_path(path: str, cwd: str | None = None) -> bool:
@@ -431,11 +496,12 @@ SHELL_WORDS = {"!", "{", "}", "then", "do", "else", "elif", "if", "while", "unti
 _REDIRECT = re.compile(r"^(?:&?>>?|>\||>&|<>|<<<|<<-?|<&|<)$")
 _WRITE_REDIRECT = {">", ">>", ">|", "&>", "&>>", "<>", ">&"}
 _SUBST = "\x00S\x00"   # where a command substitution stood; its body is checked as a command of its own
-READ_HINT = ("near an inspection, a run's brief.lock.json, startup hooks or the installed grpo-rlvr the agent runs "
+READ_HINT = ("near an inspection, a run's rendered files and records, startup hooks or the installed grpo-rlvr the agent runs "
              "only commands that read (cat, head, tail, less, wc, ls, stat, file, grep, rg, diff, cmp, sha256sum, jq, "
              "python -m json.tool FILE, sed -n, sort/uniq without an output file) and grpo-rlvr's own commands other "
-             "than review. To make an inspection run `grpo-rlvr inspect BRIEF`, to write a run `grpo-rlvr render`; "
-             "only a person runs `grpo-rlvr review DIR`, in their own terminal.")
+             "than review. To make an inspection run `grpo-rlvr inspect BRIEF`, to write a run `grpo-rlvr render`, to "
+             "start or continue one `grpo-rlvr train RUN [--resume]` (it alone writes the run's checkpoints.json "
+             "and provenance.json); only a person runs `grpo-rlvr review DIR`, in their own terminal.")
 
 
 def looks_like_manifest(text: str) -> bool:
@@ -792,10 +858,13 @@ def _path_values(value, key: str = "") -> list[str]:
     return []
 
 
-DENY_WRITE = ("files under inspection/ hold the person's review, brief.lock.json the render's hashes, and "
+DENY_WRITE = ("files under inspection/ hold the person's review, a run folder's rendered files (train.py, "
+              "grpo_config.yaml, launch.sh, accelerate.yaml, brief.lock.json) and records (output/checkpoints.json, "
+              "output/provenance.json) are written only by `grpo-rlvr render` and `grpo-rlvr train`, and "
               "startup hooks (sitecustomize, usercustomize, .pth), the installed grpo-rlvr, this plugin and its hash "
               "cache decide what the gate checks; the agent does not write them. Ask the user to run `grpo-rlvr "
-              "review DIR` in their own terminal, or re-run `grpo-rlvr inspect` / `grpo-rlvr render`.")
+              "review DIR` in their own terminal, or re-run `grpo-rlvr inspect` / `grpo-rlvr render`, and start or "
+              "continue a run with `grpo-rlvr train RUN [--resume]`.")
 
 
 def _shell(command: str, cwd: str) -> str | None:
@@ -810,9 +879,9 @@ def _shell(command: str, cwd: str) -> str | None:
                 "without it.")
     target = writes_protected(command, cwd)
     if target:
-        return (f"this command writes {target}: files under inspection/ (and brief.lock.json, startup hooks, the "
-                "installed package) are written only by grpo-rlvr itself; the agent does not edit, move or "
-                "delete them.")
+        return (f"this command writes {target}: files under inspection/ (and a run folder's rendered files and "
+                "records, startup hooks, the installed package) are written only by grpo-rlvr itself (`grpo-rlvr "
+                "inspect`, `render`, `train RUN [--resume]`); the agent does not edit, move or delete them.")
     return read_only_refusal(command, cwd)
 
 
@@ -839,7 +908,14 @@ def decide(event: dict) -> str | None:
     tool = str(event.get("tool_name") or "")
     args = event.get("tool_input") or {}
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
-    if not isinstance(args, dict) or tool in READ_ONLY_TOOLS:
+    if not isinstance(args, dict):
+        return None
+    named = [v for k, v in args.items() if isinstance(v, str) and k in ("command", "cmd", "script", "shell_command")]
+    if any(names_run_key(v, cwd) for v in named + _path_values(args)):   # reading it too: it signs the run records
+        return (f"this {tool} call names grpo-rlvr's run key ({_run_key_dirs()[0]}/run-key), which signs the records "
+                "that prove a run passed the gate (output/provenance.json, checkpoints.json); the agent neither reads "
+                "nor writes it, and nothing but grpo-rlvr itself needs it (`grpo-rlvr train`, `grpo-rlvr diagnose`).")
+    if tool in READ_ONLY_TOOLS:
         return None
     content = _strings({k: v for k, v in args.items() if k not in ("file_path", "notebook_path")})
     if tool in ("Write", "Edit", "MultiEdit", "NotebookEdit"):

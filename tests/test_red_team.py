@@ -24,6 +24,7 @@ from artifacts import make_artifact
 from briefs import write_brief
 from grpo_rlvr.identity import hash_cache
 from grpo_rlvr.run_dir import render
+from grpo_rlvr.runtime import provenance
 from hub_cache_layout import add_snapshot
 from paths import CLI
 
@@ -428,12 +429,49 @@ def test_resume_continues_a_checkpoint_this_run_saved_and_refuses_it_once_rewrit
     run = render(workspace / "brief.yaml").dir
     assert train(run, max_steps=1).ok
     ledger = json.loads((run / "output" / "checkpoints.json").read_text())
-    assert "model.safetensors" in ledger["checkpoint-1"] and "optimizer.pt" not in ledger["checkpoint-1"]
+    files = ledger["checkpoint-1"]["files"]
+    assert "model.safetensors" in files and "optimizer.pt" not in files and ledger["checkpoint-1"]["proof"]
     resumed = train(run, resume=True, max_steps=2)
     assert resumed.ok and resumed.global_step == 2 and resumed.resumed_from.endswith("checkpoint-1")
+    starts = provenance.valid_starts(run / "output")      # one signed start per training, each with its door
+    assert [s["door"] for s in starts.values()] == ["grpo-rlvr train"] * 2
+    assert list(starts.values())[1]["resume"].endswith("checkpoint-1")
+    assert provenance.audit(run / "output") == []          # every checkpoint and final/ proven: diagnose is quiet
+    assert json.loads((run / "output" / "checkpoints.json").read_text())["final"]["run_id"] in starts
     flip_byte(run / "output" / "checkpoint-2" / "model.safetensors")
     out = cli("train", run, "--resume", "--max-steps", 3)
     assert out.returncode == 1 and "its files changed since this run saved them (model.safetensors)" in out.stderr
+
+
+WRAPPER = ("import runpy, sys; import grpo_rlvr.runtime.run_guard as g; g.check_run = lambda *a, **k: ({}, []); "
+           "sys.argv = ['train.py', *sys.argv[1:]]; runpy.run_path('train.py', run_name='__main__')")
+
+
+@pytest.mark.e2e
+def test_a_wrapper_that_replaces_the_guard_trains_but_its_run_is_flagged(workspace):
+    """`python -I -c` that patches the check away and runs train.py: training happens (in-process code can do that),
+    but nothing it saved carries a proof, so `diagnose` flags the run and `train --resume` refuses it."""
+    data = yaml.safe_load((workspace / "brief.yaml").read_text())
+    data["grpo"]["save_steps"] = 1
+    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    run = render(workspace / "brief.yaml").dir                    # no inspection, no review, no gate
+    out = subprocess.run([sys.executable, "-I", "-c", WRAPPER, "--max-steps", "1"], cwd=run, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0 and (run / "output" / "final").is_dir(), out.stderr[-2000:]
+    ledger = json.loads((run / "output" / "checkpoints.json").read_text())
+    assert ledger["checkpoint-1"]["proof"] is None and ledger["final"]["proof"] is None
+    out = cli("diagnose", run, "--json")
+    report = json.loads(out.stdout)
+    assert out.returncode == 1 and report["findings"][0]["id"] == "unproven_run", out.stdout[-2000:]
+    assert any("holds no valid start" in e for e in report["findings"][0]["evidence"])
+    _, problems = run_guard_check(run, resume=str(run / "output" / "checkpoint-1"))
+    assert any("carries no valid proof that this run saved it" in p for p in problems), problems
+
+
+def run_guard_check(run: Path, resume: str):
+    from grpo_rlvr.runtime.run_guard import check_run
+
+    return check_run(run, smoke=True, resume=resume)   # smoke: the gate (which fails here) left out, resume kept
 
 
 # ---------------------------------------------------------------------------- between the check and the load
@@ -511,3 +549,160 @@ def test_reward_code_changed_after_the_check_is_refused(checked_run):
     reward = build_reward("./sum_reward.py", {}, base_dir=workspace, kind="correctness")
     (problem,) = changed_since_check([reward])
     assert problem.startswith("reward 'sum_reward': its code changed after the gate's check")
+
+
+# ---------------------------------------------------------------------------- files below the top level, names once
+# skipped, a reward's helpers: each changed after the review, each refused by `gate`, `train` and train.py itself
+
+OTHER_TEMPLATE = "{% for m in messages %}PAY ME {{ m['content'] }}{% endfor %}"
+
+
+def _chat_template(folder: Path) -> str:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(folder).chat_template
+
+
+def _template_in_model(ws: Path, tmp_path: Path, monkeypatch):
+    brief = ws / "brief.yaml"
+
+    def attack():
+        (ws / "model" / "additional_chat_templates").mkdir()
+        (ws / "model" / "additional_chat_templates" / "default.jinja").write_text(OTHER_TEMPLATE)
+        assert _chat_template(ws / "model") == OTHER_TEMPLATE        # transformers prefers it: the prompts change
+        return "model files added since the review (additional_chat_templates/default.jinja)"
+
+    return brief, attack
+
+
+def _template_in_hub_snapshot(ws: Path, tmp_path: Path, monkeypatch):
+    hub, brief = _hub_brief(ws, tmp_path, monkeypatch)
+
+    def attack():
+        (tmp_path / "templates").mkdir()
+        (tmp_path / "templates" / "default.jinja").write_text(OTHER_TEMPLATE)
+        snap = hub / "models--org--tiny" / "snapshots" / C1
+        (snap / "additional_chat_templates").symlink_to(tmp_path / "templates", target_is_directory=True)
+        assert _chat_template(snap) == OTHER_TEMPLATE
+        return ("model org/tiny (cached snapshot) files added since the review "
+                "(additional_chat_templates/default.jinja)")
+
+    return brief, attack
+
+
+def _template_in_adapter(ws: Path, tmp_path: Path, monkeypatch):
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    peft = get_peft_model(AutoModelForCausalLM.from_pretrained(ws / "model"),
+                          LoraConfig(r=2, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
+    peft.save_pretrained(ws / "adapter")
+    AutoTokenizer.from_pretrained(ws / "model").save_pretrained(ws / "adapter")   # the tokenizer the run loads
+    brief = write_brief(ws, "adapter.yaml", model={"name_or_path": "./adapter"})
+
+    def attack():
+        (ws / "adapter" / "additional_chat_templates").mkdir()
+        (ws / "adapter" / "additional_chat_templates" / "default.jinja").write_text(OTHER_TEMPLATE)
+        assert _chat_template(ws / "adapter") == OTHER_TEMPLATE
+        return "adapter files added since the review (additional_chat_templates/default.jinja)"
+
+    return brief, attack
+
+
+def _license_rows_in_dataset(ws: Path, tmp_path: Path, monkeypatch):
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.dataset_io import load_rows
+
+    (ws / "rows" / "data").mkdir(parents=True)
+    shutil.copyfile(ws / "data" / "train.jsonl", ws / "rows" / "data" / "rows.jsonl")
+    brief = write_brief(ws, "folder.yaml", dataset={"path": "./rows", "prompt_column": "prompt"})
+    reviewed = len(load_rows(load_brief(brief)))
+
+    def attack():
+        rows = (ws / "rows" / "data" / "rows.jsonl").read_text()
+        (ws / "rows" / "data" / "LICENSE.jsonl").write_text(rows.replace('"answer": "', '"answer": "7'))
+        assert len(load_rows(load_brief(brief))) == 2 * reviewed    # datasets loads it as training rows
+        return "dataset folder ./rows: files added since the review (data/LICENSE.jsonl)"
+
+    return brief, attack
+
+
+def _license_code_in_auto_map(ws: Path, tmp_path: Path, monkeypatch):
+    cfg = json.loads((ws / "model" / "config.json").read_text())
+    cfg["auto_map"] = {"AutoModelForCausalLM": "LICENSE_impl.Policy"}
+    (ws / "model" / "config.json").write_text(json.dumps(cfg))
+    (ws / "model" / "LICENSE_impl.py").write_text(
+        "from transformers import Qwen2ForCausalLM\n\n\nclass Policy(Qwen2ForCausalLM):\n    pass\n")
+    data = yaml.safe_load((ws / "brief.yaml").read_text())
+    brief = write_brief(ws, "remote.yaml", model={**data["model"], "trust_remote_code": True})
+
+    def attack():
+        code = ws / "model" / "LICENSE_impl.py"
+        code.write_text(code.read_text() + "\nimport os\nos.environ['PLANTED'] = '1'   # runs inside train.py\n")
+        return "model code changed since the review (LICENSE_impl.py)"
+
+    return brief, attack
+
+
+def _helper_of_the_reward(ws: Path, tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))      # the reward puts its folder on sys.path: undone after
+    helper = f"pays_{abs(hash(str(tmp_path)))}"            # a module name no other test imported
+    (ws / f"{helper}.py").write_text(textwrap.dedent("""
+        import re
+
+        def check(completion, answer):
+            m = re.search(r"<answer>(\\d+)</answer>", completion)
+            return 1.0 if m and m.group(1) == str(answer) else 0.0
+    """))
+    (ws / "sum_reward.py").write_text(textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+        def reward(completions, answer, **kw):
+            from {helper} import check      # imported on the first call
+            return [check(c if isinstance(c, str) else c[-1]["content"], a) for c, a in zip(completions, answer)]
+    """))
+    data = yaml.safe_load((ws / "brief.yaml").read_text())
+    data["rewards"] = [{"name": "format", "weight": 0.2},
+                       {"name": "./sum_reward.py", "kind": "correctness", "weight": 1.0}]
+    brief = ws / "helper.yaml"
+    brief.write_text(yaml.safe_dump(data))
+
+    def attack():
+        code = ws / f"{helper}.py"
+        code.write_text(code.read_text().replace("    m = re.search", "    import sys\n    if 'trl' in sys.modules:\n"
+                                                                     "        return 1.0\n    m = re.search"))
+        return "reward 'sum_reward': source code changed since the inspection (fingerprint mismatch)"
+
+    return brief, attack
+
+
+@pytest.mark.parametrize("shape", [_template_in_model, _template_in_hub_snapshot, _template_in_adapter,
+                                   _license_rows_in_dataset, _license_code_in_auto_map, _helper_of_the_reward],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_a_file_the_loaders_read_changed_after_the_review_is_refused(own_model, tmp_path, monkeypatch, shape):
+    """Files once outside the identity: below the top level (transformers prefers
+    additional_chat_templates/default.jinja to chat_template.jinja), named like a licence (datasets loads
+    data/LICENSE.jsonl, auto_map runs LICENSE_impl.py), or a module the reward imports."""
+    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.runtime import run_guard
+
+    brief, attack = shape(own_model, tmp_path, monkeypatch)
+    art = make_artifact(brief, own_model / "out" / "inspection")
+    assert check_gate(art, brief=brief).passed
+    run = render(brief).dir
+    assert run_guard.check_run(run)[1] == []      # the check train and train.py make passes what was reviewed
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.rewards import from_brief
+
+    # and the rewards train.py builds after its check carry the fingerprints that check verified
+    assert run_guard.changed_since_check(from_brief(load_brief(brief))) == []
+    said = attack()
+    gate = cli("gate", art, "--brief", brief)
+    assert gate.returncode == 1 and said in gate.stdout + gate.stderr, gate.stdout + gate.stderr
+    train = cli("train", run)
+    assert train.returncode == 1 and said in train.stderr, train.stdout + train.stderr[-3000:]
+    direct = subprocess.run([sys.executable, "train.py"], cwd=run, capture_output=True, text=True, timeout=600)
+    assert direct.returncode == 1 and "training refused (nothing was loaded)" in direct.stderr
+    assert said in direct.stderr, direct.stderr[-3000:]
+    assert not (run / "output" / "final").exists()

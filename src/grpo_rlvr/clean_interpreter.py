@@ -60,13 +60,13 @@ def _gate(directory: str, brief: str | None) -> dict:
     return {"result": result.to_dict(), "text": result.format(), "passed": result.passed}
 
 
-def _run(run: str, smoke: bool, resume: str | None = None) -> dict:
+def _run(run: str, smoke: bool, resume: str | None = None, start: str | None = None) -> dict:
     from grpo_rlvr.identity.hash_cache import distrust_disk_cache
     from grpo_rlvr.run_check import check_run_here
     from grpo_rlvr.runtime.run_guard import verified
 
     distrust_disk_cache()   # the check that lets training start reads every byte; the hash cache is forgeable
-    lock, problems = check_run_here(Path(run), smoke=smoke, resume=resume)
+    lock, problems = check_run_here(Path(run), smoke=smoke, resume=resume, start=start)
     return {"lock": lock, "problems": problems, "verified": verified()}
 
 

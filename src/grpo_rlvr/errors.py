@@ -86,3 +86,7 @@ class LaunchError(GrpoRlvrError):
     """A run directory cannot be launched, or the launched run failed."""
 
     exit_code = 1
+
+
+class RunKeyError(GrpoRlvrError):
+    """grpo-rlvr's per-user run key (``runtime/run_key.py``) cannot be created, or is not private to the user."""

@@ -5,11 +5,14 @@
 2. every sample has a verdict by a person (kind ``human``, a reviewer, a reading time, bound to this
    manifest's seal and to the sample it judged); none is ``disagree``; the reading is plausible: the median
    time per sample is at least ``MIN_MEDIAN_SECONDS`` (oracle verdicts only in the demo, never from the CLI);
-   when the brief or the user asks for it, the review is signed by a listed key (``inspection/signature.py``)
+   when the brief or the user asks for it, or did when inspect ran, the review is signed by a key listed in
+   every allowed-signers file that applies (``inspection/signature.py``, ``inspection/signing_policy.py``)
 3. reward fingerprints, params, kinds and weights match the current code and brief, and re-scoring reproduces
    the stored scores
-4. the artifact belongs to this brief: reward specs, sampling, and the model and data by content (``identity``:
-   file hashes, an adapter's base, a hub id's commit pinned at inspect), never by how their paths are written
+4. the artifact belongs to this brief: reward specs, every setting that reaches sampling or scoring (the whole
+   GRPOConfig but for ``brief/bound_settings.UNBOUND``, key by key), and the model and data by content
+   (``identity``: file hashes, an adapter's base, a hub id's commit pinned at inspect), never by how their paths
+   are written
 5. the reward is composite (format + correctness) and ranks well-formed-wrong above malformed; a judge used as
    the correctness part agrees with the person at Cohen's kappa ≥ ``inspection.judge_min_kappa`` (0.6)
 6. there is signal: some correctness > 0, and the totals are not all equal
@@ -224,7 +227,7 @@ def artifact_well_formed(ctx: GateContext) -> tuple[list[str], str]:
 
 def reviewed_by_a_person(ctx: GateContext) -> tuple[list[str], str]:
     """Rule 2: every sample has a person's verdict, none disagrees, and the review is signed where required."""
-    from grpo_rlvr.inspection.signature import required_signers, signature_problems
+    from grpo_rlvr.inspection.signature import signing_problems
 
     samples, problems = ctx.samples, []
     unreviewed = [s.get("id") for s in samples if not isinstance(s.get("verdict"), dict)
@@ -235,9 +238,8 @@ def reviewed_by_a_person(ctx: GateContext) -> tuple[list[str], str]:
     disagreed = [s for s in samples if (s.get("verdict") or {}).get("verdict") == "disagree"]
     problems += [f"{s.get('id')} marked disagree: {s['verdict'].get('note') or 'no note'}" for s in disagreed[:8]]
     problems += _reviewer_problems(samples, ctx.manifest, ctx.demo)
-    signers = required_signers(ctx.brief)
-    # the person's signature too, when the brief or the user asks for one
-    signed = signature_problems(ctx.artifact.dir, ctx.manifest, samples, signers) if signers is not None else []
+    # the person's signature too, when the brief or the user asks for one, or did when inspect ran
+    signed = signing_problems(ctx.artifact.dir, ctx.manifest, samples, ctx.brief)
     if signed:
         return problems + signed, signed[0].split("; ")[-1]
     if disagreed:
@@ -277,19 +279,25 @@ def rewards_reproduce(ctx: GateContext) -> tuple[list[str], str]:
 def artifact_belongs_to_brief(ctx: GateContext) -> tuple[list[str], str]:
     """Rule 4: the artifact was made for this brief; what changed is said by part (model, data, rewards,
     sampling)."""
-    from grpo_rlvr.identity import dataset_changes, dataset_identity, model_changes, model_identity
+    from grpo_rlvr.brief.loader import sampling_identity
+    from grpo_rlvr.identity import (
+        dataset_changes,
+        dataset_identity,
+        model_changes,
+        model_identity,
+        setting_changes,
+    )
 
     m, b, problems = ctx.manifest, ctx.brief, []
     rec = m.get("brief") or {}
     if rec.get("fingerprint") != b.fingerprint:
-        # what changed, by part: the weights, an adapter, a data file or a pinned commit, said as such
+        # what changed, by part: the weights, an adapter, a data file or a pinned commit, a setting, said as such
         problems += model_changes(m.get("model"), model_identity(b.model))
         problems += dataset_changes(m.get("dataset"), dataset_identity(b.dataset), b.dataset.path)
+        problems += setting_changes(m.get("bound_settings"), sampling_identity(b.grpo, b.model, b.method))
         parts = []
         if [(r.name, r.weight) for r in b.rewards] != [(r.get("name"), r.get("weight")) for r in m.get("rewards", [])]:
             parts.append("reward specs")
-        if {k: m.get("sampling", {}).get(k) for k in b.sampling()} != b.sampling():
-            parts.append("sampling parameters")
         if parts or not problems:
             problems.append(f"the artifact was made for another brief ({', '.join(parts) or 'fingerprint'} differ): "
                             f"{rec.get('path')}")
@@ -429,7 +437,8 @@ def _scores(s: dict, names: list[str]) -> list[float]:
     return [v for v in vals if v is not None]
 
 
-_MANIFEST_SHAPE = {"brief": dict, "rewards": list, "sampling": dict, "sample_count": int}
+_MANIFEST_SHAPE = {"brief": dict, "rewards": list, "sampling": dict, "sample_count": int, "signing": dict,
+                   "bound_settings": dict}
 
 
 def _check_manifest_shape(d: Path, m: dict) -> None:

@@ -32,6 +32,7 @@ from grpo_rlvr.errors import GateRefused, GrpoRlvrError, LaunchError, RunFolderI
 from grpo_rlvr.launch_plan import LaunchPlan
 from grpo_rlvr.run_check import check_run_here
 from grpo_rlvr.run_lock import LOCK
+from grpo_rlvr.runtime.provenance import STARTED_BY
 from grpo_rlvr.runtime.run_guard import SMOKE_MAX_STEPS, check_run, demo_acceptance
 from grpo_rlvr.runtime.run_outputs import second_run_problem
 
@@ -190,7 +191,7 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         cmd += ["--unreviewed-smoke-test"]
     # idle OpenMP threads sleep instead of spinning (cpu_threads), unless the caller's environment says otherwise
     env_extra = {"TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1",
-                 WAIT_POLICY: os.environ.get(WAIT_POLICY, "PASSIVE")}
+                 WAIT_POLICY: os.environ.get(WAIT_POLICY, "PASSIVE"), STARTED_BY: "grpo-rlvr train"}
     if plan.server and not refused:  # launch.sh skips its own early check, made just now
         env_extra[LAUNCHER_CHECKED] = "1"
     from grpo_rlvr.brief import load_brief

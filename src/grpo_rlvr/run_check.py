@@ -9,6 +9,7 @@ for it by name through the clean interpreter, so the runtime imports nothing abo
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from grpo_rlvr.brief import load_brief
@@ -22,11 +23,13 @@ from grpo_rlvr.runtime.checkpoint_ledger import resume_problems
 from grpo_rlvr.runtime.run_guard import record_verified
 
 
-def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: str | None = None) \
-        -> tuple[dict, list[str]]:
+def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: str | None = None,
+                   start: str | None = None) -> tuple[dict, list[str]]:
     """The run check (``run_guard.check_run``), computed in this process: in the clean interpreter, or by the
     demo with its oracle verdicts accepted (``demo``). What a passing check verified is recorded in
-    ``run_guard`` for the trainer's comparison after loading."""
+    ``run_guard`` for the trainer's comparison after loading; with ``start`` (the door train.py reports), that
+    includes a signed start record (``runtime.provenance``) for the process that asked: the clean interpreter's
+    parent, or this process for the demo."""
 
     start_checking()   # what the trainer compares after loading: the files this check reads
     run = Path(run)
@@ -53,7 +56,14 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
         problems.append("the inspection gate does not pass:\n" + gate.format())
     elif not problems:
         rewards = {r["name"]: r.get("fingerprint") for r in load_artifact(lock["inspection"]).manifest["rewards"]}
-        record_verified({"checked": checked_files(), "rewards": rewards})
+        verified = {"checked": checked_files(), "rewards": rewards}
+        if start is not None:
+            from grpo_rlvr.clean_interpreter import in_clean_interpreter
+            from grpo_rlvr.runtime.provenance import new_start
+
+            trainer = os.getppid() if in_clean_interpreter() else os.getpid()
+            verified["provenance"] = new_start(run, lock, start, trainer, resume)
+        record_verified(verified)
     return lock, problems
 
 

@@ -1,7 +1,8 @@
 """Sampling shared by preflight, inspect, the demo and evaluation.
 
 Completions are drawn with the brief's chat template and the same sampling parameters the training run uses
-(temperature, top_p, ``max_completion_length``), seeded, with one of two engines that return the same ``Sample``
+(temperature, top_p, top_k, min_p, repetition_penalty and ``max_completion_length``, then ``generation_kwargs``
+over them, as TRL 1.16 does; ``chat_template_kwargs`` passed to the chat template), seeded, with one of two engines that return the same ``Sample``
 list, prompt-major: vLLM's offline engine (``generate_vllm``; sized, chosen and kept per process by
 ``vllm_engine``) or transformers generation (``generate``), on CPU or GPU. ``draw`` picks the engine the brief's
 ``sampling.engine`` asks for and reports which one sampled.
@@ -23,6 +24,11 @@ class SamplingParams:
     max_completion_length: int = 256
     seed: int = 3407
     batch_size: int = 64
+    top_k: int | None = 0                       # TRL's defaults for the keys below
+    min_p: float | None = None
+    repetition_penalty: float = 1.0
+    generation_kwargs: dict | None = None       # over the values above, as TRL applies them
+    chat_template_kwargs: dict | None = None
 
     def __post_init__(self):
         from grpo_rlvr.errors import ConfigError
@@ -34,10 +40,14 @@ class SamplingParams:
 
     @classmethod
     def from_brief(cls, brief, seed: int, batch_size: int = 64) -> SamplingParams:
-        """Sample as training will (the brief's temperature, top_p and completion length), with ``seed``."""
-        s = brief.sampling()
+        """Sample as training will (the brief's temperature, top_p, top_k, min_p, repetition_penalty, completion
+        length, ``generation_kwargs`` and ``chat_template_kwargs``), with ``seed``."""
+        s, g = brief.sampling(), brief.grpo
         return cls(temperature=s["temperature"], top_p=s["top_p"], max_completion_length=s["max_completion_length"],
-                   seed=seed, batch_size=batch_size)
+                   seed=seed, batch_size=batch_size, top_k=g.get("top_k", 0), min_p=g.get("min_p"),
+                   repetition_penalty=g.get("repetition_penalty", 1.0),
+                   generation_kwargs=dict(g.get("generation_kwargs") or {}) or None,
+                   chat_template_kwargs=dict(g.get("chat_template_kwargs") or {}) or None)
 
 
 @dataclass(frozen=True)
@@ -57,14 +67,16 @@ def prompt_text(prompt) -> str:
     return users[-1] if users else ""
 
 
-def encode_prompts(tokenizer, prompts: Sequence) -> list[list[int]]:
-    """Token ids of each prompt, through the chat template for conversational prompts."""
+def encode_prompts(tokenizer, prompts: Sequence, chat_template_kwargs: dict | None = None) -> list[list[int]]:
+    """Token ids of each prompt, through the chat template (with ``chat_template_kwargs``, as TRL passes them) for
+    conversational prompts."""
     out = []
     for p in prompts:
         if isinstance(p, str):
             out.append(tokenizer(p, add_special_tokens=False)["input_ids"])
         else:
-            ids = tokenizer.apply_chat_template(list(p), add_generation_prompt=True, tokenize=True)
+            ids = tokenizer.apply_chat_template(list(p), add_generation_prompt=True, tokenize=True,
+                                                **(chat_template_kwargs or {}))
             out.append(list(ids["input_ids"] if hasattr(ids, "keys") else ids))
     return out
 
@@ -85,7 +97,7 @@ def generate(model, tokenizer, prompts: Sequence, n: int, params: SamplingParams
 
     model.eval()
     device = next(model.parameters()).device
-    encoded = encode_prompts(tokenizer, prompts)
+    encoded = encode_prompts(tokenizer, prompts, params.chat_template_kwargs)
     jobs = [(i, ids) for i, ids in enumerate(encoded) for _ in range(n)]
     torch.manual_seed(params.seed)
     pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
@@ -99,16 +111,13 @@ def generate(model, tokenizer, prompts: Sequence, n: int, params: SamplingParams
             input_ids[row, width - len(ids):] = torch.tensor(ids)
             attn[row, width - len(ids):] = 1
         greedy = params.temperature <= 0
+        settings = {"max_new_tokens": params.max_completion_length, "do_sample": not greedy,
+                    "temperature": None if greedy else params.temperature, "top_p": None if greedy else params.top_p,
+                    "top_k": None if greedy else params.top_k, "min_p": None if greedy else params.min_p,
+                    "repetition_penalty": params.repetition_penalty, "pad_token_id": pad, "eos_token_id": eos}
+        settings.update(params.generation_kwargs or {})   # TRL applies them over its own values
         with torch.no_grad():
-            out = model.generate(
-                input_ids=input_ids.to(device), attention_mask=attn.to(device),
-                max_new_tokens=params.max_completion_length,
-                do_sample=not greedy,
-                temperature=None if greedy else params.temperature,
-                top_p=None if greedy else params.top_p,
-                top_k=None if greedy else 0,
-                pad_token_id=pad, eos_token_id=eos,
-            )
+            out = model.generate(input_ids=input_ids.to(device), attention_mask=attn.to(device), **settings)
         for row, (pi, _) in enumerate(batch):
             gen = out[row, width:].tolist()
             stopped = eos in gen
@@ -151,10 +160,14 @@ def generate_vllm(llm, tokenizer, prompts: Sequence, n: int, params: SamplingPar
     import vllm
 
     greedy = params.temperature <= 0
-    sp = vllm.SamplingParams(n=n, temperature=0.0 if greedy else params.temperature,
-                             top_p=1.0 if greedy else params.top_p,
-                             max_tokens=params.max_completion_length, seed=params.seed)
-    encoded = encoded if encoded is not None else encode_prompts(tokenizer, prompts)
+    settings = {"n": n, "temperature": 0.0 if greedy else params.temperature, "top_p": 1.0 if greedy else params.top_p,
+                "top_k": 0 if greedy or params.top_k is None else params.top_k,
+                "min_p": 0.0 if greedy or params.min_p is None else params.min_p,
+                "repetition_penalty": params.repetition_penalty, "max_tokens": params.max_completion_length,
+                "seed": params.seed}
+    settings.update(params.generation_kwargs or {})   # as TRL's vLLM generation applies them
+    sp = vllm.SamplingParams(**settings)
+    encoded = encoded if encoded is not None else encode_prompts(tokenizer, prompts, params.chat_template_kwargs)
     outputs = llm.generate([{"prompt_token_ids": ids} for ids in encoded], sampling_params=sp, use_tqdm=False)
     samples: list[Sample] = []
     for pi, out in enumerate(outputs):
@@ -187,7 +200,7 @@ def draw(brief, prompts: Sequence, n: int, params: SamplingParams, model=None, t
         from grpo_rlvr.runtime.vllm_cpu import vllm_platform
 
         tok = tokenizer or load_tokenizer(brief.model)
-        encoded = encode_prompts(tok, prompts)
+        encoded = encode_prompts(tok, prompts, params.chat_template_kwargs)
         spec = vllm_engine.engine_spec(brief, max(map(len, encoded)), vllm_platform())
         llm = vllm_engine.engine_for(spec)
         samples = generate_vllm(llm, tok, prompts, n, params, progress, encoded=encoded)

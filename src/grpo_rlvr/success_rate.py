@@ -169,7 +169,8 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
         return _sample_and_score(brief, rows, chosen, k, with_params, rewards, correctness, model, tok, progress)
 
     first = sample(params, tokenizer)
-    lengths = [len(x) for x in encode_prompts(first.tokenizer, [rows[i]["prompt"] for i in chosen])]
+    lengths = [len(x) for x in encode_prompts(first.tokenizer, [rows[i]["prompt"] for i in chosen],
+                                                params.chat_template_kwargs)]
     low = None
     if first.pass_at_1(k) == 0 and low_pass:  # before saying SFT: is the answer there, under the sampling noise?
         second = sample(replace(params, temperature=LOW_TEMPERATURE), first.tokenizer)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grpo_rlvr.brief import load_brief
+from grpo_rlvr.brief.bound_settings import UNBOUND
 from grpo_rlvr.brief.contract import contract_problems
 from grpo_rlvr.brief.deviations import as_json, override_variants, recipe_deviations
 from grpo_rlvr.brief.methods import SOURCES
@@ -93,7 +94,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         "variant": _variant_report(brief),
         "dynamic_sampling": None if brief.dynamic_sampling is None else {
             **brief.dynamic_sampling.to_dict(), "from": brief.dynamic_sampling.origin},
-        "grpo_config": {k: {"value": v, "from": origins[k]} for k, v in brief.grpo.items()},
+        "grpo_config": {k: {"value": v, "from": origins[k], "bound": k not in UNBOUND} for k, v in brief.grpo.items()},
         "recipe_deviations": as_json(deviations),
         "sources": {o: SOURCES[o] for o in sorted({*origins.values(), *brief.lora_origin.values()}) if o in SOURCES},
         "output_dir": str(brief.output_dir),

@@ -29,6 +29,7 @@ def brief_with(workspace, name, grpo=None, **sections):
     data = yaml.safe_load(example_brief_text())
     data["grpo"] = {k: v for k, v in data["grpo"].items() if k not in ("learning_rate", "lr_scheduler_type")}
     data["grpo"].update(grpo or {})
+    data.pop("deviations")                 # the demo's reasons are for the two settings removed above
     data.update(sections)
     p = workspace / name
     p.write_text(yaml.safe_dump(data))
@@ -50,24 +51,58 @@ def logged_run(folder, n=20, **series) -> dict:
     return diagnose(str(folder / "trainer_state.json"), out_dir=folder).data
 
 
-def test_the_demo_brief_lists_its_departures_and_warns_about_the_rate(workspace):
+def test_the_demo_brief_lists_its_departures_and_grounds_its_rate_by_its_stated_reason(workspace):
     out = validate(workspace / "brief.yaml", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     devs = {d["key"]: d for d in data["recipe_deviations"]}
     lr = devs["learning_rate"]
-    assert (lr["value"], lr["recipe"], lr["origin"], lr["kind"], lr["grounded_by"]) == (2e-4, 5e-7, "brief",
-                                                                                         "training", None)
-    assert devs["lr_scheduler_type"]["recipe"] is None and devs["lr_scheduler_type"]["grounded_by"] is None
+    assert (lr["value"], lr["recipe"], lr["origin"], lr["kind"]) == (2e-4, 5e-7, "brief", "training")
+    assert lr["grounded_by"].startswith("the brief's stated reason (deviations.learning_rate): the recipe's 5e-7")
+    assert devs["lr_scheduler_type"]["recipe"] is None
+    assert "deviations.lr_scheduler_type" in devs["lr_scheduler_type"]["grounded_by"]
     # batch split and run length are setup: marked, not warned about
     assert devs["per_device_train_batch_size"]["kind"] == "setup" and devs["per_device_train_batch_size"]["grounded_by"]
     assert devs["use_vllm"]["origin"] == "hardware" and devs["use_vllm"]["grounded_by"]  # CPU: no vLLM
     assert "num_generations" not in devs and "beta" not in devs and "loss_type" not in devs
-    warning = next(w for w in data["warnings"] if "before a stable, inspected base run" in w)
-    assert "learning_rate 0.0002 (recipe 5e-07)" in warning and "per_device_train_batch_size" not in warning
+    assert data["warnings"] == [], data["warnings"]       # the shipped demo brief does not warn about itself
     text = validate(workspace / "brief.yaml").stdout
-    assert "≠ learning_rate" in text and "NOTHING YET: before a stable, inspected base run" in text
-    assert "Warning: grpo: lr_scheduler_type" in text or "Warning: grpo: learning_rate" in text
+    assert "≠ learning_rate" in text and "NOTHING YET" not in text and "Warning" not in text
+
+
+def test_a_rate_changed_without_a_stated_reason_is_warned_about_with_the_three_ways_out(workspace):
+    data = yaml.safe_load((workspace / "brief.yaml").read_text())
+    del data["deviations"]["lr_scheduler_type"]
+    (workspace / "unstated.yaml").write_text(yaml.safe_dump(data))
+    out = json.loads(validate(workspace / "unstated.yaml", "--json").stdout)
+    devs = {d["key"]: d for d in out["recipe_deviations"]}
+    assert devs["lr_scheduler_type"]["grounded_by"] is None and devs["learning_rate"]["grounded_by"]
+    warning = next(w for w in out["warnings"] if "before a stable, inspected base run" in w)
+    assert "lr_scheduler_type 'constant'" in warning and "learning_rate" not in warning
+    assert "base_run.diagnosis" in warning and "deviations: {lr_scheduler_type: <a sentence saying why>}" in warning
+    text = validate(workspace / "unstated.yaml").stdout
+    assert "NOTHING YET: before a stable, inspected base run" in text
+
+
+def test_a_stated_reason_must_say_why_and_one_for_an_unchanged_setting_is_warned_about(workspace):
+    data = yaml.safe_load((workspace / "brief.yaml").read_text())
+    data["deviations"]["learning_rate"] = "tiny model"
+    (workspace / "short.yaml").write_text(yaml.safe_dump(data))
+    out = validate(workspace / "short.yaml")
+    assert out.returncode == 2 and "deviations.learning_rate: 'tiny model' is too short to say why" in out.stderr
+    with pytest.raises(ConfigError, match="deviations.learning_rate"):
+        load_brief(workspace / "short.yaml")
+    data["deviations"] = {"beta": "the KL term is kept stronger because this reward is easy to game"}
+    (workspace / "stale.yaml").write_text(yaml.safe_dump(data))
+    out = json.loads(validate(workspace / "stale.yaml", "--json").stdout)
+    assert any(w.startswith("deviations.beta: the brief's grpo: section does not set beta") for w in out["warnings"])
+
+
+def test_a_stated_reason_never_stands_in_for_a_variants_diagnosis(workspace):
+    p = brief_with(workspace, "v.yaml", {"loss_type": "dr_grpo"},
+                   deviations={"loss_type": "we believe Dr.GRPO suits this data better than plain GRPO"})
+    out = validate(p)
+    assert out.returncode == 2 and "'dr_grpo' variant set by hand" in out.stderr, out.stderr
 
 
 def test_the_plain_recipe_has_no_training_departure(workspace):

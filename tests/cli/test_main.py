@@ -88,7 +88,7 @@ def test_validate_prints_resolved_config(workspace):
     out = run("validate", str(workspace / "brief.yaml"), "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert data["grpo_config"]["loss_type"] == {"value": "grpo", "from": "recipe"}
+    assert data["grpo_config"]["loss_type"] == {"value": "grpo", "from": "recipe", "bound": False}
     assert data["grpo_config"]["learning_rate"]["from"] == "brief"
     text = run("validate", str(workspace / "brief.yaml")).stdout
     assert "is valid" in text and "← recipe" in text

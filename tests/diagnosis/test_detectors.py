@@ -9,6 +9,7 @@ import json
 import pytest
 import yaml
 
+from artifacts import proven_start
 from briefs import example_brief_text
 from grpo_rlvr.diagnosis import diagnose
 from grpo_rlvr.errors import ConfigError, InputFileError
@@ -195,6 +196,7 @@ def test_apply_keeps_relative_paths_working_from_another_folder(workspace, tmp_p
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir
     (run / "output").mkdir()
+    proven_start(run)
     recs = history(**{**HEALTHY, "entropy": lambda i: 0.5 * 0.8 ** i, "reward": lambda i: 0.3,
                       "rewards__exact_match__mean": lambda i: 0.1})
     (run / "output" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
@@ -221,6 +223,9 @@ def test_moe_model_trained_without_gspo(tmp_path, tiny_model_dir):
                                                      "resolved": {"model": {"name_or_path": str(moe)}},
                                                      "grpo_config": {"importance_sampling_level": "token"}}))
     (run / "output" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in history(**HEALTHY)))
+    unproven = diagnose(run)       # logs no start of the run check vouches for: flagged first, the rest still read
+    assert [f.id for f in unproven.findings] == ["unproven_run", "moe_without_gspo"]
+    proven_start(run)
     res = diagnose(run)
     assert [f.id for f in res.findings] == ["moe_without_gspo"] and res.data["recommended_variant"] == "gspo"
     (run / "brief.lock.json").write_text(json.dumps({"brief": str(tmp_path / "b.yaml"),

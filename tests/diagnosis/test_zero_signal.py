@@ -149,7 +149,7 @@ def test_snippet_is_the_one_line_yaml_a_person_pastes():
 
 
 def test_apply_writes_the_recommended_section_and_the_real_loader_takes_it(workspace):
-    from artifacts import make_artifact
+    from artifacts import make_artifact, proven_start
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.run_dir import render
 
@@ -157,6 +157,7 @@ def test_apply_writes_the_recommended_section_and_the_real_loader_takes_it(works
     run = render(workspace / "brief.yaml").dir
     out = run / "output"
     out.mkdir()
+    proven_start(run)
     write_completions(out, STEPS, flat_share(7), groups_per_step=10)
     (out / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in history(**HEALTHY)))
     res = diagnose(run, apply_to=workspace / "brief-ds.yaml")

@@ -91,14 +91,79 @@ def test_a_model_folder_is_its_content_not_its_spelling(tmp_path, reads):
     _write(m / "README.md", b"card")
     _write(m / "trainer_state.json", b"{}")
     _write(m / "checkpoint-5" / "model.safetensors", b"old")
+    _write(m / ".cache" / "huggingface" / "download" / "config.json.metadata", b"c1\netag\n1700000000.0\n")
+    _write(m / ".git" / "HEAD", b"ref: refs/heads/main\n")
     ident = local_model_identity(m)
-    assert ident["kind"] == "folder" and sorted(ident["files"]) == ["config.json", "model.safetensors"]
+    assert ident["kind"] == "folder"
+    assert sorted(ident["files"]) == ["README.md", "config.json", "model.safetensors", "trainer_state.json"]
     copy = shutil.copytree(m, tmp_path / "elsewhere" / "copy")
     (tmp_path / "link").symlink_to(m)
     assert local_model_identity(copy) == ident == local_model_identity(tmp_path / "link")
     assert local_model_identity(tmp_path / "elsewhere" / ".." / "m") == ident
-    (m / "README.md").write_text("edited card")   # not read when loading: same model
+    _write(m / ".cache" / "huggingface" / "download" / "config.json.metadata", b"c1\netag\n1800000000.0\n")
+    _write(m / "checkpoint-5" / "model.safetensors", b"new")      # places no loader reads: the same model
     assert local_model_identity(m) == ident
+    (m / "README.md").write_text("edited card")                    # any other file counts, whatever its name
+    assert model_changes(ident, local_model_identity(m)) == [
+        "model config changed since the review (README.md): re-inspect and review"]
+
+
+@pytest.mark.parametrize("added", ["additional_chat_templates/default.jinja", "LICENSE_impl.py", "a/b/c/d.json",
+                                   ".hidden", "LICENSE"])
+def test_a_file_added_anywhere_in_a_model_folder_changes_its_identity(tmp_path, reads, added):
+    m = tmp_path / "m"
+    _write(m / "config.json", b"{}")
+    before = local_model_identity(m)
+    _write(m / added, b"x")
+    assert model_changes(before, local_model_identity(m)) == [
+        f"model files added since the review ({added}): re-inspect and review"]
+
+
+def test_linked_folders_are_followed_and_a_loop_is_part_of_the_identity(tmp_path, reads):
+    """A folder linked in is read through the link; a link back up is recorded, not walked forever, so adding
+    one (which makes a reviewed file loadable under a new name) is seen."""
+    m = tmp_path / "m"
+    _write(m / "config.json", b"{}")
+    _write(m / "default.jinja", b"{{ x }}")
+    _write(tmp_path / "templates" / "default.jinja", b"{{ y }}")
+    before = local_model_identity(m)
+    (m / "additional_chat_templates").symlink_to(tmp_path / "templates", target_is_directory=True)
+    now = local_model_identity(m)
+    assert now["files"]["additional_chat_templates/default.jinja"] == hashlib.sha256(b"{{ y }}").hexdigest()
+    (m / "additional_chat_templates").unlink()
+    (m / "additional_chat_templates").symlink_to(m, target_is_directory=True)   # -> the folder itself
+    (m / "sub").mkdir()
+    (m / "sub" / "up").symlink_to(m / "sub", target_is_directory=True)
+    looped = local_model_identity(m)
+    assert looped["files"]["additional_chat_templates/"] == "loop:."
+    assert looped["files"]["sub/up/"] == "loop:sub"
+    assert model_changes(before, looped) == [
+        "model files added since the review (additional_chat_templates/, sub/up/): re-inspect and review"]
+
+
+def test_a_shard_an_index_names_in_a_left_out_folder_still_counts(tmp_path, reads):
+    """checkpoint-*/ is left out of a model folder, but a shard the index names there loads as weights."""
+    m = tmp_path / "m"
+    _write(m / "config.json", b"{}")
+    _write(m / "model.safetensors.index.json", b'{"weight_map": {"w": "checkpoint-9/model-1.safetensors"}}')
+    _write(m / "checkpoint-9" / "model-1.safetensors", b"shard")
+    _write(m / "checkpoint-9" / "optimizer.pt", b"state")
+    ident = local_model_identity(m)
+    assert sorted(ident["files"]) == ["checkpoint-9/model-1.safetensors", "config.json", "model.safetensors.index.json"]
+    _write(m / "checkpoint-9" / "model-1.safetensors", b"other")
+    assert model_changes(ident, local_model_identity(m)) == [
+        "model weights changed since the review (checkpoint-9/model-1.safetensors): re-inspect and review"]
+
+
+def test_a_folder_with_too_many_names_is_refused(tmp_path, reads, monkeypatch):
+    from grpo_rlvr.errors import InputFileError
+
+    m = tmp_path / "m"
+    for i in range(3):
+        _write(m / "sub" / f"{i}.json", b"{}")
+    monkeypatch.setattr(compute, "MAX_FILES", 2)
+    with pytest.raises(InputFileError, match="more than 2 files under it"):
+        local_model_identity(m)
 
 
 def test_adapter_identity_holds_its_files_and_its_base(tmp_path, reads):

@@ -1,14 +1,18 @@
 """Signed reviews: with signing required, rule 2 fails on an unsigned review, on one signed by a key the
 allowed-signers file does not list, and on verdicts changed after signing; it passes on a review signed with the
-listed key. Keys are made in the test with OpenSSH's ssh-keygen; the signing is the real `review --sign` in a pty.
+listed key. The policy recorded at inspect holds whatever the brief says later; the user-level file is found
+from the password database, not HOME; the verifier is the system's ssh-keygen, not the first on PATH. Keys are made in the test with OpenSSH's ssh-keygen; the signing is the real `review --sign` in a pty.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
+import yaml
 
 from artifacts import make_artifact
 from briefs import write_brief
@@ -93,3 +97,115 @@ def test_a_user_level_allowed_signers_file_requires_signing_whatever_the_brief_s
     assert not rule2(check_gate(art, brief=workspace / "brief.yaml"))[0]
     sign(art, alice)
     assert check_gate(art, brief=workspace / "brief.yaml").passed
+
+
+# --- the signing policy is part of what was reviewed (signing_policy.py) -----------------------------------------
+
+def test_the_manifest_records_the_policy_with_each_files_digest_and_principals(signed_setup, workspace):
+    import hashlib
+
+    _, art, _, _ = signed_setup
+    rec = load_artifact(art).manifest["signing"]
+    data = (workspace / "allowed_signers").read_bytes()
+    assert rec == {"required": True, "allowed_signers": [{"path": str((workspace / "allowed_signers").resolve()),
+                                                          "sha256": hashlib.sha256(data).hexdigest(),
+                                                          "principals": ["alice"]}]}
+
+
+def test_deleting_the_briefs_signing_after_inspect_leaves_signing_required(signed_setup, workspace):
+    brief, art, _, _ = signed_setup
+    data = yaml.safe_load(brief.read_text())
+    del data["inspection"]["signing"]
+    brief.write_text(yaml.safe_dump(data))
+    passed, problems = rule2(check_gate(art, brief=brief))
+    assert not passed and "the review is not signed" in problems
+    assert "stays required whatever the brief says now" in problems
+
+
+def test_pointing_the_brief_at_another_allowed_signers_file_does_not_replace_the_recorded_one(signed_setup,
+                                                                                              workspace):
+    brief, art, _, mallory = signed_setup
+    (workspace / "agent_signers").write_text(f"mallory {mallory.with_suffix('.pub').read_text()}")
+    data = yaml.safe_load(brief.read_text())
+    data["inspection"]["signing"]["allowed_signers"] = "agent_signers"
+    brief.write_text(yaml.safe_dump(data))
+    sign(art, mallory)
+    passed, problems = rule2(check_gate(art, brief=brief))
+    assert not passed and f"not signed by a key listed in {(workspace / 'allowed_signers').resolve()}" in problems
+
+
+def test_an_allowed_signers_file_rewritten_with_another_key_after_inspect_is_refused(signed_setup, workspace):
+    brief, art, _, mallory = signed_setup
+    (workspace / "allowed_signers").write_text(f"alice {mallory.with_suffix('.pub').read_text()}")
+    sign(art, mallory)   # verifies against the file as it is now, but not as it was recorded
+    passed, problems = rule2(check_gate(art, brief=brief))
+    assert not passed and "changed since the inspection was made" in problems and "principals then: alice" in problems
+
+
+def test_the_user_level_file_is_found_from_the_password_database_not_home(monkeypatch, tmp_path):
+    import pwd
+
+    from grpo_rlvr.inspection.signing_policy import user_allowed_signers
+
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "empty"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "empty"))
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    assert user_allowed_signers() == Path(home) / ".config" / "grpo-rlvr" / "allowed_signers"
+
+
+def _account_config() -> Path:
+    import pwd
+
+    return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config"
+
+
+def _can_bind_mount() -> bool:
+    if shutil.which("unshare") is None or not _account_config().is_dir():
+        return False
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _can_bind_mount(), reason="needs a private mount namespace (unshare --mount) and an existing "
+                                                   "~/.config to give the account a policy file without touching its "
+                                                   "real one")
+def test_home_and_xdg_pointed_at_empty_folders_do_not_hide_the_user_policy(workspace, tmp_path):
+    """The account's ``~/.config`` (home from the password database) holds an allowed-signers file only inside a
+    private mount namespace, where a scratch folder is bind-mounted over it; the gate runs there with HOME and
+    XDG_CONFIG_HOME pointing at an empty folder."""
+    alice = keypair(tmp_path, "alice")
+    config = tmp_path / "config"
+    (config / "grpo-rlvr").mkdir(parents=True)
+    (config / "grpo-rlvr" / "allowed_signers").write_text(f"alice {alice.with_suffix('.pub').read_text()}")
+    (tmp_path / "empty").mkdir()
+    art = make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")   # made outside: no policy
+    script = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
+    env = {**os.environ, "HOME": str(tmp_path / "empty"), "XDG_CONFIG_HOME": str(tmp_path / "empty")}
+    gate = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", str(config),
+                           str(_account_config()), *CLI, "gate", str(art), "--brief", str(workspace / "brief.yaml")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert gate.returncode == 1 and "the review is not signed" in gate.stdout, gate.stdout + gate.stderr
+    assert str(_account_config() / "grpo-rlvr" / "allowed_signers") in gate.stdout
+    sign(art, alice)
+    again = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", str(config),
+                            str(_account_config()), *CLI, "gate", str(art), "--brief", str(workspace / "brief.yaml")],
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_fake_ssh_keygen_first_on_path_is_not_what_verifies(signed_setup, monkeypatch, tmp_path):
+    from grpo_rlvr.inspection.signing_policy import SSH_KEYGEN_PATHS, ssh_keygen
+
+    brief, art, _, mallory = signed_setup
+    sign(art, mallory)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "ssh-keygen").write_text("#!/bin/sh\necho alice\nexit 0\n")
+    (fake / "ssh-keygen").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    assert shutil.which("ssh-keygen") == str(fake / "ssh-keygen")
+    assert ssh_keygen() in SSH_KEYGEN_PATHS
+    passed, problems = rule2(check_gate(art, brief=brief))
+    assert not passed and "not signed by a key listed in" in problems
+    cli = subprocess.run([*CLI, "gate", str(art), "--brief", str(brief)], capture_output=True, text=True)
+    assert cli.returncode == 1 and "not signed by a key listed in" in cli.stdout

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -220,6 +221,21 @@ def test_the_plugin_itself_and_the_hash_cache_are_not_written(tmp_path):
         assert out.returncode == 2 and "denied" in out.stderr, (tool_input, out.stderr)
 
 
+def test_the_account_homes_allowed_signers_is_not_written_whatever_home_says(tmp_path):
+    """The gate reads ``~/.config/grpo-rlvr/allowed_signers`` from the password database's home, so the hook
+    protects that path even when HOME and XDG_CONFIG_HOME point elsewhere."""
+    import pwd
+
+    target = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config" / "grpo-rlvr" / "allowed_signers"
+    env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    for tool, tool_input in (("Write", {"file_path": str(target), "content": "agent ssh-ed25519 AAAA"}),
+                             ("Bash", {"command": f"echo 'agent ssh-ed25519 AAAA' >> {target}"})):
+        event = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "cwd": str(tmp_path)}
+        out = subprocess.run(["bash", "-c", hook_command()], input=json.dumps(event), capture_output=True,
+                             text=True, env=env, timeout=30)
+        assert out.returncode == 2 and "denied" in out.stderr, (tool_input, out.stderr)
+
+
 @pytest.mark.parametrize("tool,tool_input,cwd", [
     ("Bash", {"command": "echo $PYTHONPATH"}, "."),
     ("Bash", {"command": "cp -r forged /tmp/copy-elsewhere-ok"}, "forged/inspection/.."),
@@ -411,3 +427,83 @@ def test_tools_not_known_to_read_stay_off_protected_paths(project, tool, tool_in
     out = call(tool, tool_input, cwd=str(project))
     assert (out.returncode == 2 and "denied" in out.stderr) if denied else (out.returncode == 0 and not out.stderr), \
         (tool, out.stderr)
+
+
+# ---------------------------------------------------------------------------- a run folder, its records, the run key
+
+
+@pytest.fixture
+def run_folder(project):
+    """What `grpo-rlvr render` and a training leave in out/run: the rendered files, output/ and its records."""
+    run = project / "out" / "run"
+    (run / "output").mkdir(parents=True)
+    for name in ("brief.lock.json", "train.py", "grpo_config.yaml", "launch.sh", "accelerate.yaml"):
+        (run / name).write_text("x\n")
+    for name in ("checkpoints.json", "provenance.json", "metrics.jsonl"):
+        (run / "output" / name).write_text("{}\n")
+    (project / "scratch").mkdir()
+    (project / "scratch" / "train.py").write_text("print('mine')\n")   # a folder without a lock: not a run
+    return project
+
+
+@pytest.mark.parametrize("tool,tool_input", [
+    ("Write", {"file_path": "out/run/train.py", "content": "print('no gate')"}),
+    ("Edit", {"file_path": "out/run/grpo_config.yaml", "old_string": "x", "new_string": "y"}),
+    ("Edit", {"file_path": "out/run/output/checkpoints.json", "old_string": "{}", "new_string": "{\"checkpoint-1\": {}}"}),
+    ("Write", {"file_path": "elsewhere/output/provenance.json", "content": "{}"}),      # by its name, anywhere
+    ("mcp__filesystem__write_file", {"path": "out/run/accelerate.yaml", "content": "x"}),
+    ("Bash", {"command": "echo 'python -c pass' >> out/run/launch.sh"}),
+    ("Bash", {"command": "sed -i s/max_steps/x/ out/run/grpo_config.yaml"}),
+    ("Bash", {"command": "cp /tmp/ledger.json out/run/output/checkpoints.json"}),
+    ("Bash", {"command": "cd out/run/output && cat /tmp/p.json > provenance.json"}),
+    ("Bash", {"command": "python -c \"import json; json.dump({}, open('out/run/output/provenance.json', 'w'))\""}),
+    ("Bash", {"command": "rm -rf out/run/output"}),
+    ("Bash", {"command": "python out/run/train.py --resume out/run/output/checkpoint-9"}),   # the door: grpo-rlvr train
+    ("Bash", {"command": "bash out/run/launch.sh"}),
+    ("Bash", {"command": "accelerate launch --config_file out/run/accelerate.yaml out/run/train.py"}),
+])
+def test_a_run_folders_files_and_records_are_written_only_by_grpo_rlvr(run_folder, tool, tool_input):
+    out = call(tool, tool_input, cwd=str(run_folder))
+    assert out.returncode == 2 and "denied" in out.stderr, (tool_input, out.stderr)
+    assert "grpo-rlvr render" in out.stderr or "`render`" in out.stderr, out.stderr
+    assert "grpo-rlvr train RUN" in out.stderr or "train RUN" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("command", [
+    "grpo-rlvr train out/run --resume",
+    "grpo-rlvr diagnose out/run --json",
+    "grpo-rlvr render brief.yaml --out out/run --force",
+    "cat out/run/train.py && head out/run/grpo_config.yaml",
+    "jq . out/run/output/checkpoints.json out/run/output/provenance.json",
+    "tail -n 5 out/run/output/metrics.jsonl",
+    "cp out/run/grpo_config.yaml /tmp/compare.yaml",
+    "python scratch/train.py",              # not a run folder (no brief.lock.json beside it)
+    "echo x > out/run/output/notes.txt",    # not one of the run's records
+    "~/.local/share/grpo-rlvr-plugin/venv/bin/grpo-rlvr diagnose out/run",   # the plugin's venv is not the key's folder
+])
+def test_reading_a_run_and_grpo_rlvrs_own_commands_stay_allowed(run_folder, command):
+    out = call("Bash", {"command": command}, cwd=str(run_folder))
+    assert out.returncode == 0 and out.stderr == "", (command, out.stderr)
+
+
+def _passwd_key() -> str:
+    import pwd
+
+    return os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".local", "share", "grpo-rlvr", "run-key")
+
+
+@pytest.mark.parametrize("tool,tool_input", [
+    ("Read", {"file_path": _passwd_key()}),
+    ("Grep", {"pattern": ".", "path": os.path.dirname(_passwd_key())}),
+    ("Glob", {"pattern": os.path.dirname(_passwd_key()) + "/*"}),
+    ("Write", {"file_path": _passwd_key(), "content": "0" * 64}),
+    ("Bash", {"command": f"cat {_passwd_key()}"}),
+    ("Bash", {"command": "cat ~/.local/share/grpo-rlvr/run-key"}),
+    ("Bash", {"command": "D=~/.local/share/grpo-rlvr; xxd $D/run-key"}),
+    ("Bash", {"command": f"cd {os.path.dirname(os.path.dirname(_passwd_key()))} && cat grpo-rlvr/*"}),
+    ("mcp__filesystem__read_file", {"path": _passwd_key()}),
+])
+def test_the_run_key_is_neither_read_nor_written(tool, tool_input, tmp_path):
+    out = call(tool, tool_input, cwd=str(tmp_path))
+    assert out.returncode == 2 and "run key" in out.stderr and "neither reads nor writes" in out.stderr, \
+        (tool_input, out.stderr)

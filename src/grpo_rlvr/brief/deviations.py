@@ -10,7 +10,8 @@ departure is listed with where it came from and what grounds it:
 - ``brief``: the brief's own ``grpo:`` value. Such a change to a *training* setting (anything that alters
   what is learned: rate, KL, group size, loss, clipping, sampling, schedule) is grounded only when the brief
   names the ``diagnosis.json`` of an earlier run (``variant.diagnosis`` or ``base_run.diagnosis``) that was
-  not an unreviewed smoke test; otherwise ``validate`` warns. *Setup* settings (batch split, lengths, vLLM
+  not an unreviewed smoke test, or says why in its ``deviations:`` section (a deliberate change, such as a tiny
+  model's learning rate; never a variant, which needs its diagnosis); otherwise ``validate`` warns. *Setup* settings (batch split, lengths, vLLM
   memory, run length, logging, saving) size or book-keep a run, so they are listed but not warned about.
 
 Limits: "stable and inspected" is known only through that diagnosis file: the diagnosis says the run trained
@@ -117,8 +118,11 @@ def recipe_deviations(brief, recipe: dict, hardware_defaults: dict) -> tuple[lis
                         else f"variant.diagnosis {v.diagnosis}" if v else origin)
         elif kind == "setup":
             grounded = "a setup setting (sizing or bookkeeping)"
+        elif not diag_issue:
+            grounded = f"the base run's diagnosis {diag_path}"
         else:
-            grounded = None if diag_issue else f"the base run's diagnosis {diag_path}"
+            reason = brief.stated_deviations.get(key) if origin == "brief" else None
+            grounded = f"the brief's stated reason (deviations.{key}): {reason}" if reason else None
         out.append(Deviation(key, value, base.get(key), origin, kind, grounded))
         if grounded is None:
             ungrounded.append(key)
@@ -128,8 +132,9 @@ def recipe_deviations(brief, recipe: dict, hardware_defaults: dict) -> tuple[lis
                           for d in out if d.key in ungrounded)
         warnings.append(f"grpo: {shown} departs from the recipe before a stable, inspected base run: "
                         f"{diag_issue}. The skill changes these only after a base-recipe run was gated and "
-                        "diagnosed: remove the override(s) for the first run, or name that run's diagnosis.json "
-                        "as base_run.diagnosis")
+                        "diagnosed: remove the override(s) for the first run, name that run's diagnosis.json "
+                        "as base_run.diagnosis, or, for a deliberate change, say why in the brief: "
+                        f"deviations: {{{ungrounded[0]}: <a sentence saying why>}}")
     return out, warnings
 
 

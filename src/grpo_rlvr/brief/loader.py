@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from grpo_rlvr import work_trace
 from grpo_rlvr.brief import data_checks, methods, model_probe, recipe
+from grpo_rlvr.brief.bound_settings import bound_settings
 from grpo_rlvr.brief.grpo_rules import (
     NUMERIC_TEXT,
     check_grpo,
@@ -148,9 +149,10 @@ def _fingerprint(model: ModelSpec, dataset: DatasetSpec, rewards, sampling: dict
     return fingerprint(model_identity(model), dataset_identity(dataset), reward_identity(rewards), sampling)
 
 
-def sampling_identity(grpo) -> dict:
-    """The sampling settings a review is bound to, as the brief resolves them (``None`` where unset)."""
-    return {k: grpo.get(k) for k in ("temperature", "top_p", "max_completion_length")}
+def sampling_identity(grpo, model=None, method: str | None = None) -> dict:
+    """The settings a review is bound to: the resolved GRPOConfig but for ``bound_settings.UNBOUND``, and the
+    model-loading settings that change the model that samples (``brief/bound_settings.py``)."""
+    return bound_settings(grpo, model, method)
 
 
 def reward_identity(rewards) -> list[dict]:
@@ -208,6 +210,7 @@ def load_brief(path: str | Path) -> Brief:
     sampling_engine = found.take(_sampling_section(data))
     found.warnings.extend(methods.method_warnings(method, dict(data.get("lora") or {}), grpo, origin))
     dynamic_sampling = found.take(_dynamic_sampling_section(data, variant))
+    stated = found.take(_deviations_section(data))
     if found.problems:
         raise ConfigError(found.problems, source=str(path))
     return Brief(
@@ -217,7 +220,7 @@ def load_brief(path: str | Path) -> Brief:
         grpo=MappingProxyType(grpo), origin=MappingProxyType(origin), variant=variant,
         inspection=_inspection_spec(data, grpo, base), preflight=_preflight_spec(data, grpo),
         output_dir=Path(_resolve_local(base, data.get("output_dir", f"./runs/{path.stem}"))[0]),
-        fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo)),
+        fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo, model, method)),
         warnings=tuple(found.warnings),
         as_written=MappingProxyType(data),
         dynamic_sampling=dynamic_sampling,
@@ -225,6 +228,7 @@ def load_brief(path: str | Path) -> Brief:
         prompt_examples=tuple(MappingProxyType(ex) for ex in (data.get("prompt") or {}).get("examples") or ()),
         base_run_diagnosis=(data.get("base_run") or {}).get("diagnosis"),
         lora_section="lora" in data,
+        stated_deviations=MappingProxyType(stated),
         watch=Watch(**{**WATCH_DEFAULTS, **(data.get("watch") or {})}),
     )
 
@@ -565,6 +569,30 @@ def _model_file_kwargs(overrides: dict) -> list[str]:
     return [f"grpo.model_init_kwargs.{k}: chooses which files or code load as the model, but the review is bound "
             "to the model as inspect loads it (model.name_or_path at model.revision); remove it, and point "
             "model.name_or_path (or model.revision) at what you mean to train" for k in MODEL_FILE_KWARGS if k in kwargs]
+
+
+# Shorter than this is a label, not a reason someone can check ("tiny model", "faster").
+MIN_REASON_CHARS = 20
+
+
+def _deviations_section(data: dict) -> Section:
+    """``deviations:``: the brief's own reason for each ``grpo:`` setting it changes before any base run.
+
+    A reason grounds a change the way a base run's diagnosis does, so that validate shows it instead of warning;
+    it cannot stand in for a variant's diagnosis (a hand-set variant is still refused without one). Each reason
+    must be a sentence; a reason for a key the ``grpo:`` section does not set is warned about.
+    """
+    stated = data.get("deviations") or {}
+    own = data.get("grpo") or {}
+    problems, warnings = [], []
+    for key, reason in stated.items():
+        if key not in own:
+            warnings.append(f"deviations.{key}: the brief's grpo: section does not set {key}, so this reason explains "
+                            f"no change; remove deviations.{key}, or set grpo.{key}")
+        elif len(" ".join(str(reason).split())) < MIN_REASON_CHARS:
+            problems.append(f"deviations.{key}: {reason!r} is too short to say why; write a sentence (at least "
+                            f"{MIN_REASON_CHARS} characters) on why this run departs from the recipe's value")
+    return Section({k: " ".join(str(v).split()) for k, v in stated.items()}, problems, warnings)
 
 
 def _hand_set_variants(base: Path, overrides: dict, variant: Variant | None, data: dict) -> list[str]:

@@ -165,6 +165,8 @@ class Brief:
     prompt_examples: tuple = ()      # ``prompt.examples``: {row, correct, wrong, malformed} that validate scores
     base_run_diagnosis: str | None = None  # ``base_run.diagnosis`` as written (relative to base_dir)
     lora_section: bool = False       # the brief has a ``lora:`` section (even an empty one)
+    # ``deviations:``: grpo key -> the brief's stated reason for departing from the recipe before a base run
+    stated_deviations: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     watch: Watch = Watch()           # the watchdog inside training
 
     @property

@@ -74,6 +74,9 @@ def format_validate_report(r: dict) -> str:
         lines.append(f" {mark}{k:<{width}}  {v['value']!r:<24} ← {v['from']}")
     for origin, text in r["sources"].items():
         lines.append(f"  [{origin}] {text}")
+    unbound = [k for k, v in r["grpo_config"].items() if not v.get("bound", True)]
+    if unbound:
+        lines.append("  Not bound to the review (change them without re-inspecting): " + ", ".join(unbound))
     lines += _deviation_lines(r["recipe_deviations"])
     for c in r.get("contract", []):
         t = c["totals"]

@@ -126,6 +126,8 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
     smoke = _unreviewed_smoke_test(logs.source.parent if logs.source.is_file() else logs.source)
     if smoke is not None:  # nothing a smoke test logs is evidence about training; it recommends nothing
         findings, variant, sampling = [smoke, *findings], None, None
+    elif (unproven := _unproven_run(Path(target), logs.source)) is not None:  # first: a run that skipped the guard
+        findings = [unproven, *findings]   # its logs still say how it trained; any brief change is gated again
     data = {
         "run": str(Path(target)), "log": str(logs.source), "records": len(logs.history),
         "first_step": logs.history.steps[0] if len(logs.history) else None,
@@ -161,6 +163,23 @@ def _unreviewed_smoke_test(folder: Path) -> Finding | None:
                    [f"{folder / SMOKE_MARKER} is present: these logs come from a capped smoke test that saved no "
                     "model"],
                    "this is not a training run: pass the gate (inspect, the person's review, gate) and train again")
+
+
+def _unproven_run(target: Path, source: Path) -> Finding | None:
+    """A critical finding when a grpo-rlvr run's outputs are not proven to come from trainings that passed the
+    run check of the rendered train.py (``runtime/provenance.py``): no valid start, or a checkpoint or final
+    model without a valid proof. Logs that are not a grpo-rlvr run's (no ``brief.lock.json`` above them) pass."""
+    from grpo_rlvr.runtime.provenance import audit
+
+    folders = [target / "output", target, source if source.is_dir() else source.parent]
+    output = next((f for f in folders if f.name == "output" and f.is_dir() and (f.parent / "brief.lock.json").is_file()),
+                  None)
+    problems = audit(output) if output is not None else []
+    if not problems:
+        return None
+    return Finding("unproven_run", "NOT PROVEN TO BE A GATED RUN: its outputs lack a valid start or proof", "critical",
+                   problems, "do not count or deploy this run's model: train it again with `grpo-rlvr train RUN` "
+                   "(a fresh run folder from `grpo-rlvr render BRIEF --out NEW_RUN`), behind a passing gate")
 
 
 def _held_out_summary(logs: RunLogs) -> dict | None:

@@ -13,7 +13,7 @@ _KINDS = (
     ("weights", ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.ckpt", "*.gguf", "*.h5", "*.msgpack",
                  "*.index.json")),
     ("tokenizer", ("tokenizer*", "vocab*", "merges.txt", "special_tokens_map.json", "added_tokens.json", "*.model",
-                   "*.tiktoken", "chat_template*")),
+                   "*.tiktoken", "chat_template*", "*.jinja")),
     ("code", ("*.py",)),
 )
 _SETTINGS = ("split", "subset", "prompt_column", "columns", "prompt")
@@ -120,4 +120,24 @@ def dataset_changes(old, new: dict, name: str) -> list[str]:
     else:
         out += [p.replace("dataset ", f"dataset folder {name}: ", 1)
                 for p in _file_changes(src_old, src_new, "dataset", kinds=False)]
+    return out
+
+
+def setting_changes(old, new: dict) -> list[str]:
+    """Why the bound settings ``new`` (``brief/bound_settings.py``) are not the reviewed ``old``: one line per key
+    that changed, with its reviewed and current value and the fix."""
+    if old == new:
+        return []
+    if not isinstance(old, dict):
+        return ["the inspection binds only temperature, top_p and max_completion_length (made by an older "
+                f"grpo-rlvr), not the whole sampling setting: {AGAIN}"]
+    out = []
+    for key in sorted(set(old) | set(new)):
+        if key in old and key in new and old[key] == new[key]:
+            continue
+        was = repr(old[key]) if key in old else "unset"
+        now = repr(new[key]) if key in new else "unset (TRL's default)"
+        back = f"set it back to {was}" if key in old else "remove it"
+        out.append(f"{key} changed since the review ({was} → {now}), which changes what is sampled or how it is "
+                   f"scored: {back}, or {AGAIN}")
     return out

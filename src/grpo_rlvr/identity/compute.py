@@ -1,22 +1,42 @@
 """The identity of the model and the data a review read: their content and resolved commit, never their spelling.
 
-- A local model folder: the SHA-256 of each file that loading can read (weights, configs, tokenizer, custom
-  code), by name. Left out: hidden files, docs (``*.md``, licences) and the training records TRL writes beside a
-  model (``trainer_state.json``, ``training_args.bin``, ``*_results.json``, event logs); sub-folders
-  (``checkpoint-*/``, ``runs/``) are not loaded as the model and are left out too, except the shards a
-  ``*.index.json`` names (transformers joins those names to the folder, so ``shards/a.safetensors`` or
-  ``../a.safetensors`` load as weights and count as such).
-- A PEFT adapter folder (it has ``adapter_config.json``): its own files as above, plus the identity of the base
-  model its config names (``base_model_name_or_path``, with ``revision``).
+Identity is taken from what the loaders may read, not from a list of names they are thought to read: every file
+under the folder, at any depth, symlinked files and folders followed (``walk``; a linked folder that leads back
+to one above it is recorded as such, not entered again). transformers reads ``additional_chat_templates/*.jinja``
+and prefers its ``default.jinja`` to ``chat_template.jinja``, ``trust_remote_code`` runs whatever ``auto_map``
+names (``LICENSE_impl.py`` too), and ``datasets`` loads ``data/LICENSE.jsonl``: no file is left out for its name.
+What is left out is a place, top level only, that no loader reads (tests/identity/test_compute_loader_reads.py records
+every file transformers, peft and datasets open, and loads with and without these folders):
+
+- ``.git/`` (a clone's store, which can hold the weights a second time) and ``.cache/huggingface/`` (the
+  metadata ``hf download --local-dir`` writes: a commit, an etag and the download's time per file, which
+  changes when the same bytes are downloaded again);
+- in a model folder only, ``checkpoint-*/``: the trainer's checkpoints saved beside a model. Loading the folder
+  never reads them (``model_init_kwargs.subfolder`` is refused in the brief), and each can hold the weights with
+  their optimizer state, which every check before training would read again. A dataset folder keeps them: there
+  ``datasets`` loads ``checkpoint-1/train.jsonl`` like any other data file.
+
+In detail:
+
+- A local model folder: the SHA-256 of each file by relative name, plus the shards a ``*.index.json`` names
+  wherever they are (transformers joins those names to the folder, so ``../a.safetensors`` or
+  ``checkpoint-9/a.safetensors`` load as weights and count as such).
+- A PEFT adapter folder (it has ``adapter_config.json``): its own files as above (a tokenizer saved with the
+  adapter too), plus the identity of the base model its config names (``base_model_name_or_path``, with
+  ``revision``).
 - A hub model or dataset: the commit its revision resolves to in the local Hugging Face cache (``main`` when the
-  brief names none, so an unpinned id is pinned to the commit inspect saw) and the content hash of each cached
-  file, checked against the bytes (``hub_cache``). Not in the cache: the commit is ``None``, which matches no
-  review. ``render`` writes that commit into the run, and the run loads that snapshot's folder.
-- A local dataset file: its SHA-256; a folder: each file's SHA-256 by relative name (hidden files and ``*.md``
-  left out, except ``README.md`` and ``.huggingface.yaml``, whose ``configs`` choose the files ``datasets``
-  loads). A folder whose ``configs`` name files outside it, hidden files or URLs is refused: those files would
-  load without being part of the identity. With the split, columns, subset and prompt settings, which change
-  what the review read.
+  brief names none, so an unpinned id is pinned to the commit inspect saw) and the content hash of each file of
+  that snapshot, found as in a folder and checked against the bytes (``hub_cache``). Not in the cache: the commit
+  is ``None``, which matches no review. ``render`` writes that commit into the run, and the run loads that
+  snapshot's folder.
+- A local dataset file: its SHA-256; a folder: each file's SHA-256 by relative name (``README.md`` and
+  ``.huggingface.yaml`` among them: their ``configs`` choose the files ``datasets`` loads). A folder whose
+  ``configs`` name files outside it, hidden files or URLs is refused: those would load from places the identity
+  does not hold. With the split, columns, subset and prompt settings, which change what the review read.
+
+A folder renamed, or a file added anywhere under it, changes the identity, and ``changes`` names the files. Old
+inspections (made when sub-folders and names such as ``LICENSE*`` were left out) fail rule 4 with the files added
+since: re-inspect once.
 
 Paths resolve through symlinks and the hash is of the bytes, so ``./model``, ``/abs/model`` and a copy of the
 folder elsewhere have one identity. Hashes come from ``hash_cache`` (read once, then checked by stat).
@@ -27,6 +47,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import yaml
@@ -36,16 +57,22 @@ from grpo_rlvr.identity import hub_cache
 from grpo_rlvr.identity.hash_cache import sha256_files
 
 ADAPTER_CONFIG = "adapter_config.json"
-# Files beside a model that loading never reads: changing them changes nothing the review saw.
-_NOT_MODEL = ("*.md", "LICENSE*", "NOTICE*", "USE_POLICY*", "trainer_state.json", "training_args.bin",
-              "*_results.json", "events.out.tfevents*", "*.png", "*.jpg", "*.jpeg", "*.gif")
-_NOT_DATA = ("*.md", "LICENSE*")
 DATA_CARDS = ("README.md", ".huggingface.yaml")   # read by `datasets` for a folder's configs (data_files)
+# Top-level sub-folders no loader reads (tests/identity/test_compute_loader_reads.py proves it for transformers, peft and
+# datasets, file by file): git's store and the metadata `hf download --local-dir` writes (a commit, an etag and a
+# download time per file: it changes on every re-download of the same bytes).
+NEVER_READ = (".git", ".cache/huggingface")
+# A model folder's trainer checkpoints (top level): loading the folder never reads them (``subfolder=`` is refused
+# in the brief), and each can hold the model twice over with its optimizer state. A shard an index names there
+# still counts (``_index_shards``).
+CHECKPOINTS = "checkpoint-*"
+MODEL_LEFT_OUT = (*NEVER_READ, CHECKPOINTS)
+MAX_FILES = 1_000_000   # names in one folder's identity; more is refused (a tree of links that multiplies names)
+LOOP = "loop:"        # the identity of a linked folder that leads back to a folder above it
 
 
-def _kept(rel: str, skip: tuple[str, ...]) -> bool:
-    parts = rel.split("/")
-    return not any(p.startswith(".") for p in parts) and not any(fnmatch.fnmatch(parts[-1], pat) for pat in skip)
+def _left_out(rel: str, leave_out: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(rel, pat) for pat in leave_out)
 
 
 def _hash_named(files: dict[str, Path], what: str) -> dict[str, str]:
@@ -57,15 +84,58 @@ def _hash_named(files: dict[str, Path], what: str) -> dict[str, str]:
     return {name: digests[p] for name, p in sorted(files.items())}
 
 
-def folder_files(folder: Path, recursive: bool, skip: tuple[str, ...]) -> dict[str, Path]:
-    """``relative name -> path`` of the regular files (symlinks followed) that count for a folder's identity."""
-    found = folder.rglob("*") if recursive else folder.iterdir()
-    out = {}
-    for p in found:
-        rel = p.relative_to(folder).as_posix()
-        if _kept(rel, skip) and p.is_file():
-            out[rel] = p
-    return out
+def walk(folder: Path, leave_out: tuple[str, ...] = NEVER_READ) -> tuple[dict[str, Path], dict[str, str]]:
+    """Every regular file under ``folder`` at any depth, symlinked files and folders followed, by relative name
+    (``{name: path}``), and the linked folders that lead back to a folder above them (``{name/: "loop:<that
+    folder>"}``: such a link is part of the identity, so adding one that makes a reviewed file readable under a
+    new name is seen). Only the top-level folders ``leave_out`` names (by relative path) are not entered.
+
+    Raises:
+        InputFileError: a folder cannot be listed, or it holds more than ``MAX_FILES`` names.
+    """
+    files: dict[str, Path] = {}
+    loops: dict[str, str] = {}
+
+    def visit(d: str, rel: str, above: dict[tuple[int, int], str]) -> None:
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as e:
+            raise InputFileError(f"{d}: cannot list this folder ({e.strerror}); make it readable, or point the "
+                                 "brief at a copy you can read") from None
+        for e in entries:
+            name = rel + e.name
+            try:
+                is_dir = e.is_dir()   # follows a symlink; a dangling link is neither, and nothing can load it
+                st = os.stat(e.path) if is_dir else None
+            except OSError:
+                continue
+            if is_dir:
+                if _left_out(name, leave_out):
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if key in above:
+                    loops[name + "/"] = LOOP + (above[key] or ".")
+                    continue
+                visit(e.path, name + "/", {**above, key: name})
+            elif e.is_file():
+                files[name] = Path(e.path)
+                if len(files) > MAX_FILES:
+                    raise InputFileError(f"{folder}: more than {MAX_FILES} files under it (with its linked "
+                                         "folders followed); point the brief at a folder holding only the model "
+                                         "or the data")
+
+    try:
+        root = os.stat(folder)
+    except OSError as e:
+        raise InputFileError(f"{folder}: cannot read this folder ({e.strerror}); check the path in the brief") from None
+    visit(str(folder), "", {(root.st_dev, root.st_ino): ""})
+    return files, loops
+
+
+def folder_identity(folder: Path, leave_out: tuple[str, ...], what: str) -> dict[str, str]:
+    """``relative name -> SHA-256`` of every file :func:`walk` finds (and its loops' markers)."""
+    files, loops = walk(folder, leave_out)
+    return {**_hash_named(files, what), **loops}
 
 
 def adapter_base(folder: Path) -> tuple[str, Path | None, str | None] | None:
@@ -112,8 +182,8 @@ def _index_shards(folder: Path, files: dict[str, Path]) -> dict[str, Path]:
 
 def local_model_identity(folder: Path) -> dict:
     folder = Path(folder).resolve()
-    found = folder_files(folder, recursive=False, skip=_NOT_MODEL)
-    files = _hash_named({**found, **_index_shards(folder, found)}, "model")
+    found, loops = walk(folder, MODEL_LEFT_OUT)
+    files = {**_hash_named({**found, **_index_shards(folder, found)}, "model"), **loops}
     base = adapter_base(folder)
     if base is None:
         return {"kind": "folder", "files": files}
@@ -127,11 +197,12 @@ def hub_identity(repo_id: str, revision: str | None, repo_type: str = "model") -
     if snap is None:
         return {"kind": "hub", "id": repo_id, "revision": revision, "commit": None}
     if repo_type == "model":
-        return {"kind": "hub", "id": repo_id, "commit": snap.commit,
-                "files": snap.files(lambda rel: _kept(rel, _NOT_MODEL))}
+        found, loops = walk(snap.folder, MODEL_LEFT_OUT)
+        found.update(_index_shards(snap.folder, found))
+        return {"kind": "hub", "id": repo_id, "commit": snap.commit, "files": {**snap.files(found), **loops}}
     _refuse_escaping_configs(snap.folder, f"dataset {repo_id} (commit {snap.commit[:12]})")
-    return {"kind": "hub", "id": repo_id, "commit": snap.commit,
-            "files": snap.files(lambda rel: rel in DATA_CARDS or _kept(rel, _NOT_DATA))}
+    found, loops = walk(snap.folder, NEVER_READ)
+    return {"kind": "hub", "id": repo_id, "commit": snap.commit, "files": {**snap.files(found), **loops}}
 
 
 def _card_configs(folder: Path) -> list:
@@ -202,9 +273,7 @@ def dataset_identity(spec) -> dict:
     p = Path(spec.resolved).resolve()
     if p.is_dir():
         _refuse_escaping_configs(p, f"dataset folder {p}")
-        found = folder_files(p, recursive=True, skip=_NOT_DATA)
-        found.update({c: p / c for c in DATA_CARDS if (p / c).is_file()})
-        ident["source"] = {"kind": "folder", "files": _hash_named(found, "dataset")}
+        ident["source"] = {"kind": "folder", "files": folder_identity(p, NEVER_READ, "dataset")}
     else:
         ident["source"] = {"kind": "file", "sha256": _hash_named({p.name: p}, "dataset")[p.name]}
     return ident

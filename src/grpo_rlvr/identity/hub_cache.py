@@ -67,14 +67,9 @@ class Snapshot:
     commit: str
     folder: Path
 
-    def files(self, keep) -> dict[str, str]:
-        """``relative name -> content identity`` of the snapshot's files that ``keep(relative name)`` accepts."""
-        out = {}
-        for p in sorted(self.folder.rglob("*")):
-            rel = p.relative_to(self.folder).as_posix()
-            if p.is_file() and keep(rel):
-                out[rel] = blob_identity(p)
-        return out
+    def files(self, found: dict[str, Path]) -> dict[str, str]:
+        """``relative name -> content identity`` of the snapshot's files ``found`` (``compute.walk``'s names)."""
+        return {rel: blob_identity(p) for rel, p in sorted(found.items())}
 
 
 def repo_folder(repo_id: str, repo_type: str = "model") -> Path | None:

@@ -30,6 +30,7 @@ from grpo_rlvr.inspection.artifact import (
 from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.review_lock import holder
 from grpo_rlvr.inspection.selection import outcome, select
+from grpo_rlvr.inspection.signing_policy import policy_record
 from grpo_rlvr.rewards import combine, from_brief
 from grpo_rlvr.sampling import SamplingParams, draw
 
@@ -180,7 +181,8 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
     samples_out = [{"id": f"s{i:03d}", **c, "verdict": None} for i, c in enumerate(picked)]
     # Identities taken now, after sampling: a hub id without a revision is pinned to the commit just loaded.
     model_id, data_id = model_identity(brief.model), dataset_identity(brief.dataset)
-    bound = fingerprint(model_id, data_id, reward_identity(brief.rewards), sampling_identity(brief.grpo))
+    settings = sampling_identity(brief.grpo, brief.model, brief.method)
+    bound = fingerprint(model_id, data_id, reward_identity(brief.rewards), settings)
     manifest = {
         "format_version": FORMAT_VERSION,
         "tool": f"grpo-rlvr {__version__}",
@@ -190,6 +192,8 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         "model": model_id,
         "dataset": data_id,
         "sampling": sampling,
+        "bound_settings": settings,   # what the gate compares, key by key (brief/bound_settings.py)
+        "signing": policy_record(brief),   # the signing policy now, which the gate keeps (signing_policy.py)
         "rewards": [{"name": r.name, "kind": r.kind, "weight": w, "params": r.params, "fingerprint": r.fingerprint,
                      "notes": dict(r.notes)}  # e.g. the sandbox's isolation layers for unit_tests
                     for r, w in zip(rewards, brief.reward_weights, strict=True)],

@@ -1,8 +1,9 @@
 """User rewards: ``module:function`` or ``path/to/file.py:function`` (``:function`` defaults to ``reward``).
 
 The function follows TRL's contract (``fn(prompts=..., completions=..., **columns) -> list[float | None]``).
-It may also return ``(score, reason)`` pairs, which inspection then shows. Its source file is fingerprinted,
-so editing it after an inspection fails the gate.
+It may also return ``(score, reason)`` pairs, which inspection then shows. Its source file and every local
+module it imports (``user_imports``: the helpers in the reward's folder or the brief's, at any depth) are
+fingerprinted, so editing any of them after an inspection fails the gate.
 """
 
 from __future__ import annotations
@@ -16,11 +17,18 @@ import traceback
 from pathlib import Path
 
 from grpo_rlvr.errors import RewardError
+from grpo_rlvr.identity.hash_cache import sha256_file
+from grpo_rlvr.rewards import user_imports
 from grpo_rlvr.rewards._reward import KINDS, Reward, Scored, source_fingerprint
 
 
 def load_callable(ref: str, base_dir: Path | None = None):
     """Import the function named by ``ref``; relative ``.py`` paths resolve against ``base_dir``."""
+    return _load(ref, base_dir)[1]
+
+
+def _load(ref: str, base_dir: Path | None):
+    """(the module ``ref`` names, the function in it)."""
     target, _, func_name = ref.partition(":") if not ref.endswith(".py") else (ref, "", "")
     func_name = func_name or "reward"
     if target.endswith(".py"):
@@ -33,22 +41,69 @@ def load_callable(ref: str, base_dir: Path | None = None):
         spec = importlib.util.spec_from_file_location(mod_name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[mod_name] = module
+        before = user_imports.start_import(path.resolve())
         try:
             spec.loader.exec_module(module)
         except Exception as e:
             raise RewardError(f"user reward {ref!r}: importing {path} failed: {type(e).__name__}: {e}") from e
+        user_imports.end_import(path.resolve(), before, user_tree(module, base_dir))
     else:
+        spec = _find_spec(target)
+        origin = Path(spec.origin).resolve() if spec is not None and spec.has_location else None
+        before = user_imports.start_import(origin) if origin else set()
         try:
             module = importlib.import_module(target)
         except Exception as e:
             raise RewardError(f"user reward {ref!r}: cannot import module {target!r}: {type(e).__name__}: {e}; "
                               "install it or use a path to a .py file") from e
+        if origin is not None:
+            user_imports.end_import(origin, before, user_tree(module, base_dir))
     fn = getattr(module, func_name, None)
     if not callable(fn):
         names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
         raise RewardError(f"user reward {ref!r}: no function {func_name!r} in {module.__name__}; "
                           f"functions there: {', '.join(sorted(names)) or 'none'}")
-    return fn
+    return module, fn
+
+
+def _find_spec(name: str):
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+
+
+def user_tree(module, base_dir: Path | None) -> list[Path]:
+    """The folders whose modules count as the reward's own code: the brief's folder, the reward file's folder,
+    and, for a module inside a package, that package's top-level folder."""
+    roots = [Path(base_dir).resolve()] if base_dir is not None else []
+    file = getattr(module, "__file__", None)
+    if not file:
+        return roots
+    top = module.__name__.split(".")[0]
+    if top.startswith("grpo_rlvr_user_reward_") or "." not in module.__name__ and not hasattr(module, "__path__"):
+        return [*roots, Path(file).resolve().parent]
+    top_mod = sys.modules.get(top)
+    path = list(getattr(top_mod, "__path__", None) or [])
+    return [*roots, *(Path(p).resolve() for p in path)]
+
+
+def imports_fingerprint(module, fn, base_dir: Path | None) -> dict[str, str]:
+    """``module name -> SHA-256`` of every local module the reward's module imports (``user_imports``), and of
+    the module's own file when the function is defined elsewhere (imported into it from a helper)."""
+    file = getattr(module, "__file__", None)
+    if not file:
+        return {}
+    origin = Path(file).resolve()
+    found = user_imports.local_imports(origin, module.__name__, user_tree(module, base_dir))
+    src = inspect.getsourcefile(fn)
+    if not src or Path(src).resolve() != origin:
+        found["<reward module>"] = str(origin)
+    try:
+        return {name: sha256_file(file) for name, file in found.items()}
+    except OSError as e:
+        raise RewardError(f"user reward: cannot read {e.filename}, a module it imports ({e.strerror}); make it "
+                          "readable") from None
 
 
 def _scored(v) -> Scored:
@@ -82,7 +137,7 @@ def user_reward(ref: str, name: str | None = None, kind: str = "custom", params:
     """Wrap a user function as a ``Reward``; ``params`` are passed to it as keyword arguments."""
     if kind not in KINDS:
         raise RewardError(f"user reward {ref!r}: kind {kind!r} is not one of {', '.join(KINDS)}")
-    fn = load_callable(ref, base_dir)
+    module, fn = _load(ref, base_dir)
     params = dict(params or {})
     label = name or logged_name(ref, getattr(fn, "__name__", None) or "user_reward")
 
@@ -117,5 +172,7 @@ def user_reward(ref: str, name: str | None = None, kind: str = "custom", params:
                               f"values for {n} completions; return one per completion")
         return [_scored(v) for v in values]
 
-    fp = source_fingerprint(fn, extra={"ref": ref, "params": params, "source": src and Path(src).name})
+    imports = imports_fingerprint(module, fn, base_dir)
+    fp = source_fingerprint(fn, extra={"ref": ref, "params": params, "source": src and Path(src).name,
+                                       **({"imports": imports} if imports else {})})
     return Reward(label, kind, {"ref": ref, **params}, scorer, fp)

@@ -3,9 +3,13 @@
 ``train.py --resume DIR`` loads DIR's weights and trains on: given an SFT checkpoint (same layout: weights,
 optimizer, ``trainer_state.json``), a resume would train new weights under the old review. So the trainer records
 each checkpoint it saves in ``output/checkpoints.json`` (:class:`CheckpointLedger`): the SHA-256 of every file
-that makes the model (weights, shards, configs; not the optimizer, scheduler or random state). The run check
+that makes the model (weights, shards, configs; not the optimizer, scheduler or random state), and ``final/``
+once saved. Each entry carries a proof: an HMAC (``run_key``) over the output folder, the checkpoint's name, its
+digests and the ``run_id`` of the start the run check signed for this process (``provenance``); a process that
+passed no check (a wrapper that replaced the guard) writes its entries without one. The run check
 (:func:`resume_problems`) then accepts a resume only from a ``checkpoint-N`` folder of this run's output that
-the ledger lists, with the same bytes.
+the ledger lists with a valid proof, bound to a valid start of this run, with the same bytes: a ledger written
+by hand, or copied with its checkpoint from another run, is refused.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ from __future__ import annotations
 import fnmatch
 import json
 from pathlib import Path
+
+from grpo_rlvr.errors import GrpoRlvrError
+from grpo_rlvr.runtime import run_key
 
 LEDGER = "checkpoints.json"
 # Trainer state that does not make the model: the optimizer (twice the weights), scheduler, random state, args.
@@ -38,17 +45,60 @@ def read_ledger(output: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def record(output: Path, checkpoint: Path) -> None:
-    """Add ``checkpoint`` (a folder in ``output``) to the ledger, atomically."""
-    from grpo_rlvr.files import write_json_atomic
+def _entry_record(output: Path, name: str, files: dict, run_id) -> dict:
+    return {"kind": "checkpoint", "output": str(Path(output).resolve()), "name": name, "files": files,
+            "run_id": run_id}
 
+
+def record(output: Path, checkpoint: Path) -> None:
+    """Add ``checkpoint`` (a folder in ``output``: ``checkpoint-N`` or ``final``) to the ledger, atomically, with a
+    proof bound to the start this process passed the run check for (none when it passed none: such an entry
+    reads as unproven, and ``--resume`` refuses it)."""
+    from grpo_rlvr.files import write_json_atomic
+    from grpo_rlvr.runtime.provenance import proven_run_id
+    from grpo_rlvr.runtime.run_guard import verified
+
+    output, name = Path(output), Path(checkpoint).name
+    files = model_digests(Path(checkpoint))
+    run_id = proven_run_id(verified().get("provenance"))
+    entry = {"files": files, "run_id": run_id, "proof": None}
+    if run_id is not None:
+        entry["proof"] = run_key.sign(_entry_record(output, name, files, run_id))
+    else:
+        entry["unproven"] = "saved by a process that did not pass the run check of the rendered train.py"
     ledger = read_ledger(output)
-    ledger[Path(checkpoint).name] = model_digests(Path(checkpoint))
-    write_json_atomic(Path(output) / LEDGER, ledger)
+    ledger[name] = entry
+    write_json_atomic(output / LEDGER, ledger)
+
+
+def entry_problem(output: Path, name: str, entry, starts: dict, key: bytes | None = None,
+                  check_files: bool = True) -> str | None:
+    """Why the ledger ``entry`` does not prove that the run saved ``output/name`` as it is now (None when it does).
+    ``starts``: the run's valid starts (``provenance.valid_starts``)."""
+    if not isinstance(entry, dict) or not entry:
+        return (f"this run did not write that checkpoint ({Path(output) / LEDGER} does not list it), so it may hold "
+                "other weights")
+    files = entry.get("files")
+    if not isinstance(files, dict) or not run_key.valid(_entry_record(output, name, files, entry.get("run_id")),
+                                                        entry.get("proof"), key):
+        return (f"its entry in {LEDGER} carries no valid proof that this run saved it (an entry written or edited by "
+                "hand, copied from another run, or saved by a training that did not pass the run check of the "
+                "rendered train.py)")
+    if entry.get("run_id") not in starts:
+        return (f"it was saved by a training start that {Path(output) / 'provenance.json'} does not hold a valid "
+                "record of (a record removed, edited or copied from another run)")
+    if check_files:
+        now = model_digests(Path(output) / name)
+        changed = sorted(n for n in set(files) | set(now) if files.get(n) != now.get(n))
+        if changed:
+            return f"its files changed since this run saved them ({', '.join(changed[:4])})"
+    return None
 
 
 def resume_problems(output: Path, resume: str | None) -> list[str]:
     """Why training may not resume from ``resume`` (empty when it may, or when there is no resume)."""
+    from grpo_rlvr.runtime.provenance import valid_starts
+
     if not resume:
         return []
     output = Path(output).resolve()
@@ -57,15 +107,15 @@ def resume_problems(output: Path, resume: str | None) -> list[str]:
         return [f"--resume {resume}: not a checkpoint of this run ({output}/checkpoint-N); resuming from another "
                 "folder would train weights the review never saw. Start the run fresh, or inspect and review the "
                 "model you mean to train from (point model.name_or_path at it)"]
-    recorded = read_ledger(output).get(ckpt.name)
-    if not isinstance(recorded, dict) or not recorded:
-        return [f"--resume {resume}: this run did not write that checkpoint ({output / LEDGER} does not list it), so "
-                "it may hold other weights; resume from a checkpoint this run saved, or start fresh"]
-    now = model_digests(ckpt)
-    changed = sorted(n for n in set(recorded) | set(now) if recorded.get(n) != now.get(n))
-    if changed:
-        return [f"--resume {resume}: its files changed since this run saved them ({', '.join(changed[:4])}); resume "
-                "from an untouched checkpoint, or start fresh"]
+    entry = read_ledger(output).get(ckpt.name)
+    try:
+        key = run_key.load_key()
+    except GrpoRlvrError as e:
+        return [f"--resume {resume}: its proof cannot be checked: {e}"]
+    problem = entry_problem(output, ckpt.name, entry, valid_starts(output, key) if entry else {}, key)
+    if problem:
+        return [f"--resume {resume}: {problem}; resume from a checkpoint this run saved through `grpo-rlvr train` "
+                "(or train.py), untouched, or start fresh"]
     return []
 
 

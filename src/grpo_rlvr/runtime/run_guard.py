@@ -62,9 +62,11 @@ def demo_acceptance(check):
         _demo_check = before
 
 
-def check_run(run: Path, smoke: bool = False, resume: str | None = None) -> tuple[dict, list[str]]:
+def check_run(run: Path, smoke: bool = False, resume: str | None = None, start: str | None = None) \
+        -> tuple[dict, list[str]]:
     """The lock and every reason this run may not train (empty when it may). ``smoke`` skips the gate only;
-    ``resume`` is the checkpoint ``train.py --resume`` names.
+    ``resume`` is the checkpoint ``train.py --resume`` names; ``start`` (train.py's door) asks a passing check
+    for a signed start record of this process (``provenance``), kept in :func:`verified`.
 
     Computed in a clean interpreter (``clean_interpreter``: ``run_check.check_run_here`` there), so nothing
     that patched this process decides it; inside :func:`demo_acceptance`, by the demo's check in this process.
@@ -74,10 +76,10 @@ def check_run(run: Path, smoke: bool = False, resume: str | None = None) -> tupl
         StartupHookError: a startup hook that names grpo_rlvr is installed.
     """
     if _demo_check is not None:
-        return _demo_check(run, smoke=smoke, resume=resume)
+        return _demo_check(run, smoke=smoke, resume=resume, start=start)
     from grpo_rlvr.clean_interpreter import run_check
 
-    reply = run_check("run", run=str(Path(run).resolve()), smoke=smoke, resume=resume)
+    reply = run_check("run", run=str(Path(run).resolve()), smoke=smoke, resume=resume, start=start)
     record_verified(reply.get("verified") or {})
     return reply["lock"], reply["problems"]
 
@@ -145,8 +147,11 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
     state = PartialState()
     outcome = [None]
     if state.is_main_process:
+        from grpo_rlvr.runtime.provenance import door
+
         try:
-            _, problems = check_run(run_dir, smoke=smoke, resume=resume)
+            _, problems = check_run(run_dir, smoke=smoke, resume=resume,
+                                    start=None if smoke else "grpo-rlvr demo" if _demo_check else door())
         except GrpoRlvrError as e:   # no lock, or a startup hook patching grpo_rlvr: refused all the same
             problems = [str(e)]
         output = Path(output_dir)
@@ -158,6 +163,10 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
         outcome = [problems]
         if not problems:
             _prepare_output(Path(output_dir), smoke)
+            if not smoke and verified().get("provenance"):   # made and signed by the check that just passed
+                from grpo_rlvr.runtime.provenance import append_start
+
+                append_start(Path(output_dir), verified()["provenance"])
     if state.num_processes > 1:
         from accelerate.utils import broadcast_object_list
 

@@ -1,0 +1,142 @@
+"""Which door started each training of a run: ``output/provenance.json``, written only behind a passing run check.
+
+The rendered ``train.py`` asks for the run check (``run_guard.refuse_unless_gated``) with the door it was started
+through (``grpo-rlvr train``, ``launch.sh``, ``accelerate launch``/``torchrun``, ``python train.py``, the demo).
+When the check passes, the check itself (in the clean interpreter) makes a *start* record: a fresh ``run_id``,
+the output folder, the lock's SHA-256 and fingerprint, the door, the process it passed for (pid and its start
+time in ``/proc``), the host and time, and the checkpoint it resumes; it signs it with the user's run key
+(``run_key``), and ``train.py`` appends it to ``output/provenance.json`` once the output folder is ready. Each
+checkpoint the trainer saves, and ``final/``, is then listed in ``checkpoints.json`` with a proof bound to that
+``run_id`` (``checkpoint_ledger``), made only in the process the start names.
+
+So a training started any other way (a script that replaces the guard and runs ``train.py``, a ledger written by
+hand, a checkpoint or ledger copied from another run) has no valid start or no valid proof, and
+:func:`audit` (``grpo-rlvr diagnose``) and the ``--resume`` check (``checkpoint_ledger.resume_problems``) say so.
+
+What the door field proves: nothing by itself (it is what the starting process reports about how it was
+started). What a valid start proves: the run check passed, for this output folder and lock, for the process it
+names, as this user. Its limit is the key's: code running as this user can read the key and sign a start itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import socket
+import time
+from pathlib import Path
+
+from grpo_rlvr.runtime import run_key
+
+PROVENANCE = "provenance.json"
+STARTED_BY = "GRPO_RLVR_STARTED_BY"   # set by `grpo-rlvr train` and launch.sh: the door, as they report it
+
+
+def door() -> str:
+    """How this ``train.py`` process says it was started (reported, not proven)."""
+    said = os.environ.get(STARTED_BY, "").strip()
+    if said:
+        return said[:80]
+    if any(k in os.environ for k in ("TORCHELASTIC_RUN_ID", "LOCAL_RANK", "ACCELERATE_PROCESS_ID")):
+        return "accelerate launch / torchrun train.py"
+    return "python train.py"
+
+
+def process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, ``/proc/PID/stat`` field 22), so a pid reused later
+    is not the same process; None where ``/proc`` is not there."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+        return text[text.rindex(")") + 2:].split()[19]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def new_start(run: Path, lock: dict, started_by: str, trainer_pid: int, resume: str | None) -> dict:
+    """A signed start record for ``run``'s output folder (made by the run check when it passes)."""
+    run = Path(run).resolve()
+    try:
+        lock_sha = hashlib.sha256((run / "brief.lock.json").read_bytes()).hexdigest()
+    except OSError:
+        lock_sha = None
+    record = {"kind": "start", "run_id": secrets.token_hex(16), "output": str(run / "output"),
+              "lock_sha256": lock_sha, "fingerprint": lock.get("fingerprint"), "door": str(started_by)[:80],
+              "trainer_pid": trainer_pid, "trainer_started": process_start(trainer_pid),
+              "host": socket.gethostname(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "resume": resume}
+    return {**record, "proof": run_key.sign(record)}
+
+
+def _unsigned(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k != "proof"}
+
+
+def read_starts(output: Path) -> list:
+    try:
+        data = json.loads((Path(output) / PROVENANCE).read_text())
+    except (OSError, ValueError):
+        return []
+    starts = data.get("starts") if isinstance(data, dict) else None
+    return starts if isinstance(starts, list) else []
+
+
+def append_start(output: Path, start: dict) -> None:
+    """Add ``start`` to ``output/provenance.json`` (atomically)."""
+    from grpo_rlvr.files import write_json_atomic
+
+    write_json_atomic(Path(output) / PROVENANCE, {"format": 1, "starts": [*read_starts(output), start]})
+
+
+def valid_starts(output: Path, key: bytes | None = None) -> dict[str, dict]:
+    """``run_id -> start`` for the starts in ``output/provenance.json`` that are signed with this user's key for
+    this output folder (a record copied from another run names that run's folder)."""
+    here = str(Path(output).resolve())
+    out = {}
+    for s in read_starts(output):
+        if isinstance(s, dict) and s.get("output") == here and run_key.valid(_unsigned(s), s.get("proof"), key):
+            out[str(s.get("run_id"))] = s
+    return out
+
+
+def proven_run_id(start: dict | None) -> str | None:
+    """The run id of ``start`` when it is a valid start for *this* process (the one the check passed for)."""
+    if not isinstance(start, dict) or start.get("trainer_pid") != os.getpid():
+        return None
+    if start.get("trainer_started") != process_start(os.getpid()):
+        return None
+    try:
+        return str(start["run_id"]) if run_key.valid(_unsigned(start), start.get("proof")) else None
+    except run_key.RunKeyError:
+        return None
+
+
+def audit(output: Path) -> list[str]:
+    """Why this run's outputs are not proven to come from trainings that passed the run check (empty when they
+    are, or when ``output`` holds no training's outputs): no valid start, or a checkpoint / ``final`` without a
+    valid proof bound to one, or changed since it was saved."""
+    from grpo_rlvr.runtime.checkpoint_ledger import LEDGER, entry_problem, read_ledger
+    from grpo_rlvr.runtime.run_outputs import prior_outputs
+
+    output = Path(output)
+    if not prior_outputs(output):
+        return []
+    try:
+        key = run_key.load_key()
+    except run_key.RunKeyError as e:
+        return [f"the run's proofs cannot be checked: {e}"]
+    starts = valid_starts(output, key)
+    out = []
+    if not starts:
+        out.append(f"{output / PROVENANCE} holds no valid start: no training of this run passed the run check of "
+                   "the rendered train.py (a script that skipped or replaced the guard, or records written by "
+                   "hand); do not count this run: train it again with `grpo-rlvr train RUN`")
+    ledger = read_ledger(output)
+    saved = sorted(p.name for p in output.iterdir() if p.is_dir() and (p.name.startswith("checkpoint-")
+                                                                          or p.name == "final"))
+    for name in saved:
+        problem = entry_problem(output, name, ledger.get(name), starts, key)
+        if problem:
+            out.append(f"{output / name}: {problem} (see {LEDGER})")
+    return out

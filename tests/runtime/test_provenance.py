@@ -1,0 +1,225 @@
+"""The run key, the signed start records (provenance.json) and the ledger's proofs, on real files.
+
+The attacks on a run's records: a ledger written by hand, a ledger and checkpoint copied from another run, a
+start record edited or copied, checkpoint bytes changed after the save, an entry saved by a process that passed no
+run check. The trainings that make these records for real are in tests/test_red_team.py (e2e)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grpo_rlvr.errors import RunKeyError
+from grpo_rlvr.runtime import checkpoint_ledger, provenance, run_guard, run_key
+
+
+def _run_folder(root: Path) -> Path:
+    run = root / "run"
+    (run / "output").mkdir(parents=True)
+    (run / "brief.lock.json").write_text(json.dumps({"fingerprint": "f" * 64}))
+    return run
+
+
+def _checkpoint(output: Path, name: str = "checkpoint-1") -> Path:
+    ckpt = output / name
+    ckpt.mkdir()
+    (ckpt / "model.safetensors").write_bytes(os.urandom(256))
+    (ckpt / "config.json").write_text("{}")
+    (ckpt / "optimizer.pt").write_bytes(b"\0" * 16)
+    return ckpt
+
+
+@pytest.fixture
+def started(tmp_path):
+    """A run folder whose check passed for this process: its start recorded as train.py records it."""
+    run = _run_folder(tmp_path)
+    start = provenance.new_start(run, {"fingerprint": "f" * 64}, "grpo-rlvr train", os.getpid(), None)
+    provenance.append_start(run / "output", start)
+    run_guard.record_verified({"provenance": start})
+    yield run
+    run_guard.record_verified({})
+
+
+# ---------------------------------------------------------------------------- the key
+
+
+def test_the_key_is_made_once_private_and_refused_when_others_may_read_it(tmp_path):
+    path = tmp_path / "share" / "grpo-rlvr" / "run-key"
+    key = run_key.load_key(path)
+    assert len(key) == 64 and (path.stat().st_mode & 0o777) == 0o600
+    assert run_key.load_key(path) == key    # created on first use only
+    path.chmod(0o644)
+    with pytest.raises(RunKeyError, match=rf"{path}.*chmod 600"):
+        run_key.load_key(path)
+    path.chmod(0o600)
+    link = tmp_path / "link-key"
+    link.symlink_to(path)
+    with pytest.raises(RunKeyError, match="not a regular file"):
+        run_key.load_key(link)
+
+
+def test_the_key_lives_under_the_passwd_home_whatever_HOME_says(monkeypatch, tmp_path):
+    import pwd
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    assert run_key.key_path() == Path(home) / ".local" / "share" / "grpo-rlvr" / "run-key"
+
+
+def test_a_proof_is_bound_to_the_key_and_to_every_field(tmp_path):
+    key, other = run_key.load_key(tmp_path / "a"), run_key.load_key(tmp_path / "b")
+    record = {"name": "checkpoint-1", "files": {"model.safetensors": "ab"}}
+    proof = run_key.sign(record, key)
+    assert run_key.valid(record, proof, key)
+    assert not run_key.valid(record, proof, other)
+    assert not run_key.valid({**record, "name": "checkpoint-2"}, proof, key)
+    assert not run_key.valid(record, None, key)
+
+
+# ---------------------------------------------------------------------------- the start record
+
+
+def test_a_start_is_valid_for_its_output_folder_and_process_only(started, tmp_path):
+    output = started / "output"
+    [start] = provenance.valid_starts(output).values()
+    assert start["door"] == "grpo-rlvr train" and start["trainer_pid"] == os.getpid()
+    assert provenance.proven_run_id(start) == start["run_id"]
+    assert provenance.proven_run_id({**start, "trainer_pid": os.getppid()}) is None   # another process
+    data = json.loads((output / provenance.PROVENANCE).read_text())
+    data["starts"][0]["door"] = "python train.py"                                     # edited by hand
+    (output / provenance.PROVENANCE).write_text(json.dumps(data))
+    assert provenance.valid_starts(output) == {}
+    assert provenance.proven_run_id(data["starts"][0]) is None
+
+
+def test_a_start_copied_into_another_run_is_not_valid_there(started, tmp_path):
+    other = _run_folder(tmp_path / "other")
+    shutil.copy(started / "output" / provenance.PROVENANCE, other / "output" / provenance.PROVENANCE)
+    assert provenance.valid_starts(started / "output") and provenance.valid_starts(other / "output") == {}
+
+
+def test_the_door_is_what_the_starter_reports(monkeypatch):
+    for k in ("GRPO_RLVR_STARTED_BY", "TORCHELASTIC_RUN_ID", "LOCAL_RANK", "ACCELERATE_PROCESS_ID"):
+        monkeypatch.delenv(k, raising=False)
+    assert provenance.door() == "python train.py"
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    assert provenance.door() == "accelerate launch / torchrun train.py"
+    monkeypatch.setenv("GRPO_RLVR_STARTED_BY", "launch.sh")
+    assert provenance.door() == "launch.sh"
+
+
+# ---------------------------------------------------------------------------- the ledger and --resume
+
+
+def test_a_checkpoint_saved_by_the_started_process_resumes(started):
+    output = started / "output"
+    ckpt = _checkpoint(output)
+    checkpoint_ledger.record(output, ckpt)
+    entry = checkpoint_ledger.read_ledger(output)["checkpoint-1"]
+    assert entry["proof"] and "model.safetensors" in entry["files"] and "optimizer.pt" not in entry["files"]
+    assert checkpoint_ledger.resume_problems(output, str(ckpt)) == []
+    assert provenance.audit(output) == []
+
+
+def test_a_hand_written_ledger_is_refused(started):
+    output = started / "output"
+    ckpt = _checkpoint(output)
+    files = checkpoint_ledger.model_digests(ckpt)      # the right digests, but no key to sign them with
+    [run_id] = provenance.valid_starts(output)
+    for entry in (files, {"files": files, "run_id": run_id, "proof": "0" * 64}):
+        (output / "checkpoints.json").write_text(json.dumps({"checkpoint-1": entry}))
+        [problem] = checkpoint_ledger.resume_problems(output, str(ckpt))
+        assert problem.startswith(f"--resume {ckpt}: its entry in checkpoints.json carries no valid proof"), problem
+        assert "start fresh" in problem
+
+
+def test_a_ledger_and_checkpoint_copied_from_another_run_are_refused(started, tmp_path):
+    output = started / "output"
+    checkpoint_ledger.record(output, _checkpoint(output))
+    other = _run_folder(tmp_path / "other")
+    for name in ("checkpoint-1", "checkpoints.json", provenance.PROVENANCE):
+        (shutil.copytree if name.startswith("checkpoint-") else shutil.copy)(output / name, other / "output" / name)
+    [problem] = checkpoint_ledger.resume_problems(other / "output", str(other / "output" / "checkpoint-1"))
+    assert "carries no valid proof that this run saved it" in problem
+
+
+def test_an_entry_of_a_start_this_run_does_not_hold_is_refused(started):
+    output = started / "output"
+    ckpt = _checkpoint(output)
+    checkpoint_ledger.record(output, ckpt)
+    (output / provenance.PROVENANCE).unlink()          # the start record removed (or never written)
+    [problem] = checkpoint_ledger.resume_problems(output, str(ckpt))
+    assert "does not hold a valid record of" in problem
+
+
+def test_checkpoint_bytes_changed_after_the_save_are_refused(started):
+    output = started / "output"
+    ckpt = _checkpoint(output)
+    checkpoint_ledger.record(output, ckpt)
+    (ckpt / "model.safetensors").write_bytes(os.urandom(256))
+    [problem] = checkpoint_ledger.resume_problems(output, str(ckpt))
+    assert "its files changed since this run saved them (model.safetensors)" in problem
+
+
+def test_a_process_that_passed_no_check_saves_unproven_entries(started):
+    output = started / "output"
+    run_guard.record_verified({})                      # a wrapper that replaced the check: nothing verified
+    ckpt = _checkpoint(output)
+    checkpoint_ledger.record(output, ckpt)
+    entry = checkpoint_ledger.read_ledger(output)["checkpoint-1"]
+    assert entry["proof"] is None and "did not pass the run check" in entry["unproven"]
+    assert "carries no valid proof" in checkpoint_ledger.resume_problems(output, str(ckpt))[0]
+    [finding] = provenance.audit(output)
+    assert finding.startswith(f"{ckpt}: its entry in checkpoints.json carries no valid proof")
+
+
+def test_outputs_with_no_valid_start_are_flagged(tmp_path):
+    output = _run_folder(tmp_path) / "output"
+    assert provenance.audit(output) == []              # nothing trained yet: nothing to say
+    (output / "metrics.jsonl").write_text('{"step": 1, "reward": 0.5}\n')
+    [finding] = provenance.audit(output)
+    assert "holds no valid start" in finding and "grpo-rlvr train RUN" in finding
+
+
+def test_the_run_check_signs_a_start_for_the_process_that_asked(started, tmp_path):
+    """In the clean interpreter the start names its parent: the train.py process that asked for the check."""
+    code = ("import json, os, sys; from grpo_rlvr.clean_interpreter import mark_clean; mark_clean([]);"
+            "from grpo_rlvr.runtime.provenance import new_start;"
+            "print(json.dumps(new_start(sys.argv[1], {}, 'x', os.getppid(), None)))")
+    out = subprocess.run([sys.executable, "-I", "-c", code, str(started)], capture_output=True, text=True, check=True)
+    start = json.loads(out.stdout)
+    assert provenance.proven_run_id(start) == start["run_id"]
+
+
+def test_the_limit_code_that_reads_the_key_can_sign_a_start_the_check_never_made(tmp_path):
+    """The README's row: a program running as this user reads the key and signs; nothing on the machine tells
+    that record from one the run check made. The hook keeps the agent's commands off the key; another user is
+    the answer."""
+    output = _run_folder(tmp_path) / "output"
+    record = {"kind": "start", "run_id": "forged", "output": str(output.resolve())}
+    forged = {**record, "proof": run_key.sign(record, run_key.load_key())}   # what such a program can do
+    provenance.append_start(output, forged)
+    assert "forged" in provenance.valid_starts(output)
+
+
+@pytest.mark.e2e
+def test_the_demos_in_process_door_records_its_start_and_proves_what_it_saved(workspace):
+    """`grpo-rlvr demo` trains in its own process (run_guard.demo_acceptance): its start names that process."""
+    from artifacts import make_artifact
+    from grpo_rlvr.launch import train
+    from grpo_rlvr.run_dir import render
+
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    assert train(run, max_steps=1, demo=True).ok
+    [start] = provenance.valid_starts(run / "output").values()
+    assert start["door"] == "grpo-rlvr demo" and start["trainer_pid"] == os.getpid()
+    assert checkpoint_ledger.read_ledger(run / "output")["final"]["run_id"] == start["run_id"]
+    assert provenance.audit(run / "output") == []
