@@ -23,6 +23,7 @@ def small_brief(workspace, **grpo):
     data = yaml.safe_load(example_brief_text())
     data["grpo"].update({"per_device_train_batch_size": 16, "logging_steps": 1, "max_steps": 4, **grpo})
     data["grpo"].pop("disable_tqdm", None)
+    data["watch"] = {"stop_on": "never"}   # the untrained model has no signal: the watchdog would stop it at step 8
     return data
 
 

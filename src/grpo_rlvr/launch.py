@@ -55,12 +55,14 @@ class TrainResult:
     cpu_estimate_s: float | None = None  # a CPU run's rough time estimate (cpu_time), when one was made
     cpu_needs_flag: bool = False  # dry run: the estimate is over the limit and --allow-cpu was not given
     notes: list[str] = field(default_factory=list)  # what was changed from the request (a smoke test's step cap)
+    watch_stop: dict | None = None  # the watchdog's stop event (output/watch.jsonl) when it stopped this launch
 
     def to_dict(self) -> dict:
         return {"run": str(self.run), "ok": self.ok, "returncode": self.returncode, "command": self.command,
                 "resumed_from": self.resumed_from, "seconds": round(self.seconds, 1),
                 "global_step": self.global_step, "dry_run": self.dry_run, "env": self.env, "plan": self.plan,
-                "refused": self.refused, "cpu_estimate_s": self.cpu_estimate_s, "notes": self.notes}
+                "refused": self.refused, "cpu_estimate_s": self.cpu_estimate_s, "notes": self.notes,
+                "watch_stop": self.watch_stop}
 
     def format(self) -> str:
         cmd = " ".join(self.command)
@@ -76,6 +78,12 @@ class TrainResult:
                 lines.append("Training would be refused now:")
                 lines += [f"  - {p}" for p in self.refused]
             return "\n".join(lines)
+        if self.watch_stop is not None:
+            w = self.watch_stop
+            return "\n".join([*self.notes, f"Training STOPPED by the watchdog at step {w['step']}: [{w['severity']}] "
+                              f"{w['title']}; checkpoint {w['checkpoint']}; the finding, the variant or brief change "
+                              f"and the next command are printed above and in {self.run / 'output' / 'watch.jsonl'}",
+                              f"Next: grpo-rlvr diagnose {self.run}"])
         state = "finished" if self.ok else f"FAILED (exit {self.returncode})"
         return "\n".join([*self.notes, f"Training {state} after {self.seconds:.0f}s at step {self.global_step}; "
                           f"outputs in {self.run / 'output'}", f"Next: grpo-rlvr diagnose {self.run}"])
@@ -209,9 +217,11 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     else:
         returncode = _run_forwarding_signals(cmd, run, {**os.environ, **env_extra, "PATH": _path_with_this_python()},
                                              stream)
+    from grpo_rlvr.runtime.watch_log import stop_event
+
     return TrainResult(run, returncode == 0, returncode, cmd, str(ckpt) if ckpt else None,
                        time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started),
-                       notes=notes)
+                       notes=notes, watch_stop=stop_event(run / "output", started) if returncode == 1 else None)
 
 
 def _path_with_this_python() -> str:

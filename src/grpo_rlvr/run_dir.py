@@ -215,6 +215,7 @@ def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
         brief_dir=str(brief.base_dir), peft=peft_kwargs(brief),
         quantization=dict(QLORA_QUANTIZATION) if brief.method == "qlora" else None, model_init=model_init(brief),
         dynamic_sampling=brief.dynamic_sampling.to_dict() if brief.dynamic_sampling else None,
+        watch=brief.watch.to_dict(),
         use_vllm=brief.vllm_mode is not None, vllm_colocate=brief.vllm_mode == "colocate",
         vllm_cpu_kv_cache_gib=colocate_kv_cache_gib(brief))
 

@@ -108,6 +108,8 @@ BAD = [
     ("eval batch negative", lambda d: d["dataset"].update(eval_path="./data/train.jsonl")
      or d["grpo"].update(per_device_eval_batch_size=-8), "grpo.per_device_eval_batch_size: -8 must be ≥ 1"),
     ("logging_steps text", _set("grpo.logging_steps", "ten"), "grpo.logging_steps: expected a number"),
+    ("watch stop_on", _set("watch.stop_on", "warning"), "watch.stop_on"),
+    ("watch window zero", _set("watch.window", 0), "watch.window"),
 ]
 
 
@@ -227,3 +229,17 @@ def test_eval_steps_follow_a_fractional_logging_interval(workspace):
     data["grpo"]["logging_steps"] = 0.05                        # TRL: a share of the run
     (workspace / "f.yaml").write_text(yaml.safe_dump(data))
     assert load_brief(workspace / "f.yaml").grpo["eval_steps"] == 0.25
+
+
+def test_runs_report_to_trackio_when_it_is_installed_unless_the_brief_says(workspace):
+    import importlib.util
+
+    b = load_brief(workspace / "brief.yaml")
+    installed = importlib.util.find_spec("trackio") is not None
+    assert b.grpo["report_to"] == ("trackio" if installed else "none")
+    assert b.origin["report_to"] == ("dashboard" if installed else "recipe")
+    data = yaml.safe_load(example_brief_text())
+    data["grpo"]["report_to"] = "tensorboard"
+    (workspace / "tb.yaml").write_text(yaml.safe_dump(data))
+    tb = load_brief(workspace / "tb.yaml")
+    assert tb.grpo["report_to"] == "tensorboard" and tb.origin["report_to"] == "brief"

@@ -32,6 +32,26 @@ pytestmark = pytest.mark.e2e
 
 def run_case(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40, train_rows=None, eval_rows=None,
              sections: dict | None = None):
+    """Train to the end and diagnose. The watchdog only records (``watch.stop_on: never``): these runs show each
+    failure mode over the whole run; test_watchdog_stops_a_run_without_signal lets it stop one."""
+    run = prepare_run(workspace, model_dir, grpo, seed, rewards, steps, train_rows, eval_rows,
+                      {"watch": {"stop_on": "never"}, **(sections or {})})
+    res = train(run)
+    assert res.ok, f"training failed: exit {res.returncode}"
+    return diagnose(run)
+
+
+def would_stop(diag) -> dict | None:
+    """The watchdog's ``would_stop`` event in the run's watch.jsonl (run_case trains with stop_on: never)."""
+    import json
+
+    p = diag.out_dir / "watch.jsonl"
+    events = [json.loads(x) for x in p.read_text().splitlines()] if p.is_file() else []
+    return next((e for e in events if e["event"] == "would_stop"), None)
+
+
+def prepare_run(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40, train_rows=None, eval_rows=None,
+                sections: dict | None = None):
     data = yaml.safe_load(example_brief_text())
     data.update(sections or {})
     data["grpo"].update({"per_device_train_batch_size": 32, "logging_steps": 2, "max_steps": steps,
@@ -47,10 +67,7 @@ def run_case(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40
     (workspace / "model").unlink()
     (workspace / "model").symlink_to(model_dir, target_is_directory=True)
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
-    run = render(workspace / "brief.yaml").dir
-    res = train(run)
-    assert res.ok, f"training failed: exit {res.returncode}"
-    return diagnose(run)
+    return render(workspace / "brief.yaml").dir
 
 
 @training_outcome
@@ -61,6 +78,56 @@ def test_untrained_model_has_no_learning_signal(workspace, tiny_model_dir, seed)
     diag = run_case(workspace, tiny_model_dir, {}, seed, steps=10)
     ids = {f.id for f in diag.findings}
     assert "no_learning_signal" in ids, diag.format()
+
+
+def test_watchdog_stops_a_run_without_signal(workspace, tiny_model_dir, capfd):
+    """The untrained model never succeeds, so every group's rewards are equal from the first log on
+    (no_learning_signal, critical): robust by construction, no seed's path. Logging every step with the default
+    watch (stop_on critical, window 3), the watchdog stops the run at step 8 (the first check with the 8 records a
+    trend needs, and the third in a row with the finding): checkpoint-8 saved and listed in the ledger, no final
+    model, exit 1, and the console names the finding and what to run next."""
+    import json
+
+    from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
+
+    run = prepare_run(workspace, tiny_model_dir, {"logging_steps": 1, "save_steps": 1000}, 0, steps=30)
+    res = train(run)
+    said = capfd.readouterr()
+    out = run / "output"
+    assert res.returncode == 1 and not res.ok, said.err[-3000:]
+    assert res.watch_stop is not None and res.watch_stop["id"] == "no_learning_signal"
+    assert res.watch_stop["step"] == 8 and (out / "checkpoint-8").is_dir() and not (out / "final").exists()
+    assert "checkpoint-8" in json.dumps(read_ledger(out))
+    text = said.out + said.err
+    assert "watch: stopped the run at step 8: [critical] No learning signal" in text
+    assert f"checkpoint saved: {out / 'checkpoint-8'}" in text and "next: " in text
+    assert "Training STOPPED by the watchdog at step 8" in res.format()
+    assert json.loads((out / "train_summary.json").read_text())["global_step"] == 8
+
+
+def test_the_dashboard_gets_rewards_by_role_and_the_watchdogs_findings(workspace, tiny_model_dir, tmp_path,
+                                                                       monkeypatch):
+    """With trackio installed (the [dashboard] extra; skipped without it), runs report to it by default: TRL's
+    metrics, each reward's mean under its role, and the watchdog's findings and stop, in trackio's local store."""
+    import importlib.util
+    import json
+
+    if importlib.util.find_spec("trackio") is None:
+        pytest.skip("trackio is not installed (pip install grpo-rlvr[dashboard])")
+    monkeypatch.setenv("TRACKIO_DIR", str(tmp_path / "trackio"))   # before trackio is imported: it reads it then
+    run = prepare_run(workspace, tiny_model_dir, {"logging_steps": 1}, 0, steps=30)
+    assert json.loads((run / "brief.lock.json").read_text())["grpo_config"]["report_to"] == "trackio"
+    assert train(run).returncode == 1                    # the watchdog stops it at step 8, as above
+    from trackio.sqlite_storage import SQLiteStorage
+
+    runs = SQLiteStorage.get_runs("huggingface")
+    assert len(runs) == 1, runs
+    logs = SQLiteStorage.get_logs("huggingface", runs[0])
+    assert any(isinstance(r.get("train/rewards/exact_match/mean"), float) for r in logs), logs[:2]
+    assert any(r.get("role/correctness/exact_match") is not None and r.get("role/format/format") is not None
+               for r in logs)
+    assert any(r.get("watch/no_learning_signal") == 2 for r in logs)
+    assert [r.get("train/global_step") for r in logs if r.get("watch/stopped") == 1] == [8]
 
 
 @training_outcome
@@ -107,6 +174,7 @@ def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
     assert f is not None, diag.format()
     assert any(e.startswith("pays_length (a length reward) mean") for e in f.evidence), f.evidence
     assert diag.data["recommended_variant"] == "dr_grpo"   # the cause (length pays), not the symptom
+    print("watchdog:", would_stop(diag))   # recorded for the sweep; the watchdog's stop is asserted on the collapse
 
 
 @pytest.fixture(scope="module")
@@ -200,6 +268,8 @@ def test_learning_rate_that_breaks_the_policy(workspace, warm_model_dir, seed):
     assert f.cause == "collapsed", diag.format()
     assert f.brief_change == {"grpo": {"learning_rate": 3e-4}}
     assert diag.data["recommended_variant"] is None      # a broken base run calls for a fix, not a variant
+    stop = would_stop(diag)   # the watchdog would have stopped it mid-run (stop_on: never here), at its finding
+    assert stop is not None and stop["id"] == "no_learning_signal" and stop["step"] < 40, stop
 
 
 FEW = task.make_rows(24, seed=7)

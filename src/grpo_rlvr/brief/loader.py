@@ -30,6 +30,7 @@ from grpo_rlvr.brief.grpo_rules import (
 from grpo_rlvr.brief.recipe import DEFAULT_JUDGE_KAPPA, RECIPE
 from grpo_rlvr.brief.types import (
     DYNAMIC_SAMPLING_DEFAULTS,
+    WATCH_DEFAULTS,
     Brief,
     DatasetSpec,
     DynamicSampling,
@@ -39,6 +40,7 @@ from grpo_rlvr.brief.types import (
     PreflightSpec,
     RewardSpec,
     Variant,
+    Watch,
 )
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
 from grpo_rlvr.identity import dataset_identity, fingerprint, model_identity
@@ -227,6 +229,7 @@ def load_brief(path: str | Path) -> Brief:
         base_run_diagnosis=(data.get("base_run") or {}).get("diagnosis"),
         lora_section="lora" in data,
         stated_deviations=MappingProxyType(stated),
+        watch=Watch(**{**WATCH_DEFAULTS, **(data.get("watch") or {})}),
     )
 
 
@@ -472,6 +475,9 @@ def _grpo_section(data: dict, base: Path, model: ModelSpec, dataset: DatasetSpec
     warnings = []
     if hw.accelerator == "gpu" and grpo.get("use_vllm") and importlib.util.find_spec("vllm") is None:
         warnings.append("grpo.use_vllm: vLLM is not installed here; install grpo-rlvr[vllm] on the training machine")
+    from grpo_rlvr.brief.sampling_bias import truncated_sampling_warnings
+
+    warnings.extend(truncated_sampling_warnings(grpo))
     return Section((grpo, layers.origin), problems, warnings)
 
 

@@ -68,4 +68,13 @@ def defaults(method: str, hw: Hardware, variant: Variant | None) -> Layers:
     layers.put("hardware", hardware_defaults(hw))
     if variant is not None:
         layers.put(f"variant:{variant.name}", VARIANTS[variant.name].delta)
+    if dashboard_installed():   # trackio (pip install grpo-rlvr[dashboard]): local-first, no account
+        layers.put("dashboard", {"report_to": "trackio"})
     return layers
+
+
+def dashboard_installed() -> bool:
+    """trackio is importable: the runs report to it unless the brief sets grpo.report_to."""
+    import importlib.util
+
+    return importlib.util.find_spec("trackio") is not None

@@ -120,6 +120,21 @@ class DynamicSampling:
         return {"max_rounds": self.max_rounds, "tolerance": self.tolerance}
 
 
+WATCH_DEFAULTS = {"stop_on": "critical", "every": 1, "window": 3}   # the brief's ``watch`` section when absent
+
+
+@dataclass(frozen=True)
+class Watch:
+    """The watchdog inside training (brief section ``watch``; see ``diagnosis/watchdog.py``)."""
+
+    stop_on: str = "critical"   # "critical": stop on a persistent stopping finding; "never": only record it
+    every: int = 1              # check every this many training logs
+    window: int = 3             # consecutive checks a stopping finding must be present at
+
+    def to_dict(self) -> dict:
+        return {"stop_on": self.stop_on, "every": self.every, "window": self.window}
+
+
 @dataclass(frozen=True)
 class Brief:
     """A validated brief. ``grpo`` holds the resolved GRPOConfig kwargs (TRL field names)."""
@@ -152,6 +167,7 @@ class Brief:
     lora_section: bool = False       # the brief has a ``lora:`` section (even an empty one)
     # ``deviations:``: grpo key -> the brief's stated reason for departing from the recipe before a base run
     stated_deviations: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    watch: Watch = Watch()           # the watchdog inside training
 
     @property
     def overrides(self) -> dict[str, Any]:

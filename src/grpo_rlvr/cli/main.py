@@ -44,7 +44,8 @@ EXIT_CODES = {
     "gate": ("the gate passes", "the gate fails (every failing rule listed)"),
     "render": ("the run folder was written", "never"),
     "train": ("training finished; with --dry-run, the gate passes and training would start",
-              "the gate refuses, or training failed"),
+              "the gate refuses, training failed, or the watchdog stopped it (a checkpoint is saved)"),
+    "watch": ("the run ended (or --once printed a frame)", "the watchdog stopped the run, or --timeout passed"),
     "diagnose": ("healthy: no failure mode found", "a failure mode was found"),
     "memory": ("the estimate fits the GPU", "it does not fit"),
     "merge": ("the merged model was written", "never"),
@@ -154,6 +155,12 @@ def cmd_diagnose(args) -> int:
 
     result = diagnose(args.run, apply_to=args.apply, out_dir=args.out, roles=args.role)
     return _emit(result.to_dict(), args.json, lambda _: result.format(), 0 if result.healthy else 1)
+
+
+def cmd_watch(args) -> int:
+    from grpo_rlvr.watch_view import watch
+
+    return watch(args.run, once=args.once, as_json=args.json, interval=args.interval, timeout=args.timeout)
 
 
 def cmd_memory(args) -> int:
@@ -315,6 +322,17 @@ def _diagnose_args(sp) -> None:
     _json_arg(sp)
 
 
+def _watch_args(sp) -> None:
+    sp.add_argument("run", metavar="RUN", help="the run folder `grpo-rlvr render` wrote (or its output folder)")
+    sp.add_argument("--once", action="store_true", help="print one frame and exit")
+    sp.add_argument("--interval", type=float, default=2.0, help="seconds between reads (default 2)")
+    sp.add_argument("--timeout", type=float, default=None, help="give up after this many seconds (exit 1)")
+    sp.add_argument("--json", action="store_true", help="one JSON object a line: each frame that changed")
+    sp.epilog = (exit_code_help("watch") + " Reads output/metrics.jsonl and output/watch.jsonl as they grow "
+                 "(progress, rewards by role, held-out results, the watchdog's findings); returns when the run logs "
+                 "its summary or the watchdog stops it.")
+
+
 def _merge_args(sp) -> None:
     sp.add_argument("adapter", metavar="ADAPTER", help="the adapter folder (adapter_config.json names the base)")
     sp.add_argument("--out", metavar="DIR", required=True, help="where to write the merged model")
@@ -356,6 +374,8 @@ COMMANDS: tuple[tuple[str, Callable, str, Callable], ...] = (
     ("render", cmd_render, "write the run directory (config, train.py, accelerate.yaml, launch.sh)", _render_args),
     ("train", cmd_train, "launch a rendered run directory (refuses without a passing gate)", _train_args),
     ("diagnose", cmd_diagnose, "read a run's logs, name failure modes, recommend a variant", _diagnose_args),
+    ("watch", cmd_watch, "follow a run while it trains: progress, rewards by role, the watchdog's findings",
+     _watch_args),
     ("merge", cmd_merge, "merge a PEFT LoRA adapter folder (an SFT output) into its base: one model folder, as vLLM "
      "needs", _merge_args),
     ("memory", cmd_memory, "GPU memory estimate for a model size / method / GPU, with tactics to fit", _memory_args),

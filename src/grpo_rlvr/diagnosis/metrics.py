@@ -187,6 +187,35 @@ def read_tables(records: Iterable[object], notes: list[str]) -> tuple[MetricTabl
     return b.build("train"), b.build("eval")
 
 
+class GrowingTables:
+    """Log records added one at a time as a run logs them (the watchdog inside training, ``grpo-rlvr watch``):
+    each record is appended to flat arrays once; ``tables()`` rebuilds the columns from them at C speed, so no
+    file is read twice."""
+
+    def __init__(self):
+        self._b = _TableBuilder()
+        self.skipped = 0
+
+    def __len__(self) -> int:
+        return len(self._b.steps)
+
+    def add(self, record: object) -> None:
+        step = record.get("step") if isinstance(record, dict) else None
+        if not isinstance(step, int) or isinstance(step, bool):
+            self.skipped += 1
+            return
+        self._b.add(step, _kind(record), record)
+        self._b.__dict__.pop("cols", None)   # the cached columns are stale
+
+    def tables(self) -> tuple[MetricTable, MetricTable]:
+        """Training and held-out tables of the records so far (fresh objects; later records do not change them
+        in place)."""
+        train, held = self._b.build("train"), self._b.build("eval")
+        if train.steps is self._b.steps:    # the fast path shares the builder's step array: copy it
+            train.steps = array("q", train.steps)
+        return train, held
+
+
 @dataclass
 class RunLogs:
     source: Path                   # the metric log read (or the completions folder when there is none)

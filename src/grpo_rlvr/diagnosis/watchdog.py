@@ -1,0 +1,304 @@
+"""The watchdog inside training: the detectors ``grpo-rlvr diagnose`` runs after a run ends, run on the log as it
+grows, so that a run that collapses at step 300 of 5,000 stops there instead of burning the rest of its hours.
+The rendered train.py adds it to the Trainer's callbacks; it lives here, with the detectors it runs, because the
+runtime (``grpo_rlvr.runtime``) imports nothing above it (tests/test_layers.py).
+
+Every ``every`` training logs it runs the failure-mode detectors (``diagnosis.detectors.DETECTORS`` and the
+non-finite check; not the "too few records" or "missing metric" checks, which every young run would trip) on
+the records logged so far, and on the completions TRL logged (the first ``COMPLETION_FILES[0]`` and the last
+``COMPLETION_FILES[1]`` files, each read once). Cheap: a record is appended to flat arrays as it is logged and a
+completions file is read once; nothing is re-read.
+
+A finding is written to ``output/watch.jsonl`` and the console when it first appears (or its severity changes).
+A *stopping* finding (critical, or one of ``STOPPING_WARNINGS``: completions growing or repeating while
+correctness is flat; the skill's "start plain, watch for the symptom, then switch the variant") that is present at ``window`` consecutive checks, once the run has logged
+enough records to judge trends (``MIN_RECORDS_FOR_TREND``), stops the run when ``watch.stop_on`` is
+``critical``: the Trainer saves a checkpoint and stops, ``train.py`` exits 1, and the console says what was
+found, the variant with its brief change, and what to run next. With ``stop_on: never`` the same moment is only
+recorded (``would_stop``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import deque
+from dataclasses import asdict
+from pathlib import Path
+
+from transformers import TrainerCallback
+
+from grpo_rlvr.runtime.watch_log import WATCH_LOG
+
+COMPLETION_FILES = (20, 60)   # completions files kept: the run's first ones (its start) and its latest ones
+
+
+# Warnings that waste the rest of a run as surely as a critical finding: completions growing or repeating while
+# correctness is flat (the policy is paid for length). Reported, never stopped for: truncation and clipping
+# (settings to tune; a healthy run's start often truncates) and reward_hacking. A healthy run learns the format
+# first: the real demo (seed 0, lr 2e-4) had its format part rise 0.37 → 0.63 by step 55 of 200 while
+# correctness went 0.06 → 0.05, which is what format hacking looks like, and ended healthy (correctness 0.29 at
+# step 150). Mid-run, the two cannot be told apart from the log; diagnose judges the whole run.
+STOPPING_WARNINGS = ("length_reward_coupling", "degenerate_length")
+# A run whose correctness gained this much since its start is still learning: a warning does not stop it.
+STILL_LEARNING = 0.02
+
+
+def stops(finding, logs=None) -> bool:
+    """A finding the watchdog stops a run for: a critical one, or length hacking while correctness is flat
+    (gained less than ``STILL_LEARNING`` since the start)."""
+    if finding.severity == "critical":
+        return True
+    return finding.id in STOPPING_WARNINGS and (logs is None or not _still_learning(logs))
+
+
+def _still_learning(logs) -> bool:
+    from grpo_rlvr.diagnosis.detectors import _quality, _windows
+
+    w = _windows(_quality(logs)[1])
+    return w is not None and w[3] - w[2] >= STILL_LEARNING
+
+
+class Watch:
+    """The detectors over a growing log, independent of the Trainer (the callback and the tests feed it)."""
+
+    def __init__(self, output_dir: Path, lock: dict | None = None, stop_on: str = "critical", every: int = 1,
+                 window: int = 3, stream=None):
+        from grpo_rlvr.diagnosis.metrics import GrowingTables
+
+        self.output = Path(output_dir)
+        self.lock = lock
+        self.stop_on, self.every, self.window = stop_on, max(1, int(every)), max(1, int(window))
+        self.stream = stream or sys.stderr
+        self.records = GrowingTables()
+        self.first_rows: list[dict] = []
+        self.first_files = 0
+        self.last_rows: deque[list[dict]] = deque(maxlen=COMPLETION_FILES[1])
+        self.seen_files: set[str] = set()
+        self.train_logs = 0
+        self.streak: dict[str, int] = {}
+        self.reported: dict[str, str] = {}
+        self.stopped: dict | None = None      # the stop event, once the watchdog stopped (or would stop) the run
+        self.checks = 0
+
+    # --- input ----------------------------------------------------------------------------------------------
+
+    def add(self, record: dict) -> bool:
+        """Take one log record; True when it is time to check (every ``every`` training logs)."""
+        self.records.add(record)
+        if not isinstance(record, dict) or not any(k in record for k in ("reward", "loss")) or "train_runtime" in record:
+            return False
+        self.train_logs += 1
+        return self.train_logs % self.every == 0
+
+    def _read_new_completions(self) -> None:
+        folder = self.output / "completions"
+        if not folder.is_dir():
+            return
+        new = sorted((f for f in folder.glob("completions_*.parquet") if f.name not in self.seen_files),
+                     key=lambda f: f.name)
+        if not new:
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from grpo_rlvr.diagnosis.completions import prompt_key
+
+        for f in new:
+            self.seen_files.add(f.name)
+            try:
+                rows = [r for r in pq.read_table(f).to_pylist() if isinstance(r.get("step"), int) and "completion" in r]
+            except (OSError, pa.ArrowException):
+                continue
+            for r in rows:   # the group key, computed once here, not at every check (a chat prompt is JSON-dumped)
+                r["prompt"] = prompt_key(r.get("prompt"))
+            if self.first_files < COMPLETION_FILES[0]:
+                self.first_files += 1
+                self.first_rows.extend(rows)
+            else:
+                self.last_rows.append(rows)
+
+    # --- the check ------------------------------------------------------------------------------------------
+
+    def logs(self):
+        from grpo_rlvr.diagnosis.metrics import RunLogs
+
+        self._read_new_completions()
+        history, held = self.records.tables()
+        rows = self.first_rows + [r for f in self.last_rows for r in f]
+        return RunLogs(self.output / "metrics.jsonl", history, rows, self.lock, held, [])
+
+    def check(self, step: int, last_step: bool = False) -> list:
+        """Run the detectors; write new findings; return the findings. Sets ``stopped`` when a stopping finding
+        has persisted over the window, unless this is the run's last step (stopping would save nothing)."""
+        from grpo_rlvr.diagnosis.detectors import DETECTORS, MIN_RECORDS_FOR_TREND
+        from grpo_rlvr.diagnosis.log_checks import non_finite_metrics
+        from grpo_rlvr.diagnosis.roles import infer_roles
+
+        self.checks += 1
+        logs = self.logs()
+        logs.roles = infer_roles(logs, {})
+        findings = [f for f in (d(logs) for d in (non_finite_metrics, *DETECTORS)) if f is not None]
+        present = {f.id for f in findings if stops(f, logs)}
+        self.streak = {i: self.streak.get(i, 0) + 1 for i in present}
+        for f in findings:
+            if self.reported.get(f.id) != f.severity:
+                self.reported[f.id] = f.severity
+                self._event({"event": "finding", "step": step, **asdict(f)})
+                self.stream.write(f"  watch: [{f.severity}] {f.title} (step {step})\n"
+                                  + "".join(f"      {e}\n" for e in f.evidence) + f"      → {f.recommendation}\n")
+                self.stream.flush()
+        if self.stopped is None and not last_step and len(logs.history) >= MIN_RECORDS_FOR_TREND:
+            due = next((f for f in findings if f.id in present and self.streak[f.id] >= self.window), None)
+            if due is not None:
+                self.stopped = self._stop_event(due, step)
+                self._event(self.stopped)
+        return findings
+
+    def _stop_event(self, f, step: int) -> dict:
+        from grpo_rlvr.diagnosis import recommended_variant
+
+        return {"event": "stop" if self.stop_on == "critical" else "would_stop", "step": step, "id": f.id,
+                "severity": f.severity, "title": f.title, "evidence": f.evidence, "recommendation": f.recommendation,
+                "variant": recommended_variant([f]), "brief_change": f.brief_change, "checks": self.streak[f.id],
+                "checkpoint": str(self.output / f"checkpoint-{step}") if self.stop_on == "critical" else None}
+
+    def _event(self, event: dict) -> None:
+        self.output.mkdir(parents=True, exist_ok=True)
+        with (self.output / WATCH_LOG).open("a", encoding="utf-8") as fh:   # appended and flushed: a crash keeps it
+            fh.write(json.dumps({**event, "time": round(time.time(), 3)}, default=str) + "\n")
+
+
+def stop_message(event: dict, run_dir: Path) -> str:
+    """What the console says when the watchdog stopped a run: the finding, the variant or brief change, the saved
+    checkpoint and the next command."""
+    from grpo_rlvr.diagnosis.zero_signal import snippet
+
+    run = str(run_dir)
+    lines = [f"watch: stopped the run at step {event['step']}: [{event['severity']}] {event['title']} "
+             f"(present at {event['checks']} checks in a row)"]
+    lines += [f"    {e}" for e in event["evidence"]]
+    lines.append(f"    → {event['recommendation']}")
+    ckpt = event.get("checkpoint")
+    if ckpt:
+        lines.append(f"  checkpoint saved: {ckpt}" if Path(ckpt).is_dir() else f"  checkpoint: {ckpt} (not found)")
+    change = event.get("brief_change") or {}
+    new_brief = f"{Path(run).name}-{event['variant'] or 'fix'}.yaml"
+    if event.get("variant"):
+        lines.append(f"  variant: {event['variant']}; brief change: "
+                     f"{snippet({'variant': {'name': event['variant'], 'diagnosis': run + '/output/diagnosis.json'}})}")
+        lines.append(f"  next: grpo-rlvr diagnose {run} --apply {new_brief}   (writes the brief with the variant and "
+                     "its own output folder; then render it and train. The new run starts from the reviewed model: "
+                     "a run resumes only checkpoints it saved itself)")
+    else:
+        if change:
+            lines.append(f"  brief change: {snippet(change)}")
+        lines.append(f"  next: {'make that change in the brief' if change else 'fix what the finding names'}, then "
+                     f"`grpo-rlvr render BRIEF` and train (`grpo-rlvr diagnose {run}` writes the full diagnosis)")
+    lines.append(f"  a false alarm? `grpo-rlvr train {run} --resume` continues from the checkpoint (the watchdog "
+                 "judges the resumed logs afresh and stops again if the finding persists); `watch: {stop_on: never}` "
+                 "in the brief only records findings")
+    return "\n".join(lines)
+
+
+def warm_imports() -> None:
+    """Import what a check uses (pyarrow among it: about half a second)."""
+    import pyarrow.parquet  # noqa: F401
+
+    import grpo_rlvr.diagnosis.detectors  # noqa: F401
+    import grpo_rlvr.diagnosis.log_checks  # noqa: F401
+    import grpo_rlvr.diagnosis.roles  # noqa: F401
+
+
+class Watchdog(TrainerCallback):
+    """``Watch`` on the Trainer's logs (rank 0): stops training on a persistent stopping finding."""
+
+    def __init__(self, run_dir: Path, output_dir: Path, stop_on: str = "critical", every: int = 1, window: int = 3,
+                 stream=None):
+        self.run_dir = Path(run_dir)
+        lock = None
+        try:
+            lock = json.loads((self.run_dir / "brief.lock.json").read_text())
+        except (OSError, ValueError):
+            pass
+        self.stream = stream or sys.stderr
+        self.watch = Watch(output_dir, lock, stop_on, every, window, self.stream)
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        warm_imports()   # paid here, once, not inside the step of the first check
+
+    @property
+    def stopped_run(self) -> bool:
+        return self.watch.stopped is not None and self.watch.stopped["event"] == "stop"
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        # Every rank counts the logs (the Trainer logs the same records on each) and checks at the same log; rank 0
+        # decides and, in a distributed run, tells the others, so that all of them stop at the same step.
+        if not logs or not self.watch.add({"step": state.global_step, **logs}):
+            return
+        before = self.watch.stopped
+        last = bool(state.max_steps) and state.global_step >= state.max_steps   # it ends now anyway: nothing to save
+        if state.is_world_process_zero:
+            findings = self.watch.check(state.global_step, last_step=last)
+            _to_dashboards(args, state.global_step, self._dashboard_metrics(findings, logs))
+        stop = _on_every_rank(before is None and self.stopped_run)
+        if stop:
+            control.should_save = True
+            control.should_training_stop = True
+            if state.is_world_process_zero:
+                self.stream.write(f"  watch: stopping at step {state.global_step} ({self.watch.stopped['title']}); "
+                                  "saving a checkpoint\n")
+                self.stream.flush()
+
+    def _dashboard_metrics(self, findings, logs: dict) -> dict:
+        """What the dashboard gets at a check: each reward's mean under its role, each finding's severity (2
+        critical, 1 warning, 0 info) and whether the watchdog stopped (or would stop) the run."""
+        from grpo_rlvr.diagnosis.roles import _lock_roles, role_from_name
+
+        out = {}
+        names = [k[len("rewards/"):-len("/mean")] for k in logs if k.startswith("rewards/") and k.endswith("/mean")]
+        roles = _lock_roles(self.watch.lock, names)
+        for n in names:
+            out[f"role/{roles.get(n) or role_from_name(n) or 'other'}/{n}"] = logs[f"rewards/{n}/mean"]
+        out.update({f"watch/{f.id}": {"critical": 2, "warning": 1}.get(f.severity, 0) for f in findings})
+        out["watch/stopped"] = int(self.watch.stopped is not None)
+        return out
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if state.is_world_process_zero and self.stopped_run:
+            self.stream.write(stop_message(self.watch.stopped, self.run_dir) + "\n")
+            self.stream.flush()
+
+
+def _on_every_rank(flag: bool) -> bool:
+    """Rank 0's decision, on every rank of a distributed run (itself otherwise)."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return flag
+    box = [flag]
+    dist.broadcast_object_list(box, src=0)
+    return bool(box[0])
+
+
+def _to_dashboards(args, step: int, metrics: dict) -> None:
+    """Log ``metrics`` to the run's trackio and wandb runs (``report_to``), beside the Trainer's own logs; a
+    dashboard that fails is never a reason to stop training. TensorBoard: not written here."""
+    reporters = getattr(args, "report_to", None) or []
+    reporters = [reporters] if isinstance(reporters, str) else list(reporters)
+    if "all" in reporters:
+        reporters = ["trackio", "wandb"]
+    row = {**metrics, "train/global_step": step}
+    for name in ("trackio", "wandb"):
+        if name not in reporters:
+            continue
+        try:
+            import importlib
+
+            mod = importlib.import_module(name)
+            if name == "wandb" and mod.run is None:
+                continue
+            mod.log(row)
+        except Exception as e:  # noqa: BLE001 - any dashboard error: say so once, keep training
+            print(f"  watch: could not log to {name}: {e}", file=sys.stderr)

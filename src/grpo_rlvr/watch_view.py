@@ -1,0 +1,211 @@
+"""``grpo-rlvr watch RUN``: a run seen from another terminal while it trains: progress (step / max_steps, ETA),
+the rewards by role, the latest held-out evaluation, and the watchdog's findings so far (``output/watch.jsonl``,
+written by ``diagnosis/watchdog.py`` inside training). Refreshes as the files grow (each read takes only the lines
+added since the last one) and returns when the run ends: its summary record (``train_runtime``) is logged, or
+the watchdog stopped it. Reads files only; imports no training library.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grpo_rlvr.errors import InputFileError
+from grpo_rlvr.runtime.watch_log import WATCH_LOG, JsonlTail
+
+METRICS = "metrics.jsonl"
+
+
+@dataclass
+class RunView:
+    """What the files of a run say so far."""
+
+    run: Path
+    output: Path
+    max_steps: int | None = None
+    roles: dict = field(default_factory=dict)          # reward name → role (from the brief lock, else its name)
+    records: int = 0
+    first: dict | None = None                          # the first training record (the base model's behaviour)
+    last: dict | None = None                           # the latest training record
+    held_out: dict | None = None                       # the latest evaluation record
+    findings: list = field(default_factory=list)       # the watchdog's finding events, in order
+    stop: dict | None = None                           # its stop (or would_stop) event
+    summary: dict | None = None                        # the run's summary record: training ended
+    started: float | None = None                       # when the first record arrived (for the ETA)
+    started_step: int | None = None
+
+    @property
+    def ended(self) -> bool:
+        return self.summary is not None or (self.stop is not None and self.stop.get("event") == "stop")
+
+    def to_dict(self) -> dict:
+        last = self.last or {}
+        return {"run": str(self.run), "step": last.get("step"), "max_steps": self.max_steps, "records": self.records,
+                "reward": last.get("reward"), "reward_start": (self.first or {}).get("reward"),
+                "rewards": self.rewards(), "held_out": self.held_out_rewards(), "eta_s": self.eta_s(),
+                "findings": [{k: f.get(k) for k in ("step", "id", "severity", "title", "recommendation")}
+                             for f in self.findings],
+                "stop": self.stop, "ended": self.ended}
+
+    def rewards(self) -> dict:
+        """name → {role, first, last} of each reward's mean."""
+        out = {}
+        for key, v in (self.last or {}).items():
+            if key.startswith("rewards/") and key.endswith("/mean") and isinstance(v, (int, float)):
+                name = key[len("rewards/"):-len("/mean")]
+                out[name] = {"role": self.roles.get(name, "other"), "first": (self.first or {}).get(key), "last": v}
+        return out
+
+    def held_out_rewards(self) -> dict | None:
+        if not self.held_out:
+            return None
+        return {"step": self.held_out.get("step"), "reward": self.held_out.get("eval_reward"),
+                **{k[len("eval_rewards/"):-len("/mean")]: v for k, v in self.held_out.items()
+                   if k.startswith("eval_rewards/") and k.endswith("/mean")}}
+
+    def eta_s(self) -> float | None:
+        """Seconds to max_steps: TRL's step_time (seconds a step) when logged, else the rate since watching."""
+        step = (self.last or {}).get("step")
+        if not (self.max_steps and isinstance(step, int)) or self.ended:
+            return None
+        step_time = (self.last or {}).get("step_time")
+        if isinstance(step_time, (int, float)) and step_time > 0:
+            return step_time * (self.max_steps - step)
+        if not self.started or self.started_step is None:
+            return None
+        done = step - self.started_step
+        return (time.monotonic() - self.started) / done * (self.max_steps - step) if done > 0 else None
+
+
+def _num(v) -> str:
+    return f"{v:.3f}" if isinstance(v, (int, float)) else "n/a"
+
+
+def format_view(v: RunView) -> str:
+    d = v.to_dict()
+    if not v.records:
+        lines = [f"{v.run}: no training record logged yet ({v.output / METRICS})"]
+    else:
+        eta = d["eta_s"]
+        lines = [f"{v.run}: step {d['step']}/{d['max_steps'] or '?'}"
+                 + (f" ({100 * d['step'] / d['max_steps']:.0f}%)" if d["max_steps"] else "")
+                 + (f", ETA {eta:.0f}s" if eta is not None else "")
+                 + f" | reward {_num(d['reward_start'])} → {_num(d['reward'])}"]
+        for name, r in sorted(d["rewards"].items(), key=lambda x: (x[1]["role"], x[0])):
+            lines.append(f"  {r['role']:<11} {name}: {_num(r['first'])} → {_num(r['last'])}")
+    if d["held_out"]:
+        h = d["held_out"]
+        lines.append(f"  held-out at step {h['step']}: " + ", ".join(f"{k} {_num(x)}" for k, x in h.items()
+                                                                    if k != "step"))
+    if v.findings:
+        lines.append(f"  watchdog findings ({len(v.findings)}):")
+        lines += [f"    step {f.get('step')}: [{f.get('severity')}] {f.get('title')}" for f in v.findings]
+    elif v.records:
+        lines.append("  watchdog: no finding so far")
+    if v.stop is not None:
+        word = "STOPPED the run" if v.stop.get("event") == "stop" else "would stop the run (watch.stop_on: never)"
+        lines.append(f"  watchdog {word} at step {v.stop.get('step')}: {v.stop.get('title')}; "
+                     f"checkpoint {v.stop.get('checkpoint')}; next: grpo-rlvr diagnose {v.run}")
+    if v.summary is not None:
+        lines.append(f"  training ended at step {v.summary.get('step')} "
+                     f"({_num(v.summary.get('train_runtime'))} s); next: grpo-rlvr diagnose {v.run}")
+    return "\n".join(lines)
+
+
+class Watcher:
+    """Reads a run's files as they grow into a ``RunView``."""
+
+    def __init__(self, run):
+        run = Path(run)
+        if not run.exists():
+            raise InputFileError(f"{run}: not found; pass the run folder `grpo-rlvr render` wrote (or its output "
+                                 "folder)")
+        if not run.is_dir():
+            raise InputFileError(f"{run}: not a folder; pass the run folder `grpo-rlvr render` wrote")
+        output = run / "output" if (run / "output").is_dir() or (run / "brief.lock.json").is_file() else run
+        lock = _read_json(run / "brief.lock.json") or _read_json(output.parent / "brief.lock.json")
+        if lock is None and not (output / METRICS).exists() and not (run / "train.py").is_file():
+            raise InputFileError(f"{run}: neither a run folder (no brief.lock.json) nor an output folder (no "
+                                 f"{METRICS}); pass the folder `grpo-rlvr render` wrote")
+        max_steps = ((lock or {}).get("grpo_config") or {}).get("max_steps")
+        self.view = RunView(run, output, max_steps if isinstance(max_steps, int) and max_steps > 0 else None)
+        self.lock = lock
+        self.metrics, self.watch = JsonlTail(output / METRICS), JsonlTail(output / WATCH_LOG)
+
+    def poll(self) -> bool:
+        """Read what was added; True when something changed."""
+        v, changed = self.view, False
+        for r in self.metrics.read():
+            if not isinstance(r, dict) or not isinstance(r.get("step"), int):
+                continue
+            changed = True
+            if "train_runtime" in r:
+                v.summary = r
+            elif "reward" in r or "loss" in r:
+                v.records += 1
+                v.first = v.first or r
+                v.last = r
+                self._roles(r)
+            elif "eval_reward" in r:
+                v.held_out = r
+        if v.last is not None and v.started is None:   # the rate is measured from here (when no step_time)
+            v.started, v.started_step = time.monotonic(), v.last["step"]
+        for e in self.watch.read():
+            if not isinstance(e, dict):
+                continue
+            changed = True
+            if e.get("event") == "finding":
+                v.findings.append(e)
+            elif e.get("event") in ("stop", "would_stop"):
+                v.stop = e
+        return changed
+
+    def _roles(self, record: dict) -> None:
+        from grpo_rlvr.diagnosis.roles import _lock_roles, role_from_name
+
+        names = [k[len("rewards/"):-len("/mean")] for k in record if k.startswith("rewards/") and k.endswith("/mean")]
+        new = [n for n in names if n not in self.view.roles]
+        if new:
+            found = _lock_roles(self.lock, new)
+            self.view.roles.update({n: found.get(n) or role_from_name(n) or "other" for n in new})
+
+
+def _read_json(p: Path) -> dict | None:
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def watch(run, once: bool = False, as_json: bool = False, interval: float = 2.0, out=None,
+          timeout: float | None = None) -> int:
+    """Print frames until the run ends (or once). Returns 0 when training ended (or ``once``), 1 when the
+    watchdog stopped it. On a terminal each frame replaces the last; otherwise (and with ``as_json``, one JSON
+    object a line) a frame is printed when something changed. ``timeout``: give up after this many seconds
+    (exit 1)."""
+    import sys
+
+    out = out or sys.stdout
+    w = Watcher(run)
+    tty = not as_json and out.isatty()
+    t0 = time.monotonic()
+    first = True
+    while True:
+        changed = w.poll()
+        if changed or first or once:
+            if as_json:
+                out.write(json.dumps(w.view.to_dict(), default=str) + "\n")
+            else:
+                out.write(("\x1b[H\x1b[2J" if tty else ("" if first else "\n")) + format_view(w.view) + "\n")
+            out.flush()
+            first = False
+        if once:
+            return 0
+        if w.view.ended:
+            return 1 if (w.view.stop or {}).get("event") == "stop" else 0
+        if timeout is not None and time.monotonic() - t0 > timeout:
+            return 1
+        time.sleep(interval)

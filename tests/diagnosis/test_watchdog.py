@@ -1,0 +1,176 @@
+"""The watchdog inside training (diagnosis/watchdog.py), replayed on recorded log histories: a healthy run (the
+real demo's log, and the synthetic healthy history) is never stopped; each failure mode it stops for stops the
+run once it has persisted over the window, with a checkpoint asked of the Trainer and the variant named. One real
+tiny run that stops is in tests/diagnosis/test_runs.py."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from transformers import TrainerControl, TrainerState
+
+from grpo_rlvr.diagnosis.detectors import MIN_RECORDS_FOR_TREND
+from grpo_rlvr.diagnosis.watchdog import WATCH_LOG, Watch, Watchdog, stop_message
+from histories import HEALTHY, history, write_completions
+
+DEMO = Path(__file__).resolve().parent.parent / "data" / "demo_trainer_state.json"
+
+ENTROPY_COLLAPSE = {"entropy": lambda i: 0.5 * 0.8 ** i, "reward": lambda i: 0.3,
+                    "rewards__exact_match__mean": lambda i: 0.1}
+LENGTH = {"completions__mean_length": lambda i: 20 + 3 * i, "rewards__exact_match__mean": lambda i: 0.1}
+FORMAT_HACK = {"rewards__format__mean": lambda i: min(1.0, 0.5 + 0.05 * i), "rewards__exact_match__mean": lambda i: 0.1}
+COLLAPSE = {"frac_reward_zero_std": lambda i: 0.1 if i < 3 else 1.0, "rewards__exact_match__mean":
+            lambda i: 0.2 if i < 3 else 0.0, "reward": lambda i: 0.4 if i < 3 else 0.1}
+
+
+def replay(folder, records, **kw) -> Watch:
+    w = Watch(folder, stream=io.StringIO(), **kw)
+    for r in records:
+        if w.add(r):
+            w.check(r["step"])
+    return w
+
+
+def events(folder) -> list[dict]:
+    p = Path(folder) / WATCH_LOG
+    return [json.loads(line) for line in p.read_text().splitlines()] if p.is_file() else []
+
+
+def test_the_real_demo_run_is_never_stopped(tmp_path):
+    records = json.loads(DEMO.read_text())["log_history"]
+    w = replay(tmp_path, records)
+    assert w.checks == len(records) == 30
+    assert w.stopped is None, w.stopped
+    assert not [e for e in events(tmp_path) if e["event"] in ("stop", "would_stop")]
+
+
+def test_the_healthy_history_is_never_stopped_nor_reported(tmp_path):
+    w = replay(tmp_path, history(**HEALTHY))
+    assert w.checks == 20 and w.stopped is None and events(tmp_path) == []
+
+
+@pytest.mark.parametrize("override,finding,variant", [
+    (ENTROPY_COLLAPSE, "entropy_collapse", "dapo"),
+    (LENGTH, "length_reward_coupling", "dr_grpo"),
+    (COLLAPSE, "no_learning_signal", None),
+])
+def test_each_stopping_failure_mode_stops_after_the_window(tmp_path, override, finding, variant):
+    w = replay(tmp_path, history(**{**HEALTHY, **override}))
+    stop = w.stopped
+    assert stop is not None and stop["event"] == "stop" and stop["id"] == finding, events(tmp_path)
+    assert stop["variant"] == variant and stop["checks"] == 3
+    assert stop["checkpoint"] == str(tmp_path / f"checkpoint-{stop['step']}")
+    log = events(tmp_path)
+    first = next(e for e in log if e["event"] == "finding" and e["id"] == finding)
+    assert {k: v for k, v in log[-1].items() if k != "time"} == json.loads(json.dumps(stop))
+    # It persisted over the window (three checks, one per log of 5 steps), once enough records judge a trend.
+    assert stop["step"] == max(first["step"] + 10, 5 * MIN_RECORDS_FOR_TREND)
+    assert f"[{first['severity']}]" in w.stream.getvalue()
+
+
+def test_format_rising_without_correctness_is_reported_never_stopped(tmp_path):
+    """A healthy run learns the format first (the real demo at step 55: format 0.37 → 0.63, correctness flat): the
+    watchdog reports the suspicion and lets the run go on; diagnose judges the whole run."""
+    w = replay(tmp_path, history(**{**HEALTHY, **FORMAT_HACK}))
+    assert w.stopped is None
+    assert [e["id"] for e in events(tmp_path)] == ["reward_hacking"]
+
+
+def test_a_longer_window_stops_later_and_never_on_a_short_run(tmp_path):
+    early = replay(tmp_path / "a", history(**{**HEALTHY, **ENTROPY_COLLAPSE})).stopped["step"]
+    later = replay(tmp_path / "b", history(**{**HEALTHY, **ENTROPY_COLLAPSE}), window=5).stopped["step"]
+    assert later == early + 10
+    assert replay(tmp_path / "c", history(**{**HEALTHY, **ENTROPY_COLLAPSE}), window=50).stopped is None
+    assert replay(tmp_path / "d", history(n=MIN_RECORDS_FOR_TREND - 1, **{**HEALTHY, **ENTROPY_COLLAPSE})).stopped is None
+
+
+def test_checking_every_fourth_log(tmp_path):
+    w = replay(tmp_path, history(**{**HEALTHY, **ENTROPY_COLLAPSE}), every=4)
+    assert w.checks == 5 and w.stopped["step"] % 20 == 0
+
+
+def test_stop_on_never_records_the_moment_and_lets_the_run_go_on(tmp_path):
+    cb = Watchdog(tmp_path, tmp_path / "output", stop_on="never", stream=io.StringIO())
+    control = feed(cb, history(**{**HEALTHY, **ENTROPY_COLLAPSE}))
+    assert not control.should_training_stop and not control.should_save
+    assert cb.watch.stopped["event"] == "would_stop" and cb.watch.stopped["checkpoint"] is None
+    assert [e["event"] for e in events(tmp_path / "output")].count("would_stop") == 1
+
+
+def feed(cb, records, max_steps=0) -> TrainerControl:
+    state, control = TrainerState(max_steps=max_steps), TrainerControl()
+    for r in records:
+        state.global_step = r["step"]
+        control = cb.on_log(None, state, control, logs={k: v for k, v in r.items() if k != "step"}) or control
+        if control.should_training_stop:
+            break
+    return control
+
+
+def test_the_callback_asks_the_trainer_for_a_checkpoint_and_a_stop(tmp_path):
+    run = tmp_path / "run"
+    out = run / "output"
+    cb = Watchdog(run, out, stream=io.StringIO())
+    control = feed(cb, history(**{**HEALTHY, **ENTROPY_COLLAPSE}))
+    assert control.should_training_stop and control.should_save and cb.stopped_run
+    step = cb.watch.stopped["step"]
+    (out / f"checkpoint-{step}").mkdir(parents=True)            # the Trainer saves it before on_train_end
+    state = TrainerState()
+    state.global_step = step
+    cb.on_train_end(None, state, control)
+    said = cb.stream.getvalue()
+    assert f"watch: stopping at step {step}" in said
+    assert f"checkpoint saved: {out / f'checkpoint-{step}'}" in said
+    assert "variant: dapo; brief change: variant: {name: dapo, diagnosis:" in said
+    assert f"next: grpo-rlvr diagnose {run} --apply run-dapo.yaml" in said
+
+
+def test_stop_message_without_a_variant_gives_the_brief_change(tmp_path):
+    w = replay(tmp_path, history(**{**HEALTHY, **COLLAPSE}))
+    msg = stop_message(w.stopped, tmp_path / "run")
+    assert "[critical] No learning signal: the run lost it" in msg
+    assert "brief change: grpo: {learning_rate: divide grpo.learning_rate by 10}" in msg
+    assert "variant:" not in msg and "checkpoint: " in msg and "(not found)" in msg
+
+
+def test_completions_files_are_read_once(tmp_path):
+    steps = [5 * (i + 1) for i in range(6)]
+    write_completions(tmp_path, steps, lambda i, g: [(f"<answer>{i}</answer>", 0.0, 0.0)] * 8)
+    w = Watch(tmp_path, stream=io.StringIO())
+    assert len(w.logs().completions) == 6 * 4 * 8
+    (tmp_path / "completions" / "completions_00005.parquet").write_bytes(b"not parquet any more")
+    write_completions(tmp_path, [35], lambda i, g: [("x", 0.0, 0.0)] * 8)
+    rows = w.logs().completions
+    assert len(rows) == 7 * 4 * 8 and sorted(w.seen_files)[-1] == "completions_00035.parquet"
+
+
+def test_the_brief_watch_section_reaches_the_rendered_train_py(workspace):
+    import yaml
+
+    from artifacts import make_artifact
+    from briefs import example_brief_text
+    from grpo_rlvr.brief.loader import load_brief
+    from grpo_rlvr.run_dir import render
+
+    assert load_brief(workspace / "brief.yaml").watch.to_dict() == {"stop_on": "critical", "every": 1, "window": 3}
+    data = yaml.safe_load(example_brief_text())
+    data["watch"] = {"stop_on": "never", "window": 5}
+    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    text = (run / "train.py").read_text()
+    assert "WATCH = {'stop_on': 'never', 'every': 1, 'window': 5}" in text
+    assert "Watchdog(RUN_DIR, Path(config.output_dir), **WATCH)" in text
+
+
+def test_no_stop_at_the_last_step(tmp_path):
+    """A run that ends at the step the watchdog would stop at ends as planned (exit 0): stopping saves nothing."""
+    records = history(**{**HEALTHY, **ENTROPY_COLLAPSE})
+    at = replay(tmp_path / "a", records).stopped["step"]
+    cb = Watchdog(tmp_path, tmp_path / "b", stream=io.StringIO())
+    control = feed(cb, [r for r in records if r["step"] <= at], max_steps=at)
+    assert not control.should_training_stop and cb.watch.stopped is None and not cb.stopped_run
+    assert any(e["id"] == "entropy_collapse" for e in events(tmp_path / "b"))   # still reported
