@@ -38,6 +38,7 @@ _EXPORTS = {
     "ReviewError": "grpo_rlvr.errors",
     "GateRefused": "grpo_rlvr.errors",
     "RunFolderInUse": "grpo_rlvr.errors",
+    "RunKeyError": "grpo_rlvr.errors",
     "StartupHookError": "grpo_rlvr.errors",
 }
 

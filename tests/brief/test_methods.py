@@ -43,7 +43,7 @@ def test_learning_rate_default_follows_the_method_with_its_source(workspace):
     assert lora.origin["learning_rate"] == "method:lora"
     assert dict(lora.lora) == LORA_DEFAULTS and set(lora.lora_origin.values()) == {"method:lora"}
     report = validate_report(workspace / "lora.yaml")
-    assert report["grpo_config"]["learning_rate"] == {"value": 1e-5, "from": "method:lora"}
+    assert report["grpo_config"]["learning_rate"] == {"value": 1e-5, "from": "method:lora", "bound": False}
     assert "lora_without_regret" in report["sources"]["method:lora"]
     out = subprocess.run([*CLI, "validate", str(workspace / "lora.yaml")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
