@@ -39,6 +39,7 @@ _EXPORTS = {
     "GateRefused": "grpo_rlvr.errors",
     "RunFolderInUse": "grpo_rlvr.errors",
     "StartupHookError": "grpo_rlvr.errors",
+    "RunKeyError": "grpo_rlvr.errors",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
