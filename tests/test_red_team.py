@@ -5,7 +5,7 @@ the installed package or using root (the README's "cannot stop" list).
 Each test performs the attack on real files with the real CLI, train.py, datasets or transformers, shows what
 the attack reaches where that is part of the point, and checks that the run is refused with a message that says
 what changed. The shell-command doors are in tests/plugin/test_hook.py (``red_team``), the startup doors in
-tests/test_clean_interpreter.py and tests/test_launch_server.py."""
+tests/run/test_clean_interpreter.py and tests/run/test_launch_server.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A run folder holds one run: what counts as an earlier training's outputs, and the rendered train.py's own
-refusal to start a second training into them (``grpo-rlvr train``'s: tests/test_launch.py)."""
+refusal to start a second training into them (``grpo-rlvr train``'s: tests/run/test_launch.py)."""
 
 from __future__ import annotations
 
