@@ -36,7 +36,7 @@ def setup(work: Path, steps: int, every: int) -> Path:
 
     from grpo_rlvr.demo import arithmetic_task, tiny_model
     from grpo_rlvr.files import write_jsonl_atomic
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     sys.path.insert(0, str(ROOT / "tests"))
     from artifacts import make_artifact

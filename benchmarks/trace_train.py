@@ -7,7 +7,7 @@ Run: ``python benchmarks/trace_train.py [--steps 1]``. Needs nothing downloaded;
 The processes: ``grpo-rlvr train`` (the launcher), its gate check in a clean interpreter, the rendered
 ``train.py`` (its own check is the door for ``python train.py``, ``accelerate launch`` and SLURM, so it stays) and
 that check's clean interpreter. Not covered: server mode, whose ``launch.sh`` needs a GPU to train (its check is
-skipped when the launcher has just made it; tests/test_launch_server.py runs that path).
+skipped when the launcher has just made it; tests/run/test_launch_server.py runs that path).
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ def test_an_adapter_on_a_hub_base_trains_on_the_reviewed_base_commit(workspace, 
     from trl import GRPOConfig
 
     from artifacts import make_artifact
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
     from hub_cache_layout import add_snapshot
 
     c1, c2 = "c1" * 20, "c2" * 20
@@ -236,7 +236,7 @@ def test_lora_training_continues_the_sft_adapter(workspace, tmp_path_factory, wa
     from artifacts import make_artifact
     from grpo_rlvr.demo import arithmetic_task as task
     from grpo_rlvr.demo.warmup import sft_warmup
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
     from tiny_runs import answers
 
     rows = task.make_rows(600, seed=1)
@@ -270,7 +270,7 @@ def test_full_training_merges_the_adapter_and_trains_every_weight(workspace, sft
     from safetensors.numpy import load_file
 
     from artifacts import make_artifact
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     p = adapter_brief(workspace, sft_adapter)
     make_artifact(p, workspace / "out" / "inspection")

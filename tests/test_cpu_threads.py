@@ -12,8 +12,8 @@ import sys
 
 from artifacts import make_artifact
 from grpo_rlvr.cpu_threads import passive_openmp, usable_cores
-from grpo_rlvr.launch import train
-from grpo_rlvr.run_dir import render
+from grpo_rlvr.run.launch import train
+from grpo_rlvr.run.render import render
 
 # Runs the rendered train.py as `python train.py` would once it has restarted itself as `python -I` (it refuses at
 # the gate, after torch has loaded), then prints torch's thread count. The probe starts isolated itself, so

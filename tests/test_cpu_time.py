@@ -117,8 +117,8 @@ def test_a_long_cpu_training_run_is_refused_and_dry_run_shows_the_estimate(works
 def test_dry_run_shows_the_estimate_when_the_gate_fails_and_never_claims_to_go_ahead(workspace, caplog):
     """`train RUN --dry-run`: the estimate is shown before the review too, says that --allow-cpu would be needed
     (not that training goes ahead with it), and an unreviewed smoke test is estimated at its 3 capped steps."""
-    from grpo_rlvr.launch import train
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.launch import train
+    from grpo_rlvr.run.render import render
 
     keep_rate()
     p = brief_with(workspace, grpo={"max_steps": 200_000})

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from grpo_rlvr.errors import MachineError
-from grpo_rlvr.run_dir import RUN_FILES, render
+from grpo_rlvr.run.render import RUN_FILES, render
 from grpo_rlvr.runtime.model_loading import quantization_problems
 from grpo_rlvr.validation import validate_report
 from paths import CLI, REPO

@@ -14,7 +14,7 @@ from artifacts import make_artifact
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.gate import check_gate
 from grpo_rlvr.inspection import load_artifact
-from grpo_rlvr.run_dir import render
+from grpo_rlvr.run.render import render
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 

@@ -5,7 +5,7 @@ the installed package or using root (the README's "cannot stop" list).
 Each test performs the attack on real files with the real CLI, train.py, datasets or transformers, shows what
 the attack reaches where that is part of the point, and checks that the run is refused with a message that says
 what changed. The shell-command doors are in tests/plugin/test_hook.py (``red_team``), the startup doors in
-tests/test_clean_interpreter.py and tests/test_launch_server.py."""
+tests/run/test_clean_interpreter.py and tests/run/test_launch_server.py."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import yaml
 from artifacts import make_artifact
 from briefs import write_brief
 from grpo_rlvr.identity import hash_cache
-from grpo_rlvr.run_dir import render
+from grpo_rlvr.run.render import render
 from grpo_rlvr.runtime import provenance
 from hub_cache_layout import add_snapshot
 from paths import CLI
@@ -329,7 +329,7 @@ def test_render_pins_a_hub_dataset_and_the_run_loads_that_commit(workspace, tmp_
 def test_a_pinned_hub_model_trains_the_reviewed_commit(workspace, tmp_path, monkeypatch):
     """End to end: the brief pins org/tiny to C1 and the review read C1; main then moves to C2, which the gate
     does not look at. `grpo-rlvr train` trains C1 (a load by name, as before, trained main: C2)."""
-    from grpo_rlvr.launch import train
+    from grpo_rlvr.run.launch import train
 
     hub = tmp_path / "hub"
     monkeypatch.setenv("HF_HUB_CACHE", str(hub))
@@ -420,7 +420,7 @@ def test_resume_from_a_checkpoint_this_run_did_not_save_is_refused(workspace):
 
 @pytest.mark.e2e
 def test_resume_continues_a_checkpoint_this_run_saved_and_refuses_it_once_rewritten(workspace):
-    from grpo_rlvr.launch import train
+    from grpo_rlvr.run.launch import train
 
     data = yaml.safe_load((workspace / "brief.yaml").read_text())
     data["grpo"]["save_steps"] = 1
@@ -443,7 +443,7 @@ def test_resume_continues_a_checkpoint_this_run_saved_and_refuses_it_once_rewrit
     assert out.returncode == 1 and "its files changed since this run saved them (model.safetensors)" in out.stderr
 
 
-WRAPPER = ("import runpy, sys; import grpo_rlvr.runtime.run_guard as g; g.check_run = lambda *a, **k: ({}, []); "
+WRAPPER = ("import runpy, sys; import grpo_rlvr.runtime.run_guard as g; g.check_run = lambda *a, **k: g.RunCheck({}, []); "
            "sys.argv = ['train.py', *sys.argv[1:]]; runpy.run_path('train.py', run_name='__main__')")
 
 
@@ -464,7 +464,7 @@ def test_a_wrapper_that_replaces_the_guard_trains_but_its_run_is_flagged(workspa
     report = json.loads(out.stdout)
     assert out.returncode == 1 and report["findings"][0]["id"] == "unproven_run", out.stdout[-2000:]
     assert any("holds no valid start" in e for e in report["findings"][0]["evidence"])
-    _, problems = run_guard_check(run, resume=str(run / "output" / "checkpoint-1"))
+    problems = run_guard_check(run, resume=str(run / "output" / "checkpoint-1")).problems
     assert any("carries no valid proof that this run saved it" in p for p in problems), problems
 
 
@@ -498,21 +498,21 @@ def checked_run(own_model):
     (own_model / "brief.yaml").write_text(yaml.safe_dump(data))
     make_artifact(own_model / "brief.yaml", own_model / "out" / "inspection")
     run = render(own_model / "brief.yaml").dir
-    _, problems = run_guard.check_run(run)
-    assert problems == [] and run_guard.changed_since_check() == []
-    return own_model, run
+    check = run_guard.check_run(run)
+    assert check.problems == [] and check.verified["checked"] and run_guard.changed_since_check(check) == []
+    return own_model, run, check
 
 
 def test_weights_replaced_after_the_check_are_refused_before_training(checked_run):
     from grpo_rlvr.runtime.run_guard import changed_since_check
 
-    workspace, _ = checked_run
+    workspace, _, check = checked_run
     weights = workspace / "model" / "model.safetensors"
     swapped = workspace / "swapped.safetensors"
     shutil.copyfile(weights, swapped)
     flip_byte(swapped)
     os.replace(swapped, weights)                                   # between the check and TRL's load
-    (problem,) = changed_since_check()
+    (problem,) = changed_since_check(check)
     assert problem.startswith(f"{weights} changed after the gate's check and before training")
 
 
@@ -521,14 +521,14 @@ def test_a_symlinked_model_file_repointed_and_put_back_is_refused(checked_run, t
     back: the target's own stamps are unchanged, the link's are not."""
     from grpo_rlvr.runtime import run_guard
 
-    workspace, run = checked_run
+    workspace, run, _ = checked_run
     weights = workspace / "model" / "model.safetensors"
     kept = tmp_path / "kept.safetensors"
     shutil.copyfile(weights, kept)
     weights.unlink()
     weights.symlink_to(kept)                       # the same bytes, now through a link: the review still holds
-    _, problems = run_guard.check_run(run)
-    assert problems == [] and run_guard.changed_since_check() == []
+    check = run_guard.check_run(run)
+    assert check.problems == [] and run_guard.changed_since_check(check) == []
     other = tmp_path / "other.safetensors"
     shutil.copyfile(kept, other)
     flip_byte(other)
@@ -536,18 +536,18 @@ def test_a_symlinked_model_file_repointed_and_put_back_is_refused(checked_run, t
     weights.symlink_to(other)                      # for the load ...
     weights.unlink()
     weights.symlink_to(kept)                       # ... and back
-    assert [p.split(" changed after")[0] for p in run_guard.changed_since_check()] == [str(weights)]
+    assert [p.split(" changed after")[0] for p in run_guard.changed_since_check(check)] == [str(weights)]
 
 
 def test_reward_code_changed_after_the_check_is_refused(checked_run):
     from grpo_rlvr.rewards import build_reward
     from grpo_rlvr.runtime.run_guard import changed_since_check
 
-    workspace, _ = checked_run
+    workspace, _, check = checked_run
     code = workspace / "sum_reward.py"
     code.write_text(code.read_text().replace("1.0 if m", "1.0 if True or m"))    # after the gate, before build
     reward = build_reward("./sum_reward.py", {}, base_dir=workspace, kind="correctness")
-    (problem,) = changed_since_check([reward])
+    (problem,) = changed_since_check(check, [reward])
     assert problem.startswith("reward 'sum_reward': its code changed after the gate's check")
 
 
@@ -691,12 +691,13 @@ def test_a_file_the_loaders_read_changed_after_the_review_is_refused(own_model, 
     art = make_artifact(brief, own_model / "out" / "inspection")
     assert check_gate(art, brief=brief).passed
     run = render(brief).dir
-    assert run_guard.check_run(run)[1] == []      # the check train and train.py make passes what was reviewed
+    check = run_guard.check_run(run)
+    assert check.problems == []                    # the check train and train.py make passes what was reviewed
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.rewards import from_brief
 
     # and the rewards train.py builds after its check carry the fingerprints that check verified
-    assert run_guard.changed_since_check(from_brief(load_brief(brief))) == []
+    assert run_guard.changed_since_check(check, from_brief(load_brief(brief))) == []
     said = attack()
     gate = cli("gate", art, "--brief", brief)
     assert gate.returncode == 1 and said in gate.stdout + gate.stderr, gate.stdout + gate.stderr

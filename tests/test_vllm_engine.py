@@ -57,7 +57,7 @@ def test_sampling_engine_field(workspace):
 def test_cpu_colocate_renders_the_weight_keeping_setup(workspace):
     import yaml
 
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     data = yaml.safe_load((workspace / "brief.yaml").read_text())
     data["grpo"]["use_vllm"] = True
@@ -72,7 +72,7 @@ def test_cpu_colocate_renders_the_weight_keeping_setup(workspace):
 
 
 def test_plain_cpu_run_renders_no_vllm_setup(workspace):
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     train_py = (render(workspace / "brief.yaml").dir / "train.py").read_text()
     assert "prepare_colocate" not in train_py and "refusals_explained" not in train_py

@@ -13,7 +13,7 @@ from briefs import write_brief
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.dataset_io import load_rows, load_split
 from grpo_rlvr.errors import ConfigError, InputFileError
-from grpo_rlvr.run_dir import render
+from grpo_rlvr.run.render import render
 from paths import CLI
 
 GSM_ROWS = [{"question": "Tom has 3 apples and buys 4 more. How many apples?", "answer": "3 + 4 = 7\n#### 7"},

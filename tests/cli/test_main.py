@@ -134,7 +134,7 @@ def test_every_error_the_api_raises_is_exported():
 
     import grpo_rlvr
     from grpo_rlvr import errors
-    from grpo_rlvr.launch import GateRefused
+    from grpo_rlvr.run.launch import GateRefused
 
     raised = {n for n, c in vars(errors).items() if inspect.isclass(c) and issubclass(c, errors.GrpoRlvrError)}
     assert raised <= set(grpo_rlvr.__all__), raised - set(grpo_rlvr.__all__)

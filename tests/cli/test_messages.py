@@ -123,7 +123,7 @@ def test_training_survives_a_user_reward_that_raises_and_logs_it(workspace):
     inspected samples have none, the untrained model's completions are full of them. Training finishes, the
     raising completions score 0, and metrics.jsonl counts rewards/flaky/raised per step (at most the 16
     completions of a step)."""
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     (workspace / "flaky.py").write_text(ODD_CHARACTER_RAISE)
     p = write_brief(workspace, "b.yaml", rewards=[{"name": "format", "weight": 0.2},

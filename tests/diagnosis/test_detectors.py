@@ -53,7 +53,7 @@ def test_each_failure_mode_is_named(tmp_path, override, finding, variant):
 def test_apply_writes_a_brief_that_loads_with_the_variant(workspace):
     from artifacts import make_artifact
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir
@@ -100,7 +100,7 @@ def test_never_solved_is_too_hard(tmp_path):
 
 def test_signal_lost_mid_run_is_a_collapse_with_an_exact_learning_rate(workspace):
     from artifacts import make_artifact
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir          # the example brief trains at lr 2e-4
@@ -186,7 +186,7 @@ def test_an_evaluation_at_a_logging_step_does_not_replace_the_training_record(tm
 def test_apply_keeps_relative_paths_working_from_another_folder(workspace, tmp_path_factory):
     from artifacts import make_artifact
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     (workspace / "pays.py").write_text("def reward(completions, **kw):\n    return [0.0 for _ in completions]\n")
     data = yaml.safe_load(example_brief_text())
@@ -251,7 +251,7 @@ def test_moderate_kl_that_bought_quality_is_not_a_blowup(tmp_path):
 
 def test_hub_dataset_gets_a_local_filter_path(workspace):
     from artifacts import make_artifact
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir

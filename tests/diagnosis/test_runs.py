@@ -22,8 +22,8 @@ from briefs import example_brief_text
 from grpo_rlvr.demo import arithmetic_task as task
 from grpo_rlvr.diagnosis import diagnose
 from grpo_rlvr.files import write_jsonl_atomic
-from grpo_rlvr.launch import train
-from grpo_rlvr.run_dir import render
+from grpo_rlvr.run.launch import train
+from grpo_rlvr.run.render import render
 from outcome_seeds import SWEPT_LEARNING_RATE, training_outcome
 from tiny_runs import answers, warmed_model
 

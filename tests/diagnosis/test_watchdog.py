@@ -153,7 +153,7 @@ def test_the_brief_watch_section_reaches_the_rendered_train_py(workspace):
     from artifacts import make_artifact
     from briefs import example_brief_text
     from grpo_rlvr.brief.loader import load_brief
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     assert load_brief(workspace / "brief.yaml").watch.to_dict() == {"stop_on": "critical", "every": 1, "window": 3}
     data = yaml.safe_load(example_brief_text())

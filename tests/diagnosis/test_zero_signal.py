@@ -151,7 +151,7 @@ def test_snippet_is_the_one_line_yaml_a_person_pastes():
 def test_apply_writes_the_recommended_section_and_the_real_loader_takes_it(workspace):
     from artifacts import make_artifact, proven_start
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir

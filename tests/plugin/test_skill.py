@@ -143,7 +143,7 @@ def test_what_the_skill_says_about_gate_enforcement_is_true():
     text = flat(SKILL)
     assert "enforced twice" not in text
     assert "`render` itself does not check the gate" in text
-    render_src = (REPO / "src" / "grpo_rlvr" / "run_dir.py").read_text()
+    render_src = (REPO / "src" / "grpo_rlvr" / "run" / "render.py").read_text()
     assert "check_gate" not in render_src and "check_run" not in render_src  # render really does not gate
     train_tpl = (REPO / "src" / "grpo_rlvr" / "templates" / "train.py.j2").read_text()
     assert "run_guard" in train_tpl  # the rendered train.py checks it itself

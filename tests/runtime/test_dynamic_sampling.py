@@ -198,7 +198,7 @@ def test_dapo_variant_brings_dynamic_sampling_and_the_brief_can_change_or_drop_i
 
 def test_validate_reports_it_and_render_wires_it_only_when_on(workspace):
     from grpo_rlvr.cli.validate import format_validate_report
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
     from grpo_rlvr.validation import validate_report
 
     p = _with(workspace, dynamic_sampling={"max_rounds": 2})

@@ -18,8 +18,8 @@ import yaml
 
 from artifacts import make_artifact
 from briefs import example_brief_text
-from grpo_rlvr.launch import train
-from grpo_rlvr.run_dir import render
+from grpo_rlvr.run.launch import train
+from grpo_rlvr.run.render import render
 from grpo_rlvr.runtime.dynamic_sampling import STATE_FILE
 from grpo_rlvr.runtime.group_filter import groups_with_signal
 from paths import DATA

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from grpo_rlvr.errors import RunKeyError
-from grpo_rlvr.runtime import checkpoint_ledger, provenance, run_guard, run_key
+from grpo_rlvr.runtime import checkpoint_ledger, provenance, run_key
+from grpo_rlvr.runtime.checked_run import RunCheck
 
 
 def _run_folder(root: Path) -> Path:
@@ -41,9 +42,14 @@ def started(tmp_path):
     run = _run_folder(tmp_path)
     start = provenance.new_start(run, {"fingerprint": "f" * 64}, "grpo-rlvr train", os.getpid(), None)
     provenance.append_start(run / "output", start)
-    run_guard.record_verified({"provenance": start})
-    yield run
-    run_guard.record_verified({})
+    return run
+
+
+def passed(run: Path) -> RunCheck:
+    """The check train.py holds after it passed for this process (``refuse_unless_gated`` returns it): the
+    start it signed is the one recorded in the run's outputs."""
+    [start] = provenance.read_starts(run / "output")
+    return RunCheck({"fingerprint": "f" * 64}, [], {"checked": {}, "rewards": {}}, start)
 
 
 # ---------------------------------------------------------------------------- the key
@@ -121,7 +127,7 @@ def test_the_door_is_what_the_starter_reports(monkeypatch):
 def test_a_checkpoint_saved_by_the_started_process_resumes(started):
     output = started / "output"
     ckpt = _checkpoint(output)
-    checkpoint_ledger.record(output, ckpt)
+    checkpoint_ledger.record(output, ckpt, passed(started))
     entry = checkpoint_ledger.read_ledger(output)["checkpoint-1"]
     assert entry["proof"] and "model.safetensors" in entry["files"] and "optimizer.pt" not in entry["files"]
     assert checkpoint_ledger.resume_problems(output, str(ckpt)) == []
@@ -142,7 +148,7 @@ def test_a_hand_written_ledger_is_refused(started):
 
 def test_a_ledger_and_checkpoint_copied_from_another_run_are_refused(started, tmp_path):
     output = started / "output"
-    checkpoint_ledger.record(output, _checkpoint(output))
+    checkpoint_ledger.record(output, _checkpoint(output), passed(started))
     other = _run_folder(tmp_path / "other")
     for name in ("checkpoint-1", "checkpoints.json", provenance.PROVENANCE):
         (shutil.copytree if name.startswith("checkpoint-") else shutil.copy)(output / name, other / "output" / name)
@@ -153,7 +159,7 @@ def test_a_ledger_and_checkpoint_copied_from_another_run_are_refused(started, tm
 def test_an_entry_of_a_start_this_run_does_not_hold_is_refused(started):
     output = started / "output"
     ckpt = _checkpoint(output)
-    checkpoint_ledger.record(output, ckpt)
+    checkpoint_ledger.record(output, ckpt, passed(started))
     (output / provenance.PROVENANCE).unlink()          # the start record removed (or never written)
     [problem] = checkpoint_ledger.resume_problems(output, str(ckpt))
     assert "does not hold a valid record of" in problem
@@ -162,7 +168,7 @@ def test_an_entry_of_a_start_this_run_does_not_hold_is_refused(started):
 def test_checkpoint_bytes_changed_after_the_save_are_refused(started):
     output = started / "output"
     ckpt = _checkpoint(output)
-    checkpoint_ledger.record(output, ckpt)
+    checkpoint_ledger.record(output, ckpt, passed(started))
     (ckpt / "model.safetensors").write_bytes(os.urandom(256))
     [problem] = checkpoint_ledger.resume_problems(output, str(ckpt))
     assert "its files changed since this run saved them (model.safetensors)" in problem
@@ -170,9 +176,8 @@ def test_checkpoint_bytes_changed_after_the_save_are_refused(started):
 
 def test_a_process_that_passed_no_check_saves_unproven_entries(started):
     output = started / "output"
-    run_guard.record_verified({})                      # a wrapper that replaced the check: nothing verified
     ckpt = _checkpoint(output)
-    checkpoint_ledger.record(output, ckpt)
+    checkpoint_ledger.record(output, ckpt, None)       # a wrapper that replaced the check: no check passed
     entry = checkpoint_ledger.read_ledger(output)["checkpoint-1"]
     assert entry["proof"] is None and "did not pass the run check" in entry["unproven"]
     assert "carries no valid proof" in checkpoint_ledger.resume_problems(output, str(ckpt))[0]
@@ -190,7 +195,7 @@ def test_outputs_with_no_valid_start_are_flagged(tmp_path):
 
 def test_the_run_check_signs_a_start_for_the_process_that_asked(started, tmp_path):
     """In the clean interpreter the start names its parent: the train.py process that asked for the check."""
-    code = ("import json, os, sys; from grpo_rlvr.clean_interpreter import mark_clean; mark_clean([]);"
+    code = ("import json, os, sys;"
             "from grpo_rlvr.runtime.provenance import new_start;"
             "print(json.dumps(new_start(sys.argv[1], {}, 'x', os.getppid(), None)))")
     out = subprocess.run([sys.executable, "-I", "-c", code, str(started)], capture_output=True, text=True, check=True)
@@ -213,8 +218,8 @@ def test_the_limit_code_that_reads_the_key_can_sign_a_start_the_check_never_made
 def test_the_demos_in_process_door_records_its_start_and_proves_what_it_saved(workspace):
     """`grpo-rlvr demo` trains in its own process (run_guard.demo_acceptance): its start names that process."""
     from artifacts import make_artifact
-    from grpo_rlvr.launch import train
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.launch import train
+    from grpo_rlvr.run.render import render
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir

@@ -15,9 +15,9 @@ import yaml
 
 from artifacts import make_artifact
 from briefs import example_brief_text
-from grpo_rlvr.launch import summary_step
-from grpo_rlvr.run_dir import RUN_FILES, render
-from grpo_rlvr.run_lock import changed_files, read_lock, sha256_file
+from grpo_rlvr.run.launch import summary_step
+from grpo_rlvr.run.lock import changed_files, read_lock, sha256_file
+from grpo_rlvr.run.render import RUN_FILES, render
 from grpo_rlvr.runtime.run_guard import SMOKE_MARKER, _prepare_output
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]

@@ -1,5 +1,5 @@
 """A run folder holds one run: what counts as an earlier training's outputs, and the rendered train.py's own
-refusal to start a second training into them (``grpo-rlvr train``'s: tests/test_launch.py)."""
+refusal to start a second training into them (``grpo-rlvr train``'s: tests/run/test_launch.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from grpo_rlvr.runtime.checked_run import RunCheck
 from grpo_rlvr.runtime.run_guard import SMOKE_MARKER, demo_acceptance, refuse_unless_gated
 from grpo_rlvr.runtime.run_outputs import prior_outputs, second_run_problem
 
@@ -37,12 +38,12 @@ def test_train_py_refuses_a_second_run_into_the_outputs_of_one(tmp_path, capsys)
     """refuse_unless_gated (what the rendered train.py calls before any model loads), with a run check that
     passes: the outputs of a finished run alone refuse it, and a resume from one of its checkpoints does not."""
     out = finished_run(tmp_path / "output")
-    with demo_acceptance(lambda run, smoke, resume, start=None: ({}, [])), pytest.raises(SystemExit) as e:
+    with demo_acceptance(lambda run, smoke, resume, start=None: RunCheck({}, [])), pytest.raises(SystemExit) as e:
         refuse_unless_gated(tmp_path, out)
     err = capsys.readouterr().err
     assert e.value.code == 1 and "training refused (nothing was loaded)" in err
     assert "already holds a run's outputs (checkpoint-50, final, metrics.jsonl)" in err
     assert f"grpo-rlvr train {tmp_path} --resume" in err and "grpo-rlvr render BRIEF --out NEW_RUN" in err
-    with demo_acceptance(lambda run, smoke, resume, start=None: ({}, [])):
+    with demo_acceptance(lambda run, smoke, resume, start=None: RunCheck({}, [])):
         refuse_unless_gated(tmp_path, out, resume=str(out / "checkpoint-50"))   # continues: no refusal
     assert "training refused" not in capsys.readouterr().err

@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from artifacts import make_artifact
-from grpo_rlvr.launch_plan import shell_join
+from grpo_rlvr.run.plan import shell_join
 from vllm_lane.conftest import make_workspace
 
 HEALTH_DEADLINE_S = 600   # a ceiling for a loaded CI box, not a timing assumption: the waits poll a condition
@@ -44,7 +44,7 @@ def free_port() -> int:
 
 def server_run(root: Path, model: Path) -> tuple[Path, int]:
     """A rendered, gated server-mode run whose server listens on a free port (the brief's vllm_server_port)."""
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     port = free_port()
     ws = make_workspace(root, model, hardware={"accelerator": "gpu", "num_gpus": 2, "vllm_gpus": 1},

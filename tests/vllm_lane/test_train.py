@@ -18,7 +18,7 @@ STEPS = 3
 
 @pytest.mark.e2e
 def test_colocate_training_logs_the_sampler_metrics_and_diagnose_reads_them(tmp_path, warm_model_dir):
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     ws = make_workspace(tmp_path, warm_model_dir,
                         grpo={"use_vllm": True, "max_steps": STEPS, "logging_steps": 1,

@@ -128,7 +128,7 @@ def cmd_review(args) -> int:
 
 
 def cmd_gate(args) -> int:
-    from grpo_rlvr.clean_interpreter import run_check
+    from grpo_rlvr.run.clean_interpreter import run_check
 
     # checked in a clean interpreter: a sitecustomize or .pth hook that patched this process changes nothing
     reply = run_check("gate", directory=str(args.dir), brief=str(args.brief) if args.brief else None)
@@ -136,14 +136,14 @@ def cmd_gate(args) -> int:
 
 
 def cmd_render(args) -> int:
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     result = render(args.brief, out=args.out, inspection=args.inspection, force=args.force)
     return _emit(result.to_dict(), args.json, lambda _: result.format())
 
 
 def cmd_train(args) -> int:
-    from grpo_rlvr.launch import train
+    from grpo_rlvr.run.launch import train
 
     result = train(args.run, resume=args.resume, dry_run=args.dry_run, max_steps=args.max_steps,
                    unreviewed_smoke_test=args.unreviewed_smoke_test, allow_cpu=args.allow_cpu)

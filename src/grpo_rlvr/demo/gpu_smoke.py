@@ -66,7 +66,7 @@ def write_run(work: Path, name: str, model: Path, sleep: bool, gpu_type: str, cp
     """A brief for ``model`` (the demo task and rewards, vLLM colocated) rendered into ``work/name/run``."""
     from grpo_rlvr.demo import arithmetic_task
     from grpo_rlvr.files import write_jsonl_atomic
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     folder = work / name
     write_jsonl_atomic(folder / "data" / "train.jsonl", arithmetic_task.make_rows(512, seed=1))

@@ -244,8 +244,8 @@ def run_demo(workdir=None, grpo_steps: int | None = None, seed: int = 0, eval_sa
 # --- the phases -------------------------------------------------------------------------------------------------
 
 # The modules the phases use, imported before the clock starts: no phase's time counts their import.
-_PHASE_MODULES = ("grpo_rlvr.diagnosis", "grpo_rlvr.gate", "grpo_rlvr.inspection", "grpo_rlvr.launch",
-                  "grpo_rlvr.run_dir", "grpo_rlvr.success_rate")
+_PHASE_MODULES = ("grpo_rlvr.diagnosis", "grpo_rlvr.gate", "grpo_rlvr.inspection", "grpo_rlvr.run.launch",
+                  "grpo_rlvr.run.render", "grpo_rlvr.success_rate")
 
 
 def _prepare_process() -> int:
@@ -361,8 +361,8 @@ def _inspect_review_gate(run: _DemoRun):
 
 def _render_and_train(run: _DemoRun, steps, grpo_steps: int | None, out):
     """render → train (the rendered files, as a user launches them); returns both results."""
-    from grpo_rlvr.launch import train
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.launch import train
+    from grpo_rlvr.run.render import render
 
     ph = run.ph
     ph.start("render", "rendering the run directory from templates")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from grpo_rlvr.errors import GrpoRlvrError
 from grpo_rlvr.runtime import run_key
+from grpo_rlvr.runtime.checked_run import RunCheck
 
 LEDGER = "checkpoints.json"
 # Trainer state that does not make the model: the optimizer (twice the weights), scheduler, random state, args.
@@ -50,17 +51,17 @@ def _entry_record(output: Path, name: str, files: dict, run_id) -> dict:
             "run_id": run_id}
 
 
-def record(output: Path, checkpoint: Path) -> None:
+def record(output: Path, checkpoint: Path, check: RunCheck | None) -> None:
     """Add ``checkpoint`` (a folder in ``output``: ``checkpoint-N`` or ``final``) to the ledger, atomically, with a
-    proof bound to the start this process passed the run check for (none when it passed none: such an entry
-    reads as unproven, and ``--resume`` refuses it)."""
+    proof bound to the start ``check`` (the run check this process passed, as ``run_guard.refuse_unless_gated``
+    returned it) signed for this process (none without one: such an entry reads as unproven, and ``--resume``
+    refuses it)."""
     from grpo_rlvr.files import write_json_atomic
     from grpo_rlvr.runtime.provenance import proven_run_id
-    from grpo_rlvr.runtime.run_guard import verified
 
     output, name = Path(output), Path(checkpoint).name
     files = model_digests(Path(checkpoint))
-    run_id = proven_run_id(verified().get("provenance"))
+    run_id = proven_run_id(check.start if check is not None else None)
     entry = {"files": files, "run_id": run_id, "proof": None}
     if run_id is not None:
         entry["proof"] = run_key.sign(_entry_record(output, name, files, run_id))
@@ -119,8 +120,9 @@ def resume_problems(output: Path, resume: str | None) -> list[str]:
     return []
 
 
-def ledger_callback(output: Path):
-    """A TrainerCallback that records each checkpoint the trainer saves (on the main process)."""
+def ledger_callback(output: Path, check: RunCheck | None):
+    """A TrainerCallback that records each checkpoint the trainer saves (on the main process), proven by the start
+    ``check`` carries (see :func:`record`)."""
     from transformers import TrainerCallback
 
     class CheckpointLedger(TrainerCallback):
@@ -128,6 +130,6 @@ def ledger_callback(output: Path):
             if state.is_world_process_zero:
                 ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
                 if ckpt.is_dir():
-                    record(output, ckpt)
+                    record(output, ckpt, check)
 
     return CheckpointLedger()

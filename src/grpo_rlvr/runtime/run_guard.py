@@ -10,11 +10,13 @@ that hash, every rendered file and the lock are what ``render`` makes from the b
 lock edited to name another, reviewed brief, or a train.py rewritten together with its hash, is refused), the
 brief's fingerprint (which covers the model's and data's content) is the one rendered, the gate passes for the
 recorded inspection, and a ``--resume`` checkpoint is one this run saved (``checkpoint_ledger``). The check is
-computed in a clean interpreter (``clean_interpreter.run_check``: ``python -I -S``, no startup hooks run, every
+computed in a clean interpreter (``run.clean_interpreter.run_check``: ``python -I -S``, no startup hooks run, every
 byte of the model and data read again rather than taken from the hash cache), and the rendered ``train.py``
 restarts itself under ``python -I`` first, so ``PYTHONPATH`` or a ``sitecustomize`` cannot patch it.
 
-After the trainer has loaded the model, the data and the rewards, ``train.py`` calls
+The check comes back as a value (``checked_run.RunCheck``: the lock, the problems, what it verified and the
+start it signed), which :func:`refuse_unless_gated` returns to ``train.py``; nothing of it is kept in this module.
+After the trainer has loaded the model, the data and the rewards, ``train.py`` passes it to
 :func:`refuse_if_changed_since_check`: every file the check hashed must still be the same file (device, inode,
 size, mtime, ctime, and the link itself when it is a symlink), and each reward's fingerprint the one the gate
 verified. A file swapped between the check and the load is refused before the first step.
@@ -43,11 +45,11 @@ import time
 from pathlib import Path
 
 from grpo_rlvr.errors import GrpoRlvrError
+from grpo_rlvr.runtime.checked_run import RunCheck
 from grpo_rlvr.runtime.run_outputs import SMOKE_MARKER, second_run_problem
 
 SMOKE_MAX_STEPS = 3
 _demo_check = None     # set only inside demo_acceptance: the demo's in-process check
-_verified: dict = {}   # what this process's passing check verified: {"checked": file stamps, "rewards": name -> fp}
 
 
 @contextlib.contextmanager
@@ -62,13 +64,13 @@ def demo_acceptance(check):
         _demo_check = before
 
 
-def check_run(run: Path, smoke: bool = False, resume: str | None = None, start: str | None = None) \
-        -> tuple[dict, list[str]]:
-    """The lock and every reason this run may not train (empty when it may). ``smoke`` skips the gate only;
-    ``resume`` is the checkpoint ``train.py --resume`` names; ``start`` (train.py's door) asks a passing check
-    for a signed start record of this process (``provenance``), kept in :func:`verified`.
+def check_run(run: Path, smoke: bool = False, resume: str | None = None, start: str | None = None) -> RunCheck:
+    """The run check: the lock, every reason this run may not train (empty when it may) and, when it passed, what
+    it verified. ``smoke`` skips the gate only; ``resume`` is the checkpoint ``train.py --resume`` names;
+    ``start`` (train.py's door) asks a passing check for a signed start record of this process (``provenance``),
+    carried in the result's ``start``.
 
-    Computed in a clean interpreter (``clean_interpreter``: ``run_check.check_run_here`` there), so nothing
+    Computed in a clean interpreter (``run.clean_interpreter``: ``run.check.check_run_here`` there), so nothing
     that patched this process decides it; inside :func:`demo_acceptance`, by the demo's check in this process.
 
     Raises:
@@ -77,35 +79,26 @@ def check_run(run: Path, smoke: bool = False, resume: str | None = None, start: 
     """
     if _demo_check is not None:
         return _demo_check(run, smoke=smoke, resume=resume, start=start)
-    from grpo_rlvr.clean_interpreter import run_check
+    # the clean interpreter is asked here, when a check starts: it runs the check (``run.check``) by name, so
+    # nothing above the runtime is imported when train.py imports this module
+    from grpo_rlvr.run.clean_interpreter import run_check
 
-    reply = run_check("run", run=str(Path(run).resolve()), smoke=smoke, resume=resume, start=start)
-    record_verified(reply.get("verified") or {})
-    return reply["lock"], reply["problems"]
-
-
-def record_verified(what: dict) -> None:
-    """Keep what a passing check verified (file stamps, reward fingerprints) for :func:`changed_since_check`."""
-    _verified.clear()
-    _verified.update(what)
+    return RunCheck.from_dict(run_check("run", run=str(Path(run).resolve()), smoke=smoke, resume=resume,
+                                        start=start))
 
 
-def verified() -> dict:
-    """What the last passing run check verified (the clean interpreter's reply carries it)."""
-    return dict(_verified)
-
-
-def changed_since_check(rewards: list | None = None) -> list[str]:
-    """Why what was loaded may not be what the check verified: files replaced since, or rewards whose code is
-    not the reviewed code (empty when all holds, or when no check in this process passed)."""
+def changed_since_check(check: RunCheck | None, rewards: list | None = None) -> list[str]:
+    """Why what was loaded may not be what ``check`` verified: files replaced since, or rewards whose code is
+    not the reviewed code (empty when all holds, or when no check passed: ``check`` is None or verified nothing)."""
     from grpo_rlvr.identity.hash_cache import changed_since
 
-    if not _verified:
+    verified = check.verified if check is not None else {}
+    if not verified:
         return []
     out = [f"{p} changed after the gate's check and before training (it was replaced, rewritten or re-linked "
            "while the run started); start the run again, and leave the model and data alone while it loads"
-           for p in changed_since(_verified.get("checked") or {})]
-    reviewed = _verified.get("rewards") or {}
+           for p in changed_since(verified.get("checked") or {})]
+    reviewed = verified.get("rewards") or {}
     for r in rewards or []:
         if r.name in reviewed and reviewed[r.name] != r.fingerprint:
             out.append(f"reward {r.name!r}: its code changed after the gate's check (fingerprint {r.fingerprint[:12]}, "
@@ -113,13 +106,14 @@ def changed_since_check(rewards: list | None = None) -> list[str]:
     return out
 
 
-def refuse_if_changed_since_check(rewards: list | None = None) -> None:
-    """Called by the rendered train.py once the trainer holds the model, data and rewards: exit 1 on every rank
-    when :func:`changed_since_check` finds anything (before the first step)."""
+def refuse_if_changed_since_check(check: RunCheck | None, rewards: list | None = None) -> None:
+    """Called by the rendered train.py once the trainer holds the model, data and rewards, with the check
+    :func:`refuse_unless_gated` returned: exit 1 on every rank when :func:`changed_since_check` finds anything
+    (before the first step)."""
     from accelerate import PartialState
 
     state = PartialState()
-    outcome = [changed_since_check(rewards) if state.is_main_process else None]
+    outcome = [changed_since_check(check, rewards) if state.is_main_process else None]
     if state.num_processes > 1:
         from accelerate.utils import broadcast_object_list
 
@@ -140,18 +134,23 @@ def smoke_config(cfg: dict, max_steps: int | None) -> dict:
     return {**cfg, "max_steps": steps, "save_strategy": "no", "report_to": "none"}
 
 
-def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, resume: str | None = None) -> None:
-    """Called by the rendered train.py after GRPOConfig is built: exit 1 on every rank unless the run may train."""
+def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, resume: str | None = None) \
+        -> RunCheck | None:
+    """Called by the rendered train.py after GRPOConfig is built: exit 1 on every rank unless the run may train.
+
+    Returns the passing check on the main process (train.py hands it to :func:`refuse_if_changed_since_check`
+    and the checkpoint ledger), None on the other ranks."""
     from accelerate import PartialState
 
     state = PartialState()
-    outcome = [None]
+    outcome, check = [None], None
     if state.is_main_process:
         from grpo_rlvr.runtime.provenance import door
 
         try:
-            _, problems = check_run(run_dir, smoke=smoke, resume=resume,
-                                    start=None if smoke else "grpo-rlvr demo" if _demo_check else door())
+            check = check_run(run_dir, smoke=smoke, resume=resume,
+                              start=None if smoke else "grpo-rlvr demo" if _demo_check else door())
+            problems = list(check.problems)
         except GrpoRlvrError as e:   # no lock, or a startup hook patching grpo_rlvr: refused all the same
             problems = [str(e)]
         output = Path(output_dir)
@@ -163,10 +162,10 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
         outcome = [problems]
         if not problems:
             _prepare_output(Path(output_dir), smoke)
-            if not smoke and verified().get("provenance"):   # made and signed by the check that just passed
+            if not smoke and check.start:   # made and signed by the check that just passed
                 from grpo_rlvr.runtime.provenance import append_start
 
-                append_start(Path(output_dir), verified()["provenance"])
+                append_start(Path(output_dir), check.start)
     if state.num_processes > 1:
         from accelerate.utils import broadcast_object_list
 
@@ -180,6 +179,7 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
     if smoke and state.is_main_process:
         print(f"train.py: UNREVIEWED SMOKE TEST: the gate was skipped; at most {SMOKE_MAX_STEPS} steps, no "
               "checkpoint, no final model. This is not a training run.", file=sys.stderr, flush=True)
+    return check
 
 
 def _prepare_output(output: Path, smoke: bool) -> None:
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     resume = next((a.split("=", 1)[1] for a in rest if a.startswith("--resume=")), None) or next(
         (rest[i + 1] for i, a in enumerate(rest[:-1]) if a == "--resume"), None)
     try:
-        _, problems = check_run(Path(args[0]), smoke="--unreviewed-smoke-test" in rest, resume=resume)
+        problems = check_run(Path(args[0]), smoke="--unreviewed-smoke-test" in rest, resume=resume).problems
     except GrpoRlvrError as e:
         problems = [str(e)]
     if problems:

@@ -29,9 +29,10 @@ from pathlib import Path
 from grpo_rlvr.cpu_threads import WAIT_POLICY
 from grpo_rlvr.cpu_time import CPU_LIMIT_S
 from grpo_rlvr.errors import GateRefused, GrpoRlvrError, LaunchError, RunFolderInUse
-from grpo_rlvr.launch_plan import LaunchPlan
-from grpo_rlvr.run_check import check_run_here
-from grpo_rlvr.run_lock import LOCK
+from grpo_rlvr.run.check import check_run_here
+from grpo_rlvr.run.lock import LOCK
+from grpo_rlvr.run.plan import LaunchPlan
+from grpo_rlvr.runtime.checked_run import RunCheck
 from grpo_rlvr.runtime.provenance import STARTED_BY
 from grpo_rlvr.runtime.run_guard import SMOKE_MAX_STEPS, check_run, demo_acceptance
 from grpo_rlvr.runtime.run_outputs import second_run_problem
@@ -121,7 +122,7 @@ def newest_complete_checkpoint(output_dir: Path) -> Path | None:
 LAUNCHER_CHECKED = "GRPO_RLVR_LAUNCHER_CHECKED"  # launch.sh: the gate was checked by the launcher a moment ago
 
 
-def _check(run: Path, demo: bool, smoke: bool, resume: str | None) -> tuple[dict, list[str]]:
+def _check(run: Path, demo: bool, smoke: bool, resume: str | None) -> RunCheck:
     """The run check: in a clean interpreter, or for the demo in this process (its oracle verdicts accepted)."""
     if demo:
         return check_run_here(run, demo=True, smoke=smoke, resume=resume)
@@ -134,10 +135,10 @@ def check_before_launch(run: Path, demo: bool = False, smoke: bool = False, resu
 
     Returns the lock. Raises GateRefused listing every reason.
     """
-    lock, problems = _check(run, demo, smoke, str(resume) if resume else None)
-    if problems:
-        raise GateRefused("training refused:\n" + "\n".join(f"- {p}" for p in problems))
-    return lock
+    check = _check(run, demo, smoke, str(resume) if resume else None)
+    if check.problems:
+        raise GateRefused("training refused:\n" + "\n".join(f"- {p}" for p in check.problems))
+    return check.lock
 
 
 def plan_of(run: Path, lock: dict) -> LaunchPlan:
@@ -168,7 +169,8 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     if not unreviewed_smoke_test and (mixed := second_run_problem(run / "output", run, resuming=ckpt is not None)):
         raise RunFolderInUse(mixed)   # a run folder holds one run (runtime/run_outputs.py); train.py refuses it too
     if dry_run:  # shows the commands whatever the gate says, and says whether training would be refused
-        lock, refused = _check(run, demo, unreviewed_smoke_test, str(ckpt) if ckpt else None)
+        check = _check(run, demo, unreviewed_smoke_test, str(ckpt) if ckpt else None)
+        lock, refused = check.lock, check.problems
     else:
         lock, refused = check_before_launch(run, demo=demo, smoke=unreviewed_smoke_test, resume=ckpt), []
     notes = []

@@ -20,8 +20,8 @@ import yaml
 
 from artifacts import make_artifact
 from briefs import example_brief_text
-from grpo_rlvr.launch import train
-from grpo_rlvr.run_dir import render
+from grpo_rlvr.run.launch import train
+from grpo_rlvr.run.render import render
 
 STAND_IN_VLLM = r'''# STAND-IN for `python -m vllm.entrypoints.openai.api_server`: serves /health on loopback after
 # HEALTHY_AFTER_S seconds; records its pid.

@@ -11,8 +11,8 @@ import pytest
 
 from artifacts import make_artifact
 from grpo_rlvr.errors import RunFolderInUse
-from grpo_rlvr.launch import GateRefused, newest_complete_checkpoint, train
-from grpo_rlvr.run_dir import render
+from grpo_rlvr.run.launch import GateRefused, newest_complete_checkpoint, train
+from grpo_rlvr.run.render import render
 
 
 def test_train_refuses_without_inspection(workspace):

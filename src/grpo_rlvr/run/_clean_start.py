@@ -81,7 +81,7 @@ def main() -> int:
     import json
 
     setup_site()
-    import grpo_rlvr.clean_interpreter as clean
+    import grpo_rlvr.run.clean_interpreter as clean
 
     clean.mark_clean(skipped)
     request = json.loads(sys.stdin.read() or "{}")

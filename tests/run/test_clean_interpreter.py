@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from artifacts import make_artifact
-from grpo_rlvr import _clean_start
-from grpo_rlvr.clean_interpreter import startup_hooks
+from grpo_rlvr.run import _clean_start
+from grpo_rlvr.run.clean_interpreter import startup_hooks
 from paths import REPO
 
 # Patches the gate and the run check to pass, and leaves a mark that it ran. HIDDEN spells no "grpo" anywhere,
@@ -27,14 +27,15 @@ pathlib.Path(os.environ["HOOK_MARK"]).write_text("patched")
 pkg = {name}
 gate = importlib.import_module(pkg + ".gate")
 guard = importlib.import_module(pkg + ".runtime.run_guard")
-run_lock = importlib.import_module(pkg + ".run_lock")
+run_lock = importlib.import_module(pkg + ".run.lock")
+checked_run = importlib.import_module(pkg + ".runtime.checked_run")
 
 def passing(directory, brief=None, demo=False):
     return gate.GateResult(pathlib.Path(directory), [gate.Rule(i, "patched", True) for i in range(1, 7)],
                            {{"rewards": {{}}}})
 
 gate.check_gate = passing
-guard.check_run = lambda run, **kw: (run_lock.read_lock(run), [])
+guard.check_run = lambda run, **kw: checked_run.RunCheck(run_lock.read_lock(run), [])
 guard.refuse_unless_gated = lambda *a, **k: None
 """
 HIDDEN = '"".join(map(chr, (103, 114, 112, 111))) + "_rlvr"'
@@ -81,7 +82,7 @@ def test_gate_refuses_when_a_hook_names_grpo_rlvr(unreviewed, tmp_path):
 
 @pytest.fixture
 def unreviewed_run(workspace, unreviewed):
-    from grpo_rlvr.run_dir import render
+    from grpo_rlvr.run.render import render
 
     return render(workspace / "brief.yaml", out=workspace / "run", inspection=unreviewed).dir
 

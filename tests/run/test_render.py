@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from briefs import brief_for
-from grpo_rlvr.run_dir import RUN_FILES, render
+from grpo_rlvr.run.render import RUN_FILES, render
 
 MATRIX = {
     "cpu": {},

@@ -1,10 +1,11 @@
 """The check that lets a rendered run train, computed where nothing can patch it: in the clean interpreter
 (``clean_interpreter``, for ``grpo-rlvr train``, ``train.py`` and ``launch.sh``), or in the demo's own process.
 
-It composes what it checks from the rooms above the runtime: the lock and the rendered files (``run_lock``),
-the files ``render`` makes from the brief now (``run_dir.rendered``), the brief's fingerprint, the gate on the
-recorded inspection, and the checkpoint to resume from (``runtime.checkpoint_ledger``). ``runtime.run_guard`` asks
-for it by name through the clean interpreter, so the runtime imports nothing above itself.
+It composes what it checks from the rooms above the runtime: the lock and the rendered files (``lock``),
+the files ``render`` makes from the brief now (``render.rendered``), the brief's fingerprint, the gate on the
+recorded inspection, and the checkpoint to resume from (``runtime.checkpoint_ledger``). It returns a
+``runtime.checked_run.RunCheck``; ``runtime.run_guard`` asks for it by name through the clean interpreter, so
+the runtime imports nothing above itself, and this module imports nothing of ``run_guard``.
 """
 
 from __future__ import annotations
@@ -17,19 +18,19 @@ from grpo_rlvr.errors import GateError, GrpoRlvrError
 from grpo_rlvr.gate import check_gate
 from grpo_rlvr.identity.hash_cache import checked_files, start_checking
 from grpo_rlvr.inspection import load_artifact
-from grpo_rlvr.run_dir import rendered
-from grpo_rlvr.run_lock import LOCK, changed_files, read_lock, sha256_file
+from grpo_rlvr.run.lock import LOCK, changed_files, read_lock, sha256_file
+from grpo_rlvr.run.render import rendered
+from grpo_rlvr.runtime.checked_run import RunCheck
 from grpo_rlvr.runtime.checkpoint_ledger import resume_problems
-from grpo_rlvr.runtime.run_guard import record_verified
 
 
 def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: str | None = None,
-                   start: str | None = None) -> tuple[dict, list[str]]:
+                   start: str | None = None, trainer: int | None = None) -> RunCheck:
     """The run check (``run_guard.check_run``), computed in this process: in the clean interpreter, or by the
-    demo with its oracle verdicts accepted (``demo``). What a passing check verified is recorded in
-    ``run_guard`` for the trainer's comparison after loading; with ``start`` (the door train.py reports), that
-    includes a signed start record (``runtime.provenance``) for the process that asked: the clean interpreter's
-    parent, or this process for the demo."""
+    demo with its oracle verdicts accepted (``demo``). A passing check carries what it verified, for the
+    trainer's comparison after loading; with ``start`` (the door train.py reports), also a signed start record
+    (``runtime.provenance``) for the process ``trainer`` (default: this one; the clean interpreter passes its
+    parent, the process that asked)."""
 
     start_checking()   # what the trainer compares after loading: the files this check reads
     run = Path(run)
@@ -38,7 +39,7 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
     try:
         brief = load_brief(lock["brief"])
     except GrpoRlvrError as e:
-        return lock, [*problems, f"the brief recorded in {LOCK} cannot be loaded: {e}"]
+        return RunCheck(lock, [*problems, f"the brief recorded in {LOCK} cannot be loaded: {e}"])
     if brief.fingerprint != lock.get("fingerprint"):
         problems.append(f"the brief {lock['brief']}, or the model or data it names, changed since this run was "
                         "rendered; run `grpo-rlvr render` again (and inspect again if the model, data or rewards "
@@ -47,24 +48,22 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
         problems += not_as_rendered(run, lock, brief)
     problems += resume_problems(run / "output", resume)
     if smoke:
-        return lock, problems
+        return RunCheck(lock, problems)
     try:
         gate = check_gate(lock["inspection"], brief=brief, demo=demo)  # the brief loaded above, not again
     except GateError as e:
-        return lock, [*problems, str(e)]
+        return RunCheck(lock, [*problems, str(e)])
     if not gate.passed:
         problems.append("the inspection gate does not pass:\n" + gate.format())
-    elif not problems:
-        rewards = {r["name"]: r.get("fingerprint") for r in load_artifact(lock["inspection"]).manifest["rewards"]}
-        verified = {"checked": checked_files(), "rewards": rewards}
-        if start is not None:
-            from grpo_rlvr.clean_interpreter import in_clean_interpreter
-            from grpo_rlvr.runtime.provenance import new_start
+    if problems:
+        return RunCheck(lock, problems)
+    rewards = {r["name"]: r.get("fingerprint") for r in load_artifact(lock["inspection"]).manifest["rewards"]}
+    signed = None
+    if start is not None:
+        from grpo_rlvr.runtime.provenance import new_start
 
-            trainer = os.getppid() if in_clean_interpreter() else os.getpid()
-            verified["provenance"] = new_start(run, lock, start, trainer, resume)
-        record_verified(verified)
-    return lock, problems
+        signed = new_start(run, lock, start, os.getpid() if trainer is None else trainer, resume)
+    return RunCheck(lock, [], {"checked": checked_files(), "rewards": rewards}, signed)
 
 
 def not_as_rendered(run: Path, lock: dict, brief) -> list[str]:

@@ -15,8 +15,8 @@ import yaml
 
 from artifacts import make_artifact
 from briefs import example_brief_text
-from grpo_rlvr.launch import is_complete_checkpoint, train
-from grpo_rlvr.run_dir import render
+from grpo_rlvr.run.launch import is_complete_checkpoint, train
+from grpo_rlvr.run.render import render
 
 
 def small_brief(workspace, **grpo):

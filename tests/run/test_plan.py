@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from grpo_rlvr.errors import LaunchError
-from grpo_rlvr.launch_plan import LaunchPlan, server_argv, shell_join, training_argv
+from grpo_rlvr.run.plan import LaunchPlan, server_argv, shell_join, training_argv
 
 
 @pytest.mark.parametrize("accelerator,processes,nodes,launcher", [

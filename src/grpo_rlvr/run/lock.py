@@ -1,6 +1,6 @@
 """The run's lock, ``RUN/brief.lock.json``: written by ``render`` beside the files it rendered, read by every
 check before training. It records the resolved brief and its fingerprint, the inspection the run is gated on,
-the launch plan (``launch_plan.LaunchPlan``) and the SHA-256 of every rendered file (``files``).
+the launch plan (``plan.LaunchPlan``) and the SHA-256 of every rendered file (``files``).
 
 This module owns its name, reading (with errors that say how to fix the folder), writing, and the comparison
 of the rendered files against the hashes it records.

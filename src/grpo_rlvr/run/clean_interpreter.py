@@ -1,7 +1,7 @@
 """The checks that decide whether a review holds and training may start, run in an interpreter nothing outside the
 installed environment can patch.
 
-``grpo-rlvr gate``, ``grpo-rlvr train`` and the rendered ``train.py`` (through ``run_guard.check_run``) ask
+``grpo-rlvr gate``, ``grpo-rlvr train`` and the rendered ``train.py`` (through ``runtime.run_guard.check_run``) ask
 :func:`run_check`, which starts ``python -I -S _clean_start.py`` (see that file): no ``PYTHONPATH``,
 ``PYTHONSTARTUP``, ``PYTHONHOME``, user site-packages or working directory on the path, no ``sitecustomize`` or
 ``usercustomize``, no code from ``.pth`` files, no ``LD_PRELOAD``. A ``sitecustomize.py`` that patches
@@ -46,10 +46,6 @@ def mark_clean(skipped: list[str]) -> None:
     _clean, _skipped = True, list(skipped)
 
 
-def in_clean_interpreter() -> bool:
-    return _clean
-
-
 # ---------------------------------------------------------------------------- the checks, by name
 
 
@@ -61,13 +57,13 @@ def _gate(directory: str, brief: str | None) -> dict:
 
 
 def _run(run: str, smoke: bool, resume: str | None = None, start: str | None = None) -> dict:
+    """The run check (``run.check``) as data (``RunCheck.to_dict``); a start it signs names this process's
+    parent, the process that asked for the check."""
     from grpo_rlvr.identity.hash_cache import distrust_disk_cache
-    from grpo_rlvr.run_check import check_run_here
-    from grpo_rlvr.runtime.run_guard import verified
+    from grpo_rlvr.run.check import check_run_here
 
     distrust_disk_cache()   # the check that lets training start reads every byte; the hash cache is forgeable
-    lock, problems = check_run_here(Path(run), smoke=smoke, resume=resume, start=start)
-    return {"lock": lock, "problems": problems, "verified": verified()}
+    return check_run_here(Path(run), smoke=smoke, resume=resume, start=start, trainer=os.getppid()).to_dict()
 
 
 CHECKS = {"gate": _gate, "run": _run}
