@@ -41,7 +41,7 @@ home=/home/$user
 work=$home/grpo-rlvr-tests
 rm -rf "$root$work"
 mkdir -p "$root$work"
-cp -r src tests hooks pyproject.toml constraints.txt "$root$work/"
+cp -r src tests hooks examples docs skills references README.md pyproject.toml constraints.txt "$root$work/"
 chroot "$root" chown -R "$user:" "$work"
 as_user=(chroot "$root" runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME="$home" "${pip_cert[@]}")
 venv=$home/venv-py313
