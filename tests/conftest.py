@@ -25,6 +25,9 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 _TRACE = Path(tempfile.mkdtemp(prefix="grpo-rlvr-tests-trace-")) / "trace.jsonl"
 os.environ["GRPO_RLVR_TRACE"] = str(_TRACE)
+# trackio is in the dev stack, so rendered runs report to it by default: into the session's own folder, never
+# the user's ~/.cache/huggingface/trackio (removed with the trace; a test may point it elsewhere)
+os.environ["TRACKIO_DIR"] = str(_TRACE.parent / "trackio")
 
 
 # tests/vllm_lane start real vLLM engines and run in their own lane (scripts/test-vllm.sh, .venv-vllm, which sets

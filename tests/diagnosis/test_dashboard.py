@@ -1,0 +1,102 @@
+"""The trackio dashboard of a real run, opened in a real headless browser (Debian's Chromium): trackio's own local
+server (``trackio.show``, what ``trackio show`` starts) serves its bundled frontend, no CDN, and the page the
+browser rendered names the run's reward curves. Skipped only where Chromium is absent (``apt-get install
+chromium``; CI installs it: scripts/test.sh)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from diagnosis.test_runs import prepare_run
+from grpo_rlvr.run.launch import train
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = shutil.which("chromium")
+PROJECT = "huggingface"   # TRL's default trackio project
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen | None) -> None:
+    """End the process group this test started (the server or the browser and their children), whatever state."""
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
+def _wait_for(url: str, server: subprocess.Popen, log, seconds: float = 60) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if server.poll() is not None:
+            raise AssertionError(f"the trackio server exited ({server.returncode}): {log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise AssertionError(f"the trackio server did not answer at {url} within {seconds} s")
+
+
+def _dump_dom(url: str, profile) -> str:
+    """The DOM after the page's JavaScript ran (virtual time lets its fetches and renders finish)."""
+    browser = subprocess.Popen(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile}", "--virtual-time-budget=20000", "--dump-dom", url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = browser.communicate(timeout=120)
+    finally:
+        _stop(browser)
+    assert browser.returncode == 0, err[-3000:]
+    return out
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is absent: apt-get install chromium (Debian's headless "
+                                             "browser) to open the trackio dashboard in a test")
+def test_the_trackio_dashboard_of_a_real_run_shows_its_reward_curves(workspace, tiny_model_dir, tmp_path,
+                                                                     monkeypatch):
+    store = tmp_path / "trackio"
+    monkeypatch.setenv("TRACKIO_DIR", str(store))   # the training and the server inherit it
+    run = prepare_run(workspace, tiny_model_dir, {"logging_steps": 1}, 0, steps=3,
+                      sections={"watch": {"stop_on": "never"}})
+    assert train(run).ok
+    assert any(store.rglob("*.db")), list(store.rglob("*"))
+
+    port, log = _free_port(), tmp_path / "trackio-server.log"
+    server = browser_dom = None
+    try:
+        server = subprocess.Popen(
+            [sys.executable, "-c", "import sys, trackio; trackio.show(project=sys.argv[1], open_browser=False, "
+             "block_thread=True, server_port=int(sys.argv[2]))", PROJECT, str(port)],
+            stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+        base = f"http://127.0.0.1:{port}/"
+        _wait_for(base, server, log)
+        browser_dom = _dump_dom(f"{base}?project={PROJECT}", tmp_path / "chromium-profile")
+    finally:
+        _stop(server)
+    assert server.poll() is not None
+    for metric in ("rewards/exact_match/mean", "role/correctness/exact_match", "reward"):
+        assert metric in browser_dom, (metric, browser_dom[-4000:])
