@@ -13,6 +13,8 @@ diagnosis, not them.
 from __future__ import annotations
 
 import statistics
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -114,15 +116,19 @@ def test_the_dashboard_gets_rewards_by_role_and_the_watchdogs_findings(workspace
 
     if importlib.util.find_spec("trackio") is None:
         pytest.skip("trackio is not installed (pip install grpo-rlvr[dashboard])")
-    monkeypatch.setenv("TRACKIO_DIR", str(tmp_path / "trackio"))   # before trackio is imported: it reads it then
+    monkeypatch.setenv("TRACKIO_DIR", str(tmp_path / "trackio"))   # this run's own store
     run = prepare_run(workspace, tiny_model_dir, {"logging_steps": 1}, 0, steps=30)
     assert json.loads((run / "brief.lock.json").read_text())["grpo_config"]["report_to"] == "trackio"
     assert train(run).returncode == 1                    # the watchdog stops it at step 8, as above
-    from trackio.sqlite_storage import SQLiteStorage
-
-    runs = SQLiteStorage.get_runs("huggingface")
+    # trackio fixes its store's folder when it is first imported, and another test may have imported it in this
+    # process already: the store is read in a fresh interpreter that sees this test's TRACKIO_DIR.
+    read = ("import json; from trackio.sqlite_storage import SQLiteStorage as S; runs = S.get_runs('huggingface'); "
+            "print(json.dumps({'runs': runs, 'logs': S.get_logs('huggingface', runs[0]) if runs else []}, "
+            "default=str))")
+    out = subprocess.run([sys.executable, "-c", read], capture_output=True, text=True, check=True)
+    store = json.loads(out.stdout.strip().splitlines()[-1])
+    runs, logs = store["runs"], store["logs"]
     assert len(runs) == 1, runs
-    logs = SQLiteStorage.get_logs("huggingface", runs[0])
     assert any(isinstance(r.get("train/rewards/exact_match/mean"), float) for r in logs), logs[:2]
     assert any(r.get("role/correctness/exact_match") is not None and r.get("role/format/format") is not None
                for r in logs)

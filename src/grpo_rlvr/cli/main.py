@@ -176,11 +176,33 @@ def cmd_merge(args) -> int:
     return _emit(result.to_dict(), args.json, lambda _: result.format())
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr(active: bool):
+    """While active, everything written to stdout (by Python or by a library's own process, such as a dashboard
+    logger announcing itself) goes to stderr, so that ``--json`` keeps stdout for the one JSON document."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    before, sys.stdout = sys.stdout, sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stdout = before
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def cmd_demo(args) -> int:
     from grpo_rlvr.demo.pipeline import run_demo
 
-    result = run_demo(workdir=args.workdir, grpo_steps=args.steps, seed=args.seed, eval_samples=args.eval_samples,
-                      fresh=args.fresh, summary_stream=sys.stderr if args.json else None, task_name=args.task)
+    with _stdout_to_stderr(args.json):   # the demo trains in this process; what the trainer prints is not JSON
+        result = run_demo(workdir=args.workdir, grpo_steps=args.steps, seed=args.seed,
+                          eval_samples=args.eval_samples, fresh=args.fresh,
+                          summary_stream=sys.stderr if args.json else None, task_name=args.task)
     code = 0 if result["ok"] else 1
     if args.json:
         print(json.dumps({**result, "exit_code": code}, indent=2, default=str))
