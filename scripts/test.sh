@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-# The dashboard test (tests/diagnosis/test_dashboard.py) opens trackio's page in Debian's headless Chromium: as root
+# The dashboard test (tests/diagnosis/test_watchdog_dashboard.py) opens trackio's page in Debian's headless Chromium: as root
 # (CI), install it once (~80 MB download, idempotent); elsewhere that test skips, naming the package.
 if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "Installing chromium for the dashboard test (apt-get install chromium)..." >&2
