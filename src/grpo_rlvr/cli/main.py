@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 
 from grpo_rlvr import __version__
+from grpo_rlvr.cli.json_stdout import document, json_stdout
 from grpo_rlvr.cpu_threads import passive_openmp
 from grpo_rlvr.cpu_time import CPU_LIMIT_S
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError
@@ -61,7 +62,7 @@ def exit_code_help(command: str) -> str:
 def _emit(result: dict, as_json: bool, text: Callable[[dict], str], code: int = 0) -> int:
     """Print ``result`` (as JSON with its ``exit_code``, or as text) and return ``code``."""
     if as_json:
-        print(json.dumps({**result, "exit_code": code}, indent=2, default=str))
+        print(json.dumps({**result, "exit_code": code}, indent=2, default=str), file=document())
     else:
         print(text(result))
     return code
@@ -97,7 +98,7 @@ def cmd_score(args) -> int:
             raise ConfigError("score --list-params: name the reward with --reward NAME (e.g. --reward math)")
         if args.json:
             print(json.dumps([{"name": p.name, "default": p.default, "meaning": p.meaning}
-                              for p in params_of(args.reward)], default=str))
+                              for p in params_of(args.reward)], default=str), file=document())
         else:
             print(format_params(args.reward))
         return 0
@@ -107,7 +108,7 @@ def cmd_score(args) -> int:
     rows = score_file(args.input, brief=args.brief, reward=args.reward, options=args.option)
     if args.json:
         for row in rows:
-            print(json.dumps(row, default=str))
+            print(json.dumps(row, default=str), file=document())
     else:
         print(format_scores(rows))
     return 0
@@ -160,7 +161,8 @@ def cmd_diagnose(args) -> int:
 def cmd_watch(args) -> int:
     from grpo_rlvr.watch_view import watch
 
-    return watch(args.run, once=args.once, as_json=args.json, interval=args.interval, timeout=args.timeout)
+    return watch(args.run, once=args.once, as_json=args.json, interval=args.interval, timeout=args.timeout,
+                 out=document())
 
 
 def cmd_memory(args) -> int:
@@ -176,36 +178,15 @@ def cmd_merge(args) -> int:
     return _emit(result.to_dict(), args.json, lambda _: result.format())
 
 
-@contextlib.contextmanager
-def _stdout_to_stderr(active: bool):
-    """While active, everything written to stdout (by Python or by a library's own process, such as a dashboard
-    logger announcing itself) goes to stderr, so that ``--json`` keeps stdout for the one JSON document."""
-    if not active:
-        yield
-        return
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    before, sys.stdout = sys.stdout, sys.stderr
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stdout = before
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def cmd_demo(args) -> int:
     from grpo_rlvr.demo.pipeline import run_demo
 
-    with _stdout_to_stderr(args.json):   # the demo trains in this process; what the trainer prints is not JSON
-        result = run_demo(workdir=args.workdir, grpo_steps=args.steps, seed=args.seed,
-                          eval_samples=args.eval_samples, fresh=args.fresh,
-                          summary_stream=sys.stderr if args.json else None, task_name=args.task)
+    result = run_demo(workdir=args.workdir, grpo_steps=args.steps, seed=args.seed,
+                      eval_samples=args.eval_samples, fresh=args.fresh,
+                      summary_stream=sys.stderr if args.json else None, task_name=args.task)
     code = 0 if result["ok"] else 1
     if args.json:
-        print(json.dumps({**result, "exit_code": code}, indent=2, default=str))
+        print(json.dumps({**result, "exit_code": code}, indent=2, default=str), file=document())
     return code
 
 
@@ -446,6 +427,19 @@ def _quiet_broken_pipe() -> int:
     return 128 + signal.SIGPIPE
 
 
+def _run_command(args) -> int:
+    try:
+        return args.func(args)
+    except GrpoRlvrError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        if getattr(args, "json", False):  # stdout still holds exactly one JSON document
+            print(json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code}), file=document())
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
+
+
 def main(argv: list[str] | None = None) -> int:
     passive_openmp()  # before any command imports torch: libgomp reads it once, when it loads
     parser = build_parser()
@@ -457,15 +451,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         try:
-            return args.func(args)
-        except GrpoRlvrError as e:
-            print(f"Error: {e}", file=sys.stderr)
-            if getattr(args, "json", False):  # stdout still holds exactly one JSON document
-                print(json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code}))
-            return e.exit_code
-        except KeyboardInterrupt:
-            print("Interrupted.", file=sys.stderr)
-            return 130
+            with json_stdout(getattr(args, "json", False)):   # what the command runs prints to stderr
+                return _run_command(args)
         finally:
             sys.stdout.flush()  # a broken pipe shows up here for short outputs
     except BrokenPipeError:

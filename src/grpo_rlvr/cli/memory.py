@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+from grpo_rlvr.cli.json_stdout import document
 from grpo_rlvr.errors import ConfigError
 
 _PARAMS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bBmM]?)\s*$")
@@ -49,6 +50,8 @@ def run_memory(args) -> int:
                           vllm_mode="colocate" if args.vllm_mode == "off" else args.vllm_mode)
     report = memory_report(inputs, args.gpu)
     code = 0 if report["estimate"]["fits"] else 1
-    print(json.dumps({**report, "exit_code": code}, indent=2, default=str) if args.json
-          else format_memory_report(report))
+    if args.json:
+        print(json.dumps({**report, "exit_code": code}, indent=2, default=str), file=document())
+    else:
+        print(format_memory_report(report))
     return code
