@@ -9,7 +9,9 @@ Run: ``python benchmarks/bench_watchdog.py [--steps 30] [--records 100 1000 5000
    Printed: the mean step time of each (TRL's ``step_time``) and their ratio. On a shared CPU that ratio is
    noisy, so the watchdog's own cost is also measured exactly: the first run's logs (``metrics.jsonl`` and its
    completions files) replayed through ``Watch`` in the order they were written, each check timed. Printed: the
-   mean and the worst check, and the mean over the mean step time (goal < 2 %).
+   mean and the worst check, and the mean over the mean step time (goal < 2 %). The run's own record of its
+   checks' cost (the ``cost`` event the callback writes to ``output/watch.jsonl`` at the end) is printed too: the
+   callback puts a due check off when the checks took more than ``TIME_BUDGET`` of training's time so far.
 2. Growth: a long run's check at ``--records`` log records (the demo's keys, a completions file of 64 rows a
    log, 80 of them kept as the watchdog keeps them). Printed: ms a check, and the share of a step of
    ``--step-s`` seconds (default 10, a small GPU model's GRPO step) with a check at every log.
@@ -57,9 +59,13 @@ def setup(work: Path, steps: int, every: int) -> Path:
     return render(path).dir
 
 
-def step_times(run: Path) -> list[float]:
+def metric(run: Path, key: str) -> list[float]:
     recs = [json.loads(x) for x in (run / "output" / "metrics.jsonl").read_text().splitlines()]
-    return [r["step_time"] for r in recs if isinstance(r.get("step_time"), (int, float))][1:]   # the first warms up
+    return [r[key] for r in recs if isinstance(r.get(key), (int, float))]
+
+
+def step_times(run: Path) -> list[float]:
+    return metric(run, "step_time")[1:]   # the first warms up
 
 
 def replay(run: Path) -> list[float]:
@@ -140,14 +146,23 @@ def main() -> None:
             if res.returncode != 0:
                 raise SystemExit(f"{name}: training failed:\n{res.stderr[-2000:]}")
         st = {name: statistics.fmean(step_times(run)) for name, run in runs.items()}
+        lengths = {name: statistics.fmean(metric(run, "completions/mean_length")) for name, run in runs.items()}
         checks = replay(runs["with"])
+        cost = [json.loads(x) for x in (runs["with"] / "output" / "watch.jsonl").read_text().splitlines()]
+        cost = next((e for e in reversed(cost) if e.get("event") == "cost"), None)
     mean_check = statistics.fmean(checks)
     print(f"1. {args.steps} GRPO steps of the demo's brief on the tiny model, logging every step")
     print(f"   mean step time: with the watchdog {st['with']:.3f} s, without {st['without']:.3f} s, "
-          f"ratio {st['with'] / st['without']:.3f} (noisy on a shared CPU)")
+          f"ratio {st['with'] / st['without']:.3f} (noisy on a shared CPU); mean completion length "
+          f"{lengths['with']:.1f} vs {lengths['without']:.1f} tokens (the same work when equal)")
     print(f"   the watchdog's checks, replayed on that run's logs (imports paid first, as the callback pays them at "
-          f"train start): {len(checks)} checks, mean {mean_check * 1000:.1f} ms, worst {max(checks) * 1000:.1f} ms")
+          f"train start): {len(checks)} checks, mean {mean_check * 1000:.1f} ms, median "
+          f"{statistics.median(checks) * 1000:.1f} ms, worst {max(checks) * 1000:.1f} ms")
     print(f"   mean check / mean step: {mean_check / st['with']:.2%} (goal < 2%)")
+    if cost:
+        print(f"   inside the run itself (its watch.jsonl cost record): {cost['checks']} checks took "
+              f"{cost['check_s']:.3f} s of {cost['elapsed_s']:.1f} s of training = {cost['share']:.2%}; "
+              f"{cost['put_off']} put off for the budget")
     print(f"2. a long run's check (a completions file a log, {args.step_s:g} s steps, a check every log)")
     for n, ms in growth(args.records):
         print(f"   {n:>6} records: {ms:8.1f} ms a check = {ms / 1000 / args.step_s:.2%} of a step")

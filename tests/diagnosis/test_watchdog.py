@@ -174,3 +174,31 @@ def test_no_stop_at_the_last_step(tmp_path):
     control = feed(cb, [r for r in records if r["step"] <= at], max_steps=at)
     assert not control.should_training_stop and cb.watch.stopped is None and not cb.stopped_run
     assert any(e["id"] == "entropy_collapse" for e in events(tmp_path / "b"))   # still reported
+
+
+def test_checks_are_put_off_when_they_took_more_than_their_share_of_training_time(tmp_path):
+    """The budget: checks may take FREE_CHECK_S plus TIME_BUDGET of the time since training began; a due check
+    past it waits for a later log (and is counted), and the cost is written at the end of training."""
+    import time
+
+    from grpo_rlvr.diagnosis.watchdog import FREE_CHECK_S, TIME_BUDGET
+
+    w = replay(tmp_path, history(**HEALTHY))
+    assert w.checks > 0 and w.put_off == 0 and 0 < w.spent < FREE_CHECK_S   # a short run: every due check ran
+    w.began = time.monotonic() - 100.0
+    w.spent = FREE_CHECK_S + TIME_BUDGET * 100.0 + 0.5   # more than the budget of 100 s of training
+    assert not w.within_budget() and w.put_off == 1
+    w.spent = FREE_CHECK_S + TIME_BUDGET * 100.0 - 0.5
+    assert w.within_budget() and w.put_off == 1
+
+    cb = Watchdog(tmp_path / "run", tmp_path / "out", stream=io.StringIO())
+    records = history(**HEALTHY)
+    feed(cb, records[:5])
+    cb.watch.spent = 1e9                                  # every later due check is now over the budget
+    feed(cb, records[5:10])
+    assert cb.watch.checks == 5 and cb.watch.put_off == 5
+    state = TrainerState()
+    state.global_step = 10
+    cb.on_train_end(None, state, TrainerControl())
+    cost = [e for e in events(tmp_path / "out") if e["event"] == "cost"]
+    assert cost and cost[-1]["checks"] == 5 and cost[-1]["put_off"] == 5 and cost[-1]["elapsed_s"] > 0

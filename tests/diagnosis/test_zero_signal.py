@@ -186,3 +186,25 @@ def test_a_prompt_drawn_twice_in_one_step_counts_as_two_groups():
     assert zero_signal_by_step(logs) == [(4, 0.5)]
     logs.brief_lock = None    # a plain TRL run: no lock, so the prompt's 16 rows are one group
     assert zero_signal_by_step(logs) == [(4, 0.0)]
+
+
+def test_the_kept_groupings_follow_the_rows_they_were_made_from():
+    """groups_by_step and the zero-signal shares are kept for the rows list they were made from (the watchdog
+    asks about one list many times); another list, or the same list grown, is grouped afresh."""
+    from grpo_rlvr.diagnosis.completions import groups_by_step
+    from grpo_rlvr.diagnosis.metrics import RunLogs
+    from grpo_rlvr.diagnosis.zero_signal import zero_signal_by_step
+
+    def rows(step, adv):
+        return [{"step": step, "prompt": "p", "completion": "c", "advantage": adv} for _ in range(4)]
+
+    a = rows(1, 0.0) + rows(2, 0.0)
+    logs = RunLogs(None, None, a, None, None, [])
+    assert zero_signal_by_step(logs) == [(1, 1.0), (2, 1.0)]
+    assert groups_by_step(a) is groups_by_step(a)
+    b = rows(1, 0.0) + rows(2, 0.0)                       # equal content, another list
+    assert groups_by_step(b) is not groups_by_step(a) and groups_by_step(b) == groups_by_step(a)
+    a.extend(rows(3, 1.0))                                # the same list, grown
+    assert sorted(groups_by_step(a)) == [1, 2, 3]
+    assert zero_signal_by_step(logs) == [(1, 1.0), (2, 1.0), (3, 0.0)]
+    assert zero_signal_by_step(RunLogs(None, None, rows(7, 1.0), None, None, [])) == [(7, 0.0)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import statistics
 from dataclasses import dataclass
+from functools import lru_cache
 
 from grpo_rlvr.rewards._reward import completion_text
 
@@ -43,10 +44,27 @@ class Window:
         return text_of(self.groups[-1][0]["completion"]) if self.groups else ""
 
 
+# The last groupings made, by (the rows list, its length, group_size): the detectors group the same rows
+# several times a check, and the watchdog keeps one rows list until new completions arrive. Callers only read.
+_GROUPED: dict[tuple[int, int, int | None], tuple[list[dict], dict]] = {}
+
+
 def groups_by_step(rows: list[dict], group_size: int | None = None) -> dict[int, dict[str, list[dict]]]:
     """step → prompt → that group's rows. With ``group_size`` (num_generations), a prompt that appears in
     several groups of one step (a duplicated prompt, or a refill that drew it again) is split, in logged row
     order, into groups of that size, keyed ``prompt#1``, ``prompt#2`` …"""
+    key = (id(rows), len(rows), group_size)
+    hit = _GROUPED.get(key)
+    if hit is not None and hit[0] is rows:
+        return hit[1]
+    by_step = _group(rows, group_size)
+    if len(_GROUPED) >= 4:
+        _GROUPED.clear()
+    _GROUPED[key] = (rows, by_step)   # holding the list keeps its id from being reused
+    return by_step
+
+
+def _group(rows: list[dict], group_size: int | None) -> dict[int, dict[str, list[dict]]]:
     by_step: dict[int, dict[str, list[dict]]] = {}
     for r in rows:
         by_step.setdefault(int(r["step"]), {}).setdefault(prompt_key(r["prompt"]), []).append(r)
@@ -80,7 +98,7 @@ def windows(rows: list[dict]) -> tuple[Window, Window] | None:
 
 def length_by_step(rows: list[dict]) -> list[tuple[int, float]]:
     """Mean completion length in characters per logged step."""
-    return [(step, statistics.fmean(len(text_of(r["completion"])) for g in groups.values() for r in g))
+    return [(step, statistics.fmean([len(text_of(r["completion"])) for g in groups.values() for r in g]))
             for step, groups in sorted(groups_by_step(rows).items())]
 
 
@@ -90,6 +108,7 @@ def distinct_share(w: Window) -> float:
     return statistics.fmean(shares) if shares else 1.0
 
 
+@lru_cache(maxsize=1 << 16)   # the watchdog asks again, at every check, about the completions it keeps
 def repetition_share(text: str) -> float:
     """Share of the text's n-grams that repeat an earlier one (0: none repeat). Words when the text has enough
     of them, else characters (models without whitespace, the tiny demo model)."""
@@ -101,12 +120,12 @@ def repetition_share(text: str) -> float:
 
 def mean_repetition(w: Window) -> float:
     texts = w.texts
-    return statistics.fmean(repetition_share(t) for t in texts) if texts else 0.0
+    return statistics.fmean([repetition_share(t) for t in texts]) if texts else 0.0
 
 
 def mean_length(w: Window) -> float:
     texts = w.texts
-    return statistics.fmean(len(t) for t in texts) if texts else 0.0
+    return statistics.fmean([len(t) for t in texts]) if texts else 0.0
 
 
 def length_advantage_correlation(w: Window) -> tuple[float, int] | None:

@@ -43,6 +43,12 @@ COMPLETION_FILES = (20, 60)   # completions files kept: the run's first ones (it
 STOPPING_WARNINGS = ("length_reward_coupling", "degenerate_length")
 # A run whose correctness gained this much since its start is still learning: a warning does not stop it.
 STILL_LEARNING = 0.02
+# The share of training's wall time the checks may take. A check costs a few ms on a young run and grows with
+# the log (benchmarks/bench_watchdog.py); when the checks so far took more than this share of the time since
+# training began (beyond a first ``FREE_CHECK_S`` seconds: a short run is checked at every due log), a due check
+# is put off to a later log, so the watchdog's cost stays under it on any hardware and at any length of run.
+TIME_BUDGET = 0.01
+FREE_CHECK_S = 1.0
 
 
 def stops(finding, logs=None) -> bool:
@@ -76,16 +82,22 @@ class Watch:
         self.first_files = 0
         self.last_rows: deque[list[dict]] = deque(maxlen=COMPLETION_FILES[1])
         self.seen_files: set[str] = set()
+        self._rows: list[dict] | None = None   # first_rows and last_rows as one list, made when they change
         self.train_logs = 0
         self.streak: dict[str, int] = {}
         self.reported: dict[str, str] = {}
         self.stopped: dict | None = None      # the stop event, once the watchdog stopped (or would stop) the run
         self.checks = 0
+        self.put_off = 0                      # due checks put off to keep within TIME_BUDGET
+        self.spent = 0.0                      # seconds the checks took
+        self.began: float | None = None       # when the first record came (training's start, near enough)
 
     # --- input ----------------------------------------------------------------------------------------------
 
     def add(self, record: dict) -> bool:
         """Take one log record; True when it is time to check (every ``every`` training logs)."""
+        if self.began is None:
+            self.began = time.monotonic()
         self.records.add(record)
         if not isinstance(record, dict) or not any(k in record for k in ("reward", "loss")) or "train_runtime" in record:
             return False
@@ -103,16 +115,18 @@ class Watch:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from grpo_rlvr.diagnosis.completions import prompt_key
+        from grpo_rlvr.diagnosis.completions import prompt_key, text_of
 
+        self._rows = None
         for f in new:
             self.seen_files.add(f.name)
             try:
                 rows = [r for r in pq.read_table(f).to_pylist() if isinstance(r.get("step"), int) and "completion" in r]
             except (OSError, pa.ArrowException):
                 continue
-            for r in rows:   # the group key, computed once here, not at every check (a chat prompt is JSON-dumped)
+            for r in rows:   # the group key and the text, computed once here, not at every check
                 r["prompt"] = prompt_key(r.get("prompt"))
+                r["completion"] = text_of(r["completion"])
             if self.first_files < COMPLETION_FILES[0]:
                 self.first_files += 1
                 self.first_rows.extend(rows)
@@ -126,12 +140,34 @@ class Watch:
 
         self._read_new_completions()
         history, held = self.records.tables()
-        rows = self.first_rows + [r for f in self.last_rows for r in f]
-        return RunLogs(self.output / "metrics.jsonl", history, rows, self.lock, held, [])
+        if self._rows is None:   # one list until new completions arrive: the detectors' groupings of it are kept
+            self._rows = self.first_rows + [r for f in self.last_rows for r in f]
+        return RunLogs(self.output / "metrics.jsonl", history, self._rows, self.lock, held, [])
+
+    def within_budget(self) -> bool:
+        """Whether a due check fits ``TIME_BUDGET``; counts the ones put off."""
+        elapsed = time.monotonic() - (self.began or time.monotonic())
+        if self.spent <= FREE_CHECK_S + TIME_BUDGET * elapsed:
+            return True
+        self.put_off += 1
+        return False
+
+    def cost(self) -> dict:
+        """What the checks cost so far: how many ran and were put off, their seconds, training's seconds."""
+        elapsed = time.monotonic() - self.began if self.began is not None else 0.0
+        return {"checks": self.checks, "put_off": self.put_off, "check_s": round(self.spent, 4),
+                "elapsed_s": round(elapsed, 3), "share": round(self.spent / elapsed, 5) if elapsed > 0 else None}
 
     def check(self, step: int, last_step: bool = False) -> list:
         """Run the detectors; write new findings; return the findings. Sets ``stopped`` when a stopping finding
         has persisted over the window, unless this is the run's last step (stopping would save nothing)."""
+        t0 = time.monotonic()
+        try:
+            return self._check(step, last_step)
+        finally:
+            self.spent += time.monotonic() - t0
+
+    def _check(self, step: int, last_step: bool) -> list:
         from grpo_rlvr.diagnosis.detectors import DETECTORS, MIN_RECORDS_FOR_TREND
         from grpo_rlvr.diagnosis.log_checks import non_finite_metrics
         from grpo_rlvr.diagnosis.roles import infer_roles
@@ -204,8 +240,10 @@ def stop_message(event: dict, run_dir: Path) -> str:
 
 def warm_imports() -> None:
     """Import what a check uses (pyarrow among it: about half a second)."""
+    import pyarrow.dataset  # noqa: F401  (pyarrow.parquet.read_table imports it at its first call)
     import pyarrow.parquet  # noqa: F401
 
+    import grpo_rlvr.diagnosis  # noqa: F401  (recommended_variant, for a stop)
     import grpo_rlvr.diagnosis.detectors  # noqa: F401
     import grpo_rlvr.diagnosis.log_checks  # noqa: F401
     import grpo_rlvr.diagnosis.roles  # noqa: F401
@@ -239,9 +277,11 @@ class Watchdog(TrainerCallback):
             return
         before = self.watch.stopped
         last = bool(state.max_steps) and state.global_step >= state.max_steps   # it ends now anyway: nothing to save
-        if state.is_world_process_zero:
+        if state.is_world_process_zero and self.watch.within_budget():
             findings = self.watch.check(state.global_step, last_step=last)
+            t0 = time.monotonic()   # the dashboards' share counts in the watchdog's cost too
             _to_dashboards(args, state.global_step, self._dashboard_metrics(findings, logs))
+            self.watch.spent += time.monotonic() - t0
         stop = _on_every_rank(before is None and self.stopped_run)
         if stop:
             control.should_save = True
@@ -266,6 +306,8 @@ class Watchdog(TrainerCallback):
         return out
 
     def on_train_end(self, args, state, control, **kwargs):
+        if state.is_world_process_zero and self.watch.began is not None:
+            self.watch._event({"event": "cost", "step": state.global_step, **self.watch.cost()})
         if state.is_world_process_zero and self.stopped_run:
             self.stream.write(stop_message(self.watch.stopped, self.run_dir) + "\n")
             self.stream.flush()

@@ -31,13 +31,20 @@ def zero_signal_by_step(logs: RunLogs) -> list[tuple[int, float]]:
     when float32 rounding leaves their std a hair above zero (eight rewards of 0.2 + 1.0 give std 1.3e-7,
     which torch.isclose does not call zero). In a run with dynamic sampling the logged completions are the
     trained batch, so this is the share of trained groups without signal (the refill's filler)."""
+    by_step = comp.groups_by_step(logs.completions, _group_size(logs))
+    if _SHARES[0] is by_step:   # the same grouping as the last call (the watchdog's rows have not changed)
+        return list(_SHARES[1])
     out = []
-    for step, groups in sorted(comp.groups_by_step(logs.completions, _group_size(logs)).items()):
+    for step, groups in sorted(by_step.items()):
         flat = [_flat(g) for g in groups.values()]
         flat = [f for f in flat if f is not None]
         if flat:
             out.append((step, sum(flat) / len(flat)))
-    return out
+    _SHARES[:] = [by_step, out]
+    return list(out)
+
+
+_SHARES: list = [None, []]   # the last grouping seen and its shares
 
 
 def _group_size(logs: RunLogs) -> int | None:
