@@ -87,7 +87,8 @@ def test_watchdog_stops_a_run_without_signal(workspace, tiny_model_dir, capfd):
     (no_learning_signal, critical): robust by construction, no seed's path. Logging every step with the default
     watch (stop_on critical, window 3), the watchdog stops the run at step 8 (the first check with the 8 records a
     trend needs, and the third in a row with the finding): checkpoint-8 saved and listed in the ledger, no final
-    model, exit 1, and the console names the finding and what to run next."""
+    model, exit 1, and the console names the finding and what to run next; the resume command it names continues
+    from checkpoint-8 and is stopped again at step 16."""
     import json
 
     from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
@@ -105,6 +106,15 @@ def test_watchdog_stops_a_run_without_signal(workspace, tiny_model_dir, capfd):
     assert f"checkpoint saved: {out / 'checkpoint-8'}" in text and "next: " in text
     assert "Training STOPPED by the watchdog at step 8" in res.format()
     assert json.loads((out / "train_summary.json").read_text())["global_step"] == 8
+
+    # The message's resume command works: `train RUN --resume` continues from checkpoint-8 (a false alarm's way
+    # on); the watchdog judges the resumed logs afresh, finds the same failure and stops again, 8 records later.
+    assert f"`grpo-rlvr train {run} --resume`" in text
+    again = train(run, resume=True)
+    assert again.returncode == 1 and again.resumed_from == str(out / "checkpoint-8")
+    assert again.watch_stop is not None and again.watch_stop["id"] == "no_learning_signal"
+    assert again.watch_stop["step"] == 16 and (out / "checkpoint-16").is_dir() and not (out / "final").exists()
+    assert json.loads((out / "train_summary.json").read_text())["global_step"] == 16
 
 
 def test_the_dashboard_gets_rewards_by_role_and_the_watchdogs_findings(workspace, tiny_model_dir, tmp_path,
