@@ -79,6 +79,25 @@ def test_format_rising_without_correctness_is_reported_never_stopped(tmp_path):
     assert [e["id"] for e in events(tmp_path)] == ["reward_hacking"]
 
 
+def weighted_lock(format_weight: float, correctness_weight: float) -> dict:
+    return {"resolved": {"rewards": [{"name": "format", "weight": format_weight, "kind": None, "params": {}},
+                                     {"name": "exact_match", "weight": correctness_weight, "kind": None,
+                                      "params": {}}]}}
+
+
+def test_format_rising_when_nothing_pays_for_correctness_is_critical_and_stopped(tmp_path):
+    """The same log, but the brief weighs correctness 0 (the run is paid for the format alone): it cannot learn
+    anything else, so the finding is critical and the watchdog stops the run, naming the weight to give. With
+    correctness weighted, the same log is only reported (above)."""
+    w = replay(tmp_path / "unpaid", history(**{**HEALTHY, **FORMAT_HACK}), lock=weighted_lock(1.0, 0.0))
+    assert w.stopped is not None and w.stopped["id"] == "reward_hacking" and w.stopped["severity"] == "critical"
+    assert "exact_match weighs 0 in the brief: the run is paid for the format alone" in w.stopped["evidence"]
+    assert w.stopped["brief_change"] == {"rewards": "set exact_match's weight to 1.0"}
+    assert "Give exact_match a weight" in stop_message(w.stopped, tmp_path / "run")
+    paid = replay(tmp_path / "paid", history(**{**HEALTHY, **FORMAT_HACK}), lock=weighted_lock(0.2, 1.0))
+    assert paid.stopped is None and paid.reported == {"reward_hacking": "warning"}
+
+
 def test_a_longer_window_stops_later_and_never_on_a_short_run(tmp_path):
     early = replay(tmp_path / "a", history(**{**HEALTHY, **ENTROPY_COLLAPSE})).stopped["step"]
     later = replay(tmp_path / "b", history(**{**HEALTHY, **ENTROPY_COLLAPSE}), window=5).stopped["step"]

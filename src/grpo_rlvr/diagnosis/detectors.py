@@ -57,6 +57,14 @@ def _names(logs: RunLogs, role: str) -> list[str]:
     return [n for n, r in logs.roles.items() if r.role == role and logs.series(f"rewards/{n}/mean")]
 
 
+def _unpaid(logs: RunLogs, correctness: list[str]) -> list[str]:
+    """The correctness rewards, when every one of them weighs 0 in the brief lock (else none)."""
+    from grpo_rlvr.diagnosis.roles import lock_weights
+
+    weights = lock_weights(logs.brief_lock)
+    return list(correctness) if correctness and all(weights.get(n) == 0 for n in correctness) else []
+
+
 def _quality(logs: RunLogs) -> tuple[str, list[tuple[int, float]]]:
     cor = _names(logs, "correctness")
     if cor:
@@ -444,6 +452,16 @@ def reward_hacking(logs: RunLogs) -> Finding | None:
                    f"held-out {qname} {h0:.3f} at step {held[0][0]} → {h1:.3f} "
                    + (f"at step {tail[0][0]}" if len(tail) == 1 else f"over steps {tail[0][0]}–{tail[-1][0]}")
                    + f" ({len(held)} evaluations; gain below max(0.02, a quarter of training's))"]
+    if format_hack and (unpaid := _unpaid(logs, cor)):
+        # Nothing in the reward pays for correctness: the run can learn the format and nothing else. Not a
+        # suspicion, and it wastes the rest of the run: critical (the watchdog stops it).
+        return Finding("reward_hacking", "The format part rises while correctness does not, and nothing pays for "
+                       "correctness", "critical",
+                       format_hack + [f"{', '.join(unpaid)} weigh{'s' if len(unpaid) == 1 else ''} 0 in the brief: "
+                                      "the run is paid for the format alone"] + (gap or []),
+                       f"Give {unpaid[0]} a weight (the recipe: correctness 1.0, format 0.2), then inspect and review "
+                       "again: a reward that pays only for the format teaches the format and nothing else.",
+                       brief_change={"rewards": f"set {unpaid[0]}'s weight to 1.0"})
     if format_hack:
         return Finding("reward_hacking", "The format part rises while correctness does not (reward hacking "
                        "suspicion)", "warning", format_hack + (gap or []),

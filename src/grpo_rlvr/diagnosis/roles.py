@@ -102,13 +102,12 @@ def parse_stated(specs: list[str] | None) -> dict[str, str]:
     return out
 
 
-def _lock_roles(lock: dict | None, names: list[str]) -> dict[str, str]:
-    """format / correctness from the kinds in the brief lock; other kinds (shaping, custom, judge) say nothing
-    about the role and fall through to the name and the behaviour."""
+def _lock_rewards(lock: dict | None):
+    """(logged name, kind, spec) of each reward in the brief lock, a built-in's kind and logged name as it builds
+    them (built-ins run no user code when built); a built-in that no longer builds is left out."""
     from grpo_rlvr.rewards.user import logged_name
 
     specs = ((lock or {}).get("resolved") or {}).get("rewards") or []
-    out = {}
     for s in specs:
         if not isinstance(s, dict) or not isinstance(s.get("name"), str):
             continue
@@ -116,13 +115,28 @@ def _lock_roles(lock: dict | None, names: list[str]) -> dict[str, str]:
         if s["name"] in _registry():
             from grpo_rlvr.rewards import build_reward
 
-            try:  # a built-in's kind and logged name (built-ins run no user code when built)
+            try:
                 r = build_reward(s["name"], s.get("params") or {}, kind=kind)
                 kind, name = r.kind, r.name
             except Exception:  # noqa: BLE001 - a reward that no longer builds is classified by name instead
                 continue
-        if name in names and ROLE_OF_KIND.get(kind):
-            out[name] = ROLE_OF_KIND[kind]
+        yield name, kind, s
+
+
+def _lock_roles(lock: dict | None, names: list[str]) -> dict[str, str]:
+    """format / correctness from the kinds in the brief lock; other kinds (shaping, custom, judge) say nothing
+    about the role and fall through to the name and the behaviour."""
+    return {name: ROLE_OF_KIND[kind] for name, kind, _ in _lock_rewards(lock)
+            if name in names and ROLE_OF_KIND.get(kind)}
+
+
+def lock_weights(lock: dict | None) -> dict[str, float]:
+    """Each reward's weight in the brief lock, by logged name (a reward without one weighs 1, as the brief says)."""
+    out = {}
+    for name, _, spec in _lock_rewards(lock):
+        w = spec.get("weight", 1.0)
+        if isinstance(w, (int, float)) and not isinstance(w, bool):
+            out[name] = float(w)
     return out
 
 
