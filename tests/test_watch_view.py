@@ -115,3 +115,19 @@ def test_a_run_not_started_says_so(tmp_path):
     w = Watcher(run)
     assert not w.poll()
     assert "no training record logged yet" in format_view(w.view)
+
+
+def test_a_cleared_finding_leaves_the_list_and_is_shown_as_cleared(tmp_path):
+    run = make_run(tmp_path)
+    (run / "output" / "metrics.jsonl").write_text("".join(json.dumps(record(s, 0.02 * s)) + "\n" for s in (5, 10)))
+    base = {"id": "truncation", "severity": "warning", "title": "Many completions are truncated"}
+    events = [{"event": "finding", "step": 5, **base}, {"event": "cleared", "step": 10, **base},
+              {"event": "finding", "step": 10, "id": "kl_blowup", "severity": "critical", "title": "KL blows up"}]
+    (run / "output" / "watch.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    w = Watcher(run)
+    w.poll()
+    assert [f["id"] for f in w.view.findings] == ["kl_blowup"]
+    assert w.view.to_dict()["cleared"] == [{"step": 10, "id": "truncation", "title": "Many completions are truncated"}]
+    text = format_view(w.view)
+    assert "step 10: [critical] KL blows up" in text and "step 10: cleared: Many completions are truncated" in text
+    assert "[warning] Many completions are truncated" not in text

@@ -30,7 +30,8 @@ class RunView:
     first: dict | None = None                          # the first training record (the base model's behaviour)
     last: dict | None = None                           # the latest training record
     held_out: dict | None = None                       # the latest evaluation record
-    findings: list = field(default_factory=list)       # the watchdog's finding events, in order
+    findings: list = field(default_factory=list)       # the watchdog's findings present now (latest event of each)
+    cleared: list = field(default_factory=list)        # its "cleared" events: findings that went away
     stop: dict | None = None                           # its stop (or would_stop) event
     summary: dict | None = None                        # the run's summary record: training ended
     started: float | None = None                       # when the first record arrived (for the ETA)
@@ -47,6 +48,7 @@ class RunView:
                 "rewards": self.rewards(), "held_out": self.held_out_rewards(), "eta_s": self.eta_s(),
                 "findings": [{k: f.get(k) for k in ("step", "id", "severity", "title", "recommendation")}
                              for f in self.findings],
+                "cleared": [{k: c.get(k) for k in ("step", "id", "title")} for c in self.cleared],
                 "stop": self.stop, "ended": self.ended}
 
     def rewards(self) -> dict:
@@ -103,7 +105,9 @@ def format_view(v: RunView) -> str:
         lines.append(f"  watchdog findings ({len(v.findings)}):")
         lines += [f"    step {f.get('step')}: [{f.get('severity')}] {f.get('title')}" for f in v.findings]
     elif v.records:
-        lines.append("  watchdog: no finding so far")
+        lines.append("  watchdog: no finding now")
+    lines += [f"    step {c.get('step')}: cleared: {c.get('title')}" for c in v.cleared
+              if c.get("id") not in {f.get("id") for f in v.findings}]
     if v.stop is not None:
         word = "STOPPED the run" if v.stop.get("event") == "stop" else "would stop the run (watch.stop_on: never)"
         lines.append(f"  watchdog {word} at step {v.stop.get('step')}: {v.stop.get('title')}; "
@@ -157,7 +161,10 @@ class Watcher:
                 continue
             changed = True
             if e.get("event") == "finding":
-                v.findings.append(e)
+                v.findings = [f for f in v.findings if f.get("id") != e.get("id")] + [e]
+            elif e.get("event") == "cleared":
+                v.findings = [f for f in v.findings if f.get("id") != e.get("id")]
+                v.cleared = [c for c in v.cleared if c.get("id") != e.get("id")] + [e]
             elif e.get("event") in ("stop", "would_stop"):
                 v.stop = e
         return changed

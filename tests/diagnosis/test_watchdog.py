@@ -47,6 +47,18 @@ def test_the_real_demo_run_is_never_stopped(tmp_path):
     assert not [e for e in events(tmp_path) if e["event"] in ("stop", "would_stop")]
 
 
+def test_a_finding_that_goes_away_is_said_to_have_cleared(tmp_path):
+    """The real demo log: truncation at steps 5-25 and the format-hacking suspicion at 40-105 (the demo learns the
+    format first; correctness rises later), each reported when it comes and said to have cleared when it goes."""
+    w = replay(tmp_path, json.loads(DEMO.read_text())["log_history"])
+    seen = [(e["event"], e["id"], e["step"]) for e in events(tmp_path)]
+    assert seen == [("finding", "truncation", 5), ("cleared", "truncation", 30),
+                    ("finding", "reward_hacking", 40), ("cleared", "reward_hacking", 110)], seen
+    said = w.stream.getvalue()
+    assert "watch: cleared: Many completions are truncated (step 30)" in said
+    assert "watch: cleared: The format part rises while correctness does not" in said and not w.reported
+
+
 def test_the_healthy_history_is_never_stopped_nor_reported(tmp_path):
     w = replay(tmp_path, history(**HEALTHY))
     assert w.checks == 20 and w.stopped is None and events(tmp_path) == []
@@ -95,7 +107,7 @@ def test_format_rising_when_nothing_pays_for_correctness_is_critical_and_stopped
     assert w.stopped["brief_change"] == {"rewards": "set exact_match's weight to 1.0"}
     assert "Give exact_match a weight" in stop_message(w.stopped, tmp_path / "run")
     paid = replay(tmp_path / "paid", history(**{**HEALTHY, **FORMAT_HACK}), lock=weighted_lock(0.2, 1.0))
-    assert paid.stopped is None and paid.reported == {"reward_hacking": "warning"}
+    assert paid.stopped is None and paid.reported["reward_hacking"][0] == "warning"
 
 
 def test_a_longer_window_stops_later_and_never_on_a_short_run(tmp_path):

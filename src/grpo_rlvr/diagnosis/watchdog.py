@@ -85,7 +85,7 @@ class Watch:
         self._rows: list[dict] | None = None   # first_rows and last_rows as one list, made when they change
         self.train_logs = 0
         self.streak: dict[str, int] = {}
-        self.reported: dict[str, str] = {}
+        self.reported: dict[str, tuple[str, str]] = {}   # id → (severity, title) of the findings present
         self.stopped: dict | None = None      # the stop event, once the watchdog stopped (or would stop) the run
         self.checks = 0
         self.put_off = 0                      # due checks put off to keep within TIME_BUDGET
@@ -179,12 +179,19 @@ class Watch:
         present = {f.id for f in findings if stops(f, logs)}
         self.streak = {i: self.streak.get(i, 0) + 1 for i in present}
         for f in findings:
-            if self.reported.get(f.id) != f.severity:
-                self.reported[f.id] = f.severity
+            if self.reported.get(f.id, ("",))[0] != f.severity:
+                self.reported[f.id] = (f.severity, f.title)
                 self._event({"event": "finding", "step": step, **asdict(f)})
                 self.stream.write(f"  watch: [{f.severity}] {f.title} (step {step})\n"
                                   + "".join(f"      {e}\n" for e in f.evidence) + f"      → {f.recommendation}\n")
                 self.stream.flush()
+        for gone in [i for i in self.reported if i not in {f.id for f in findings}]:
+            # a finding that went away is said to have gone (the demo learns the format first: its suspicion of
+            # format hacking comes at step 40 and goes at 110, once correctness rises)
+            severity, title = self.reported.pop(gone)
+            self._event({"event": "cleared", "step": step, "id": gone, "severity": severity, "title": title})
+            self.stream.write(f"  watch: cleared: {title} (step {step})\n")
+            self.stream.flush()
         if self.stopped is None and not last_step and len(logs.history) >= MIN_RECORDS_FOR_TREND:
             due = next((f for f in findings if f.id in present and self.streak[f.id] >= self.window), None)
             if due is not None:
