@@ -43,13 +43,17 @@ def run_case(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40
     return diagnose(run)
 
 
-def would_stop(diag) -> dict | None:
-    """The watchdog's ``would_stop`` event in the run's watch.jsonl (run_case trains with stop_on: never)."""
+def watch_events(diag) -> list[dict]:
+    """The watchdog's events in the run's watch.jsonl."""
     import json
 
     p = diag.out_dir / "watch.jsonl"
-    events = [json.loads(x) for x in p.read_text().splitlines()] if p.is_file() else []
-    return next((e for e in events if e["event"] == "would_stop"), None)
+    return [json.loads(x) for x in p.read_text().splitlines()] if p.is_file() else []
+
+
+def would_stop(diag) -> dict | None:
+    """The watchdog's ``would_stop`` event (run_case trains with stop_on: never): where it would have stopped."""
+    return next((e for e in watch_events(diag) if e["event"] == "would_stop"), None)
 
 
 def prepare_run(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40, train_rows=None, eval_rows=None,
@@ -190,7 +194,9 @@ def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
     assert f is not None, diag.format()
     assert any(e.startswith("pays_length (a length reward) mean") for e in f.evidence), f.evidence
     assert diag.data["recommended_variant"] == "dr_grpo"   # the cause (length pays), not the symptom
-    print("watchdog:", would_stop(diag))   # recorded for the sweep; the watchdog's stop is asserted on the collapse
+    stop = would_stop(diag)   # the watchdog would have stopped it before its last step, for length hacking
+    assert stop is not None and stop["id"] in ("length_reward_coupling", "degenerate_length"), stop
+    assert stop["step"] < 24, stop
 
 
 @pytest.fixture(scope="module")
@@ -216,6 +222,14 @@ def test_format_rewarded_correctness_not(workspace, format_only_model_dir, seed)
     rewards = [{"name": "format", "weight": 1.0}, {"name": "exact_match", "weight": 0.0}]
     diag = run_case(workspace, format_only_model_dir, {"learning_rate": 3e-4}, seed, rewards, steps=80)
     assert "reward_hacking" in {f.id for f in diag.findings}, diag.format()
+    # Nothing pays for correctness: the finding is critical as soon as the watchdog sees it, and the watchdog would
+    # have stopped the run early. The first critical streak decides the stop: at seed 1 (default kernels) the KL
+    # blew up first (a stop at step 32 for kl_blowup), so the stop may name either.
+    stop = would_stop(diag)
+    assert stop is not None and stop["severity"] == "critical" and stop["step"] < 80, stop
+    assert stop["id"] in ("reward_hacking", "kl_blowup"), stop
+    hack = [e for e in watch_events(diag) if e["event"] == "finding" and e["id"] == "reward_hacking"]
+    assert hack and hack[-1]["severity"] == "critical", hack
 
 
 @pytest.fixture(scope="module")
