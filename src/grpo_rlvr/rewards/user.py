@@ -38,7 +38,9 @@ def _load(ref: str, base_dir: Path | None):
         if not path.is_file():
             raise RewardError(f"user reward {ref!r}: file {path} not found; give a path relative to the brief")
         mod_name = f"grpo_rlvr_user_reward_{abs(hash(str(path.resolve())))}"
-        spec = importlib.util.spec_from_file_location(mod_name, path)
+        user_imports.import_from_source()   # the reviewed sources run, not bytecode put beside them
+        spec = importlib.util.spec_from_file_location(mod_name, path,
+                                                      loader=user_imports.SourceOnlyLoader(mod_name, str(path)))
         module = importlib.util.module_from_spec(spec)
         sys.modules[mod_name] = module
         before = user_imports.start_import(path.resolve())
@@ -48,6 +50,7 @@ def _load(ref: str, base_dir: Path | None):
             raise RewardError(f"user reward {ref!r}: importing {path} failed: {type(e).__name__}: {e}") from e
         user_imports.end_import(path.resolve(), before, user_tree(module, base_dir))
     else:
+        user_imports.import_from_source()
         spec = _find_spec(target)
         origin = Path(spec.origin).resolve() if spec is not None and spec.has_location else None
         before = user_imports.start_import(origin) if origin else set()
