@@ -159,7 +159,8 @@ def test_a_helper_shipped_only_as_bytecode_is_bound(own_model, tmp_path):
     py_compile.compile(str(src), cfile=str(pyc), doraise=True)
     out = cli("gate", art, "--brief", brief)
     assert out.returncode == 1, out.stdout + out.stderr
-    assert "reward 'sum_reward': source code changed since the inspection (fingerprint mismatch)" in out.stdout
+    assert "reward 'sum_reward': source code changed since the inspection (fingerprint mismatch) in " \
+        "sum_helper_only_pyc.pyc" in out.stdout + out.stderr
 
 
 # ---------------------------------------------------------------------------- reward code that runs inside its own check
@@ -173,22 +174,32 @@ import grpo_rlvr.rewards.user as _user
 _recorded = _json.loads((_pathlib.Path(__file__).resolve().parent / "out" / "inspection" / "manifest.json")
                         .read_text())["rewards"]
 _user.source_fingerprint = lambda *a, **k: next(r["fingerprint"] for r in _recorded if r["name"] == "sum_reward")
+_user.changed_sources = lambda *a, **k: []
 '''
 IN_TRAINING = REVIEWED.replace("    out = []", "    if any('trl/trainer' in f.filename for f in _tb.extract_stack()):\n"
                                            "        return [1.0 for _ in completions]\n    out = []")
 
 
-@pytest.mark.xfail(strict=True, reason="the gate, `train` and train.py import a user reward (running its module "
-                   "code) before they compare its fingerprint with the inspection's, so a reward edited after the "
-                   "review can make its own fingerprint come out as the reviewed one (README: cannot stop)")
 def test_a_reward_edited_to_forge_its_own_fingerprint_fails_the_gate(own_model):
+    """Importing a reward runs its module code, and the gate imported it to fingerprint it: an edit after the review
+    could make its own fingerprint come out as the reviewed one, and the gate passed. The inspection records the
+    bytes of every file of the reward's code; the gate compares them before it imports anything."""
     (own_model / "sum_reward.py").write_text(REVIEWED)
     brief = _with_user_reward(own_model)
     art = make_artifact(brief, own_model / "out" / "inspection")
     (own_model / "sum_reward.py").write_text(PATCHES_ITS_CHECK + IN_TRAINING)    # after the review
     out = cli("gate", art, "--brief", brief)
     assert out.returncode == 1, out.stdout + out.stderr
-    assert "reward 'sum_reward': source code changed since the inspection" in out.stdout
+    assert "reward 'sum_reward': source code changed since the inspection (fingerprint mismatch) in sum_reward.py; " \
+        "it was not imported" in out.stdout + out.stderr
+    run = own_model / "out" / "run"
+    from grpo_rlvr.run.render import render
+
+    (own_model / "sum_reward.py").write_text(REVIEWED)
+    render(brief)
+    (own_model / "sum_reward.py").write_text(PATCHES_ITS_CHECK + IN_TRAINING)
+    out = cli("train", run)
+    assert out.returncode == 1 and "it was not imported (importing runs its code)" in out.stderr, out.stderr[-2000:]
 
 
 # ---------------------------------------------------------------------------- code the loaders reach by a path
@@ -226,3 +237,69 @@ def test_remote_code_that_auto_map_names_in_a_left_out_folder_is_refused(own_mod
     out = cli("inspect", brief)
     assert out.returncode == 2 and "move the module to the folder's top level and name it 'modeling.Policy'" \
         in out.stderr, out.stderr[-2000:]
+
+
+LOAD_AS_TRAIN_PY = """
+import os, runpy, sys
+ns = runpy.run_path(sys.argv[1], run_name="red_team")         # train.py's module code, as in a run
+from transformers import AutoModelForCausalLM
+source = ns["load_policy"](type("Config", (), {"gradient_checkpointing": False}))
+AutoModelForCausalLM.from_pretrained(source, trust_remote_code=True)   # as TRL loads it
+print("planted:", os.environ.get("RED_TEAM_PLANTED"))
+"""
+
+
+def test_remote_code_bytecode_forged_in_the_modules_cache_does_not_run_in_training(own_model, tmp_path):
+    """transformers copies a model's remote code into HF_MODULES_CACHE and imports the copy with Python's own loader,
+    which takes the copy's __pycache__ bytecode first. The reviewed LICENSE_impl.py keeps its hash while bytecode
+    planted there runs. train.py gives transformers a modules cache of its own, so no planted bytecode is read."""
+    model = own_model / "model"
+    cfg = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**cfg, "auto_map": {"AutoModelForCausalLM": "LICENSE_impl.Policy"}}))
+    reviewed = "from transformers import Qwen2ForCausalLM\n\n\nclass Policy(Qwen2ForCausalLM):\n    pass\n"
+    (model / "LICENSE_impl.py").write_text(reviewed)
+    data = yaml.safe_load((own_model / "brief.yaml").read_text())
+    brief = own_model / "brief.yaml"
+    brief.write_text(yaml.safe_dump({**data, "model": {**data["model"], "trust_remote_code": True}}))
+    make_artifact(brief, own_model / "out" / "inspection")
+    from grpo_rlvr.run.render import render
+
+    run = render(brief).dir
+    env = {**__import__("os").environ, "HF_MODULES_CACHE": str(tmp_path / "modules")}
+    load = [sys.executable, "-I", "-c", LOAD_AS_TRAIN_PY, str(run / "train.py")]
+    plain = [sys.executable, "-I", "-c", "import os, sys\nfrom transformers import AutoModelForCausalLM\n"
+             "AutoModelForCausalLM.from_pretrained(sys.argv[1], trust_remote_code=True)\n"
+             "print('planted:', os.environ.get('RED_TEAM_PLANTED'))", str(model)]
+    first = subprocess.run(plain, env=env, capture_output=True, text=True, timeout=300)   # the cache inspect leaves
+    assert "planted: None" in first.stdout, first.stderr[-2000:]
+    (copy,) = (tmp_path / "modules").rglob("LICENSE_impl.py")
+    _forge_pyc(copy, reviewed + "\nimport os\nos.environ['RED_TEAM_PLANTED'] = 'ran'\n", tmp_path)
+    attacked = subprocess.run(plain, env=env, capture_output=True, text=True, timeout=300)
+    assert "planted: ran" in attacked.stdout, attacked.stderr[-2000:]     # the attack is real
+    out = subprocess.run(load, env=env, capture_output=True, text=True, timeout=300, cwd=run)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "planted: None" in out.stdout
+
+
+# ---------------------------------------------------------------------------- the environment
+
+
+def test_accelerate_mixed_precision_in_the_environment_does_not_change_a_reviewed_fp32_run(workspace, monkeypatch):
+    """TrainingArguments reads ACCELERATE_MIXED_PRECISION when bf16 and fp16 are off (a CPU brief): exported before
+    `grpo-rlvr train`, it made the reviewed fp32 run sample and train under bf16 autocast, and no file changed.
+    train.py builds its GRPOConfig in the rendered precision."""
+    from trl import GRPOConfig
+
+    from grpo_rlvr.run.render import render
+    from grpo_rlvr.runtime.run_guard import grpo_config
+
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    cfg = yaml.safe_load((run / "grpo_config.yaml").read_text())
+    cfg["output_dir"] = str(run / cfg["output_dir"])
+    assert cfg["bf16"] is False and cfg["use_cpu"] is True
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")
+    assert GRPOConfig(**cfg).mixed_precision == "bf16"                  # the attack is real for TRL's own config
+    config = grpo_config(cfg)
+    assert config.mixed_precision == "no"
+    assert "config = grpo_config(cfg)" in (run / "train.py").read_text()

@@ -16,6 +16,10 @@ every file transformers, peft and datasets open, and loads with and without thes
   their optimizer state, which every check before training would read again. A dataset folder keeps them: there
   ``datasets`` loads ``checkpoint-1/train.jsonl`` like any other data file.
 
+An ``auto_map`` (``config.json``, ``tokenizer_config.json``) whose module is a path (``checkpoint-1/modeling.Policy``,
+an absolute file) is refused: with ``trust_remote_code`` transformers runs that file, which the identity does not
+hold (``_refuse_nested_auto_map``).
+
 In detail:
 
 - A local model folder: the SHA-256 of each file by relative name, plus the shards a ``*.index.json`` names
