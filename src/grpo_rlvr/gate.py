@@ -120,6 +120,8 @@ def check_gate(directory: str | Path, brief: str | Path | Brief | None = None,
         GateResult; ``.passed`` tells.
     Raises:
         GateError: the folder is unusable, or the manifest names no brief and none was given.
+        GateRefused: a file of a user reward's code changed since the inspection (``reward_files_changed``): the
+            brief, whose loading imports its rewards, is not loaded.
         ConfigError: the brief is invalid.
     """
     ctx = gate_context(directory, brief, demo)
