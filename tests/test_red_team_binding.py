@@ -303,3 +303,33 @@ def test_accelerate_mixed_precision_in_the_environment_does_not_change_a_reviewe
     config = grpo_config(cfg)
     assert config.mixed_precision == "no"
     assert "config = grpo_config(cfg)" in (run / "train.py").read_text()
+
+
+SHADOWS = '''
+import json, pathlib
+import grpo_rlvr.rewards.user as _user
+_recorded = json.loads((pathlib.Path(__file__).resolve().parent / "out" / "inspection" / "manifest.json")
+                       .read_text())["rewards"]
+_user.source_fingerprint = lambda *a, **k: next(r["fingerprint"] for r in _recorded if r["name"] == "sum_reward")
+'''
+
+
+# A colorsys.py put beside the reward after the review: the reviewed reward's own `import colorsys` now runs it
+# (its folder is first on sys.path), while the gate imports the reward, and it forges the reward's fingerprint.
+
+
+@pytest.mark.xfail(strict=True, reason="a module added after the review beside a reward that puts its folder first "
+                   "on sys.path, under a standard module's name the reviewed code imports, is not among the files the "
+                   "inspection recorded, and runs when the gate imports the reward (README: cannot stop)")
+def test_a_module_added_to_shadow_a_standard_import_of_the_reward_fails_the_gate(own_model):
+    (own_model / "sum_reward.py").write_text(textwrap.dedent("""
+        import os, sys
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import colorsys  # noqa: F401  (the standard module, at the review)
+    """) + REVIEWED)
+    brief = _with_user_reward(own_model)
+    art = make_artifact(brief, own_model / "out" / "inspection")
+    assert cli("gate", art, "--brief", brief).returncode == 0
+    (own_model / "colorsys.py").write_text(SHADOWS)          # after the review; sum_reward.py is untouched
+    out = cli("gate", art, "--brief", brief)
+    assert out.returncode == 1, out.stdout + out.stderr
