@@ -10,7 +10,7 @@ import time
 import pytest
 
 from artifacts import completions_for, make_artifact, review_all
-from grpo_rlvr.errors import GateError
+from grpo_rlvr.errors import GateError, GateRefused
 from grpo_rlvr.gate import check_gate
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.artifact import sample_digest
@@ -91,8 +91,10 @@ def test_user_reward_file_edited_after_inspection(workspace):
     assert check_gate(art).passed, check_gate(art).format()
     (workspace / "my_format.py").write_text(
         "def reward(completions, **kw):\n    return [1.0 for c in completions]\n")
-    fails = failing(check_gate(art))
-    assert 3 in fails and "source code changed" in fails[3]
+    # loading the brief would import (run) the edited code: the gate refuses before it, naming the file
+    with pytest.raises(GateRefused, match=r"reward 'my_format': source code changed since the inspection "
+                                          r"\(fingerprint mismatch\) in my_format.py; it was not imported"):
+        check_gate(art)
 
 
 def test_reward_params_changed(artifact, workspace):

@@ -547,7 +547,8 @@ def test_reward_code_changed_after_the_check_is_refused(checked_run):
     code = workspace / "sum_reward.py"
     code.write_text(code.read_text().replace("1.0 if m", "1.0 if True or m"))    # after the gate, before build
     reward = build_reward("./sum_reward.py", {}, base_dir=workspace, kind="correctness")
-    (problem,) = changed_since_check(check, [reward])
+    file_problem, problem = changed_since_check(check, [reward])     # the file the check read, and the code
+    assert file_problem.startswith(f"{code} changed after the gate's check and before training")
     assert problem.startswith("reward 'sum_reward': its code changed after the gate's check")
 
 

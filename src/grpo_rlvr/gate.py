@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grpo_rlvr import work_trace
-from grpo_rlvr.errors import GateError, GrpoRlvrError
+from grpo_rlvr.errors import GateError, GateRefused, GrpoRlvrError
 from grpo_rlvr.inspection.artifact import (
     FORMAT_VERSION,
     VERDICTS,
@@ -120,6 +120,8 @@ def check_gate(directory: str | Path, brief: str | Path | Brief | None = None,
         GateResult; ``.passed`` tells.
     Raises:
         GateError: the folder is unusable, or the manifest names no brief and none was given.
+        GateRefused: a file of a user reward's code changed since the inspection (``reward_files_changed``): the
+            brief, whose loading imports its rewards, is not loaded.
         ConfigError: the brief is invalid.
     """
     ctx = gate_context(directory, brief, demo)
@@ -179,17 +181,38 @@ def gate_context(directory: str | Path, brief: str | Path | Brief | None = None,
         brief_path = brief or (m.get("brief") or {}).get("path")
         if not brief_path:
             raise GateError(f"{art.dir}: the manifest records no brief; pass --brief BRIEF")
+        # loading the brief imports its rewards: reward code edited since the inspection never runs here
+        changed = reward_files_changed(m, Path(brief_path).resolve().parent)
+        if changed:
+            raise GateRefused(changed)
         brief = load_brief(brief_path)
-    rewards, reward_error = [], None
+    rewards, reward_error = [], reward_files_changed(m, brief.base_dir)
     try:
         from grpo_rlvr.rewards import from_brief
 
-        rewards = from_brief(brief)
+        if reward_error is None:   # never import (run) reward code that is not the inspected code
+            rewards = from_brief(brief)
     except GrpoRlvrError as e:
         reward_error = str(e)
     kinds = {r.name: r.kind for r in rewards} or {r.get("name"): r.get("kind") for r in m.get("rewards", [])}
     return GateContext(art, samples, shapeless, brief, rewards, reward_error, kinds, calibration(samples, kinds),
                        demo)
+
+
+def reward_files_changed(manifest: dict, base_dir: Path) -> str | None:
+    """Why the user rewards of an inspection may not even be imported: a file of their code (``notes["sources"]``,
+    recorded at inspect, relative to the brief's folder ``base_dir``) changed since. Importing a reward (which
+    loading its brief does) runs its module code in this process, before its fingerprint is compared, so edited
+    code could forge the comparison; the files are compared by their bytes first, with nothing imported."""
+    from grpo_rlvr.rewards.user import changed_sources
+
+    for r in manifest.get("rewards") or []:
+        notes = r.get("notes") if isinstance(r, dict) else None
+        changed = changed_sources(notes.get("sources"), base_dir) if isinstance(notes, dict) else []
+        if changed:
+            return (f"reward {r.get('name')!r}: source code changed since the inspection (fingerprint mismatch) in "
+                    f"{', '.join(changed)}; it was not imported (importing runs its code); re-inspect and review")
+    return None
 
 
 # --- the rules: each returns its problems (none: it passes) and the fix ------------------------------------

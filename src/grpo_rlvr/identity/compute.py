@@ -16,6 +16,10 @@ every file transformers, peft and datasets open, and loads with and without thes
   their optimizer state, which every check before training would read again. A dataset folder keeps them: there
   ``datasets`` loads ``checkpoint-1/train.jsonl`` like any other data file.
 
+An ``auto_map`` (``config.json``, ``tokenizer_config.json``) whose module is a path (``checkpoint-1/modeling.Policy``,
+an absolute file) is refused: with ``trust_remote_code`` transformers runs that file, which the identity does not
+hold (``_refuse_nested_auto_map``).
+
 In detail:
 
 - A local model folder: the SHA-256 of each file by relative name, plus the shards a ``*.index.json`` names
@@ -180,8 +184,38 @@ def _index_shards(folder: Path, files: dict[str, Path]) -> dict[str, Path]:
     return out
 
 
+AUTO_MAP_CONFIGS = ("config.json", "tokenizer_config.json")   # where transformers reads ``auto_map``
+
+
+def _refuse_nested_auto_map(folder: Path, what: str) -> None:
+    """Refuse an ``auto_map`` entry whose module is not a file at the folder's top level.
+
+    With ``trust_remote_code``, transformers imports ``auto_map``'s ``module.Class`` from ``<folder>/<module>.py``
+    and takes the module as a path: ``checkpoint-1/modeling.Policy`` runs ``checkpoint-1/modeling.py`` (a folder
+    the identity leaves out) and ``/elsewhere/modeling.Policy`` a file outside the folder, neither bound to the
+    review. transformers itself only ever writes top-level names. (``other/repo--module.Class`` loads another hub
+    repo's code: the README's "cannot stop" table.)
+    """
+    for name in AUTO_MAP_CONFIGS:
+        p = folder / name
+        try:
+            cfg = json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {}
+        except (OSError, ValueError):
+            continue   # an unreadable config fails to load, and its own hash is part of the identity
+        auto_map = cfg.get("auto_map") if isinstance(cfg, dict) else None
+        refs = auto_map.values() if isinstance(auto_map, dict) else ()
+        for ref in (r for v in refs for r in (v if isinstance(v, list) else [v]) if isinstance(r, str)):
+            module = ref.split("--")[-1].rpartition(".")[0]
+            if "/" in module or "\\" in module or module.startswith("~"):
+                raise InputFileError(
+                    f"{what}: {name} auto_map names code at {module + '.py'!r}, which transformers would run from "
+                    "a path the review is not bound to (a sub-folder such as checkpoint-*/, or outside the "
+                    f"folder); move the module to the folder's top level and name it {ref.rpartition('/')[2]!r}")
+
+
 def local_model_identity(folder: Path) -> dict:
     folder = Path(folder).resolve()
+    _refuse_nested_auto_map(folder, f"model folder {folder}")
     found, loops = walk(folder, MODEL_LEFT_OUT)
     files = {**_hash_named({**found, **_index_shards(folder, found)}, "model"), **loops}
     base = adapter_base(folder)
@@ -197,6 +231,7 @@ def hub_identity(repo_id: str, revision: str | None, repo_type: str = "model") -
     if snap is None:
         return {"kind": "hub", "id": repo_id, "revision": revision, "commit": None}
     if repo_type == "model":
+        _refuse_nested_auto_map(snap.folder, f"model {repo_id} (commit {snap.commit[:12]})")
         found, loops = walk(snap.folder, MODEL_LEFT_OUT)
         found.update(_index_shards(snap.folder, found))
         return {"kind": "hub", "id": repo_id, "commit": snap.commit, "files": {**snap.files(found), **loops}}

@@ -3,7 +3,11 @@
 The function follows TRL's contract (``fn(prompts=..., completions=..., **columns) -> list[float | None]``).
 It may also return ``(score, reason)`` pairs, which inspection then shows. Its source file and every local
 module it imports (``user_imports``: the helpers in the reward's folder or the brief's, at any depth) are
-fingerprinted, so editing any of them after an inspection fails the gate.
+fingerprinted, so editing any of them after an inspection fails the gate. Importing a reward runs its module code,
+which could forge that comparison if it ran first; so the inspection also records each of those files by its bytes
+(``notes["sources"]``, relative to the brief's folder), and the gate compares them before it imports the reward
+(:func:`changed_sources`). The code that runs is compiled from those sources, never from bytecode beside them
+(``user_imports.SourceOnlyLoader``).
 """
 
 from __future__ import annotations
@@ -38,7 +42,9 @@ def _load(ref: str, base_dir: Path | None):
         if not path.is_file():
             raise RewardError(f"user reward {ref!r}: file {path} not found; give a path relative to the brief")
         mod_name = f"grpo_rlvr_user_reward_{abs(hash(str(path.resolve())))}"
-        spec = importlib.util.spec_from_file_location(mod_name, path)
+        user_imports.import_from_source()   # the reviewed sources run, not bytecode put beside them
+        spec = importlib.util.spec_from_file_location(mod_name, path,
+                                                      loader=user_imports.SourceOnlyLoader(mod_name, str(path)))
         module = importlib.util.module_from_spec(spec)
         sys.modules[mod_name] = module
         before = user_imports.start_import(path.resolve())
@@ -48,6 +54,7 @@ def _load(ref: str, base_dir: Path | None):
             raise RewardError(f"user reward {ref!r}: importing {path} failed: {type(e).__name__}: {e}") from e
         user_imports.end_import(path.resolve(), before, user_tree(module, base_dir))
     else:
+        user_imports.import_from_source()
         spec = _find_spec(target)
         origin = Path(spec.origin).resolve() if spec is not None and spec.has_location else None
         before = user_imports.start_import(origin) if origin else set()
@@ -88,9 +95,9 @@ def user_tree(module, base_dir: Path | None) -> list[Path]:
     return [*roots, *(Path(p).resolve() for p in path)]
 
 
-def imports_fingerprint(module, fn, base_dir: Path | None) -> dict[str, str]:
-    """``module name -> SHA-256`` of every local module the reward's module imports (``user_imports``), and of
-    the module's own file when the function is defined elsewhere (imported into it from a helper)."""
+def _closure(module, fn, base_dir: Path | None) -> dict[str, str]:
+    """``module name -> file`` of every local module the reward's module imports (``user_imports``), and of the
+    module's own file (``<reward module>``) when the function is defined elsewhere (imported from a helper)."""
     file = getattr(module, "__file__", None)
     if not file:
         return {}
@@ -99,11 +106,48 @@ def imports_fingerprint(module, fn, base_dir: Path | None) -> dict[str, str]:
     src = inspect.getsourcefile(fn)
     if not src or Path(src).resolve() != origin:
         found["<reward module>"] = str(origin)
+    return found
+
+
+def _hashes(files: dict[str, str]) -> dict[str, str]:
     try:
-        return {name: sha256_file(file) for name, file in found.items()}
+        return {name: sha256_file(file) for name, file in files.items()}
     except OSError as e:
         raise RewardError(f"user reward: cannot read {e.filename}, a module it imports ({e.strerror}); make it "
                           "readable") from None
+
+
+def imports_fingerprint(module, fn, base_dir: Path | None) -> dict[str, str]:
+    """``module name -> SHA-256`` of every local module the reward's module imports (``user_imports``), and of
+    the module's own file when the function is defined elsewhere (imported into it from a helper)."""
+    return _hashes(_closure(module, fn, base_dir))
+
+
+def _as_recorded(file: str, base_dir: Path | None) -> str:
+    """A reward file's name in ``notes["sources"]``: relative to the brief's folder when under it (the folder may
+    move, as a model folder may), else absolute."""
+    real = Path(file).resolve()
+    if base_dir is not None and real.is_relative_to(Path(base_dir).resolve()):
+        return real.relative_to(Path(base_dir).resolve()).as_posix()
+    return str(real)
+
+
+def changed_sources(recorded, base_dir: Path | None = None) -> list[str]:
+    """The files of a ``notes["sources"]`` record (``path -> SHA-256``, what the reward's code was made of at
+    inspect) whose bytes are not the recorded ones now, or that are gone. Reads the files, imports nothing: the
+    gate asks before it imports a reward, since importing runs the reward's module code, and code edited after
+    the review could make its own fingerprint come out as the reviewed one."""
+    if not isinstance(recorded, dict):
+        return []
+    out = []
+    for path, digest in sorted(recorded.items()):
+        try:
+            same = sha256_file(Path(base_dir or ".") / path) == digest
+        except (OSError, TypeError):
+            same = False
+        if not same:
+            out.append(str(path))
+    return out
 
 
 def _scored(v) -> Scored:
@@ -172,7 +216,11 @@ def user_reward(ref: str, name: str | None = None, kind: str = "custom", params:
                               f"values for {n} completions; return one per completion")
         return [_scored(v) for v in values]
 
-    imports = imports_fingerprint(module, fn, base_dir)
+    closure = _closure(module, fn, base_dir)
+    imports = _hashes(closure)
     fp = source_fingerprint(fn, extra={"ref": ref, "params": params, "source": src and Path(src).name,
                                        **({"imports": imports} if imports else {})})
-    return Reward(label, kind, {"ref": ref, **params}, scorer, fp)
+    # every file of the reward's code by path, recorded in the manifest: the gate checks them before it imports
+    own = [f for f in (getattr(module, "__file__", None), src) if f]
+    sources = _hashes({_as_recorded(f, base_dir): f for f in [*own, *closure.values()]})
+    return Reward(label, kind, {"ref": ref, **params}, scorer, fp, notes={"sources": sources})

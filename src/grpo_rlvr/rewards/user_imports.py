@@ -20,6 +20,15 @@ counts:
   local (a name computed while it is imported). Remembered per reward file for the process, so building the
   same reward again gives the same closure.
 
+A local module is bound by the bytes of the file Python imports it from: its source, or a ``.pyc`` (or an
+extension module) that stands alone beside the reward, which Python imports like a source. And what runs is what
+is bound: Python would otherwise take a module's code from the bytecode in its ``__pycache__`` rather than the
+source, and never compares an unchecked hash-based ``.pyc`` with the source at all, so bytecode written there
+after the review would score while the reviewed source kept its hash. The reward's own file and every module
+outside the installed environment are compiled from their source (:class:`SourceOnlyLoader`,
+:func:`import_from_source`); installed packages keep their bytecode (editing those is out of reach of any check
+on the same machine, see the README).
+
 Not found, and so not bound: a module imported under a name computed only while the function runs, and data
 files the code reads (see the README's "cannot stop" table).
 """
@@ -56,12 +65,54 @@ class _Tree:
         self.installed = _installed_roots()
 
     def holds(self, file: str | None) -> bool:
-        if not file or not file.endswith(".py"):
+        """``file`` (a module's origin: a source, a lone ``.pyc``, an extension) is the user's, not installed."""
+        if not file or not os.path.isfile(file):
             return False
         real = os.path.realpath(file)
         if _SITE_PARTS & set(Path(real).parts) or any(_under(real, r) for r in self.installed):
             return False
         return any(_under(real, r) for r in self.roots)
+
+
+class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """Loads a module from its source file's bytes, compiled afresh: never from a ``__pycache__`` .pyc (which
+    Python prefers to the source, and takes unchecked when it is an unchecked hash-based .pyc), and writes none."""
+
+    def get_code(self, fullname):
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
+
+
+class _SourceOnlyFinder:
+    """A meta-path finder, just ahead of the path finder: a module it would load from a source file outside the
+    installed environment (the user's helpers, wherever they are) loads through :class:`SourceOnlyLoader`."""
+
+    installed: list[str] = []
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or type(spec.loader) is not importlib.machinery.SourceFileLoader or not spec.origin:
+            return None       # not a source module: the path finder, next, finds the same and loads it
+        if any(_under(os.path.realpath(spec.origin), r) for r in cls.installed):
+            return None
+        spec.loader = SourceOnlyLoader(name, spec.origin)
+        spec.cached = None
+        return spec
+
+    @classmethod
+    def invalidate_caches(cls):
+        pass
+
+
+def import_from_source() -> None:
+    """From now on, in this process, modules from outside the installed environment are compiled from their source
+    (:class:`_SourceOnlyFinder`, placed just before the path finder). Called before a user reward is imported."""
+    if _SourceOnlyFinder in sys.meta_path:
+        return
+    _SourceOnlyFinder.installed = _installed_roots()
+    at = next((i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder), len(sys.meta_path))
+    sys.meta_path.insert(at, _SourceOnlyFinder)
 
 
 def start_import(module_file: str | Path) -> set[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.errors import GateError, GrpoRlvrError
-from grpo_rlvr.gate import check_gate
+from grpo_rlvr.gate import check_gate, reward_files_changed
 from grpo_rlvr.identity.hash_cache import checked_files, start_checking
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.run.lock import LOCK, changed_files, read_lock, sha256_file
@@ -36,6 +36,12 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
     run = Path(run)
     lock = read_lock(run)
     problems = changed_files(run, lock)
+    try:   # loading the brief imports its rewards: reward code edited since the inspection never runs here
+        changed = reward_files_changed(load_artifact(lock["inspection"]).manifest, Path(lock["brief"]).resolve().parent)
+    except (GateError, KeyError, TypeError):
+        changed = None   # no readable inspection: the gate below says so
+    if changed:
+        return RunCheck(lock, [*problems, changed])
     try:
         brief = load_brief(lock["brief"])
     except GrpoRlvrError as e:
