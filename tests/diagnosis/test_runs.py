@@ -182,7 +182,9 @@ def test_reward_that_pays_for_length(workspace, warm_model_dir, seed):
     (``benchmarks/outcome_sweep.py -k pays_for_length``, AMD EPYC), seeds 0-1: mean length 26 → 155 and 27 → 168
     tokens with the default kernels, 28 → 106 and 28 → 131 with AVX2 held (threshold +30%), correctness flat,
     all four coupling with the paid reward in evidence and Dr.GRPO recommended; seeds 2-3 landed too with both
-    kernel sets (4 of 4): 8 of 8 in all."""
+    kernel sets (4 of 4): 8 of 8 in all. The watchdog (issue 36), swept at seeds 0-1 × both kernel sets: it
+    would have stopped all 4 before the last step for length hacking (seed 0, default kernels: coupling at step
+    20 of 24)."""
     (workspace / "pays_length.py").write_text(
         "def reward(completions, **kw):\n"
         "    return [min(len(c if isinstance(c, str) else c[0]['content']) / 208, 1.0) for c in completions]\n")
@@ -218,7 +220,10 @@ def test_format_rewarded_correctness_not(workspace, format_only_model_dir, seed)
     Made robust (issue 23): at lr 1e-3 and 40 steps the policy broke at seed 0 with both kernel sets (format fell
     0.23 → 0.08, diagnosed no_learning_signal); at lr 3e-4 and 40 steps the format did not rise far enough at
     seed 2 (0.67 → 0.88, healthy). At lr 3e-4 and 80 steps it saturates: sweep
-    (``benchmarks/outcome_sweep.py -k format_rewarded``, AMD EPYC) seeds 0-3 × default and AVX2 kernels, 8 of 8."""
+    (``benchmarks/outcome_sweep.py -k format_rewarded``, AMD EPYC) seeds 0-3 × default and AVX2 kernels, 8 of 8.
+    The watchdog (issue 36), swept at seeds 0-1 × both kernel sets: 4 of 4 would have stopped early on a critical
+    finding, for reward_hacking at seed 0 and for kl_blowup at step 32 at seed 1 (both kernel sets), with the
+    critical reward_hacking finding raised as well."""
     rewards = [{"name": "format", "weight": 1.0}, {"name": "exact_match", "weight": 0.0}]
     diag = run_case(workspace, format_only_model_dir, {"learning_rate": 3e-4}, seed, rewards, steps=80)
     assert "reward_hacking" in {f.id for f in diag.findings}, diag.format()
