@@ -222,8 +222,8 @@ def test_format_rewarded_correctness_not(workspace, format_only_model_dir, seed)
     seed 2 (0.67 → 0.88, healthy). At lr 3e-4 and 80 steps it saturates: sweep
     (``benchmarks/outcome_sweep.py -k format_rewarded``, AMD EPYC) seeds 0-3 × default and AVX2 kernels, 8 of 8.
     The watchdog (issue 36), swept at seeds 0-1 × both kernel sets: 4 of 4 would have stopped early on a critical
-    finding, for reward_hacking at seed 0 and for kl_blowup at step 32 at seed 1 (both kernel sets), with the
-    critical reward_hacking finding raised as well."""
+    finding, for reward_hacking at seed 0 and for kl_blowup at step 32 at seed 1 (both kernel sets); at seed 1 the
+    critical reward_hacking finding was raised as well (checked with the default kernels only)."""
     rewards = [{"name": "format", "weight": 1.0}, {"name": "exact_match", "weight": 0.0}]
     diag = run_case(workspace, format_only_model_dir, {"learning_rate": 3e-4}, seed, rewards, steps=80)
     assert "reward_hacking" in {f.id for f in diag.findings}, diag.format()
