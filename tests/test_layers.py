@@ -173,6 +173,7 @@ ACROSS_MODULES = {
     "test_layers.py": "the import layers and this layout",
     "test_overwrite_protection.py": "nothing overwrites a person's work, in any command",
     "test_red_team.py": "ways past the gate, across gate, render, launch and runtime",
+    "test_red_team_binding.py": "ways to change what a review binds (reward code, remote code, precision)",
     "rewards/test_builtins.py": "the built-in rewards' shared contract (TRL's call, reasons, composition)",
     "rewards/test_attacks.py": "every built-in reward attacked through the example briefs",
     "rewards/test_structured.py": "json_schema and tool_call together (one JSON reader)",
