@@ -17,6 +17,7 @@ from artifacts import make_artifact
 from briefs import example_brief_text
 from grpo_rlvr.run.launch import is_complete_checkpoint, train
 from grpo_rlvr.run.render import render
+from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
 
 
 def small_brief(workspace, **grpo):
@@ -64,7 +65,10 @@ def test_sigkill_after_checkpoint_then_resume(workspace):
                             stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 600
     try:
-        while not (out / "checkpoint-8").is_dir() or not is_complete_checkpoint(out / "checkpoint-8"):
+        # killed once checkpoint-8 is complete and listed in the ledger (the trainer lists it just after saving it;
+        # a checkpoint killed before that is not this run's proven checkpoint, and resume rightly skips it)
+        while (not (out / "checkpoint-8").is_dir() or not is_complete_checkpoint(out / "checkpoint-8")
+               or "checkpoint-8" not in read_ledger(out)):
             assert proc.poll() is None, "training ended before the kill"
             assert time.monotonic() < deadline, "no checkpoint-8 in time"
             time.sleep(0.2)
