@@ -23,6 +23,10 @@ from briefs import example_brief_text
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# OpenMP threads that sleep while they wait (what the CLI sets for itself, grpo_rlvr.cpu_threads): set before any
+# test imports torch. scripts/test.sh runs two pytest workers, each with torch's threads; spinning libgomp threads
+# of one worker would burn the time slices of the other.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 _TRACE = Path(tempfile.mkdtemp(prefix="grpo-rlvr-tests-trace-")) / "trace.jsonl"
 os.environ["GRPO_RLVR_TRACE"] = str(_TRACE)
 # trackio is in the dev stack, so rendered runs report to it by default: into the session's own folder, never
