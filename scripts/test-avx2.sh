@@ -13,4 +13,5 @@ if [ "$capability" != "AVX2" ]; then
   exit 2
 fi
 echo "training-outcome tests with CPU capability $capability"
-exec .venv/bin/python -m pytest -m training_outcome "$@"
+# Two pytest workers, as scripts/test.sh runs them (GRPO_RLVR_TEST_WORKERS=0: one process)
+exec .venv/bin/python -m pytest -m training_outcome -n "${GRPO_RLVR_TEST_WORKERS:-2}" --dist worksteal "$@"

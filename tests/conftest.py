@@ -23,6 +23,10 @@ from briefs import example_brief_text
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# OpenMP threads that sleep while they wait (what the CLI sets for itself, grpo_rlvr.cpu_threads): set before any
+# test imports torch. scripts/test.sh runs two pytest workers, each with torch's threads; spinning libgomp threads
+# of one worker would burn the time slices of the other.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 _TRACE = Path(tempfile.mkdtemp(prefix="grpo-rlvr-tests-trace-")) / "trace.jsonl"
 os.environ["GRPO_RLVR_TRACE"] = str(_TRACE)
 # trackio is in the dev stack, so rendered runs report to it by default: into the session's own folder, never
@@ -101,13 +105,15 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def warm_model_dir(tmp_path_factory) -> Path:
     """The tiny model warmed up as the training-outcome sweeps measured it (``outcome_seeds.SWEPT_WARMUP`` on 2000
-    rows): it succeeds sometimes. Built once per session, read by every test that starts from it."""
+    rows): it succeeds sometimes. Built once per session (by one of the xdist workers, tiny_runs.built_once), read by
+    every test that starts from it."""
     from grpo_rlvr.demo import arithmetic_task as task
     from outcome_seeds import SWEPT_WARMUP
-    from tiny_runs import answers, warmed_model
+    from tiny_runs import answers, built_once, warmed_model
 
     rows = task.make_rows(2000, seed=1)
-    return warmed_model(tmp_path_factory, "warm", rows, answers(rows), **SWEPT_WARMUP)
+    return built_once(tmp_path_factory, "warm",
+                      lambda d: warmed_model(tmp_path_factory, "warm", rows, answers(rows), dest=d, **SWEPT_WARMUP))
 
 
 @pytest.fixture(scope="session")
@@ -116,10 +122,11 @@ def warm60_model_dir(tmp_path_factory) -> Path:
     none, so its groups carry no gradient), with room left for GRPO. The LoRA tests start from it."""
     from grpo_rlvr.demo import arithmetic_task as task
     from outcome_seeds import SWEPT_WARMUP
-    from tiny_runs import answers, warmed_model
+    from tiny_runs import answers, built_once, warmed_model
 
     rows = task.make_rows(600, seed=1)
-    return warmed_model(tmp_path_factory, "warm60", rows, answers(rows), **{**SWEPT_WARMUP, "steps": 60})
+    return built_once(tmp_path_factory, "warm60", lambda d: warmed_model(tmp_path_factory, "warm60", rows, answers(rows),
+                                                                         dest=d, **{**SWEPT_WARMUP, "steps": 60}))
 
 
 @pytest.fixture
