@@ -263,7 +263,8 @@ def test_reward_that_pays_one_answer_collapses_entropy(workspace, format_only_20
     8 diagnosed entropy_collapse with DAPO recommended. Tried and dropped: this reward at lr 5e-4 for 60 steps
     (one run of 8 had a burst of long completions late, which lifted the late entropy to 46%); at lr 1e-3 the
     policy broke at 1 of 2 seeds; an exact-match-only reward fails the inspection gate (a well-formed wrong
-    answer must outscore a malformed one)."""
+    answer must outscore a malformed one). The watchdog (issue 36), swept at seeds 0-1 × both kernel sets: all 4
+    would have been stopped before the last step for entropy_collapse."""
     (workspace / "one_answer.py").write_text(
         "import difflib\n"
         "def reward(completions, **kw):\n"
@@ -277,6 +278,8 @@ def test_reward_that_pays_one_answer_collapses_entropy(workspace, format_only_20
     assert f is not None, diag.format()
     assert f.severity == "critical" and diag.data["recommended_variant"] == "dapo"
     assert any(e.startswith("distinct completions per group") for e in f.evidence)
+    stop = would_stop(diag)   # the watchdog would have stopped it before its last step, for the collapse
+    assert stop is not None and stop["id"] == "entropy_collapse" and stop["step"] < 100, stop
 
 
 @training_outcome
