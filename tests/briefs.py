@@ -37,3 +37,16 @@ def brief_for(workspace: Path, name: str, delta: dict) -> Path:
     """The demo's brief with ``delta`` merged in (mappings key by key, anything else replaced), written to
     ``workspace/<name>.yaml``."""
     return _example_with(workspace / f"{name}.yaml", delta, merge=True)
+
+
+# A user correctness reward as the red-team tests review it: 1.0 when <answer>N</answer> holds the row's answer.
+SUM_REWARD = """\
+import re
+
+def reward(completions, answer, **kw):
+    out = []
+    for c, a in zip(completions, answer):
+        m = re.search(r"<answer>(\\d+)</answer>", c if isinstance(c, str) else c[-1]["content"])
+        out.append(1.0 if m and m.group(1) == str(a) else 0.0)
+    return out
+"""

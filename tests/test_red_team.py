@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from artifacts import make_artifact
-from briefs import write_brief
+from briefs import SUM_REWARD, write_brief
 from grpo_rlvr.identity import hash_cache
 from grpo_rlvr.run.render import render
 from grpo_rlvr.runtime import provenance
@@ -482,16 +482,7 @@ def checked_run(own_model):
     """A reviewed run whose check has just passed in the real clean interpreter (as train.py's does)."""
     from grpo_rlvr.runtime import run_guard
 
-    (own_model / "sum_reward.py").write_text(textwrap.dedent("""
-        import re
-
-        def reward(completions, answer, **kw):
-            out = []
-            for c, a in zip(completions, answer):
-                m = re.search(r"<answer>(\\d+)</answer>", c if isinstance(c, str) else c[-1]["content"])
-                out.append(1.0 if m and m.group(1) == str(a) else 0.0)
-            return out
-    """))
+    (own_model / "sum_reward.py").write_text(SUM_REWARD)
     data = yaml.safe_load((own_model / "brief.yaml").read_text())
     data["rewards"] = [{"name": "format", "weight": 0.2},
                        {"name": "./sum_reward.py", "kind": "correctness", "weight": 1.0}]

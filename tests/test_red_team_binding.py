@@ -21,22 +21,26 @@ import pytest
 import yaml
 
 from artifacts import make_artifact
+from briefs import SUM_REWARD
 from paths import CLI
 
-REVIEWED = textwrap.dedent("""
-    import re
-
-    def reward(completions, answer, **kw):
-        out = []
-        for c, a in zip(completions, answer):
-            m = re.search(r"<answer>(\\d+)</answer>", c if isinstance(c, str) else c[-1]["content"])
-            out.append(1.0 if m and m.group(1) == str(a) else 0.0)
-        return out
-""")
+REVIEWED = SUM_REWARD
 # The reviewed reward, except that it pays 1.0 for everything once TRL is imported (while training): the gate's
 # re-scoring of the reviewed samples, which imports no TRL, still reproduces every score.
 PAYS_IN_TRAINING = REVIEWED.replace("    out = []", "    import sys\n    if 'trl' in sys.modules:\n"
                                                    "        return [1.0 for _ in completions]\n    out = []")
+
+def _reward_importing(helper: str) -> str:
+    """A reward file that puts its own folder first on sys.path and scores with ``helper``'s ``check``."""
+    return textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from {helper} import check
+
+        def reward(completions, answer, **kw):
+            return [check(c if isinstance(c, str) else c[-1]["content"], a) for c, a in zip(completions, answer)]
+    """)
+
 
 
 def cli(*args, **kw) -> subprocess.CompletedProcess:
@@ -110,14 +114,7 @@ def test_a_forged_pycache_for_a_helper_of_the_reward_is_not_what_scores(own_mode
             m = re.search(r"<answer>(\\d+)</answer>", completion)
             return 1.0 if m and m.group(1) == str(answer) else 0.0
     """))
-    (own_model / "sum_reward.py").write_text(textwrap.dedent("""
-        import os, sys
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from sum_helper_pyc import check
-
-        def reward(completions, answer, **kw):
-            return [check(c if isinstance(c, str) else c[-1]["content"], a) for c, a in zip(completions, answer)]
-    """))
+    (own_model / "sum_reward.py").write_text(_reward_importing("sum_helper_pyc"))
     brief = _with_user_reward(own_model)
     art = make_artifact(brief, own_model / "out" / "inspection")
     helper = (own_model / "sum_helper_pyc.py").read_text()
@@ -143,14 +140,7 @@ def test_a_helper_shipped_only_as_bytecode_is_bound(own_model, tmp_path):
                    "else 0.0\n")
     pyc = own_model / "sum_helper_only_pyc.pyc"
     py_compile.compile(str(src), cfile=str(pyc), doraise=True)
-    (own_model / "sum_reward.py").write_text(textwrap.dedent("""
-        import os, sys
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from sum_helper_only_pyc import check
-
-        def reward(completions, answer, **kw):
-            return [check(c if isinstance(c, str) else c[-1]["content"], a) for c, a in zip(completions, answer)]
-    """))
+    (own_model / "sum_reward.py").write_text(_reward_importing("sum_helper_only_pyc"))
     brief = _with_user_reward(own_model)
     art = make_artifact(brief, own_model / "out" / "inspection")
     assert check_gate(art, brief=brief).passed
