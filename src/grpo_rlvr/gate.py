@@ -186,7 +186,10 @@ def gate_context(directory: str | Path, brief: str | Path | Brief | None = None,
         if changed:
             raise GateRefused(changed)
         brief = load_brief(brief_path)
-    rewards, reward_error = [], reward_files_changed(m, brief.base_dir)
+        reward_error = None
+    else:   # a brief the caller loaded: its reward files were not compared yet
+        reward_error = reward_files_changed(m, brief.base_dir)
+    rewards = []
     try:
         from grpo_rlvr.rewards import from_brief
 

@@ -37,9 +37,10 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
     lock = read_lock(run)
     problems = changed_files(run, lock)
     try:   # loading the brief imports its rewards: reward code edited since the inspection never runs here
-        changed = reward_files_changed(load_artifact(lock["inspection"]).manifest, Path(lock["brief"]).resolve().parent)
+        manifest = load_artifact(lock["inspection"]).manifest
+        changed = reward_files_changed(manifest, Path(lock["brief"]).resolve().parent)
     except (GateError, KeyError, TypeError):
-        changed = None   # no readable inspection: the gate below says so
+        manifest, changed = None, None   # no readable inspection: the gate below says so
     if changed:
         return RunCheck(lock, [*problems, changed])
     try:
@@ -63,7 +64,8 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
         problems.append("the inspection gate does not pass:\n" + gate.format())
     if problems:
         return RunCheck(lock, problems)
-    rewards = {r["name"]: r.get("fingerprint") for r in load_artifact(lock["inspection"]).manifest["rewards"]}
+    manifest = manifest or load_artifact(lock["inspection"]).manifest
+    rewards = {r["name"]: r.get("fingerprint") for r in manifest["rewards"]}
     signed = None
     if start is not None:
         from grpo_rlvr.runtime.provenance import new_start
