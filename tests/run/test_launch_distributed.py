@@ -88,3 +88,34 @@ def test_sigkill_after_checkpoint_then_resume(workspace):
     assert sorted(set(steps)) == list(range(1, 13))          # no gap
     dupes = sorted({s for s in steps if steps.count(s) > 1})
     assert all(8 < s <= killed_at for s in dupes), dupes     # re-logged only after the last checkpoint
+
+
+@pytest.mark.e2e
+def test_the_watchdog_stops_every_rank_of_a_distributed_run(workspace):
+    """Two training processes (gloo: the path a multi-GPU run takes, with the Trainer's logs on every rank) on the
+    untrained model, which never succeeds (no_learning_signal, critical, from the first log). Rank 0 decides at
+    step 8 and tells rank 1; both stop at the same step: checkpoint-8 saved, exit 1, no final model, and no rank
+    left waiting at a collective (the command has a bound; a rank that trained on would hang its peer)."""
+    from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
+
+    data = small_brief(workspace, per_device_train_batch_size=8, max_steps=30, logging_steps=1, save_steps=1000)
+    data["hardware"] = {"accelerator": "cpu", "cpu_processes": 2}
+    data["watch"] = {"stop_on": "critical"}
+    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    out = run / "output"
+    proc = subprocess.run([sys.executable, "-m", "grpo_rlvr", "train", str(run), "--json"], capture_output=True,
+                          text=True, timeout=900, start_new_session=True)
+    assert proc.returncode == 1, proc.stderr[-4000:]
+    doc = json.loads(proc.stdout)
+    assert doc["watch_stop"]["id"] == "no_learning_signal" and doc["watch_stop"]["step"] == 8, doc
+    assert "--nproc_per_node" in doc["command"]
+    assert (out / "checkpoint-8").is_dir() and is_complete_checkpoint(out / "checkpoint-8")
+    assert "checkpoint-8" in json.dumps(read_ledger(out)) and not (out / "final").exists()
+    assert json.loads((out / "train_summary.json").read_text())["global_step"] == 8
+    # one decision, said once (by rank 0); had rank 1 trained on, its next gradient all-reduce would have waited
+    # for rank 0 until the timeout above
+    assert proc.stderr.count("watch: stopping at step 8") == 1, proc.stderr[-4000:]
+    stops = [json.loads(x) for x in (out / "watch.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in stops if e["event"] == "stop"] == [8]
