@@ -475,9 +475,13 @@ def _grpo_section(data: dict, base: Path, model: ModelSpec, dataset: DatasetSpec
     warnings = []
     if hw.accelerator == "gpu" and grpo.get("use_vllm") and importlib.util.find_spec("vllm") is None:
         warnings.append("grpo.use_vllm: vLLM is not installed here; install grpo-rlvr[vllm] on the training machine")
+    from grpo_rlvr.brief.dashboards import check_report_to
     from grpo_rlvr.brief.sampling_bias import truncated_sampling_warnings
 
     warnings.extend(truncated_sampling_warnings(grpo))
+    dash_problems, dash_warnings = check_report_to(grpo.get("report_to", "none"))
+    problems.extend(dash_problems)
+    warnings.extend(dash_warnings)
     return Section((grpo, layers.origin), problems, warnings)
 
 

@@ -269,6 +269,13 @@ class Watchdog(TrainerCallback):
             pass
         self.stream = stream or sys.stderr
         self.watch = Watch(output_dir, lock, stop_on, every, window, self.stream)
+        self.trainer_callbacks: list = []   # the Trainer's own (report_through): its dashboards are among them
+
+    def report_through(self, trainer) -> None:
+        """Send the watchdog's dashboard metrics to the dashboards ``trainer`` reports to (``report_to``): the
+        integration callbacks transformers built for it, whichever they are. The list is the Trainer's own, so a
+        callback removed later is not called."""
+        self.trainer_callbacks = trainer.callback_handler.callbacks
 
     def on_train_begin(self, args, state, control, **kwargs):
         warm_imports()   # paid here, once, not inside the step of the first check
@@ -287,7 +294,7 @@ class Watchdog(TrainerCallback):
         if state.is_world_process_zero and self.watch.within_budget():
             findings = self.watch.check(state.global_step, last_step=last)
             t0 = time.monotonic()   # the dashboards' share counts in the watchdog's cost too
-            _to_dashboards(args, state.global_step, self._dashboard_metrics(findings, logs))
+            _to_dashboards(self.trainer_callbacks, args, state, control, self._dashboard_metrics(findings, logs))
             self.watch.spent += time.monotonic() - t0
         stop = _on_every_rank(before is None and self.stopped_run)
         if stop:
@@ -331,23 +338,18 @@ def _on_every_rank(flag: bool) -> bool:
     return bool(box[0])
 
 
-def _to_dashboards(args, step: int, metrics: dict) -> None:
-    """Log ``metrics`` to the run's trackio and wandb runs (``report_to``), beside the Trainer's own logs; a
-    dashboard that fails is never a reason to stop training. TensorBoard: not written here."""
-    reporters = getattr(args, "report_to", None) or []
-    reporters = [reporters] if isinstance(reporters, str) else list(reporters)
-    if "all" in reporters:
-        reporters = ["trackio", "wandb"]
-    row = {**metrics, "train/global_step": step}
-    for name in ("trackio", "wandb"):
-        if name not in reporters:
+def _to_dashboards(callbacks: list, args, state, control, metrics: dict) -> None:
+    """Log ``metrics`` to every dashboard the run reports to, through the Trainer's own integration callbacks
+    (transformers' ``INTEGRATION_TO_CALLBACK``: trackio, wandb, TensorBoard, MLflow, ...), as a Trainer log of this
+    step: each names the values as it names the Trainer's (``train/watch/...`` in trackio, wandb and TensorBoard). A
+    dashboard that fails is never a reason to stop training: the console says so, and training goes on."""
+    from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+
+    kinds = tuple(INTEGRATION_TO_CALLBACK.values())
+    for cb in callbacks:
+        if not isinstance(cb, kinds):
             continue
         try:
-            import importlib
-
-            mod = importlib.import_module(name)
-            if name == "wandb" and mod.run is None:
-                continue
-            mod.log(row)
-        except Exception as e:  # noqa: BLE001 - any dashboard error: say so once, keep training
-            print(f"  watch: could not log to {name}: {e}", file=sys.stderr)
+            cb.on_log(args, state, control, logs=dict(metrics))
+        except Exception as e:  # noqa: BLE001 - any dashboard error: say so, keep training
+            print(f"  watch: could not log to {type(cb).__name__}: {e}", file=sys.stderr)

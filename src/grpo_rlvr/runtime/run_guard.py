@@ -141,6 +141,31 @@ def grpo_config(cfg: dict):
     return GRPOConfig(**cfg)
 
 
+def refuse_missing_dashboards(config) -> None:
+    """Every dashboard the run reports to (``report_to``) can start on this machine, asked of transformers itself:
+    each integration callback the Trainer would build is built here, before the model loads, instead of failing
+    with a traceback once it has.
+
+    Raises:
+        MachineError: a dashboard's package is missing (or transformers does not know its name); names it and the
+            fix.
+    """
+    from transformers.integrations import get_reporting_integration_callbacks
+
+    from grpo_rlvr.errors import MachineError
+
+    try:
+        callbacks = get_reporting_integration_callbacks(config.report_to)
+    except (ValueError, KeyError) as e:
+        raise MachineError(f"grpo.report_to: {config.report_to!r}: {e}; fix it in the brief and render again") from e
+    for cls in callbacks:
+        try:
+            cls()
+        except (RuntimeError, ImportError) as e:
+            raise MachineError(f"grpo.report_to: {cls.__name__} cannot start on this machine: {e}. Install it here, "
+                               "or set grpo.report_to: none in the brief and render again") from e
+
+
 def smoke_config(cfg: dict, max_steps: int | None) -> dict:
     """GRPOConfig kwargs for an unreviewed smoke test: few steps, nothing saved that could pass for a model."""
     steps = min(max_steps or SMOKE_MAX_STEPS, SMOKE_MAX_STEPS)
