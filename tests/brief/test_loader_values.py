@@ -47,7 +47,8 @@ def brief_with(workspace, grpo=None, hardware=None, text=None):
     ({"seed": -1}, "grpo.seed: -1 must be ≥ 0"),
     ({"per_device_train_batch_size": 8.5}, "grpo.per_device_train_batch_size: expected an integer, got 8.5"),
     ({"num_generations": None}, "grpo.num_generations: null; GRPO compares a group of completions per prompt"),
-    ({"report_to": 3}, None),  # a union field (str | list): TRL's own check decides
+    ({"report_to": 3}, "grpo.report_to: 3 is neither a dashboard's name nor a list"),  # a union field (str | list)
+    ({"report_to": "tensorboard"}, None),
 ])
 def test_grpo_values_are_checked_with_the_fix(workspace, grpo, expect):
     if expect is None:
