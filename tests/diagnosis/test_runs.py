@@ -175,6 +175,53 @@ def test_tensorboard_gets_the_trainers_metrics_and_the_watchdogs_findings(worksp
     assert max(scalars("train/reward")) == 8
 
 
+def wandb_history(run_file) -> list[dict]:
+    """The history rows of a wandb run file (``run-*.wandb``), decoded with wandb's own record schema. The file is
+    a leveldb-style log (its first 7 bytes a header; 32 KiB blocks of chunks, each a 7-byte header: checksum,
+    length, kind 1 full, 2 first, 3 middle, 4 last) of ``Record`` messages; wandb 0.31 ships no Python reader."""
+    import json
+    import struct
+
+    from wandb.proto import wandb_internal_pb2
+
+    data, pos, chunk, rows = run_file.read_bytes(), 7, b"", []
+    while pos + 7 <= len(data):
+        if (left := 32768 - pos % 32768) < 7:   # a block's tail too short for a header is padding
+            pos += left
+            continue
+        _, n, kind = struct.unpack("<IHB", data[pos:pos + 7])
+        chunk, pos = chunk + data[pos + 7:pos + 7 + n], pos + 7 + n
+        if kind in (1, 4):
+            record = wandb_internal_pb2.Record.FromString(chunk)
+            chunk = b""
+            if record.WhichOneof("record_type") == "history":
+                rows.append({i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in record.history.item})
+    return rows
+
+
+def test_wandb_gets_the_trainers_metrics_and_the_watchdogs_findings(workspace, tiny_model_dir, tmp_path, monkeypatch):
+    """``grpo.report_to: wandb``, offline (no account, no network): the run file wandb writes holds TRL's metrics
+    and the watchdog's rewards by role, findings and stop, all through transformers' wandb callback."""
+    import importlib.util
+
+    if importlib.util.find_spec("wandb") is None:
+        pytest.skip("wandb is not installed (the dev extra installs it)")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    run = prepare_run(workspace, tiny_model_dir, {"logging_steps": 1, "report_to": "wandb"}, 0, steps=30)
+    assert train(run).returncode == 1
+    files = list(tmp_path.glob("wandb/offline-run-*/run-*.wandb"))
+    assert len(files) == 1, list(tmp_path.rglob("*"))
+    rows = wandb_history(files[0])
+    assert any(isinstance(r.get("train/rewards/exact_match/mean"), (int, float)) for r in rows), [sorted(r) for r in rows[:12]]
+    watch = [r for r in rows if "train/watch/stopped" in r]
+    assert [r["train/global_step"] for r in watch] == list(range(1, 9))   # a check at every log, up to the stop
+    assert [r["train/global_step"] for r in watch if r["train/watch/stopped"] == 1] == [8]
+    assert all(r["train/watch/no_learning_signal"] == 2 and "train/role/correctness/exact_match" in r
+               and "train/role/format/format" in r for r in watch)
+
+
 @training_outcome
 def test_dynamic_sampling_that_runs_out_of_rounds_is_told_so(workspace, tiny_model_dir, seed):
     """The untrained model with dynamic sampling (max_rounds 1): every group is all-wrong, so the refill runs out
