@@ -11,8 +11,8 @@ MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2``, which is what a CPU with
 Each run writes ``OUT/<mode>-seed<S>/`` (the demo's work folder, with demo_summary.json); a run whose summary is
 already there is read, not redone (``--rerun`` redoes it), so the sweep can be split over several commands with
 the same ``--out``. Each mode has its own model cache (``OUT/cache-<mode>``). Printed: one row per run (sampled
-accuracy before → after GRPO, the ratio, the diagnosis) and the range; exit 1 if a run is below ``--min-ratio``
-or not diagnosed healthy.
+accuracy before → after GRPO, the ratio, what the watchdog did, the diagnosis) and the range; exit 1 if a run is
+below ``--min-ratio``, was stopped by the watchdog, or is not diagnosed healthy.
 """
 
 from __future__ import annotations
@@ -57,6 +57,13 @@ def run_one(out: Path, mode: str, seed: int, steps: int | None, rerun: bool) -> 
     return json.loads(summary.read_text())
 
 
+def watch_verdict(work: Path) -> str:
+    """What the watchdog did in the demo's run: ``no stop``, or where it stopped (or would have) and for what."""
+    events = [json.loads(x) for p in work.rglob("watch.jsonl") for x in p.read_text().splitlines()]
+    stop = next((e for e in events if e["event"] in ("stop", "would_stop")), None)
+    return "no stop" if stop is None else f"{stop['event']} at {stop['step']} ({stop['id']})"
+
+
 def verdict(s: dict) -> str:
     d = s["diagnosis"]
     return "healthy" if d.get("healthy") else ",".join(f["id"] for f in d.get("findings", [])) or "not healthy"
@@ -82,19 +89,20 @@ def main() -> int:
             b, a = s["accuracy_before"]["accuracy"], s["accuracy_after"]["accuracy"]
             rows.append({"mode": mode, "seed": seed, "before": b, "after": a, "ratio": a / b if b else float("inf"),
                          "verdict": verdict(s), "train_s": s["phase_seconds"].get("train"),
+                         "watch": watch_verdict(out / f"{mode}-seed{seed}"),
                          "steps": s["grpo_steps"]})
-    print(f"\n{'mode':<9}{'seed':>5}  {'before → after':<16}{'ratio':>7}  {'train s':>7}  diagnosis")
+    print(f"\n{'mode':<9}{'seed':>5}  {'before → after':<16}{'ratio':>7}  {'train s':>7}  {'watchdog':<24}diagnosis")
     for r in rows:
         print(f"{r['mode']:<9}{r['seed']:>5}  {r['before']:.3f} → {r['after']:.3f}  {r['ratio']:>6.2f}×  "
-              f"{r['train_s']:>7.1f}  {r['verdict']}")
+              f"{r['train_s']:>7.1f}  {r['watch']:<24}{r['verdict']}")
     lo = min(rows, key=lambda r: r["ratio"])
     print(f"\nrange over {len(rows)} runs ({', '.join(modes)} × seeds {args.seeds[0]}–{args.seeds[-1]}, "
           f"{rows[0]['steps']} GRPO steps): before {min(r['before'] for r in rows):.3f}–"
           f"{max(r['before'] for r in rows):.3f}, after {min(r['after'] for r in rows):.3f}–"
           f"{max(r['after'] for r in rows):.3f}, ratio {lo['ratio']:.2f}×–{max(r['ratio'] for r in rows):.2f}×")
-    bad = [r for r in rows if r["ratio"] < args.min_ratio or r["verdict"] != "healthy"]
+    bad = [r for r in rows if r["ratio"] < args.min_ratio or r["verdict"] != "healthy" or r["watch"] != "no stop"]
     for r in bad:
-        print(f"BELOW THE CLAIM: {r['mode']} seed {r['seed']}: {r['ratio']:.2f}× ({r['verdict']})")
+        print(f"BELOW THE CLAIM: {r['mode']} seed {r['seed']}: {r['ratio']:.2f}× ({r['verdict']}; {r['watch']})")
     print("every run healthy and at least " f"{args.min_ratio:g}×" if not bad else f"{len(bad)} of {len(rows)} runs "
           "miss the claim")
     return 1 if bad else 0
