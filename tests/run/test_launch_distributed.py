@@ -95,7 +95,8 @@ def test_the_watchdog_stops_every_rank_of_a_distributed_run(workspace):
     """Two training processes (gloo: the path a multi-GPU run takes, with the Trainer's logs on every rank) on the
     untrained model, which never succeeds (no_learning_signal, critical, from the first log). Rank 0 decides at
     step 8 and tells rank 1; both stop at the same step: checkpoint-8 saved, exit 1, no final model, and no rank
-    left waiting at a collective (the command has a bound; a rank that trained on would hang its peer)."""
+    left waiting at a collective (the command has a bound; a rank that trained on would hang its peer). The resume
+    the stop message names continues from checkpoint-8 on both ranks."""
     from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
 
     data = small_brief(workspace, per_device_train_batch_size=8, max_steps=30, logging_steps=1, save_steps=1000)
@@ -119,3 +120,12 @@ def test_the_watchdog_stops_every_rank_of_a_distributed_run(workspace):
     assert proc.stderr.count("watch: stopping at step 8") == 1, proc.stderr[-4000:]
     stops = [json.loads(x) for x in (out / "watch.jsonl").read_text().splitlines()]
     assert [e["step"] for e in stops if e["event"] == "stop"] == [8]
+    # the ledger binds every file of the checkpoint, each rank's random state included (rank 0 records it once
+    # every rank has saved), and the resume the message names continues on both ranks and is stopped again
+    assert {"rng_state_0.pth", "rng_state_1.pth"} <= set(read_ledger(out)["checkpoint-8"]["files"])
+    again = subprocess.run([sys.executable, "-m", "grpo_rlvr", "train", str(run), "--resume", "--json"],
+                           capture_output=True, text=True, timeout=900, start_new_session=True)
+    doc = json.loads(again.stdout)
+    assert again.returncode == 1 and doc["resumed_from"] == str(out / "checkpoint-8"), again.stderr[-4000:]
+    assert doc["watch_stop"] and doc["watch_stop"]["step"] == 16, again.stderr[-6000:]
+    assert is_complete_checkpoint(out / "checkpoint-16")

@@ -32,7 +32,9 @@ def _checkpoint(output: Path, name: str = "checkpoint-1") -> Path:
     ckpt.mkdir()
     (ckpt / "model.safetensors").write_bytes(os.urandom(256))
     (ckpt / "config.json").write_text("{}")
-    (ckpt / "optimizer.pt").write_bytes(b"\0" * 16)
+    for name in ("optimizer.pt", "scheduler.pt", "rng_state.pth"):   # what a resume loads beside the weights
+        (ckpt / name).write_bytes(os.urandom(16))
+    (ckpt / "trainer_state.json").write_text('{"global_step": 1}')
     return ckpt
 
 
@@ -129,7 +131,7 @@ def test_a_checkpoint_saved_by_the_started_process_resumes(started):
     ckpt = _checkpoint(output)
     checkpoint_ledger.record(output, ckpt, passed(started))
     entry = checkpoint_ledger.read_ledger(output)["checkpoint-1"]
-    assert entry["proof"] and "model.safetensors" in entry["files"] and "optimizer.pt" not in entry["files"]
+    assert entry["proof"] and set(entry["files"]) == {p.name for p in ckpt.iterdir()}   # every file, bound
     assert checkpoint_ledger.resume_problems(output, str(ckpt)) == []
     assert provenance.audit(output) == []
 
@@ -137,7 +139,7 @@ def test_a_checkpoint_saved_by_the_started_process_resumes(started):
 def test_a_hand_written_ledger_is_refused(started):
     output = started / "output"
     ckpt = _checkpoint(output)
-    files = checkpoint_ledger.model_digests(ckpt)      # the right digests, but no key to sign them with
+    files = checkpoint_ledger.checkpoint_digests(ckpt)      # the right digests, but no key to sign them with
     [run_id] = provenance.valid_starts(output)
     for entry in (files, {"files": files, "run_id": run_id, "proof": "0" * 64}):
         (output / "checkpoints.json").write_text(json.dumps({"checkpoint-1": entry}))
@@ -172,6 +174,28 @@ def test_checkpoint_bytes_changed_after_the_save_are_refused(started):
     (ckpt / "model.safetensors").write_bytes(os.urandom(256))
     [problem] = checkpoint_ledger.resume_problems(output, str(ckpt))
     assert "its files changed since this run saved them (model.safetensors)" in problem
+
+
+@pytest.mark.parametrize("name", ["optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json"])
+def test_state_a_resume_loads_beside_the_weights_is_bound_too(started, name):
+    """The Trainer loads these on resume, and each steers what trains next (a scheduler's state carries its base
+    learning rates; the optimizer's moments the next updates): changed, the resume is refused."""
+    output = started / "output"
+    ckpt = _checkpoint(output)
+    checkpoint_ledger.record(output, ckpt, passed(started))
+    (ckpt / name).write_bytes(os.urandom(16))
+    [problem] = checkpoint_ledger.resume_problems(output, str(ckpt))
+    assert f"its files changed since this run saved them ({name})" in problem
+
+
+def test_a_file_added_to_a_checkpoint_after_the_save_is_refused(started):
+    output = started / "output"
+    ckpt = _checkpoint(output)
+    checkpoint_ledger.record(output, ckpt, passed(started))
+    (ckpt / "global_step1").mkdir()
+    (ckpt / "global_step1" / "mp_rank_00_model_states.pt").write_bytes(b"other weights")   # in a sub-folder too
+    [problem] = checkpoint_ledger.resume_problems(output, str(ckpt))
+    assert "its files changed since this run saved them (global_step1/mp_rank_00_model_states.pt)" in problem
 
 
 def test_a_process_that_passed_no_check_saves_unproven_entries(started):

@@ -3,8 +3,9 @@
 ``train.py --resume DIR`` loads DIR's weights and trains on: given an SFT checkpoint (same layout: weights,
 optimizer, ``trainer_state.json``), a resume would train new weights under the old review. So the trainer records
 each checkpoint it saves in ``output/checkpoints.json`` (:class:`CheckpointLedger`): the SHA-256 of every file
-that makes the model (weights, shards, configs; not the optimizer, scheduler or random state), and ``final/``
-once saved. Each entry carries a proof: an HMAC (``run_key``) over the output folder, the checkpoint's name, its
+in it (weights, shards, configs, and the optimizer, scheduler, random and trainer state a resume loads too), and
+``final/`` once saved. In a distributed run every rank has finished its part of the save (each writes its own
+random state) before rank 0 records it. Each entry carries a proof: an HMAC (``run_key``) over the output folder, the checkpoint's name, its
 digests and the ``run_id`` of the start the run check signed for this process (``provenance``); a process that
 passed no check (a wrapper that replaced the guard) writes its entries without one. The run check
 (:func:`resume_problems`) then accepts a resume only from a ``checkpoint-N`` folder of this run's output that
@@ -14,7 +15,6 @@ by hand, or copied with its checkpoint from another run, is refused.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 from pathlib import Path
 
@@ -23,17 +23,17 @@ from grpo_rlvr.runtime import run_key
 from grpo_rlvr.runtime.checked_run import RunCheck
 
 LEDGER = "checkpoints.json"
-# Trainer state that does not make the model: the optimizer (twice the weights), scheduler, random state, args.
-_NOT_WEIGHTS = ("optimizer.*", "scheduler.*", "rng_state*", "training_args.bin", "trainer_state.json", "*optim_states*",
-                "latest", "zero_to_fp32.py", "*.md")
 
 
-def model_digests(checkpoint: Path) -> dict[str, str]:
-    """``relative name -> SHA-256`` of the files in ``checkpoint`` that make the model (hash cache underneath)."""
+def checkpoint_digests(checkpoint: Path) -> dict[str, str]:
+    """``relative name -> SHA-256`` of every file in ``checkpoint`` (hash cache underneath). Every file, not the
+    weights alone: on resume the Trainer also loads the optimizer (its moments steer the next updates), the
+    scheduler (its state carries the base learning rates), each rank's random state and ``trainer_state.json``
+    (the step, and so where the schedule and the data order stand), and DeepSpeed's ``latest`` names the folder
+    its engine loads. A name list of what matters would miss what the next version reads."""
     from grpo_rlvr.identity.hash_cache import sha256_files
 
-    files = {p.relative_to(checkpoint).as_posix(): p for p in sorted(Path(checkpoint).rglob("*"))
-             if p.is_file() and not any(fnmatch.fnmatch(p.name, pat) for pat in _NOT_WEIGHTS)}
+    files = {p.relative_to(checkpoint).as_posix(): p for p in sorted(Path(checkpoint).rglob("*")) if p.is_file()}
     digests = sha256_files(list(files.values()))
     return {name: digests[p] for name, p in files.items()}
 
@@ -60,7 +60,7 @@ def record(output: Path, checkpoint: Path, check: RunCheck | None) -> None:
     from grpo_rlvr.runtime.provenance import proven_run_id
 
     output, name = Path(output), Path(checkpoint).name
-    files = model_digests(Path(checkpoint))
+    files = checkpoint_digests(Path(checkpoint))
     run_id = proven_run_id(check.start if check is not None else None)
     entry = {"files": files, "run_id": run_id, "proof": None}
     if run_id is not None:
@@ -89,7 +89,7 @@ def entry_problem(output: Path, name: str, entry, starts: dict, key: bytes | Non
         return (f"it was saved by a training start that {Path(output) / 'provenance.json'} does not hold a valid "
                 "record of (a record removed, edited or copied from another run)")
     if check_files:
-        now = model_digests(Path(output) / name)
+        now = checkpoint_digests(Path(output) / name)
         changed = sorted(n for n in set(files) | set(now) if files.get(n) != now.get(n))
         if changed:
             return f"its files changed since this run saved them ({', '.join(changed[:4])})"
@@ -127,9 +127,19 @@ def ledger_callback(output: Path, check: RunCheck | None):
 
     class CheckpointLedger(TrainerCallback):
         def on_save(self, args, state, control, **kwargs):
+            _every_rank_saved()
             if state.is_world_process_zero:
                 ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
                 if ckpt.is_dir():
                     record(output, ckpt, check)
 
     return CheckpointLedger()
+
+
+def _every_rank_saved() -> None:
+    """Wait until every rank has returned from its part of the save (called from ``on_save``, which each rank
+    reaches after its own writes): rank 1's random state may land after rank 0's ``on_save`` otherwise."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        dist.barrier()
