@@ -152,12 +152,13 @@ def test_the_dashboard_gets_rewards_by_role_and_the_watchdogs_findings(workspace
 
 
 def test_tensorboard_gets_the_trainers_metrics_and_the_watchdogs_findings(workspace, tiny_model_dir):
-    """``grpo.report_to: tensorboard``: transformers' TensorBoard callback writes TRL's metrics under
-    ``output/runs/``, and the watchdog's rewards by role, findings and stop go through the same callback, read back
+    """``grpo.report_to: tensorboard``: transformers' TensorBoard callback writes TRL's metrics (the held-out
+    evaluation's too) under ``output/runs/``, and the watchdog's rewards by role, findings and stop go through the same callback, read back
     here with TensorBoard's own event reader. The untrained model: stopped at step 8, as above."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    run = prepare_run(workspace, tiny_model_dir, {"logging_steps": 1, "report_to": "tensorboard"}, 0, steps=30)
+    run = prepare_run(workspace, tiny_model_dir, {"logging_steps": 1, "report_to": "tensorboard"}, 0, steps=30,
+                      eval_rows=task.make_rows(8, seed=99))
     assert train(run).returncode == 1
     folders = {p.parent for p in (run / "output" / "runs").rglob("events.out.tfevents.*")}
     assert len(folders) == 1, folders
@@ -168,7 +169,8 @@ def test_tensorboard_gets_the_trainers_metrics_and_the_watchdogs_findings(worksp
         return {e.step: e.value for e in events.Scalars(tag)}
 
     tags = set(events.Tags()["scalars"])
-    assert {"train/reward", "train/rewards/exact_match/mean", "train/role/correctness/exact_match",
+    assert {"train/reward", "train/rewards/exact_match/mean", "eval/rewards/exact_match/mean",   # held-out too
+            "train/role/correctness/exact_match",
             "train/role/format/format", "train/watch/no_learning_signal", "train/watch/stopped"} <= tags, tags
     assert set(scalars("train/watch/no_learning_signal").values()) == {2.0}   # critical, from the first check
     assert [step for step, v in sorted(scalars("train/watch/stopped").items()) if v == 1] == [8]
