@@ -7,7 +7,7 @@
 # later are CUDA builds (5 GB), so this lane installs none.
 #
 # As root: builds a Debian root file system with that Python with debootstrap once (kept in
-# $GRPO_RLVR_PY_ROOT, default /var/cache/grpo-rlvr-ci/<suite>; about 2 minutes), creates the user there, copies
+# $GRPO_RLVR_PY_ROOTS/<suite>, default /var/cache/grpo-rlvr-ci/<suite>; under a minute here), creates the user there, copies
 # src/ and tests/ to a folder it owns, makes a venv with only what those tests import, and runs them inside that
 # root in a mount namespace of their own (pivot_root, not chroot, so the sandbox's user namespaces work as on a
 # real machine). Needs debootstrap (installed with apt-get when missing). Arguments after the version go to
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then
-  echo "Error: run as root (it builds a Debian 13 root file system and a user in it)" >&2
+  echo "Error: run as root (it builds a Debian root file system and a user in it)" >&2
   exit 2
 fi
 version=${1:-}
@@ -27,11 +27,12 @@ case "$version" in
 esac
 shift
 py=python$version
-root=${GRPO_RLVR_PY_ROOT:-/var/cache/grpo-rlvr-ci/$suite}
+root=${GRPO_RLVR_PY_ROOTS:-/var/cache/grpo-rlvr-ci}/$suite   # one root per suite
 user=${GRPO_RLVR_TEST_USER:-rlvr}
 if [ ! -f "$root/.grpo-rlvr-ready" ]; then
-  command -v debootstrap >/dev/null || {
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
+  command -v debootstrap >/dev/null || flock /tmp/grpo-rlvr-apt.lock bash -c '   # two lanes prepare at once
+    command -v debootstrap >/dev/null || {
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }' 
   rm -rf "$root"
   mkdir -p "$(dirname "$root")"
   echo "Building a Debian $suite root with Python $version in $root (once)..." >&2

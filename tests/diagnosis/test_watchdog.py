@@ -233,3 +233,38 @@ def test_checks_are_put_off_when_they_took_more_than_their_share_of_training_tim
     cb.on_train_end(None, state, TrainerControl())
     cost = [e for e in events(tmp_path / "out") if e["event"] == "cost"]
     assert cost and cost[-1]["checks"] == 5 and cost[-1]["put_off"] == 5 and cost[-1]["elapsed_s"] > 0
+
+
+def test_dashboard_rows_go_to_the_trainers_integrations_only_and_a_failing_one_is_said_once(tmp_path, capsys):
+    """_to_dashboards calls transformers' integration callbacks (a real TensorBoard one here) with the watchdog's
+    row, leaves the Trainer's other callbacks alone, and a dashboard that raises is said once and never stops it."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from torch.utils.tensorboard import SummaryWriter
+    from transformers import TrainerCallback, TrainingArguments
+    from transformers.integrations import TensorBoardCallback
+
+    from grpo_rlvr.diagnosis.watchdog import _to_dashboards
+
+    calls = []
+
+    class NotADashboard(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            calls.append(logs)
+
+    class Broken(TensorBoardCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            raise OSError("disk full")
+
+    tb = TensorBoardCallback(tb_writer=SummaryWriter(str(tmp_path / "tb")))
+    state = TrainerState()
+    state.global_step, state.is_world_process_zero = 4, True
+    args = TrainingArguments(output_dir=str(tmp_path / "out"), report_to="none")
+    failed: set[str] = set()
+    for _ in range(3):
+        _to_dashboards([NotADashboard(), Broken(), tb], args, state, TrainerControl(), {"watch/stopped": 1}, failed)
+    tb.tb_writer.close()
+    assert calls == [] and failed == {"Broken"}
+    assert capsys.readouterr().err.count("watch: could not log to Broken: disk full (training goes on)") == 1
+    events = EventAccumulator(str(tmp_path / "tb"))
+    events.Reload()
+    assert [(e.step, e.value) for e in events.Scalars("train/watch/stopped")] == [(4, 1.0)] * 3

@@ -219,6 +219,11 @@ def test_the_python_floor_is_stated_alike_everywhere():
         found = set(re.findall(pattern, (REPO / name).read_text(encoding="utf-8")))
         assert found == {"11"}, (name, found)
     assert "py311" in (REPO / "pyproject.toml").read_text()   # ruff's target-version
+    caps = {"scripts/bootstrap.sh": r"sys\.version_info >= \(3, (\d+)\)",
+            "scripts/test-vllm.sh": r"sys\.version_info >= \(3, (\d+)\)",
+            "bin/grpo-rlvr-plugin": r"sys\.version_info\[:2\] < \(3, (\d+)\)"}
+    for name, pattern in caps.items():   # the scripts that check a Python refuse the same newest one
+        assert set(re.findall(pattern, (REPO / name).read_text(encoding="utf-8"))) == {cap.group(1)}, name
 
 
 def test_the_by_hand_commands_say_how_grpo_rlvr_gets_on_path():

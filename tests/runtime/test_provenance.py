@@ -252,3 +252,25 @@ def test_the_demos_in_process_door_records_its_start_and_proves_what_it_saved(wo
     assert start["door"] == "grpo-rlvr demo" and start["trainer_pid"] == os.getpid()
     assert checkpoint_ledger.read_ledger(run / "output")["final"]["run_id"] == start["run_id"]
     assert provenance.audit(run / "output") == []
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_every_rank_waits_for_the_others_before_rank_0_records_a_checkpoint(started, monkeypatch, rank):
+    """In a distributed run each rank writes its own random state: the ledger callback waits at a barrier on every
+    rank, and rank 0 records the checkpoint only after it (torch.distributed stands in for a two-process group)."""
+    import torch.distributed as dist
+    from transformers import TrainerControl, TrainerState
+
+    order = []
+    monkeypatch.setattr(dist, "is_available", lambda: True)
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(dist, "get_world_size", lambda *a: 2)
+    monkeypatch.setattr(dist, "barrier", lambda *a, **k: order.append("barrier"))
+    monkeypatch.setattr(checkpoint_ledger, "record", lambda *a, **k: order.append("record"))
+    output = started / "output"
+    _checkpoint(output)
+    state = TrainerState()
+    state.global_step, state.is_world_process_zero = 1, rank == 0
+    args = type("Args", (), {"output_dir": str(output)})()
+    checkpoint_ledger.ledger_callback(output, passed(started)).on_save(args, state, TrainerControl())
+    assert order == (["barrier", "record"] if rank == 0 else ["barrier"])

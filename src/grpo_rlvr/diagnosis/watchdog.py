@@ -270,6 +270,7 @@ class Watchdog(TrainerCallback):
         self.stream = stream or sys.stderr
         self.watch = Watch(output_dir, lock, stop_on, every, window, self.stream)
         self.trainer_callbacks: list = []   # the Trainer's own (report_through): its dashboards are among them
+        self.dashboards_failed: set[str] = set()   # each failing dashboard is said once
 
     def report_through(self, trainer) -> None:
         """Send the watchdog's dashboard metrics to the dashboards ``trainer`` reports to (``report_to``): the
@@ -294,7 +295,8 @@ class Watchdog(TrainerCallback):
         if state.is_world_process_zero and self.watch.within_budget():
             findings = self.watch.check(state.global_step, last_step=last)
             t0 = time.monotonic()   # the dashboards' share counts in the watchdog's cost too
-            _to_dashboards(self.trainer_callbacks, args, state, control, self._dashboard_metrics(findings, logs))
+            _to_dashboards(self.trainer_callbacks, args, state, control, self._dashboard_metrics(findings, logs),
+                           self.dashboards_failed)
             self.watch.spent += time.monotonic() - t0
         stop = _on_every_rank(before is None and self.stopped_run)
         if stop:
@@ -338,11 +340,12 @@ def _on_every_rank(flag: bool) -> bool:
     return bool(box[0])
 
 
-def _to_dashboards(callbacks: list, args, state, control, metrics: dict) -> None:
+def _to_dashboards(callbacks: list, args, state, control, metrics: dict, failed: set[str] | None = None) -> None:
     """Log ``metrics`` to every dashboard the run reports to, through the Trainer's own integration callbacks
     (transformers' ``INTEGRATION_TO_CALLBACK``: trackio, wandb, TensorBoard, MLflow, ...), as a Trainer log of this
-    step: each names the values as it names the Trainer's (``train/watch/...`` in trackio, wandb and TensorBoard). A
-    dashboard that fails is never a reason to stop training: the console says so, and training goes on."""
+    step: each names the values as it names the Trainer's (``train/watch/...`` in trackio, wandb and TensorBoard;
+    those three are tested; DVCLive counts the second log as a step of its own). A dashboard that fails is never a
+    reason to stop training: the console says so once (``failed`` keeps the names said), and training goes on."""
     from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
 
     kinds = tuple(INTEGRATION_TO_CALLBACK.values())
@@ -352,4 +355,7 @@ def _to_dashboards(callbacks: list, args, state, control, metrics: dict) -> None
         try:
             cb.on_log(args, state, control, logs=dict(metrics))
         except Exception as e:  # noqa: BLE001 - any dashboard error: say so, keep training
-            print(f"  watch: could not log to {type(cb).__name__}: {e}", file=sys.stderr)
+            if failed is None or type(cb).__name__ not in failed:
+                print(f"  watch: could not log to {type(cb).__name__}: {e} (training goes on)", file=sys.stderr)
+            if failed is not None:
+                failed.add(type(cb).__name__)

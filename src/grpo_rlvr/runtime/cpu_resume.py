@@ -1,7 +1,8 @@
 """Resuming a run trained by several CPU processes.
 
-transformers loads a distributed run's optimizer state with ``map_location=args.device``, which is ``cpu:N`` for a
-rank of a multi-process CPU run, and torch 2.13 knows no location ``cpu:N``: ``torch.load`` raises "don't know
+transformers loads a distributed run's optimizer state with ``map_location=args.device``, which is ``cpu:0`` on
+every rank of a multi-process CPU run (accelerate numbers CPU devices by the local rank modulo torch's CPU device
+count, 1), and torch 2.13 knows no location ``cpu:N``: ``torch.load`` raises "don't know
 how to restore data location ... (tagged with cpu:0)" and ``--resume`` fails on every rank. A CPU storage read for
 ``cpu:N`` is the CPU storage itself, so this registers that with torch's own extension point for storage
 locations (``torch.serialization.register_package``). Nothing changes for ``cpu`` or GPU locations.

@@ -159,11 +159,29 @@ def refuse_missing_dashboards(config) -> None:
     except (ValueError, KeyError) as e:
         raise MachineError(f"grpo.report_to: {config.report_to!r}: {e}; fix it in the brief and render again") from e
     for cls in callbacks:
+        problem = _cannot_start(cls)
+        if problem:
+            raise MachineError(f"grpo.report_to: {cls.__name__} cannot start on this machine: {problem}. Make it "
+                               "available here (install its package), or set grpo.report_to: none in the brief and "
+                               "render again")
+
+
+def _cannot_start(cls) -> str | None:
+    """Why transformers' integration callback ``cls`` cannot be built here (None when it can). A callback that
+    failed half-built complains again from its ``__del__`` (neptune, mlflow): that noise is dropped here, since the
+    failure itself is what is reported."""
+    import gc
+
+    hook, sys.unraisablehook = sys.unraisablehook, lambda *_: None
+    try:
         try:
             cls()
-        except (RuntimeError, ImportError) as e:
-            raise MachineError(f"grpo.report_to: {cls.__name__} cannot start on this machine: {e}. Install it here, "
-                               "or set grpo.report_to: none in the brief and render again") from e
+        except Exception as e:  # noqa: BLE001 - each integration refuses in its own way (RuntimeError, ValueError..)
+            return str(e) or type(e).__name__
+        return None
+    finally:
+        gc.collect()   # the half-built object goes now, while its __del__'s complaint is dropped
+        sys.unraisablehook = hook
 
 
 def smoke_config(cfg: dict, max_steps: int | None) -> dict:
