@@ -100,3 +100,26 @@ def test_trl_own_cli_accepts_the_rendered_config(workspace, tmp_path):
                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert (tmp_path / "trl-out" / "model.safetensors").is_file()
+
+
+def test_a_training_machine_without_the_default_dashboard_is_told_so(workspace, monkeypatch):
+    """Rendered where trackio is installed (runs report to it by default), checked on a machine without it: the
+    run check's fresh render differs only in report_to, and the message says that, not that the brief changed."""
+    import importlib.util
+
+    from artifacts import make_artifact
+    from grpo_rlvr.brief import load_brief, recipe
+    from grpo_rlvr.run.check import not_as_rendered
+    from grpo_rlvr.run.lock import read_lock
+
+    if importlib.util.find_spec("trackio") is None:
+        pytest.skip("trackio is not installed")
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    lock = read_lock(run)
+    assert lock["grpo_config"]["report_to"] == "trackio"
+    assert not_as_rendered(run, lock, load_brief(workspace / "brief.yaml")) == []
+    monkeypatch.setattr(recipe, "dashboard_installed", lambda: False)   # the training machine has no trackio
+    [said] = not_as_rendered(run, lock, load_brief(workspace / "brief.yaml"))
+    assert said.startswith("the run reports to 'trackio', but rendered on this machine it would report to 'none'")
+    assert "pip install 'grpo-rlvr[dashboard]'" in said and "set grpo.report_to in the brief" in said

@@ -74,6 +74,24 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
     return RunCheck(lock, [], {"checked": checked_files(), "rewards": rewards}, signed)
 
 
+def _only_the_dashboard_differs(lock: dict, expected: dict) -> str | None:
+    """The message when the run differs from a render here only in ``report_to``, which follows whether trackio is
+    installed where ``render`` runs (the brief did not choose it): the machines differ, not the brief."""
+    was, now = lock.get("grpo_config"), expected.get("grpo_config")
+    if not (isinstance(was, dict) and isinstance(now, dict)) or was.get("report_to") == now.get("report_to"):
+        return None
+    same_otherwise = ({k: v for k, v in was.items() if k != "report_to"} == {k: v for k, v in now.items()
+                                                                            if k != "report_to"}
+                      and {k: v for k, v in lock.items() if k not in ("files", "grpo_config")}
+                      == {k: v for k, v in expected.items() if k != "grpo_config"})
+    if not same_otherwise:
+        return None
+    return (f"the run reports to {was.get('report_to')!r}, but rendered on this machine it would report to "
+            f"{now.get('report_to')!r}: the default dashboard is trackio where it is installed (pip install "
+            "'grpo-rlvr[dashboard]'), and it is not installed here. Install it here, or set grpo.report_to in the "
+            "brief (none, or a dashboard this machine has) and render again")
+
+
 def not_as_rendered(run: Path, lock: dict, brief) -> list[str]:
     """The rendered files (and the lock) that differ from what ``render`` makes now from the brief the lock
     names, for the inspection it names. Files edited after render are reported by :func:`changed_files`."""
@@ -82,6 +100,9 @@ def not_as_rendered(run: Path, lock: dict, brief) -> list[str]:
     except GrpoRlvrError as e:
         return [f"the run cannot be rendered again here to compare it: {e}"]
     recorded = lock.get("files") if isinstance(lock.get("files"), dict) else {}
+    dashboard = _only_the_dashboard_differs(lock, expected)
+    if dashboard:
+        return [dashboard]
     out = []
     for name, text in files.items():
         p = Path(run) / name
