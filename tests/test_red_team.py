@@ -430,7 +430,10 @@ def test_resume_continues_a_checkpoint_this_run_saved_and_refuses_it_once_rewrit
     assert train(run, max_steps=1).ok
     ledger = json.loads((run / "output" / "checkpoints.json").read_text())
     files = ledger["checkpoint-1"]["files"]
-    assert "model.safetensors" in files and "optimizer.pt" not in files and ledger["checkpoint-1"]["proof"]
+    ckpt_files = {p.relative_to(run / "output" / "checkpoint-1").as_posix()
+                  for p in (run / "output" / "checkpoint-1").rglob("*") if p.is_file()}
+    assert set(files) == ckpt_files and {"model.safetensors", "optimizer.pt", "scheduler.pt"} <= ckpt_files
+    assert ledger["checkpoint-1"]["proof"]   # every file a resume loads is bound, the optimizer's state included
     resumed = train(run, resume=True, max_steps=2)
     assert resumed.ok and resumed.global_step == 2 and resumed.resumed_from.endswith("checkpoint-1")
     starts = provenance.valid_starts(run / "output")      # one signed start per training, each with its door
