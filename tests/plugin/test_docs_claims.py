@@ -197,8 +197,8 @@ def test_every_section_cited_in_the_design_doc_exists(workspace):
 def test_the_python_floor_is_stated_alike_everywhere():
     """requires-python's floor is the one the pins can install (constraints.txt: numpy 2.4, pandas 3.1 and
     matplotlib 3.11 need 3.11; identity/hash_cache.py uses hashlib.file_digest, new in 3.11), its cap is just above
-    the newest Python CI tests (.ci/run's newer-Python lanes), and every file that states or checks a floor says the
-    same."""
+    the newest Python CI tests (.ci/run's newer-Python lanes), every Python between them has its own CI lane, and
+    every file that states or checks a floor says the same."""
     import tomllib
 
     spec = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
@@ -211,6 +211,9 @@ def test_the_python_floor_is_stated_alike_everywhere():
     cap = re.fullmatch(r"<\s*3\.(\d+)", spec.split(",")[1].strip())
     newest = max(int(v) for v in re.findall(r"test-newer-python\.sh 3\.(\d+)", (REPO / ".ci/run").read_text()))
     assert cap and int(cap.group(1)) == newest + 1, (spec, newest)   # claimed up to the newest CI tests
+    lanes = {int(v) for v in re.findall(r"test-newer-python\.sh 3\.(\d+)", (REPO / ".ci/run").read_text())}
+    claimed = set(range(int(floor.group(1)) + 1, int(cap.group(1))))   # 3.11 itself runs every other lane
+    assert lanes == claimed, f"claimed Pythons 3.{sorted(claimed)} but CI lanes for 3.{sorted(lanes)}"
     stated = {"README.md": r"Python 3\.(\d+) to 3\.14", "skills/grpo-rlvr-training/SKILL.md": r"Python 3\.(\d+) to 3\.14",
               "bin/grpo-rlvr-plugin": r"sys\.version_info >= \(3, (\d+)\)",
               "scripts/bootstrap.sh": r"sys\.version_info < \(3, (\d+)\)",
