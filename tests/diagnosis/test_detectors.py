@@ -98,14 +98,17 @@ def test_never_solved_is_too_hard(tmp_path):
     assert f.cause == "too_hard" and "SFT first" in f.recommendation
 
 
-def test_signal_lost_mid_run_is_a_collapse_with_an_exact_learning_rate(workspace):
+# The last log's share of equal-reward groups: 1.0, or 0.75 (one of 4 groups held a well-formed completion: the
+# collapse run on a Sapphire Rapids CPU ended so, and was read as too hard when only the last log was judged)
+@pytest.mark.parametrize("last_share", [1.0, 0.75])
+def test_signal_lost_mid_run_is_a_collapse_with_an_exact_learning_rate(workspace, last_share):
     from artifacts import make_artifact
     from grpo_rlvr.run.render import render
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir          # the example brief trains at lr 2e-4
     (run / "output").mkdir()
-    recs = history(**{**HEALTHY, "frac_reward_zero_std": lambda i: 0.1 if i < 3 else 1.0,
+    recs = history(**{**HEALTHY, "frac_reward_zero_std": lambda i: 0.1 if i < 3 else last_share if i == 19 else 1.0,
                       "rewards__exact_match__mean": lambda i: 0.1 if i < 3 else 0.0})
     (run / "output" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     res = diagnose(run)

@@ -365,7 +365,10 @@ def test_learning_rate_that_breaks_the_policy(workspace, warm_model_dir, seed):
     log that averaged steps 1-2 read 0.010 and the run looked too hard). So the run logs its first step too
     (``logging_first_step``): step 1's completions are sampled before any update, so that log measures the warmed
     model itself, and the expectation follows from it: a model that solved some at step 1 and none at the end
-    collapsed."""
+    collapsed. On a CPU with AVX-512 BF16/FP16 and AMX the broken policy's last log held one group with a
+    well-formed completion (share 0.75), and judging that one log read the run as too hard; the end is now judged
+    over the last quarter of the logs. Swept on that CPU (``benchmarks/outcome_sweep.py --seeds 0-3 --modes
+    default,avx2 -k learning_rate_that_breaks``): 8 of 8."""
     diag = run_case(workspace, warm_model_dir, {"learning_rate": 3e-3, "logging_first_step": True}, seed)
     from grpo_rlvr.diagnosis import load_run_logs
 

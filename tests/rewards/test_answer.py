@@ -6,6 +6,8 @@ beside stock math-verify's verdicts."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -106,11 +108,29 @@ def test_pathological_first_item_of_a_fresh_worker_off_the_main_thread():
     assert out[1].score == 1.0
 
 
-def test_a_killed_worker_is_replaced_by_the_warm_spare():
+def test_a_worker_found_dead_is_replaced_by_the_warm_spare_before_any_item():
     r = MATH
     assert r(completions=["#### 2"], answer=["2"]) == [1.0]
     worker = r.warmer.__self__.workers[0]
-    worker._proc.kill()  # as if sympy had crashed the process
+    worker._proc.kill()  # as if sympy had crashed the process between two batches
+    worker._proc.wait()
+    got = r.explain(["#### 3", "#### 4"], answer=["3", "4"])
+    assert [g.score for g in got] == [1.0, 1.0], got
+
+
+# A worker process that says it is ready, takes one item and dies on it (a real process: what the reward sees when
+# sympy crashes mid-item, without waiting on how fast a SIGKILL lands)
+DIES_ON_ITS_ITEM = "import sys; print('\"ready\"', flush=True); sys.stdin.readline(); sys.exit(1)"
+
+
+def test_a_worker_that_dies_on_an_item_scores_it_crashed_and_the_spare_takes_the_rest():
+    r = MATH
+    assert r(completions=["#### 2"], answer=["2"]) == [1.0]
+    worker = r.warmer.__self__.workers[0]
+    with worker._lock:
+        worker._kill()
+        worker._use(subprocess.Popen([sys.executable, "-c", DIES_ON_ITS_ITEM], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, bufsize=0))
     got = r.explain(["#### 3", "#### 4"], answer=["3", "4"])
     assert got[0].score == 0.0 and "crashed" in got[0].reason
     assert got[1].score == 1.0

@@ -116,9 +116,11 @@ def no_learning_signal(logs: RunLogs) -> Finding | None:
     """Most groups (mean share ≥ 0.5 over the run) have equal rewards, so zero advantage. The share comes from
     the logged completions when there are any, else from frac_reward_zero_std. Causes, told apart by quality:
     - *saturated*: quality ≥ 0.9 at the end; too easy;
-    - *collapsed*: the first log had successes and the end has none (≥ 0.8 equal-reward groups, quality below
-      its first value), and either the first log had signal (share ≤ 0.5) or the total reward fell by half:
-      training broke the policy, lower the learning rate;
+    - *collapsed*: the first log had successes and the end has none (≥ 0.8 equal-reward groups over the last
+      quarter of the logs, quality below its first value), and either the first log had signal (share ≤ 0.5) or
+      the total reward fell by half: training broke the policy, lower the learning rate. The end is judged over a
+      quarter, as quality is: one log's share moves in steps of a group (0.25 at 4 groups), and a broken policy
+      that stumbles on one well-formed completion is still broken;
     - *too hard*: quality ≤ 0.1 at the end;
     - *polarised*: in between; prompts are either always or never solved.
     The fix for saturated, too-hard and polarised runs is dynamic sampling (the brief's ``dynamic_sampling``
@@ -149,6 +151,7 @@ class _ZeroSignal:
     q: list[tuple[int, float]]          # the quality series
     q_start: float                      # mean of the first 3 logs
     q_end: float                        # mean of the last quarter
+    share_end: float                    # the share's mean over the last quarter
     q_first: float                      # the first log
     evidence: list[str]
     filter_change: dict
@@ -178,13 +181,18 @@ def _zero_signal(logs: RunLogs) -> _ZeroSignal | None:
         if abs(t - mean) > 0.2:
             evidence.append(f"TRL's frac_reward_zero_std averaged {t:.2f}: it misses groups of equal rewards whose "
                             "float32 std is not exactly zero")
-    q_end = statistics.fmean(v for _, v in q[-max(1, len(q) // 4):]) if q else 0.0
+    q_end = _last_quarter(q) if q else 0.0
     q_start = statistics.fmean(v for _, v in q[:3]) if q else 0.0
     q_first = q[0][1] if q else 0.0
     filter_change, filter_cmd = _filter(logs)
     evidence.append(f"{qname} mean {q_start:.3f} at the start, {q_end:.3f} at the end")
-    return _ZeroSignal(logs, trl, own, in_run, s, mean, qname, q, q_start, q_end, q_first, evidence, filter_change,
-                       filter_cmd)
+    return _ZeroSignal(logs, trl, own, in_run, s, mean, qname, q, q_start, q_end, _last_quarter(s), q_first, evidence,
+                       filter_change, filter_cmd)
+
+
+def _last_quarter(series: list[tuple[int, float]]) -> float:
+    """The mean of a series' last quarter (at least its last value): where a run ended up."""
+    return statistics.fmean(v for _, v in series[-max(1, len(series) // 4):])
 
 
 def _advise(z: _ZeroSignal, why: str, offline: str, skill: bool = True) -> tuple[str, dict]:
@@ -217,7 +225,7 @@ def _collapsed(z: _ZeroSignal) -> Finding | None:
     first = (z.trl or z.own)[0]
     total = z.logs.series("reward")
     total_fell = bool(total) and total[0][1] > 0 and statistics.fmean(v for _, v in total[-3:]) <= 0.5 * total[0][1]
-    if z.q_first > 0 and z.q_end < z.q_first and z.share[-1][1] >= 0.8 and (first[1] <= 0.5 or total_fell):
+    if z.q_first > 0 and z.q_end < z.q_first and z.share_end >= 0.8 and (first[1] <= 0.5 or total_fell):
         return Finding("no_learning_signal", "No learning signal: the run lost it (the policy collapsed)", "critical",
                        z.evidence + [f"at the first log (step {first[0]}) the share of equal-reward groups was "
                                      f"{first[1]:.2f} and {z.qname} {z.q_first:.3f}"
