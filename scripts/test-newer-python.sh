@@ -4,7 +4,7 @@
 # (the newest that torch and vLLM's CPU build accept: Debian's testing suite, forky). The sandbox runs model-written
 # code, and the readers (JSON, YAML, JSONL, answers) take hostile input: those are where a Python version changes
 # behaviour (3.13's json parses nesting that 3.11 refuses, for one). The torch stack itself is tested on 3.11 by the
-# other lanes: the registry's torch wheels for 3.12 and later are CUDA builds (5 GB), so this lane installs none.
+# other lanes: the registry's torch wheels for 3.12 and later are CUDA builds (5 GB), so this mode installs none.
 #
 # As root: builds a Debian (or Ubuntu) root file system with that Python with debootstrap once (kept in
 # $GRPO_RLVR_PY_ROOTS/<suite>, default /var/cache/grpo-rlvr-ci/<suite>; under a minute here), creates the user there, copies
@@ -15,9 +15,9 @@
 # are. Arguments after the version go to pytest; --prepare builds the root and the venv and runs no test.
 #
 # --full (after the version, before --prepare or pytest's arguments) runs the whole non-e2e suite instead, in a venv
-# with the whole tested stack: torch from the registry, a CUDA build (about 5 GB of downloads and disk), so it is not
-# a CI lane; run it by hand to check a Python end to end. It copies the whole working tree and adds git, gcc and
-# the Python headers to the root.
+# with the whole tested stack: torch from the registry, a CUDA build (about 5 GB of downloads and disk; 65 s to
+# install here). CI runs it on the newest Python (3.14) only; the others take it by hand. It copies the whole working
+# tree and adds git, gcc and the Python headers to the root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then
@@ -51,9 +51,12 @@ if [ ! -f "$root/.grpo-rlvr-ready" ]; then
     mkdir -p "$k/lists/partial" "$k/archives/partial"
     echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
       > "$k/sources.list"
+    trap 'rm -rf "$k"' EXIT
+    mkdir -p "$k/cache"
+    chmod 755 "$k" && chown _apt "$k/lists/partial" "$k/archives/partial"   # apt downloads as its _apt user
     apt_here=(apt-get -qq -o Dir::Etc::SourceList="$k/sources.list" -o Dir::Etc::SourceParts=/dev/null
-              -o Dir::State::Lists="$k/lists" -o Dir::Cache::Archives="$k/archives" -o Debug::NoLocking=1
-              -o APT::Sandbox::User=root)   # a temporary folder of root's: no _apt download user
+              -o Dir::State::Lists="$k/lists" -o Dir::Cache="$k/cache" -o Dir::Cache::Archives="$k/archives"
+              -o Debug::NoLocking=1)   # all of it in the temporary folder: the machine's own apt state is untouched
     "${apt_here[@]}" update && (cd "$k" && "${apt_here[@]}" download ubuntu-keyring 2>/dev/null) || {
       echo "Error: could not fetch Debian's ubuntu-keyring package (needed to check Ubuntu's archive)" >&2; exit 1; }
     dpkg-deb -x "$k"/ubuntu-keyring_*.deb "$k/x"
@@ -64,7 +67,7 @@ if [ ! -f "$root/.grpo-rlvr-ready" ]; then
     --include=$py,$py-venv,libseccomp2,ca-certificates "$suite" "$root" "$mirror" "$script" \
     >"$root.debootstrap.log" 2>&1 || {
     tail -20 "$root.debootstrap.log" >&2; echo "Error: debootstrap failed" >&2; exit 1; }
-  [ -z "${k:-}" ] || rm -rf "$k"
+  [ -z "${k:-}" ] || rm -rf "$k"   # (the trap covers an exit before this; the script ends in exec, past any trap)
   touch "$root/.grpo-rlvr-ready"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
@@ -81,13 +84,16 @@ work=$home/grpo-rlvr-tests
 rm -rf "$root$work"
 mkdir -p "$root$work"
 if [ "$full" = 1 ]; then   # the whole working tree (tracked and new files; not .venv nor what .gitignore leaves out)
-  git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$root$work"
+  git ls-files -z --cached --others --exclude-standard |   # a tracked file deleted here is skipped, not an error
+    tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$root$work"
   # git (some tests make repositories), a C compiler and the headers (a dev dependency may build from source).
-  # Debian testing's Release file is valid for a week: a mirror that lags behind it is still signed, so the date
-  # check alone is waived here.
+  # Debian testing's Release file is valid for a week: a mirror that lags behind it is still signed, so for that
+  # suite alone the date check is waived.
+  valid=""
+  [ "$suite" = forky ] && valid="-o Acquire::Check-Valid-Until=false"
   chroot "$root" sh -c "command -v git >/dev/null && command -v gcc >/dev/null && [ -e /usr/include/$py/Python.h ] ||
-    { apt-get -o Acquire::Check-Valid-Until=false update -qq &&
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git gcc $py-dev >/dev/null; }" </dev/null
+    { apt-get $valid update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git gcc $py-dev >/dev/null; }" \
+    </dev/null
 else
   cp -r src tests hooks examples docs skills references README.md pyproject.toml constraints.txt "$root$work/"
 fi
@@ -131,8 +137,7 @@ exec unshare --mount --pid --fork bash -c '
   pivot_root . .oldroot
   umount -l /.oldroot
   "$@"   # not exec: bash stays PID 1 of the namespace and reaps what is orphaned there (tests kill launchers with -9)
-  status=$?
-  exit "$status"
+  exit   # a command after it, so that bash does not exec the last one itself
   ' pivot "$root" \
   runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" HF_HUB_OFFLINE=1 PYTHONPATH="$work/src" \
   bash -c 'cd "$0" && exec "$1/bin/python" -m pytest -q -p no:cacheprovider "${@:2}"' "$work" "$venv" \

@@ -14,12 +14,10 @@ from transformers import TrainerControl, TrainerState
 
 from grpo_rlvr.diagnosis.detectors import MIN_RECORDS_FOR_TREND
 from grpo_rlvr.diagnosis.watchdog import WATCH_LOG, Watch, Watchdog, stop_message
-from histories import HEALTHY, history, write_completions
+from histories import ENTROPY_COLLAPSE, HEALTHY, history, write_completions
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "demo_trainer_state.json"
 
-ENTROPY_COLLAPSE = {"entropy": lambda i: 0.5 * 0.8 ** i, "reward": lambda i: 0.3,
-                    "rewards__exact_match__mean": lambda i: 0.1}
 LENGTH = {"completions__mean_length": lambda i: 20 + 3 * i, "rewards__exact_match__mean": lambda i: 0.1}
 FORMAT_HACK = {"rewards__format__mean": lambda i: min(1.0, 0.5 + 0.05 * i), "rewards__exact_match__mean": lambda i: 0.1}
 COLLAPSE = {"frac_reward_zero_std": lambda i: 0.1 if i < 3 else 1.0, "rewards__exact_match__mean":
@@ -139,6 +137,50 @@ def feed(cb, records, max_steps=0) -> TrainerControl:
         if control.should_training_stop:
             break
     return control
+
+
+# Each rank of a two-process gloo group feeds the same collapsing log to its own Watchdog (only rank 0 checks)
+RANKS = """
+import io, json, sys
+import torch.distributed as dist
+from transformers import TrainerControl, TrainerState
+from grpo_rlvr.diagnosis.watchdog import Watchdog
+from histories import ENTROPY_COLLAPSE, HEALTHY, history
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+cb = Watchdog(sys.argv[1], sys.argv[1] + f"/output-{rank}", stream=io.StringIO())
+state, control = TrainerState(), TrainerControl()
+state.is_world_process_zero = rank == 0
+for r in history(**{**HEALTHY, **ENTROPY_COLLAPSE}):
+    state.global_step = r["step"]
+    control = cb.on_log(None, state, control, logs={k: v for k, v in r.items() if k != "step"}) or control
+    if control.should_training_stop:
+        break
+with open(f"{sys.argv[1]}/rank{rank}.json", "w") as f:   # a file each: two ranks' prints can interleave
+    json.dump({"step": state.global_step, "stopped_run": cb.stopped_run, "checks": cb.watch.checks}, f)
+dist.destroy_process_group()
+"""
+
+
+def test_every_rank_agrees_that_the_watchdog_stopped_the_run(tmp_path):
+    """train.py skips the final save when the watchdog stopped the run; under FSDP or ZeRO-3 that save is a
+    collective, so a rank that thought the run went on would wait there for the others. Two real processes."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "ranks.py"
+    script.write_text(RANKS)
+    here = Path(__file__).parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), str(here.parent)]), OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                           str(script), str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r0, r1 = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
+    assert r0["stopped_run"] and r1["stopped_run"], (r0, r1)
+    assert r0["step"] == r1["step"]   # stopped at the same step
+    assert r0["checks"] > 0 and r1["checks"] == 0   # rank 0 alone decided
 
 
 def test_the_callback_asks_the_trainer_for_a_checkpoint_and_a_stop(tmp_path):

@@ -111,11 +111,15 @@ def test_pathological_first_item_of_a_fresh_worker_off_the_main_thread():
 def test_a_worker_found_dead_is_replaced_by_the_warm_spare_before_any_item():
     r = MATH
     assert r(completions=["#### 2"], answer=["2"]) == [1.0]
-    worker = r.warmer.__self__.workers[0]
+    pool = r.warmer.__self__
+    worker = pool.workers[0]
     worker._proc.kill()  # as if sympy had crashed the process between two batches
     worker._proc.wait()
+    pool.spare.fill()
+    spare = pool.spare._proc
     got = r.explain(["#### 3", "#### 4"], answer=["3", "4"])
     assert [g.score for g in got] == [1.0, 1.0], got
+    assert worker._proc is spare   # the warm spare took the dead worker's place
 
 
 # A worker process that says it is ready, takes one item and dies on it (a real process: what the reward sees when

@@ -227,7 +227,9 @@ def _collapsed(z: _ZeroSignal) -> Finding | None:
     total_fell = bool(total) and total[0][1] > 0 and statistics.fmean(v for _, v in total[-3:]) <= 0.5 * total[0][1]
     if z.q_first > 0 and z.q_end < z.q_first and z.share_end >= 0.8 and (first[1] <= 0.5 or total_fell):
         return Finding("no_learning_signal", "No learning signal: the run lost it (the policy collapsed)", "critical",
-                       z.evidence + [f"at the first log (step {first[0]}) the share of equal-reward groups was "
+                       z.evidence + [f"over the last quarter of the logs the share of equal-reward groups "
+                                     f"averaged {z.share_end:.2f} (collapsed at 0.8 or more)",
+                                     f"at the first log (step {first[0]}) the share of equal-reward groups was "
                                      f"{first[1]:.2f} and {z.qname} {z.q_first:.3f}"
                                      + (f", the reward {total[0][1]:.3f} (now {total[-1][1]:.3f})" if total else "")
                                      + ": the model had signal, training lost it"],

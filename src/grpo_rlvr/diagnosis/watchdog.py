@@ -271,6 +271,7 @@ class Watchdog(TrainerCallback):
         self.watch = Watch(output_dir, lock, stop_on, every, window, self.stream)
         self.trainer_callbacks: list = []   # the Trainer's own (report_through): its dashboards are among them
         self.dashboards_failed: set[str] = set()   # each failing dashboard is said once
+        self._stopped_everywhere = False   # rank 0's stop, once every rank has it (stopped_run)
 
     def report_through(self, trainer) -> None:
         """Send the watchdog's dashboard metrics to the dashboards ``trainer`` reports to (``report_to``): the
@@ -283,6 +284,12 @@ class Watchdog(TrainerCallback):
 
     @property
     def stopped_run(self) -> bool:
+        """Whether the watchdog stopped this run, the same on every rank: only rank 0 checks, and the ranks that
+        save the final model must agree (under FSDP or ZeRO-3 that save is a collective: a rank that went on to it
+        alone would wait for the others until the timeout)."""
+        return self._stopped_everywhere
+
+    def _stopped_here(self) -> bool:
         return self.watch.stopped is not None and self.watch.stopped["event"] == "stop"
 
     def on_log(self, args, state, control, logs=None, **kwargs):
@@ -298,8 +305,9 @@ class Watchdog(TrainerCallback):
             _to_dashboards(self.trainer_callbacks, args, state, control, self._dashboard_metrics(findings, logs),
                            self.dashboards_failed)
             self.watch.spent += time.monotonic() - t0
-        stop = _on_every_rank(before is None and self.stopped_run)
+        stop = _on_every_rank(before is None and self._stopped_here())
         if stop:
+            self._stopped_everywhere = True
             control.should_save = True
             control.should_training_stop = True
             if state.is_world_process_zero:

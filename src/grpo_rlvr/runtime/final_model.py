@@ -6,6 +6,10 @@ sharded state it writes nothing, so ``final/`` would be empty after a whole run.
 switches accelerate's FSDP plugin to the full state dict (gathered to the CPU of rank 0, as accelerate provides
 for "train sharded, save full"), so ``final/`` holds weights that ``from_pretrained`` loads, as on one GPU.
 Checkpoints saved during training stay sharded. Single-process, DDP and DeepSpeed runs save as before.
+
+Cost: the whole model is gathered into rank 0's host memory once, at the end (2 bytes a parameter in bf16: 140 GB
+for a 70B model), also for a LoRA run, whose save then keeps only the adapter's weights. Every rank must call it:
+the gather is a collective (the watchdog's stop is known on every rank, so a stopped run skips it on all of them).
 """
 
 from __future__ import annotations
