@@ -167,15 +167,23 @@ def test_every_rank_agrees_that_the_watchdog_stopped_the_run(tmp_path):
     """train.py skips the final save when the watchdog stopped the run; under FSDP or ZeRO-3 that save is a
     collective, so a rank that thought the run went on would wait there for the others. Two real processes."""
     import os
+    import socket
     import subprocess
     import sys
 
     script = tmp_path / "ranks.py"
     script.write_text(RANKS)
     here = Path(__file__).parent
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), str(here.parent)]), OMP_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                           str(script), str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
+    # loopback only, by address: gloo otherwise resolves this machine's hostname, which a minimal root (a CI lane)
+    # may not know, and waits on it
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), str(here.parent)]), OMP_NUM_THREADS="1",
+               GLOO_SOCKET_IFNAME="lo")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
+                           "--master_addr", "127.0.0.1", "--master_port", str(port), str(script), str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     r0, r1 = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
     assert r0["stopped_run"] and r1["stopped_run"], (r0, r1)
