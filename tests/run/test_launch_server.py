@@ -122,6 +122,26 @@ def test_dry_run_two_nodes(workspace):
     assert acc["num_machines"] == 2 and acc["num_processes"] == 12 and acc["main_process_port"] == 29500
 
 
+def test_dry_run_with_signals_ignored_and_no_python_on_path(workspace, tmp_path):
+    """Started as a background job of a script (SIGINT ignored on entry, as in CI's background lanes) on a box
+    whose PATH has bash and coreutils but no `python`: launch.sh starts itself again with the signals at their
+    defaults without needing a Python, and prints the plan. (It used to re-exec through `python` and failed
+    with `exec: python: not found`, CI's py314 lane from a fresh root.)"""
+    import shutil
+
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "env", "awk", "dirname", "cat"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    res = subprocess.run(["bash", str(run / "launch.sh")], capture_output=True, text=True,
+                         env={"PATH": str(bin_dir), "GRPO_RLVR_DRY_RUN": "1"},
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert res.returncode == 0, res.stderr
+    assert "python: not found" not in res.stderr
+    assert "CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml train.py" in res.stdout
+
+
 def launch(run, standins, port, ignore_sigint=False, command=None, **env):
     # a free port for this test, rendered from the brief (launch.sh refuses rendered files edited afterwards)
     assert f"VLLM_PORT={port}" in (run / "launch.sh").read_text()
