@@ -78,15 +78,15 @@ def main(argv=None) -> int:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from grpo_rlvr import vllm_engine
     from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.rollout import vllm_engine
+    from grpo_rlvr.rollout.sampling import SamplingParams, encode_prompts, generate, generate_vllm
     from grpo_rlvr.runtime import vllm_cpu
-    from grpo_rlvr.sampling import SamplingParams, encode_prompts, generate, generate_vllm
 
     root = Path(tempfile.mkdtemp(prefix="bench-sampling-"))
     model_dir = build_model(root, args.hidden, args.layers)
     brief = load_brief(write_brief(root, args.max_tokens))
-    from grpo_rlvr.dataset_io import load_rows
+    from grpo_rlvr.dataset.rows import load_rows
 
     prompts = [r["prompt"] for r in load_rows(brief)[: args.prompts]]
     params = SamplingParams(temperature=1.0, top_p=1.0, max_completion_length=args.max_tokens, seed=3407)

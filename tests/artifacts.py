@@ -3,14 +3,14 @@ outcome are scored by the real rewards and written by the real ``write_artifact`
 
 ``review_all`` writes what ``grpo-rlvr review`` records for a person who read each sample for a few seconds
 (kind ``human``, reviewer, reading time, bound to the manifest's seal and the sample's digest), through the same
-``make_verdict``. The review itself is tested in a real pty (tests/test_review.py)."""
+``make_verdict``. The review itself is tested in a real pty (tests/review/test_session.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from grpo_rlvr.brief import load_brief
-from grpo_rlvr.dataset_io import load_rows
+from grpo_rlvr.dataset.rows import load_rows
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.artifact import make_verdict
 from grpo_rlvr.inspection.run import write_artifact

@@ -58,7 +58,7 @@ def test_validate_reads_the_base_from_adapter_config(workspace, sft_adapter, tin
 
 def test_validate_says_vllm_needs_merged_weights_and_lora_continues_the_adapter(workspace, sft_adapter):
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.validation import adapter_warnings
+    from grpo_rlvr.validate.report import adapter_warnings
 
     p = adapter_brief(workspace, sft_adapter, method="lora", lora={"r": 8},
                       hardware={"accelerator": "gpu", "num_gpus": 1},

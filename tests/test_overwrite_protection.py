@@ -12,7 +12,7 @@ import pytest
 
 from artifacts import make_artifact
 from grpo_rlvr.errors import ConfigError
-from grpo_rlvr.gate import check_gate
+from grpo_rlvr.gate.check import check_gate
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.run.render import render
 
@@ -35,7 +35,7 @@ def test_force_keeps_a_backup_of_the_reviewed_inspection(workspace):
         make_artifact(workspace / "brief.yaml", art, verdict=None)
     before = (art / "samples.jsonl").read_bytes()
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.dataset_io import load_rows
+    from grpo_rlvr.dataset.rows import load_rows
     from grpo_rlvr.inspection.run import write_artifact
 
     brief = load_brief(workspace / "brief.yaml")

@@ -132,7 +132,7 @@ def test_a_forged_pycache_for_a_helper_of_the_reward_is_not_what_scores(own_mode
 def test_a_helper_shipped_only_as_bytecode_is_bound(own_model, tmp_path):
     """A helper that exists only as `helper.pyc` beside the reward (Python imports such a file) was left out of the
     closure, which took only `.py` files: rewritten after the review, it changed the scores unseen."""
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.gate.check import check_gate
 
     (tmp_path / "build").mkdir()
     src = tmp_path / "build" / "sum_helper_only_pyc.py"    # compiled elsewhere: beside the reward only the .pyc
@@ -280,8 +280,8 @@ def test_accelerate_mixed_precision_in_the_environment_does_not_change_a_reviewe
     train.py builds its GRPOConfig in the rendered precision."""
     from trl import GRPOConfig
 
+    from grpo_rlvr.run.guard import grpo_config
     from grpo_rlvr.run.render import render
-    from grpo_rlvr.runtime.run_guard import grpo_config
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir

@@ -147,7 +147,7 @@ def test_with_a_held_out_set_logging_steps_moves_eval_steps_without_moving_the_f
 
 def test_validate_says_which_keys_are_not_bound_to_the_review(workspace):
     from grpo_rlvr.cli.validate import format_validate_report
-    from grpo_rlvr.validation import validate_report
+    from grpo_rlvr.validate.report import validate_report
 
     report = validate_report(workspace / "brief.yaml")
     cfg = report["grpo_config"]

@@ -49,7 +49,7 @@ REFUSE_EACH = """
 import json, sys
 from types import SimpleNamespace
 from grpo_rlvr.errors import MachineError
-from grpo_rlvr.runtime.run_guard import refuse_missing_dashboards
+from grpo_rlvr.run.guard import refuse_missing_dashboards
 said = {}
 for name in sys.argv[1:]:
     try:

@@ -11,7 +11,7 @@ import pytest
 
 from briefs import write_brief
 from grpo_rlvr.brief import load_brief
-from grpo_rlvr.dataset_io import load_rows, load_split
+from grpo_rlvr.dataset.rows import load_rows, load_split
 from grpo_rlvr.errors import ConfigError, InputFileError
 from grpo_rlvr.run.render import render
 from paths import CLI
@@ -109,7 +109,7 @@ def test_the_built_prompt_goes_through_the_chat_template(workspace):
     system messages, so a template that writes every message stands in for an instruct model's)."""
     from transformers import AutoTokenizer
 
-    from grpo_rlvr.sampling import encode_prompts
+    from grpo_rlvr.rollout.sampling import encode_prompts
 
     p = _brief(workspace, {"path": "./data/train.jsonl"}, prompt={"system": "answer"})
     rows = load_rows(load_brief(p))

@@ -17,7 +17,7 @@ from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.methods import LORA_DEFAULTS, METHOD_GRPO_DEFAULTS, defaults_table
 from grpo_rlvr.errors import MachineError
 from grpo_rlvr.run.render import render
-from grpo_rlvr.validation import validate_report
+from grpo_rlvr.validate.report import validate_report
 from outcome_seeds import training_outcome
 from paths import CLI
 

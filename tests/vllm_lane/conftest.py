@@ -51,6 +51,6 @@ def release_kept_engine():
     """Shut the engine preflight and inspect keep down before the interpreter exits (vLLM's own exit-time
     shutdown then logs into closed streams)."""
     yield
-    from grpo_rlvr import vllm_engine
+    from grpo_rlvr.rollout import vllm_engine
 
     vllm_engine.release()

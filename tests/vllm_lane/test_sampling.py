@@ -17,11 +17,11 @@ def ws(tmp_path_factory, warm_model_dir):
 
 @pytest.mark.e2e
 def test_preflight_and_inspect_share_one_engine_sized_from_the_brief(ws):
-    from grpo_rlvr import vllm_engine
     from grpo_rlvr.inspection import load_artifact
     from grpo_rlvr.inspection.run import inspect_rewards
+    from grpo_rlvr.preflight.success_rate import preflight
+    from grpo_rlvr.rollout import vllm_engine
     from grpo_rlvr.runtime.vllm_cpu import vllm_platform
-    from grpo_rlvr.success_rate import preflight
 
     built = vllm_engine.builds
     pre = preflight(ws / "brief.yaml", prompts=16, k=8)
@@ -46,7 +46,7 @@ def test_samples_are_distinct_per_prompt_and_carry_stop_reasons(ws):
     from transformers import AutoTokenizer
 
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.sampling import SamplingParams, draw
+    from grpo_rlvr.rollout.sampling import SamplingParams, draw
 
     brief = load_brief(ws / "brief.yaml")
     tok = AutoTokenizer.from_pretrained(ws / "model")
@@ -65,8 +65,8 @@ def test_samples_are_distinct_per_prompt_and_carry_stop_reasons(ws):
 def test_cli_json_names_the_engine_and_stdout_holds_only_json(ws, capfd):
     """`grpo-rlvr preflight --json`, in this process so it reuses the kept engine (one engine start saved); capfd
     reads the file descriptors, so output from vLLM's engine process would show too."""
-    from grpo_rlvr import vllm_engine
     from grpo_rlvr.cli.main import main
+    from grpo_rlvr.rollout import vllm_engine
 
     built, kept = vllm_engine.builds, vllm_engine.kept_spec() is not None
     code = main(["preflight", str(ws / "brief.yaml"), "--json", "--prompts", "8"])

@@ -42,10 +42,10 @@ from grpo_rlvr.brief.types import (
     Variant,
     Watch,
 )
+from grpo_rlvr.brief.variants import VARIANTS, variants_in
+from grpo_rlvr.dataset.prompts import PromptSpec, check_prompt
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
 from grpo_rlvr.identity import dataset_identity, fingerprint, model_identity
-from grpo_rlvr.prompts import PromptSpec, check_prompt
-from grpo_rlvr.variants import VARIANTS, variants_in
 
 __all__ = ["RECIPE", "load_brief", "read_yaml", "reward_identity", "sampling_identity"]
 

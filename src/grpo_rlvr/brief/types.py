@@ -161,7 +161,7 @@ class Brief:
     # the Brief's copy, only the lock writer does (tests/test_layers.py); diagnose reads the lock's copy of a run.
     as_written: MappingProxyType = field(repr=False, default_factory=lambda: MappingProxyType({}))
     dynamic_sampling: DynamicSampling | None = None  # None: off (plain TRL sampling)
-    sampling_engine: str = "auto"    # preflight/inspect/evaluation: auto | vllm | transformers (vllm_engine.py)
+    sampling_engine: str = "auto"    # preflight/inspect/evaluation: auto | vllm | transformers (rollout/vllm_engine.py)
     prompt_examples: tuple = ()      # ``prompt.examples``: {row, correct, wrong, malformed} that validate scores
     base_run_diagnosis: str | None = None  # ``base_run.diagnosis`` as written (relative to base_dir)
     lora_section: bool = False       # the brief has a ``lora:`` section (even an empty one)

@@ -147,7 +147,7 @@ def sampled_accuracy(model_dir: Path, eval_rows: list[dict], per_prompt: int, te
     """Oracle-checked accuracy of sampled completions (the same sampler training uses)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from grpo_rlvr.sampling import SamplingParams, generate, prompt_text
+    from grpo_rlvr.rollout.sampling import SamplingParams, generate, prompt_text
 
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)
@@ -164,7 +164,7 @@ def oracle_review(inspection_dir: Path, t=task) -> dict:
     from grpo_rlvr.inspection import load_artifact
     from grpo_rlvr.inspection.artifact import make_verdict
     from grpo_rlvr.inspection.report import render_report
-    from grpo_rlvr.sampling import prompt_text
+    from grpo_rlvr.rollout.sampling import prompt_text
 
     art = load_artifact(inspection_dir)
     disagree = 0
@@ -244,8 +244,8 @@ def run_demo(workdir=None, grpo_steps: int | None = None, seed: int = 0, eval_sa
 # --- the phases -------------------------------------------------------------------------------------------------
 
 # The modules the phases use, imported before the clock starts: no phase's time counts their import.
-_PHASE_MODULES = ("grpo_rlvr.diagnosis", "grpo_rlvr.gate", "grpo_rlvr.inspection", "grpo_rlvr.run.launch",
-                  "grpo_rlvr.run.render", "grpo_rlvr.success_rate")
+_PHASE_MODULES = ("grpo_rlvr.diagnosis", "grpo_rlvr.gate.check", "grpo_rlvr.inspection", "grpo_rlvr.run.launch",
+                  "grpo_rlvr.run.render", "grpo_rlvr.preflight.success_rate")
 
 
 def _prepare_process() -> int:
@@ -300,7 +300,7 @@ def _write_inputs(work: Path, t, seed: int, brief_overrides: dict | None) -> tup
 def _models(run: _DemoRun):
     """build → preflight (untrained) → SFT warmup → preflight: the two preflight results and the warmed-up
     model's folder, which WORKDIR/model points at."""
-    from grpo_rlvr.success_rate import preflight
+    from grpo_rlvr.preflight.success_rate import preflight
 
     ph = run.ph
     ph.start("build", "building the tiny model (character tokenizer + ~0.9M-parameter Qwen2), cached on disk")
@@ -340,7 +340,7 @@ def _accuracy(run: _DemoRun, phase: str, what: str, model_dir: Path, s: dict) ->
 
 def _inspect_review_gate(run: _DemoRun):
     """inspect → the oracle's review → the gate; returns the gate's result."""
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.gate.check import check_gate
     from grpo_rlvr.inspection import inspect_rewards
 
     ph = run.ph

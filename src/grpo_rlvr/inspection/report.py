@@ -6,7 +6,7 @@ from pathlib import Path
 
 from grpo_rlvr.files import write_text_atomic
 from grpo_rlvr.inspection.artifact import REPORT
-from grpo_rlvr.sampling import prompt_text
+from grpo_rlvr.rollout.sampling import prompt_text
 from grpo_rlvr.templating import environment
 
 

@@ -15,7 +15,7 @@ from grpo_rlvr import __version__
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.loader import reward_identity, sampling_identity
 from grpo_rlvr.cpu_time import check_sampling_time
-from grpo_rlvr.dataset_io import load_rows, reward_columns
+from grpo_rlvr.dataset.rows import load_rows, reward_columns
 from grpo_rlvr.errors import ConfigError, InputFileError
 from grpo_rlvr.files import atomic_directory, move_aside, write_json_atomic, write_jsonl_atomic
 from grpo_rlvr.identity import dataset_identity, fingerprint, model_identity
@@ -32,7 +32,7 @@ from grpo_rlvr.inspection.review_lock import holder
 from grpo_rlvr.inspection.selection import outcome, select
 from grpo_rlvr.inspection.signing_policy import policy_record
 from grpo_rlvr.rewards import combine, from_brief
-from grpo_rlvr.sampling import SamplingParams, draw
+from grpo_rlvr.rollout.sampling import SamplingParams, draw
 
 log = logging.getLogger(__name__)
 MIN_SAMPLES, MAX_SAMPLES = 50, 100

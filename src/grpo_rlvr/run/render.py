@@ -25,10 +25,10 @@ from grpo_rlvr.brief import Brief, load_brief
 from grpo_rlvr.brief.methods import QLORA_QUANTIZATION
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import move_aside, write_text_atomic
+from grpo_rlvr.rollout.vllm_engine import colocate_kv_cache_gib
 from grpo_rlvr.run.lock import LOCK, read_lock_if_any, with_hashes, write_lock
 from grpo_rlvr.run.plan import VLLM_PORT, LaunchPlan, server_argv, training_argv
 from grpo_rlvr.templating import environment
-from grpo_rlvr.vllm_engine import colocate_kv_cache_gib
 
 TRL_VERSION = "1.16"
 RUN_FILES = ("grpo_config.yaml", "train.py", "accelerate.yaml", "launch.sh", "brief.lock.json")

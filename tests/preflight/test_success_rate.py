@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from grpo_rlvr.success_rate import pass_at_k, preflight
+from grpo_rlvr.preflight.success_rate import pass_at_k, preflight
 
 
 def test_pass_at_k_unbiased_estimator():
@@ -26,7 +26,7 @@ def test_untrained_model_routes_to_sft(workspace):
 def test_preflight_filter_writes_the_learnable_subset(workspace, tmp_path):
     """On the untrained model every prompt is never solved: keep-share 0 keeps none, keep-share 1 keeps all,
     and the filtered file is in the dataset's own column names, loadable as a dataset again."""
-    from grpo_rlvr.dataset_io import read_jsonl
+    from grpo_rlvr.dataset.rows import read_jsonl
 
     small = [r for r in read_jsonl(workspace / "data" / "train.jsonl")][:24]
     (workspace / "data" / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in small))
@@ -48,8 +48,8 @@ def test_preflight_tries_a_low_temperature_before_it_says_sft_first(workspace):
 def test_preflight_splits_correctness_signal_from_format_signal():
     """Scored by the real rewards: a group where some answers are right carries a correctness signal; a group
     where all are wrong but some are well-formed varies only in format; a group scored alike carries none."""
+    from grpo_rlvr.preflight.success_rate import signal_shares
     from grpo_rlvr.rewards import build_reward, combine
-    from grpo_rlvr.success_rate import signal_shares
 
     rewards = [build_reward("format", {}), build_reward("exact_match", {})]
     groups = [["<answer>7</answer>", "<answer>6</answer>", "7", "<answer>7</answer>"],   # right and wrong

@@ -12,7 +12,7 @@ import yaml
 
 from artifacts import make_artifact
 from briefs import write_brief
-from grpo_rlvr.gate import check_gate
+from grpo_rlvr.gate.check import check_gate
 from grpo_rlvr.identity import hash_cache
 from hub_cache_layout import add_snapshot
 

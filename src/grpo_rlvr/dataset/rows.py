@@ -21,9 +21,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from grpo_rlvr.dataset.prompts import build_prompt
 from grpo_rlvr.errors import InputFileError
 from grpo_rlvr.jsonl import read_jsonl
-from grpo_rlvr.prompts import build_prompt
 
 _private_cache: list[str] = []
 
@@ -72,7 +72,7 @@ def _load_dataset(field: str, ref: str, local: bool, split: str, subset: str | N
 
 def load_rows(brief) -> list[dict]:
     """All rows of the brief's dataset, with columns mapped (``prompt`` + reward argument names) and the prompt
-    built by the brief's ``prompt`` section (``grpo_rlvr.prompts``)."""
+    built by the brief's ``prompt`` section (``grpo_rlvr.dataset.prompts``)."""
     spec = brief.dataset
     p = Path(spec.resolved)
     if spec.is_local and p.suffix == ".jsonl":

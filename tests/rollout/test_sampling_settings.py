@@ -8,7 +8,7 @@ import pytest
 
 from briefs import brief_for
 from grpo_rlvr.brief import load_brief
-from grpo_rlvr.sampling import SamplingParams, encode_prompts, generate
+from grpo_rlvr.rollout.sampling import SamplingParams, encode_prompts, generate
 
 
 @pytest.fixture(scope="module")

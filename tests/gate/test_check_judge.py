@@ -17,7 +17,7 @@ import yaml
 
 from artifacts import make_artifact
 from briefs import example_brief_text
-from grpo_rlvr.gate import check_gate
+from grpo_rlvr.gate.check import check_gate
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.artifact import make_verdict
 

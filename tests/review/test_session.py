@@ -16,9 +16,9 @@ import time
 import pytest
 
 from artifacts import completions_for, make_artifact
-from grpo_rlvr.gate import check_gate
+from grpo_rlvr.gate.check import check_gate
 from grpo_rlvr.inspection import load_artifact
-from grpo_rlvr.review import DWELL_S, PROMPT, inert
+from grpo_rlvr.review.session import DWELL_S, PROMPT, inert
 from terminal import Terminal
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
@@ -116,7 +116,7 @@ def test_one_review_at_a_time_and_a_stale_write_keeps_every_disagreement(workspa
     # A writer the lock cannot stop (another machine on a network file system): it records two disagreements,
     # one on the sample alice is reading and one ahead of her.
     code = ("import sys; from grpo_rlvr.inspection import load_artifact; from grpo_rlvr.inspection.artifact import "
-            "make_verdict; from grpo_rlvr.review import save_verdict; art = load_artifact(sys.argv[1]); "
+            "make_verdict; from grpo_rlvr.review.session import save_verdict; art = load_artifact(sys.argv[1]); "
             "[save_verdict(art.dir, s['id'], make_verdict(art.manifest, s, 'disagree', 'carol', 'human', 5.0, "
             "note='carol: ' + s['id']), None) for s in art.samples if s['id'] in ('s000', 's003')]")
     subprocess.run([sys.executable, "-c", code, str(art)], check=True, timeout=60)

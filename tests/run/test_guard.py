@@ -15,10 +15,10 @@ import yaml
 
 from artifacts import make_artifact
 from briefs import example_brief_text
+from grpo_rlvr.run.guard import SMOKE_MARKER, _prepare_output
 from grpo_rlvr.run.launch import summary_step
 from grpo_rlvr.run.lock import changed_files, read_lock, sha256_file
 from grpo_rlvr.run.render import RUN_FILES, render
-from grpo_rlvr.runtime.run_guard import SMOKE_MARKER, _prepare_output
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 VENV_ON_PATH = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}  # an activated venv

@@ -34,7 +34,7 @@ from grpo_rlvr.inspection.artifact import SAMPLES, load_artifact, make_verdict
 from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.review_lock import review_lock
 from grpo_rlvr.inspection.signature import sign_review
-from grpo_rlvr.sampling import prompt_text
+from grpo_rlvr.rollout.sampling import prompt_text
 
 DWELL_S = 0.5   # a sample is on screen at least this long before a key counts
 PROMPT = "[a]gree  [d]isagree  [b]ack  [q]uit > "

@@ -11,7 +11,7 @@ import pytest
 
 from artifacts import completions_for, make_artifact, review_all
 from grpo_rlvr.errors import GateError, GateRefused
-from grpo_rlvr.gate import check_gate
+from grpo_rlvr.gate.check import check_gate
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.artifact import sample_digest
 
@@ -39,7 +39,7 @@ def test_valid_artifact_passes(artifact, workspace):
 
 def test_a_loaded_brief_gives_the_same_result_as_its_path(artifact, workspace):
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.gate import RULES
+    from grpo_rlvr.gate.check import RULES
 
     edit_samples(artifact, lambda ss: ss[3].update(total=ss[3]["total"] + 0.5))  # one rule fails, the same way
     by_path, by_brief = (check_gate(artifact, brief=b) for b in (workspace / "brief.yaml",
@@ -60,7 +60,7 @@ def test_gate_cli_json_and_speed(artifact, workspace):
 
 
 def test_gate_imports_no_torch(artifact):
-    code = ("import sys; from grpo_rlvr.gate import check_gate; r = check_gate(sys.argv[1]); "
+    code = ("import sys; from grpo_rlvr.gate.check import check_gate; r = check_gate(sys.argv[1]); "
             "print(r.passed, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(artifact)], capture_output=True, text=True)
     assert out.stdout.split() == ["True", "False"], out.stderr

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from grpo_rlvr.runtime.watch_log import JsonlTail
-from grpo_rlvr.watch_view import Watcher, format_view
+from grpo_rlvr.watch.view import Watcher, format_view
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 LOCK = {"grpo_config": {"max_steps": 20},

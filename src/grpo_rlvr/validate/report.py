@@ -40,7 +40,7 @@ def read_local_data(brief) -> None:
     Raises:
         InputFileError: a line that is not one JSON object, or a file that is not JSON.
     """
-    from grpo_rlvr.dataset_io import load_rows
+    from grpo_rlvr.dataset.rows import load_rows
     from grpo_rlvr.jsonl import iter_jsonl
 
     ds = brief.dataset

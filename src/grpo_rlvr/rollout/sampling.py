@@ -189,7 +189,7 @@ def draw(brief, prompts: Sequence, n: int, params: SamplingParams, model=None, t
     Raises:
         MachineError: the brief asks for vLLM and it is not installed here.
     """
-    from grpo_rlvr import vllm_engine
+    from grpo_rlvr.rollout import vllm_engine
 
     adapter = model is None and bool(brief.model.adapter_base)
     if adapter:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grpo_rlvr.dataset_io import map_columns, reward_columns
+from grpo_rlvr.dataset.rows import map_columns, reward_columns
 from grpo_rlvr.errors import ConfigError, InputFileError, MissingColumn, RewardError
 from grpo_rlvr.jsonl import read_jsonl
 from grpo_rlvr.rewards import Reward, build_reward, combine, from_brief

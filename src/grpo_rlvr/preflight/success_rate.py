@@ -26,11 +26,11 @@ from pathlib import Path
 
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.cpu_time import check_sampling_time
-from grpo_rlvr.dataset_io import load_rows, reward_columns
+from grpo_rlvr.dataset.rows import load_rows, reward_columns
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_jsonl_atomic
 from grpo_rlvr.rewards import combine, from_brief
-from grpo_rlvr.sampling import SamplingParams, draw, encode_prompts
+from grpo_rlvr.rollout.sampling import SamplingParams, draw, encode_prompts
 
 TOO_EASY_SHARE = 0.9
 LOW_TEMPERATURE = 0.3  # the second pass when nothing is correct at the brief's temperature

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from artifacts import make_artifact
-from grpo_rlvr.gate import check_gate
+from grpo_rlvr.gate.check import check_gate
 from grpo_rlvr.run.render import render
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]

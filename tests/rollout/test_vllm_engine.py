@@ -8,9 +8,9 @@ import json
 import pytest
 
 from briefs import write_brief
-from grpo_rlvr import vllm_engine
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.errors import ConfigError, MachineError
+from grpo_rlvr.rollout import vllm_engine
 
 
 def test_max_model_len_rounds_up_and_stops_at_the_context():

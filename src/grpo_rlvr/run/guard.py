@@ -46,7 +46,7 @@ from pathlib import Path
 
 from grpo_rlvr.errors import GrpoRlvrError
 from grpo_rlvr.runtime.checked_run import RunCheck
-from grpo_rlvr.runtime.run_outputs import SMOKE_MARKER, second_run_problem
+from grpo_rlvr.runtime.run_outputs import SMOKE_MARKER, is_smoke_output, second_run_problem
 
 SMOKE_MAX_STEPS = 3
 _demo_check = None     # set only inside demo_acceptance: the demo's in-process check
@@ -254,20 +254,15 @@ def _prepare_output(output: Path, smoke: bool) -> None:
             "note": "the inspection gate was skipped; this run trained nothing to keep"})
 
 
-def is_smoke_output(output: Path) -> bool:
-    """True when ``output`` holds an unreviewed smoke test (what ``diagnose`` flags)."""
-    return (Path(output) / SMOKE_MARKER).is_file()
-
-
 def main(argv: list[str] | None = None) -> int:
-    """``python -m grpo_rlvr.runtime.run_guard RUN [train.py options]``: launch.sh's check before it starts vLLM.
+    """``python -m grpo_rlvr.run.guard RUN [train.py options]``: launch.sh's check before it starts vLLM.
 
     Exit 0 when the run may train, 1 with the reasons otherwise. Options other than ``--unreviewed-smoke-test``
     and ``--resume`` (those meant for train.py) are ignored.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
-        print("usage: python -m grpo_rlvr.runtime.run_guard RUN [--unreviewed-smoke-test]", file=sys.stderr)
+        print("usage: python -m grpo_rlvr.run.guard RUN [--unreviewed-smoke-test]", file=sys.stderr)
         return 2
     rest = args[1:]
     resume = next((a.split("=", 1)[1] for a in rest if a.startswith("--resume=")), None) or next(
