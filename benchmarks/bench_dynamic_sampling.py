@@ -116,7 +116,8 @@ def run_arm(arm: str, work: Path, budget_s: float, steps: int, seed: int) -> dic
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.dataset.rows import load_split
     from grpo_rlvr.rewards import build_reward
-    from grpo_rlvr.run.render import _split_spec, grpo_config_dict
+    from grpo_rlvr.rollout.trainer_setup import grpo_config_dict
+    from grpo_rlvr.run.render import _split_spec
 
     torch.manual_seed(seed)
     brief = load_brief(work / f"brief-{arm}.yaml")

@@ -58,7 +58,7 @@ def test_example_validates_offline_and_renders(path, tmp_path):
     assert ("'nf4'" in train) == qlora
     if report["method"] != "full":
         assert report["grpo_config"]["learning_rate"]["from"] == f"method:{report['method']}"
-        assert "PEFT = {'r': 16" in train
+        assert "'peft': {'r': 16" in train
     if path.stem == "moe_gspo":
         v = report["variant"]
         assert (v["name"], v["automatic"], v["diagnosis"], v["set_by"]) == ("gspo", True, None, {})

@@ -275,9 +275,9 @@ def _marked(src: Path, dest: Path, marker: str) -> Path:
 
 
 def _load_policy(run: Path):
-    import runpy
+    from rendered import load_policy_of
 
-    return runpy.run_path(str(run / "train.py"), run_name="red_team")["load_policy"]
+    return lambda config: load_policy_of(run, config)
 
 
 def test_render_pins_the_reviewed_commit_and_the_run_loads_it_when_main_moves(workspace, tmp_path, monkeypatch):
@@ -290,7 +290,7 @@ def test_render_pins_the_reviewed_commit_and_the_run_loads_it_when_main_moves(wo
     brief = write_brief(workspace, "hub.yaml", model={"name_or_path": "org/tiny"})
     make_artifact(brief, workspace / "out" / "inspection")
     run = render(brief).dir
-    assert f"MODEL_REVISION = '{C1}'" in (run / "train.py").read_text()
+    assert f"'model_revision': '{C1}'" in (run / "train.py").read_text()
     add_snapshot(hub, "org/tiny", _marked(model, tmp_path / "m2", "C2"), C2)   # main moves after the gate
     source = _load_policy(run)(type("Config", (), {"gradient_checkpointing": False}))
     assert Path(source) == hub / "models--org--tiny" / "snapshots" / C1
@@ -372,7 +372,7 @@ def test_train_py_rewritten_together_with_its_hash_is_refused(workspace):
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir
-    text = (run / "train.py").read_text().replace("MODEL = ", "MODEL = '/elsewhere/sft-output' or ", 1)
+    text = (run / "train.py").read_text().replace("SETUP = {", "SETUP = {'model': '/elsewhere/sft-output'} or {", 1)
     (run / "train.py").write_text(text)
     lock = json.loads((run / "brief.lock.json").read_text())
     lock["files"]["train.py"] = hashlib.sha256(text.encode()).hexdigest()

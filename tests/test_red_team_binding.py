@@ -233,7 +233,8 @@ LOAD_AS_TRAIN_PY = """
 import os, runpy, sys
 ns = runpy.run_path(sys.argv[1], run_name="red_team")         # train.py's module code, as in a run
 from transformers import AutoModelForCausalLM
-source = ns["load_policy"](type("Config", (), {"gradient_checkpointing": False}))
+from grpo_rlvr.runtime.trainer_build import load_policy
+source = load_policy(ns["SETUP"], type("Config", (), {"gradient_checkpointing": False}))
 AutoModelForCausalLM.from_pretrained(source, trust_remote_code=True)   # as TRL loads it
 print("planted:", os.environ.get("RED_TEAM_PLANTED"))
 """
@@ -280,8 +281,8 @@ def test_accelerate_mixed_precision_in_the_environment_does_not_change_a_reviewe
     train.py builds its GRPOConfig in the rendered precision."""
     from trl import GRPOConfig
 
-    from grpo_rlvr.run.guard import grpo_config
     from grpo_rlvr.run.render import render
+    from grpo_rlvr.runtime.trainer_build import grpo_config
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir

@@ -20,6 +20,7 @@ from briefs import example_brief_text
 from grpo_rlvr.gate.check import check_gate
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.artifact import make_verdict
+from grpo_rlvr.rollout.trajectory import final_text, last_user_text
 
 
 def _response(text: str) -> str:
@@ -88,7 +89,7 @@ def person_reviews(art_dir):
     """The person's verdicts: they blame the judge wherever its pass/fail differs from the true answer."""
     art = load_artifact(art_dir)
     for s in art.samples:
-        right = _truth(f"{s['prompt']} COMPLETION: {s['completion']}")
+        right = _truth(f"{last_user_text(s['prompt'])} COMPLETION: {final_text(s['completion'])}")
         judged = s["scores"]["rubric_judge"]["score"] >= 0.5
         s["verdict"] = make_verdict(art.manifest, s, "agree" if judged == right else "disagree", "pat", "human", 3.0,
                                     rewards=[] if judged == right else ["rubric_judge"],

@@ -57,7 +57,9 @@ def test_a_model_loading_setting_changed_after_the_review_fails_rule_4(reviewed)
     brief, art = reviewed
     edit_brief(brief, "model", dtype="bfloat16")
     passed, problems = rule4(check_gate(art, brief=brief))
-    assert not passed and "model.dtype changed since the review ('auto' → 'bfloat16')" in problems, problems
+    # the model section's loading settings reach TRL as model_init_kwargs, so that is the bound key that changed
+    assert not passed and ("grpo.model_init_kwargs changed since the review (unset → {'dtype': 'bfloat16'})"
+                           in problems), problems
 
 
 def test_allow_listed_keys_changed_after_the_review_keep_the_gate_passing(reviewed):

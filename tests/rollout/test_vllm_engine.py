@@ -1,5 +1,5 @@
-"""The vLLM engine's choice and sizing from the brief, and what a CPU brief with vLLM renders and refuses. Pure
-parts only: no engine starts here (tests/vllm_lane runs real ones), and this lane has no vLLM installed."""
+"""What a CPU brief with vLLM renders and refuses, and the sampling engine the brief asks for. Pure parts only: no
+engine starts here (tests/vllm_lane runs real ones), and this lane has no vLLM installed."""
 
 from __future__ import annotations
 
@@ -9,40 +9,7 @@ import pytest
 
 from briefs import write_brief
 from grpo_rlvr.brief import load_brief
-from grpo_rlvr.errors import ConfigError, MachineError
-from grpo_rlvr.rollout import vllm_engine
-
-
-def test_max_model_len_rounds_up_and_stops_at_the_context():
-    assert vllm_engine.max_model_len(10, 24, context_length=256) == 256
-    assert vllm_engine.max_model_len(300, 256, context_length=None) == 768
-    assert vllm_engine.max_model_len(300, 256, context_length=512) == 512
-
-
-def test_an_engine_serves_what_needs_no_more_than_it_has():
-    base = vllm_engine.EngineSpec(model="m", identity="a", platform="cpu", max_model_len=512, kv_cache_memory_bytes=1)
-    shorter = vllm_engine.EngineSpec(model="m", identity="a", platform="cpu", max_model_len=256,
-                                     kv_cache_memory_bytes=2)
-    assert base.serves(shorter) and not shorter.serves(base)
-    retrained = vllm_engine.EngineSpec(model="m", identity="b", platform="cpu", max_model_len=256)
-    assert not base.serves(retrained), "new weights under the same path need a new engine"
-    assert "kv_cache_memory_bytes" in base.llm_kwargs() and "gpu_memory_utilization" not in base.llm_kwargs()
-
-
-def test_engine_spec_on_cpu_is_sized_from_the_model_config(workspace):
-    brief = load_brief(workspace / "brief.yaml")
-    spec = vllm_engine.engine_spec(brief, prompt_tokens_max=9, platform="cpu")
-    # the demo model: context 256, 4 layers × K and V × 4 heads × 32 dims × 4 bytes (float32) per token
-    assert spec.max_model_len == 256 and spec.quantization is None and spec.gpu_memory_utilization is None
-    assert spec.kv_cache_memory_bytes == vllm_engine.SEQS_IN_FLIGHT * 256 * (4 * 2 * 4 * 32 * 4)
-    assert spec.llm_kwargs()["max_num_seqs"] == vllm_engine.SEQS_IN_FLIGHT
-
-
-def test_asking_for_vllm_where_it_is_missing_names_the_fix():
-    with pytest.raises(MachineError, match="sampling.engine: 'vllm', but vLLM is not installed here"):
-        vllm_engine.choose_engine("vllm")
-    assert vllm_engine.choose_engine("auto") == "transformers"
-    assert vllm_engine.choose_engine("vllm", model_given=True) == "transformers"
+from grpo_rlvr.errors import ConfigError
 
 
 def test_sampling_engine_field(workspace):
@@ -64,8 +31,8 @@ def test_cpu_colocate_renders_the_weight_keeping_setup(workspace):
     (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
     run = render(workspace / "brief.yaml").dir
     train_py = (run / "train.py").read_text()
-    # 64 completions per rank × 256 tokens × 4 KiB per token = 64 MiB: the 1 GiB floor
-    assert "prepare_colocate(kv_cache_gib=1)" in train_py
+    # 64 completions per rank × 256 tokens × 4 KiB per token = 64 MiB: the 1 GiB floor, prepared by build_trainer
+    assert "'vllm_cpu_kv_cache_gib': 1" in train_py
     assert "with refusals_explained():" in train_py and 'if __name__ == "__main__":' in train_py
     assert json.loads((run / "brief.lock.json").read_text())["launch"]["mode"] == "colocate"
     compile(train_py, "train.py", "exec")
@@ -75,7 +42,7 @@ def test_plain_cpu_run_renders_no_vllm_setup(workspace):
     from grpo_rlvr.run.render import render
 
     train_py = (render(workspace / "brief.yaml").dir / "train.py").read_text()
-    assert "prepare_colocate" not in train_py and "refusals_explained" not in train_py
+    assert "'vllm_cpu_kv_cache_gib': None" in train_py and "refusals_explained" not in train_py
 
 
 def test_refusals_become_messages_with_the_fix():

@@ -212,13 +212,12 @@ def test_validate_reports_it_and_render_wires_it_only_when_on(workspace):
     lock = json.loads((on / "brief.lock.json").read_text())
     assert lock["dynamic_sampling"] == {"max_rounds": 2, "tolerance": 1e-6, "from": "brief"}
     train_py = (on / "train.py").read_text()
-    assert "DYNAMIC_SAMPLING = {'max_rounds': 2, 'tolerance': 1e-06}" in train_py
-    assert "GRPOTrainerWithDynamicSampling(\n        **DYNAMIC_SAMPLING," in train_py
+    assert "'dynamic_sampling': {'max_rounds': 2, 'tolerance': 1e-06}" in train_py
     compile(train_py, "train.py", "exec")
 
     off = render(workspace / "brief.yaml", out=workspace / "run-plain").dir
     plain = (off / "train.py").read_text()
-    assert "dynamic_sampling" not in plain and "GRPOTrainerWithHeldOut(" in plain
+    assert "'dynamic_sampling': None" in plain
     assert "dynamic_sampling" not in json.loads((off / "brief.lock.json").read_text())
 
 

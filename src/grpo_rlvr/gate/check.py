@@ -48,6 +48,7 @@ from grpo_rlvr.inspection.artifact import (
     manifest_seal,
     sample_digest,
 )
+from grpo_rlvr.rollout.trajectory import STOPS
 
 if TYPE_CHECKING:
     from grpo_rlvr.brief import Brief
@@ -485,13 +486,34 @@ def _finite(v) -> bool:
 
 
 def _messages(v) -> bool:
+    """Text, or chat messages: each a mapping with a role, and content that is text, absent (a tool call) or
+    content blocks."""
     return isinstance(v, str) or (isinstance(v, list) and all(
-        isinstance(m, dict) and isinstance(m.get("content", ""), str) for m in v))
+        isinstance(m, dict) and isinstance(m.get("role", ""), str)
+        and (m.get("content") is None or isinstance(m.get("content"), (str, list))) for m in v))
+
+
+def _ids(v) -> bool:
+    return isinstance(v, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in v)
+
+
+def _trajectory_problem(s: dict) -> str | None:
+    """What is wrong with a sample's token ids, loss mask and stop (the trajectory beside its messages)."""
+    if not _ids(s.get("prompt_ids")) or not _ids(s.get("completion_ids")):
+        return "prompt_ids or completion_ids is not a list of token ids"
+    mask = s.get("loss_mask")
+    if mask is not None and (not isinstance(mask, list) or len(mask) != len(s["completion_ids"])
+                             or any(x not in (0, 1) for x in mask)):
+        return "loss_mask is not one 0 or 1 per completion token"
+    if s.get("stop") not in STOPS:
+        return f"stop is {s.get('stop')!r}, not one of {', '.join(STOPS)}"
+    return None
 
 
 def _shape_problem(s: dict) -> str | None:
     """What is wrong with the shape of a stored sample, or None (the fields inspect and review write)."""
-    missing = [k for k in ("id", "prompt", "completion", "scores", "total") if k not in s]
+    missing = [k for k in ("id", "prompt", "completion", "prompt_ids", "completion_ids", "stop", "scores", "total")
+               if k not in s]
     if missing:
         return f"missing field(s) {', '.join(missing)}"
     if not isinstance(s.get("id"), str):
@@ -499,6 +521,9 @@ def _shape_problem(s: dict) -> str | None:
     for key in ("prompt", "completion"):
         if not _messages(s[key]):
             return f"{key} is neither text nor a list of messages"
+    trajectory = _trajectory_problem(s)
+    if trajectory:
+        return trajectory
     if not _score_map(s.get("scores", {})):
         return "scores is not a map of reward → {score: number or null, reason: text}"
     if not _finite(s["total"]):
@@ -539,16 +564,14 @@ def _max(s: dict, names: list[str]):
 
 
 def _rescore(rewards, weights, samples) -> list[str]:
-    from grpo_rlvr.rewards import combine
+    """Each stored trajectory scored again, as training scores it (``rollout.scoring``): the scores must be the
+    stored ones."""
+    from grpo_rlvr.inspection.artifact import trajectory_of
+    from grpo_rlvr.rollout.scoring import score_trajectories
 
     work_trace.event("gate_rescore", samples=len(samples))
-
-    cols: dict = {}
-    keys = {k for s in samples for k in (s.get("columns") or {})}
-    for k in keys:
-        cols[k] = [(s.get("columns") or {}).get(k) for s in samples]
-    now = combine(rewards, weights, [s["completion"] for s in samples], prompts=[s["prompt"] for s in samples],
-                  **cols)
+    rows = [{"prompt": s.get("prompt"), **(s.get("columns") or {})} for s in samples]
+    now = score_trajectories(rewards, weights, [trajectory_of(s) for s in samples], rows)
     problems = []
     for s, res in zip(samples, now, strict=True):
         for name, sc in res["scores"].items():

@@ -21,16 +21,17 @@ from __future__ import annotations
 import math
 import random
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.cpu_time import check_sampling_time
-from grpo_rlvr.dataset.rows import load_rows, reward_columns
+from grpo_rlvr.dataset.rows import load_rows
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_jsonl_atomic
-from grpo_rlvr.rewards import combine, from_brief
-from grpo_rlvr.rollout.sampling import SamplingParams, draw, encode_prompts
+from grpo_rlvr.rewards import from_brief
+from grpo_rlvr.rollout.road import roll_out
+from grpo_rlvr.rollout.scoring import score_trajectories
 
 TOO_EASY_SHARE = 0.9
 LOW_TEMPERATURE = 0.3  # the second pass when nothing is correct at the brief's temperature
@@ -98,8 +99,8 @@ class _Pass:
     totals: list[list[float]]
     correct: list[list[float]]
     truncation_rate: float
-    tokenizer: object
-    engine: dict            # the engine that sampled (sampling.Engine.to_dict())
+    prompt_lengths: list[int]   # each prompt's tokens as the trainer rendered it (chat template, system message)
+    engine: dict            # the engine that sampled (rollout.road.Engine.to_dict())
 
     @property
     def counts(self) -> list[int]:
@@ -109,19 +110,21 @@ class _Pass:
         return sum(self.counts) / (len(self.solved) * k)
 
 
-def _sample_and_score(brief, rows, chosen, k, params, rewards, correctness, model, tokenizer, progress) -> _Pass:
-    prompt_list = [rows[i]["prompt"] for i in chosen]
-    drawn, engine, tokenizer = draw(brief, prompt_list, k, params, model, tokenizer, progress)
-    cand = [rows[chosen[d.prompt_index]] for d in drawn]
-    scored = combine(rewards, brief.reward_weights, [d.completion for d in drawn],
-                     prompts=[r["prompt"] for r in cand], **reward_columns(cand))
+def _sample_and_score(brief, rows, chosen, k, temperature, rewards, correctness, progress, batch_size) -> _Pass:
+    """One pass: ``k`` trajectories for each chosen prompt from the run's own trainer (``rollout.road``), at
+    ``temperature`` (None: the brief's), scored as training scores them."""
+    drawn = roll_out(brief, [rows[i] for i in chosen], k, brief.preflight.seed, temperature=temperature,
+                     progress=progress, batch_size=batch_size, rewards=rewards)
+    scored = score_trajectories(rewards, brief.reward_weights, drawn.trajectories, drawn.rows)
     solved = [all((res["scores"][c].score or 0) >= 1.0 - 1e-9 for c in correctness) for res in scored]
     correct = [sum(res["scores"][c].score or 0 for c in correctness) for res in scored]
     totals = [res["total"] for res in scored]
+    lengths = [len(drawn.trajectories[i * k].prompt_ids) for i in range(len(chosen))]
     return _Pass([solved[i * k:(i + 1) * k] for i in range(len(chosen))],
                  [totals[i * k:(i + 1) * k] for i in range(len(chosen))],
                  [correct[i * k:(i + 1) * k] for i in range(len(chosen))],
-                 sum(d.truncated for d in drawn) / len(drawn), tokenizer, engine.to_dict())
+                 sum(t.truncated for t in drawn.trajectories) / len(drawn.trajectories), lengths,
+                 drawn.engine.to_dict())
 
 
 def _varies(values: list[float]) -> bool:
@@ -140,8 +143,7 @@ def signal_shares(totals: list[list[float]], correct: list[list[float]]) -> tupl
 
 
 def preflight(brief_path, prompts: int | None = None, k: int | None = None, filter_out=None, keep_share: float = 0.1,
-              model=None, tokenizer=None, progress=None, batch_size: int = 64,
-              allow_cpu: bool = False) -> PreflightResult:
+              progress=None, batch_size: int = 64, allow_cpu: bool = False) -> PreflightResult:
     """Measure the base success rate and route to SFT or GRPO. See the module docstring.
 
     Args:
@@ -160,20 +162,18 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
     rows = load_rows(brief)
     chosen = _choose_prompts(brief, len(rows), prompts, filter_out)
     rewards, correctness = _correctness_rewards(brief)
-    params = SamplingParams.from_brief(brief, brief.preflight.seed, batch_size)
-    low_pass = params.temperature > LOW_TEMPERATURE
-    if model is None:
-        check_sampling_time(brief, len(chosen) * k * (2 if low_pass else 1), allow_cpu, "preflight")
+    temperature = brief.sampling()["temperature"]
+    low_pass = temperature > LOW_TEMPERATURE
+    check_sampling_time(brief, len(chosen) * k * (2 if low_pass else 1), allow_cpu, "preflight")
 
-    def sample(with_params: SamplingParams, tok) -> _Pass:
-        return _sample_and_score(brief, rows, chosen, k, with_params, rewards, correctness, model, tok, progress)
+    def sample(at: float | None) -> _Pass:
+        return _sample_and_score(brief, rows, chosen, k, at, rewards, correctness, progress, batch_size)
 
-    first = sample(params, tokenizer)
-    lengths = [len(x) for x in encode_prompts(first.tokenizer, [rows[i]["prompt"] for i in chosen],
-                                                params.chat_template_kwargs)]
+    first = sample(None)
+    lengths = first.prompt_lengths
     low = None
     if first.pass_at_1(k) == 0 and low_pass:  # before saying SFT: is the answer there, under the sampling noise?
-        second = sample(replace(params, temperature=LOW_TEMPERATURE), first.tokenizer)
+        second = sample(LOW_TEMPERATURE)
         low = {"temperature": LOW_TEMPERATURE, "pass_at_1": second.pass_at_1(k),
                "prompts_solved": sum(c > 0 for c in second.counts)}
     result = _measured(first, k, lengths, brief.model.context_length, low)

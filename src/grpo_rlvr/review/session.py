@@ -24,6 +24,7 @@ import getpass
 import os
 import sys
 import termios
+import textwrap
 import time
 import unicodedata
 from pathlib import Path
@@ -34,7 +35,7 @@ from grpo_rlvr.inspection.artifact import SAMPLES, load_artifact, make_verdict
 from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.review_lock import review_lock
 from grpo_rlvr.inspection.signature import sign_review
-from grpo_rlvr.rollout.sampling import prompt_text
+from grpo_rlvr.rollout.trajectory import turns
 
 DWELL_S = 0.5   # a sample is on screen at least this long before a key counts
 PROMPT = "[a]gree  [d]isagree  [b]ack  [q]uit > "
@@ -91,15 +92,26 @@ def _settle(stdin, stdout) -> None:
         pass
 
 
+WIDTH = 100   # characters per shown line; longer lines wrap, nothing is cut
+
+
+def _block(conversation, out) -> None:
+    """Every turn of a prompt or completion, labelled, each line wrapped at WIDTH (never cut)."""
+    for label, text in turns(conversation):
+        if label:
+            out.write(f"  [{_line(label)}]\n")
+        for line in inert(text or "<empty>").splitlines() or [""]:
+            for piece in textwrap.wrap(line, WIDTH, replace_whitespace=False, drop_whitespace=False) or [""]:
+                out.write(f"    {piece}\n" if label else f"  {piece}\n")
+
+
 def _show(s: dict, i: int, n: int, out) -> None:
     bar = "─" * 72
     out.write(f"\n{bar}\nSample {i + 1}/{n}  ({_line(s['id'])}, {_line(s.get('outcome', '?'))})\n{bar}\n")
-    out.write("PROMPT:\n")
-    for line in inert(prompt_text(s["prompt"])).splitlines() or [""]:
-        out.write(f"  {line}\n")
+    out.write("PROMPT (every message the model saw):\n")
+    _block(s["prompt"], out)
     out.write(f"COMPLETION{' (truncated)' if s.get('truncated') else ''}:\n")
-    for line in inert(s["completion"] or "<empty>").splitlines() or [""]:
-        out.write(f"  {line}\n")
+    _block(s["completion"], out)
     gt = s.get("columns") or {}
     if gt:
         out.write("GROUND TRUTH: " + ", ".join(f"{_line(k)}={_line(str(v)[:80])}" for k, v in gt.items()) + "\n")

@@ -125,21 +125,6 @@ def refuse_if_changed_since_check(check: RunCheck | None, rewards: list | None =
         sys.exit(1)
 
 
-def grpo_config(cfg: dict):
-    """TRL's GRPOConfig from the rendered settings, in the precision they name, whatever the environment says.
-
-    TrainingArguments takes its mixed precision from ``ACCELERATE_MIXED_PRECISION`` when the settings set neither
-    ``bf16`` nor ``fp16`` (a CPU brief): set to ``bf16``, it would sample and train a reviewed fp32 run under bf16
-    autocast, a setting the review is bound to that no file shows. ``accelerate launch`` sets the variable from the
-    rendered accelerate.yaml, which says the same as the settings.
-    """
-    import os
-
-    from trl import GRPOConfig
-
-    os.environ["ACCELERATE_MIXED_PRECISION"] = "bf16" if cfg.get("bf16") else "fp16" if cfg.get("fp16") else "no"
-    return GRPOConfig(**cfg)
-
 
 def refuse_missing_dashboards(config) -> None:
     """Every dashboard the run reports to (``report_to``) can start on this machine, asked of transformers itself:
