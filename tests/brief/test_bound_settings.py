@@ -10,7 +10,6 @@ every GRPOConfig field not on the allow-list is bound, as is a key TRL does not 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -100,11 +99,9 @@ def test_every_unbound_key_has_a_changed_value_here_and_is_a_grpo_config_field()
 
 
 def test_changing_an_unbound_key_leaves_what_trl_samples_and_scores_with_unchanged(trl_setup, tmp_path):
-    t0 = time.monotonic()
     base = _snapshot(trl_setup, tmp_path)
     moved = [k for k, v in CHANGED.items() if _snapshot(trl_setup, tmp_path, **{k: v}) != base]
     assert moved == [], f"these unbound keys change what TRL samples or scores with: {moved}"
-    assert time.monotonic() - t0 < 30   # one trainer build per key: ~10 ms each with the model built once
 
 
 @pytest.mark.parametrize("key", sorted(BOUND_CHANGED))
