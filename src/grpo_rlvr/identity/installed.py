@@ -59,11 +59,12 @@ def _sha256(path: str) -> str | None:
         return None
 
 
-def installed_problems(names: tuple[str, ...] = LIBRARIES) -> list[str]:
-    """Why the installed ``names`` are not what their installer recorded (empty when every file is): one line per
-    distribution, naming the files that changed or are gone (the first few) and the fix."""
+def installed_problems(names: tuple[str, ...] | None = None) -> list[str]:
+    """Why the installed ``names`` (default :data:`LIBRARIES`) are not what their installer recorded (empty when
+    every file is): one line per distribution, naming the files that changed or are gone (the first few) and the
+    fix."""
     problems = []
-    for name in names:
+    for name in LIBRARIES if names is None else names:
         recorded = recorded_files(name)
         if not recorded:
             continue

@@ -221,7 +221,8 @@ def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None =
     if site_dirs is None:
         site_dirs = [*site.getsitepackages(), site.getusersitepackages()]
     if search is None:
-        from grpo_rlvr.caller_env import getenv   # the caller's PYTHONPATH: the run's other processes have it
+        # the caller's PYTHONPATH (this process has none): the run's other processes start with it
+        from grpo_rlvr.caller_env import getenv
 
         search = [p for p in (getenv("PYTHONPATH") or "").split(os.pathsep) if p] + sys.path + [
             site.getusersitepackages()]
