@@ -120,6 +120,19 @@ def _repository_top(folder: str) -> str | None:
         here = parent
 
 
+def _git_writes_files(sub: str, rest: list[str], operands: list[str]) -> bool:
+    """Whether this git subcommand writes the work tree: not ``stash list``/``show``, not a ``reset`` that keeps
+    the files (``--soft``, mixed), not a new branch made where HEAD is (``checkout -b NAME``, ``switch -c NAME``)."""
+    if sub == "stash":
+        return rest[:1] not in (["list"], ["show"])
+    if sub == "reset":
+        return any(a in ("--hard", "--merge", "--keep") for a in rest)
+    if sub in ("checkout", "switch") and any(a in ("-b", "-B", "-c", "-C", "--create", "--force-create", "--orphan")
+                                           for a in rest):
+        return len(operands) > 1   # a start point: the files of another commit
+    return True
+
+
 def _git_targets(args: list[str], cwd: str) -> tuple[list[str], list[str]]:
     """(paths, trees) a git command writes: the paths it names, or its whole work tree."""
     k = 0
@@ -136,7 +149,7 @@ def _git_targets(args: list[str], cwd: str) -> tuple[list[str], list[str]]:
         return paths, []
     if sub == "checkout" and "--" in rest and paths and "." not in paths:
         return paths, []
-    if sub not in GIT_TREE_WRITES or (sub == "stash" and rest[:1] in (["list"], ["show"])):
+    if sub not in GIT_TREE_WRITES or not _git_writes_files(sub, rest, paths):
         return [], []
     return paths, [_repository_top(cwd) or cwd]   # outside a repository git writes nothing: judged as here
 

@@ -584,7 +584,8 @@ def test_writers_that_name_no_target_write_the_whole_tree(repo, command):
 
 
 def test_git_commands_that_only_read_stay_allowed_in_that_repository(repo):
-    for command in ("git status", "git log --oneline -3", "git diff other", "git stash list", "git show HEAD:x"):
+    for command in ("git status", "git log --oneline -3", "git diff other", "git stash list", "git show HEAD:x",
+                    "git checkout -b feature", "git switch -c feature", "git reset --soft HEAD", "git reset HEAD x"):
         out = call("Bash", {"command": command}, cwd=str(repo))
         assert out.returncode == 0 and not out.stderr, (command, out.stderr)
 
