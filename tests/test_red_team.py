@@ -372,7 +372,8 @@ def test_train_py_rewritten_together_with_its_hash_is_refused(workspace):
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir
-    text = (run / "train.py").read_text().replace("SETUP = {", "SETUP = {'model': '/elsewhere/sft-output'} or {", 1)
+    text = (run / "train.py").read_text().replace('MODEL = SETUP["model"]',
+                                                  'SETUP["model"] = "/elsewhere/sft-output"\nMODEL = SETUP["model"]', 1)
     (run / "train.py").write_text(text)
     lock = json.loads((run / "brief.lock.json").read_text())
     lock["files"]["train.py"] = hashlib.sha256(text.encode()).hexdigest()
