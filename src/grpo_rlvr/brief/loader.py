@@ -39,6 +39,7 @@ from grpo_rlvr.brief.types import (
     ModelSpec,
     PreflightSpec,
     RewardSpec,
+    ToolsSpec,
     Variant,
     Watch,
 )
@@ -150,10 +151,11 @@ def _fingerprint(model: ModelSpec, dataset: DatasetSpec, rewards, sampling: dict
     return fingerprint(model_identity(model), dataset_identity(dataset), reward_identity(rewards), sampling)
 
 
-def sampling_identity(grpo, model=None, method: str | None = None) -> dict:
-    """The settings a review is bound to: the resolved GRPOConfig but for ``bound_settings.UNBOUND``, and the
-    model-loading settings that change the model that samples (``brief/bound_settings.py``)."""
-    return bound_settings(grpo, model, method)
+def sampling_identity(grpo, model=None, method: str | None = None, tools=None) -> dict:
+    """The settings a review is bound to: the resolved GRPOConfig but for ``bound_settings.UNBOUND``, the
+    model-loading settings that change the model that samples, and the tools section (``brief/bound_settings.py``).
+    ``tools``: a ``ToolsSpec`` or None."""
+    return bound_settings(grpo, model, method, None if tools is None else tools.to_dict())
 
 
 def reward_identity(rewards) -> list[dict]:
@@ -207,7 +209,8 @@ def load_brief(path: str | Path) -> Brief:
     hw = found.take(_hardware_section(data))
     method, lora, lora_origin = found.take(_method_section(data, hw, model))
     variant = found.take(_variant_section(data, base, model))
-    grpo, origin = found.take(_grpo_section(data, base, model, dataset, rewards, hw, method, variant))
+    tools = found.take(_tools_section(data, base))
+    grpo, origin = found.take(_grpo_section(data, base, model, dataset, rewards, hw, method, variant, tools))
     sampling_engine = found.take(_sampling_section(data))
     found.warnings.extend(methods.method_warnings(method, dict(data.get("lora") or {}), grpo, origin))
     dynamic_sampling = found.take(_dynamic_sampling_section(data, variant))
@@ -221,7 +224,7 @@ def load_brief(path: str | Path) -> Brief:
         grpo=MappingProxyType(grpo), origin=MappingProxyType(origin), variant=variant,
         inspection=_inspection_spec(data, grpo, base), preflight=_preflight_spec(data, grpo),
         output_dir=Path(_resolve_local(base, data.get("output_dir", f"./runs/{path.stem}"))[0]),
-        fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo, model, method)),
+        fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo, model, method, tools)),
         warnings=tuple(found.warnings),
         as_written=MappingProxyType(data),
         dynamic_sampling=dynamic_sampling,
@@ -231,6 +234,7 @@ def load_brief(path: str | Path) -> Brief:
         lora_section="lora" in data,
         stated_deviations=MappingProxyType(stated),
         watch=Watch(**{**WATCH_DEFAULTS, **(data.get("watch") or {})}),
+        tools=tools,
     )
 
 
@@ -454,7 +458,7 @@ def _variant_section(data: dict, base: Path, model: ModelSpec) -> Section:
 # --- GRPO config -------------------------------------------------------------------------------------------------
 
 def _grpo_section(data: dict, base: Path, model: ModelSpec, dataset: DatasetSpec, rewards: list[RewardSpec],
-                  hw: Hardware, method: str, variant: Variant | None) -> Section:
+                  hw: Hardware, method: str, variant: Variant | None, tools: ToolsSpec | None = None) -> Section:
     """The GRPOConfig kwargs, layered (``brief.recipe``) and checked; the spec is (values, origin of each)."""
     overrides = dict(data.get("grpo") or {})
     fields = _grpo_fields()
@@ -469,6 +473,10 @@ def _grpo_section(data: dict, base: Path, model: ModelSpec, dataset: DatasetSpec
     problems.extend(loading_problems)
     layers.put("model", loading)
     layers.put("rewards", {"reward_weights": [r.weight for r in rewards]})
+    if tools is not None and "max_tool_calling_iterations" not in overrides:
+        # TRL's own default is no limit: a policy that learns to call tools in a loop would spend the whole
+        # completion budget on calls. The brief may set another bound.
+        layers.put("tools", {"max_tool_calling_iterations": TOOL_CALL_ROUNDS})
     if dataset.eval_path:
         layers.put("eval", {k: v for k, v in eval_defaults(layers.values).items() if k not in overrides})
     grpo = layers.values
@@ -503,6 +511,32 @@ def _accepted_overrides(overrides: dict, fields: dict, mistyped: set[str]) -> tu
         elif k not in mistyped:
             accepted[k] = val
     return accepted, problems
+
+
+# --- tools ----------------------------------------------------------------------------------------------------
+
+TOOL_CALL_ROUNDS = 8   # tool-calling rounds per rollout unless the brief sets grpo.max_tool_calling_iterations
+
+
+def _tools_section(data: dict, base: Path) -> Section:
+    """The brief's ``tools:`` as a ``ToolsSpec``, its code imported and checked (``tools.loading``)."""
+    section = data.get("tools")
+    if section is None:
+        return Section(None, [], [])
+    python = section.get("python")
+    spec = ToolsSpec(functions=tuple(section.get("functions") or ()), environment=section.get("environment"),
+                     python=None if not python else dict(python) if isinstance(python, dict) else {},
+                     call_timeout_s=float(section.get("call_timeout_s", 30.0)))
+    if not (spec.functions or spec.environment or spec.python is not None):
+        return Section(None, ["tools: names no tool; list tools.functions, an environment, or python: true (or "
+                              "remove the section)"], [])
+    from grpo_rlvr.tools.loading import load_tools
+
+    try:
+        load_tools(spec.to_dict(), base)
+    except ConfigError as e:
+        return Section(None, e.problems, [])
+    return Section(spec, [], [])
 
 
 # --- sampling, dynamic sampling, inspection and preflight ------------------------------------------------------

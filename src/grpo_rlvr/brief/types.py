@@ -109,6 +109,20 @@ DYNAMIC_SAMPLING_DEFAULTS = {"max_rounds": 3, "tolerance": 1e-6}  # what `dynami
 
 
 @dataclass(frozen=True)
+class ToolsSpec:
+    """The tools the model may call during its rollouts (TRL's ``tools=`` and ``environment_factory=``)."""
+
+    functions: tuple[str, ...] = ()        # user functions: ``module:function`` or ``file.py:function``
+    environment: str | None = None         # a class with TRL's environment contract: ``module:Class``, ``file.py:Class``
+    python: dict | None = None             # the built-in sandboxed ``python`` tool's limits; None: not offered
+    call_timeout_s: float | None = 30.0    # a call past this is the machinery's failure: the rollout is not scored
+
+    def to_dict(self) -> dict:
+        return {"functions": list(self.functions), "environment": self.environment,
+                "python": None if self.python is None else dict(self.python), "call_timeout_s": self.call_timeout_s}
+
+
+@dataclass(frozen=True)
 class DynamicSampling:
     """DAPO's dynamic sampling (brief section ``dynamic_sampling``; see ``runtime/dynamic_sampling.py``)."""
 
@@ -168,6 +182,7 @@ class Brief:
     # ``deviations:``: grpo key -> the brief's stated reason for departing from the recipe before a base run
     stated_deviations: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     watch: Watch = Watch()           # the watchdog inside training
+    tools: ToolsSpec | None = None   # tools the model calls during rollouts (None: a single turn, no tools)
 
     @property
     def overrides(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.rollout.trajectory import final_text
+from grpo_rlvr.runtime.tool_failures import unavailable_in
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,9 @@ class Scored:
     # score is then 0. Inspection and ``score`` refuse such a result (exit 2, naming the sample); training keeps
     # the 0 and counts it in ``rewards/<name>/raised``.
     raised: str | None = None
+    # Set when the rollout met a tool or an environment that failed outside the model's control: why. The score is
+    # then None for every reward alike, so TRL leaves the completion out of its group (``runtime.tool_failures``).
+    outside: str | None = None
 
 
 # A scorer takes the completion texts and, for each, its row of dataset columns, and returns one Scored each.
@@ -80,12 +84,29 @@ class Reward:
         self.__name__ = self.name
 
     def explain(self, completions: Sequence, **columns) -> list[Scored]:
-        """Score with reasons. ``columns`` hold one value per completion (TRL passes them so)."""
+        """Score with reasons. ``columns`` hold one value per completion (TRL passes them so). A completion whose
+        rollout met a tool that was unavailable (``tool_unavailable``, recorded with a stored trajectory; else read
+        from the completion's tool messages) is not scored: None, for every reward alike, so TRL leaves it out."""
         texts = [completion_text(c) for c in completions]
         n = len(texts)
+        unavailable = columns.get("tool_unavailable")
+        if not (isinstance(unavailable, (list, tuple)) and len(unavailable) == n):   # in training: read it here
+            envs = columns.get("environments")
+            envs = envs if isinstance(envs, (list, tuple)) and len(envs) == n else [None] * n
+            unavailable = [unavailable_in(c, e) for c, e in zip(completions, envs, strict=True)]
+        if any(unavailable):
+            keep = [i for i, why in enumerate(unavailable) if not why]
+            scored = self.explain([completions[i] for i in keep],
+                                  **{k: [v[i] for i in keep] if isinstance(v, (list, tuple)) and len(v) == n else v
+                                     for k, v in columns.items() if k != "tool_unavailable"},
+                                  tool_unavailable=[None] * len(keep)) if keep else []
+            out = [Scored(None, f"not scored: {why} (outside the model's control)", outside=why) for why in unavailable]
+            for i, s in zip(keep, scored, strict=True):
+                out[i] = s
+            return out
         rows = [{} for _ in range(n)]
         for key, values in columns.items():
-            if key in ("trainer_state", "log_extra", "log_metric", "completion_ids", "prompts"):
+            if key in ("trainer_state", "log_extra", "log_metric", "completion_ids", "prompts", "tool_unavailable"):
                 continue
             if isinstance(values, (list, tuple)) and len(values) == n:
                 for row, v in zip(rows, values, strict=True):
@@ -107,6 +128,8 @@ class Reward:
         """TRL's call during training. A completion the reward raised on scores 0, with a warning naming where it
         raised, and the count goes to TRL's logs as ``rewards/<name>/raised`` (mean per reward call)."""
         scored = self.explain(completions, prompts=prompts, **kwargs)
+        if callable(kwargs.get("log_metric")):   # every reward logs it alike; TRL averages them to the same value
+            kwargs["log_metric"]("tools/unavailable", float(sum(bool(s.outside) for s in scored)))
         raised = [s.raised for s in scored if s.raised]
         if raised:
             log.warning("reward %r raised on %d of %d completions, scored 0: %s", self.name, len(raised),

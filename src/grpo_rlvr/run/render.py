@@ -157,7 +157,8 @@ def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
                  if ds.eval_path else None},
         prompt_column=ds.prompt_column, column_map=dict(ds.columns), prompt=dict(ds.prompt) or None,
         rewards=[{"name": r.name, "params": dict(r.params), "kind": r.kind} for r in brief.rewards],
-        brief_dir=str(brief.base_dir), watch=brief.watch.to_dict(), use_vllm=brief.vllm_mode is not None)
+        brief_dir=str(brief.base_dir), watch=brief.watch.to_dict(), use_vllm=brief.vllm_mode is not None,
+        tools=None if brief.tools is None else brief.tools.to_dict())
 
     acc, desc = accelerate_config(brief)
     files["accelerate.yaml"] = env.get_template("accelerate.yaml.j2").render(

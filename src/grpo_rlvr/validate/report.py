@@ -21,6 +21,7 @@ from grpo_rlvr.brief.methods import SOURCES
 from grpo_rlvr.brief.recipe import RECIPE, hardware_defaults
 from grpo_rlvr.errors import ConfigError, MachineError
 from grpo_rlvr.memory.report import brief_memory
+from grpo_rlvr.tools.check import brief_tool_problems
 
 
 def machine_problems(brief) -> list[str]:
@@ -71,6 +72,9 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
     contract, broken = contract_problems(brief)
     if broken:
         raise ConfigError(broken, source=str(brief.path))
+    tool_problems = brief_tool_problems(brief)
+    if tool_problems:
+        raise ConfigError(tool_problems, source=str(brief.path))
     origins = {k: brief.origin.get(k, "brief") for k in brief.grpo}
     deviations, deviation_warnings = recipe_deviations(brief, RECIPE, hardware_defaults(brief.hardware))
     report = {
@@ -92,6 +96,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         "method": brief.method,
         "lora": {k: {"value": v, "from": brief.lora_origin.get(k, "brief")} for k, v in brief.lora.items()},
         "variant": _variant_report(brief),
+        "tools": None if brief.tools is None else brief.tools.to_dict(),
         "dynamic_sampling": None if brief.dynamic_sampling is None else {
             **brief.dynamic_sampling.to_dict(), "from": brief.dynamic_sampling.origin},
         "grpo_config": {k: {"value": v, "from": origins[k], "bound": k not in UNBOUND} for k, v in brief.grpo.items()},
