@@ -266,3 +266,22 @@ def test_hub_dataset_gets_a_local_filter_path(workspace):
     (run / "output" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     f = next(x for x in diagnose(run).findings if x.id == "no_learning_signal")
     assert f.brief_change == {"dataset": {"path": "./openai_gsm8k.learnable.jsonl"}}
+
+
+@pytest.mark.parametrize("override, finding", [
+    ({"tools__call_frequency": lambda i: 0.0, "tools__failure_frequency": lambda i: 0.0}, "tools_never_called"),
+    ({"tools__call_frequency": lambda i: 1.2, "tools__failure_frequency": lambda i: 0.05 * i}, "tool_errors_rising"),
+    ({"tools__call_frequency": lambda i: 1.2, "tools__failure_frequency": lambda i: 0.0,
+      "tools__unavailable": lambda i: 3.0}, "tool_errors_rising"),
+])
+def test_tool_use_findings(tmp_path, override, finding):
+    found, res = ids(tmp_path, **override)
+    assert found == {finding}, found
+    f = next(f for f in res.findings if f.id == finding)
+    assert f.severity == "warning" and f.recommendation
+
+
+def test_a_run_that_calls_its_tools_and_learns_them_raises_no_tool_alarm(tmp_path):
+    found, _ = ids(tmp_path, tools__call_frequency=lambda i: 0.5 + 0.05 * i,
+                   tools__failure_frequency=lambda i: max(0.0, 0.3 - 0.02 * i), tools__unavailable=lambda i: 0.0)
+    assert found == set(), found

@@ -602,5 +602,58 @@ def sampler_mismatch(logs: RunLogs) -> Finding | None:
 # Order matters among findings of one severity: the first with a variant is recommended. Length–reward
 # coupling comes before degenerate repetition, because a reward that pays for length is the cause the
 # repetition is a symptom of.
+def _tool_run(logs: RunLogs) -> bool:
+    """The run gave the model tools: its lock names them, or TRL logged its tool metrics."""
+    lock = logs.brief_lock or {}
+    return bool((lock.get("resolved") or {}).get("tools")) or bool(logs.series("tools/call_frequency"))
+
+
+def tools_never_called(logs: RunLogs) -> Finding | None:
+    """A run with tools whose policy calls them (almost) never: tools/call_frequency (calls per rollout, TRL's) under
+    0.02 over the last quarter of at least 8 logs.
+    Guard: a run without tools; too few logs to judge."""
+    s = logs.series("tools/call_frequency")
+    if not _tool_run(logs) or len(s) < MIN_RECORDS_FOR_TREND:
+        return None
+    late = _last_quarter(s)
+    if late >= 0.02:
+        return None
+    return Finding("tools_never_called", "The policy never calls its tools", "warning",
+                   [f"tools/call_frequency averaged {late:.3f} calls per rollout over the last quarter of "
+                    f"{len(s)} logs"],
+                   "The model does not use the tools it was given, so GRPO has no tool use to reinforce: warm it up "
+                   "on demonstrations that call them (SFT), check that the prompt or system message says the tools "
+                   "exist, and that the chat template renders their schema (grpo-rlvr validate).")
+
+
+def tool_errors_rising(logs: RunLogs) -> Finding | None:
+    """tools/failure_frequency (the share of calls that raised, TRL's) rises by ≥ 0.1 from the first logs to the last
+    quarter and ends ≥ 0.2, or tools/unavailable (rollouts left unscored: a failure outside the model's control) is
+    above 0 in most of the last quarter.
+    Guard: a flat or falling error share (the model learning its tools' arguments); a run without tools."""
+    if not _tool_run(logs):
+        return None
+    evidence, change = [], {}
+    w = _windows(logs.series("tools/failure_frequency"))
+    if w and w[3] - w[2] >= 0.1 and w[3] >= 0.2:
+        evidence.append(f"tools/failure_frequency {w[2]:.2f} → {w[3]:.2f} (calls that raised, the model's errors)")
+    gone = logs.series("tools/unavailable")
+    late = gone[-max(3, len(gone) // 4):] if len(gone) >= MIN_RECORDS_FOR_TREND else []
+    if late and sum(v > 0 for _, v in late) > len(late) / 2:
+        evidence.append(f"tools/unavailable above 0 in {sum(v > 0 for _, v in late)} of the last {len(late)} logs "
+                        f"(up to {max(v for _, v in late):g} rollouts a step left unscored: a tool or environment "
+                        "failing outside the model's control)")
+        change = {"tools": {"call_timeout_s": "raise it if the tools are slow, not down"}}
+    if not evidence:
+        return None
+    return Finding("tool_errors_rising", "Tool errors are rising", "warning", evidence,
+                   "Calls that raise are the model's mistakes fed back to it: if they rise, read the logged "
+                   "completions for the arguments it sends (a schema the model misreads, a docstring that says too "
+                   "little). Rollouts left unscored mean a tool or environment is failing on its own: fix the service "
+                   "(or its time limit) before the share of unscored rollouts starves the groups of signal.",
+                   brief_change=change)
+
+
 DETECTORS = (no_learning_signal, refill_exhausted, entropy_collapse, length_reward_coupling, degenerate_length, reward_hacking,
-             truncation, kl_blowup, clipping_saturation, moe_without_gspo, sampler_mismatch)
+             truncation, kl_blowup, clipping_saturation, moe_without_gspo, sampler_mismatch, tools_never_called,
+             tool_errors_rising)

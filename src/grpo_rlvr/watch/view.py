@@ -49,7 +49,16 @@ class RunView:
                 "findings": [{k: f.get(k) for k in ("step", "id", "severity", "title", "recommendation")}
                              for f in self.findings],
                 "cleared": [{k: c.get(k) for k in ("step", "id", "title")} for c in self.cleared],
-                "stop": self.stop, "ended": self.ended}
+                "stop": self.stop, "ended": self.ended, "tools": self.tool_use()}
+
+    def tool_use(self) -> dict | None:
+        """The latest tool use, as TRL logs it (and the rollouts left unscored): None in a run without tools."""
+        last = self.last or {}
+        keys = {"calls_per_rollout": "tools/call_frequency", "failure_share": "tools/failure_frequency",
+                "unscored_rollouts": "tools/unavailable", "truncated_share": "completions/clipped_ratio"}
+        if "tools/call_frequency" not in last:
+            return None
+        return {name: last.get(key) for name, key in keys.items()}
 
     def rewards(self) -> dict:
         """name → {role, first, last} of each reward's mean."""
@@ -97,6 +106,11 @@ def format_view(v: RunView) -> str:
                  + f" | reward {_num(d['reward_start'])} → {_num(d['reward'])}"]
         for name, r in sorted(d["rewards"].items(), key=lambda x: (x[1]["role"], x[0])):
             lines.append(f"  {r['role']:<11} {name}: {_num(r['first'])} → {_num(r['last'])}")
+    if d["tools"]:
+        t = d["tools"]
+        lines.append(f"  tools: {_num(t['calls_per_rollout'])} calls a rollout, {_num(t['failure_share'])} of them "
+                     f"raised, {_num(t['unscored_rollouts'])} rollouts unscored (a tool failing on its own), "
+                     f"{_num(t['truncated_share'])} cut by the completion budget")
     if d["held_out"]:
         h = d["held_out"]
         lines.append(f"  held-out at step {h['step']}: " + ", ".join(f"{k} {_num(x)}" for k, x in h.items()
