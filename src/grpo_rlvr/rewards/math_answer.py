@@ -26,8 +26,10 @@ import os
 import selectors
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 from grpo_rlvr.errors import MissingColumn, RewardError
 from grpo_rlvr.rewards._answer import (
@@ -42,15 +44,37 @@ from grpo_rlvr.rewards._math_compare import REL_TOL, install
 from grpo_rlvr.rewards._math_text import gold_choice, written
 from grpo_rlvr.rewards._reward import Reward, Scored, completion_text, source_fingerprint
 
+# The clean start the gate's check uses: site-packages set up as ``site`` does (the venv, ``.pth`` path lines,
+# an editable install's package folders) with no ``.pth`` code and no sitecustomize run.
+_CLEAN_START = Path(__file__).resolve().parents[1] / "run" / "_clean_start.py"
+
 
 def _spawn() -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    # `-I -S`: no PYTHONPATH, no user site, no .pth code, no sitecustomize; the worker imports from exactly this
-    # process's module path, so a worker started by the gate's clean check is as clean as the check itself.
-    boot = f"import sys; sys.path[:] = {list(sys.path)!r}; from grpo_rlvr.rewards._math_worker import main; main()"
+    # `-I -S`: no PYTHONPATH, no user site, no working directory, no .pth code, no sitecustomize. The module path
+    # is the interpreter's own, rebuilt by the clean start, never this process's sys.path (a test or a reward may
+    # have put a folder first on it), so a worker started by the gate's clean check is as clean as the check.
+    boot = (f"import runpy; runpy.run_path({str(_CLEAN_START)!r})['setup_site'](); "
+            "from grpo_rlvr.rewards._math_worker import main; main()")
     # Unbuffered binary pipes: lines are split here (``_read_line``), so none can sit in a buffer unseen by select.
-    return subprocess.Popen([sys.executable, "-I", "-S", "-c", boot], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, env=env)
+    # stderr goes to a file, read back only to explain a worker that did not start.
+    errors = tempfile.TemporaryFile()
+    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", boot], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=errors, bufsize=0, env=env)
+    proc.errors = errors
+    return proc
+
+
+def _stderr_tail(proc: subprocess.Popen) -> str:
+    errors = getattr(proc, "errors", None)
+    if errors is None:
+        return ""
+    try:
+        errors.seek(0)
+        text = errors.read()[-2000:].decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+        return ""
+    return f"; its last words: {text.splitlines()[-1][:300]}" if text else ""
 
 
 class Spare:
@@ -129,10 +153,13 @@ class MathWorker:
         if not self._ready:
             line = self._read_line(self.STARTUP_S)
             if not line or b'"ready"' not in line:
+                ended = line == b""
                 self._kill()
-                raise RewardError(f"reward 'math': the math-verify worker did not start within {self.STARTUP_S:.0f} s "
-                                  f"({sys.executable} -I -S: grpo_rlvr.rewards._math_worker); check that math-verify "
-                                  "is installed in this environment")
+                said = _stderr_tail(proc)
+                raise RewardError(f"reward 'math': the math-verify worker "
+                                  f"{'ended before it was ready' if ended else f'was not ready within {self.STARTUP_S:.0f} s'}"
+                                  f" ({sys.executable} -I -S: grpo_rlvr.rewards._math_worker){said}; check that "
+                                  "math-verify is installed in this environment")
             self._ready = True
         return proc
 
