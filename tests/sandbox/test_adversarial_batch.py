@@ -171,11 +171,12 @@ def test_huge_int_against_isclose_is_a_failed_test_not_an_overflow():
 
 
 def test_a_set_of_colliding_hashes_is_refused_by_a_bound():
-    # Written straight onto the result channel (building the set would cost the child as much as the parent).
+    # Written straight onto the result channel (building the set would cost the child as much as the parent), as
+    # the answer to the test's probe (a frame written before the probe was sent is refused unread).
     program = ("import json, os\nM = (1 << 61) - 1\n"
-               "value = ['S', [['i', hex(M * k)] for k in range(1, 35001)]]\n"
-               "os.write(3, b'{\"k\": \"load\"}\\n' + json.dumps({'k': 'r', 'i': 0, 'v': [value]}).encode() + b'\\n')\n"
-               "os._exit(0)\n")
+               "def solve(n):\n    value = ['S', [['i', hex(M * k)] for k in range(1, 35001)]]\n"
+               "    os.write(3, json.dumps({'k': 'r', 'i': 0, 'v': [value]}).encode() + b'\\n')\n"
+               "    os._exit(0)\n")
     limits = SandboxLimits(timeout_s=10.0, cpu_s=10.0, max_output_bytes=4_000_000)
     verdict = run_unit_tests(program, ["assert solve(3) == {1, 2}"], limits=limits)
     assert verdict.passed == 0 and "with one hash" in verdict.reason

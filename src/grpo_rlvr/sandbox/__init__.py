@@ -39,6 +39,12 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
 
 - covered:
   - nothing of another sample's is readable, in any mode (``test_run_safety::test_a_program_finds_nothing_of_the_samples_before_it``);
+  - each test sees only its own inputs: the probes reach the program one test at a time (the next test's only
+    once this one has answered; a frame written before its test was sent or after the next one was is refused),
+    and each test body (a pytest function, a unittest method) runs in a process forked from the loaded program,
+    which never held another body's inputs or results; one body's asserts (an assert list, a ``check``) run in
+    order in one process, as in Python: a later one sees what earlier ones did, never a later one's inputs
+    (``test_feeder``, all tests);
   - expected values and the test's own named values never reach the sandbox (``test_sandbox_plan::test_equality_assert_sends_only_the_call``, ``test_named_and_computed_expected_values_stay_in_the_parent``, ``test_strong_shapes::test_an_expected_value_the_test_names_is_not_in_the_programs_reach``, ``test_adversarial::test_expected_values_are_nowhere_in_the_child``);
   - comparisons are Python's own on plain data (``True == 1``, ``1 == 1.0``, so ``1 != True`` fails; ``is`` only
     against ``None``, ``True``, ``False``, ``...`` or a type) (``test_sandbox_api::test_floats_and_containers_compare_as_python_does``,

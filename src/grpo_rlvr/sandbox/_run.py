@@ -135,6 +135,7 @@ def _message(plan: Plan, program: str, limits: SandboxLimits) -> dict:
         "mode": plan.mode,
         "program": program,
         "probes": [list(p) for p in plan.probes],
+        "deliveries": [[unit, list(indices), last] for unit, indices, last in plan.deliveries],
         "stdin": stdin,
         "keep_stdout": keep,
         "limits": limits.as_dict(),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 import fcntl
 import json
+import marshal
 import math
 import os
 import resource
@@ -24,6 +25,7 @@ import signal
 import sys
 
 from ..judging.plaindata import NotPlainData, encode
+from . import framing as _framing
 from . import jail as _jail
 from . import landlock as _landlock
 from . import syscalls as sc
@@ -77,14 +79,15 @@ def _install_fds(fds: list[int], state: _jail.SandboxState) -> None:
 
 
 def _read_job() -> dict:
-    chunks, size = [], 0
-    while chunk := os.read(_JOB_FD, 1 << 20):
-        size += len(chunk)
-        if size > MAX_JOB_BYTES:
-            raise OSError("the job is larger than the child accepts")
-        chunks.append(chunk)
-    os.close(_JOB_FD)
-    return json.loads(b"".join(chunks))
+    """The first message on the job pipe: mode, program, limits, uid. The pipe stays open: the probes come on it
+    later, one test at a time (``_serve``)."""
+    try:
+        job = _framing.recv(_JOB_FD, None, MAX_JOB_BYTES)
+    except _framing.ChannelError as e:
+        raise OSError(f"the job could not be read: {e}") from e
+    if not isinstance(job, dict):
+        raise OSError("no job on the job pipe")
+    return job
 
 
 def child_environment(workdir: str) -> dict[str, str]:
@@ -209,14 +212,46 @@ def _describe(exc: BaseException) -> str:
     return text[:300]
 
 
+# What the probe loop uses, bound before the program runs: a program that rebinds a builtin or a module function
+# for its own use (``builtins.len``, ``json.dumps``) does not break the loop that runs its tests.
+_dumps, _unmarshal, _write, _read, _len, _compile, _eval, _exec = (
+    json.dumps, marshal.loads, os.write, os.read, len, compile, eval, exec)
+
+
 def _send(frame: dict) -> None:
-    data = (json.dumps(frame, ensure_ascii=True) + "\n").encode()
+    data = (_dumps(frame, ensure_ascii=True) + "\n").encode()
     while data:
-        data = data[os.write(RESULT_FD, data) :]
+        data = data[_write(RESULT_FD, data) :]
+
+
+def _recv() -> dict | None:
+    """The next message of the job pipe (4-byte length, ``marshal``: C code only, where ``json`` would call the
+    program's builtins), None at its end. Written by ``isolation.feeder``."""
+    header = _read_exactly(4)
+    if header is None:
+        return None
+    body = _read_exactly(int.from_bytes(header, "big"))
+    return _unmarshal(body) if body is not None else None
+
+
+def _read_exactly(size: int) -> bytes | None:
+    if size > MAX_JOB_BYTES:
+        return None
+    chunks, got = [], 0
+    while got < size:
+        try:
+            chunk = _read(_JOB_FD, size - got)
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += _len(chunk)
+    return b"".join(chunks)
 
 
 def _run(job: dict) -> int:
-    """Run the program, then each probe; return the process exit code (stdio mode cares)."""
+    """Run the program, then serve its probes (``_serve``); return the process exit code (stdio mode cares)."""
     stdio = job["mode"] == "stdio"
     namespace = {"__name__": "__main__" if stdio else "__sandbox__", "__builtins__": builtins}
     try:
@@ -238,27 +273,85 @@ def _run(job: dict) -> int:
     if stdio:
         return 0
     _send({"k": "load"})
-    scopes: dict[int, dict] = {}  # per-test copies of the module namespace (a test function's locals)
-    for i, (kind, source, scope) in enumerate(job["probes"]):
+    return _serve(namespace)
+
+
+class _Scope(dict):
+    """A test body's own names (its locals), over the program's module namespace, which it reads live: a global
+    the program rebinds during the test is seen as it is now, as a test function would see it."""
+
+    __slots__ = ("module",)
+
+    def __init__(self, module: dict):
+        super().__init__()
+        self.module = module
+
+    def __missing__(self, name):
+        return self.module[name]
+
+
+def _serve(namespace: dict) -> int:
+    """Answer the supervisor's messages until it closes the job pipe: ``{"p": probes, "last": bool}`` runs probes
+    here (one test's, with the setup before it: the next test's come only once these have answered);
+    ``{"f": 1}`` forks a process for the next test body, which runs that body's probes and ends, while this one
+    waits for it and reports how it ended (``{"k": "s"}``). A body's process starts from the loaded program: it
+    never holds another body's inputs or results."""
+    scopes: dict[int, dict] = {}  # per-test-body names (a test function's locals)
+    body = own_group = False
+    while True:
         try:
-            if scope < 0:
-                where = namespace
-            elif scope in scopes:
-                where = scopes[scope]
-            else:
-                where = scopes[scope] = dict(namespace)
-            if kind == "eval":
-                value = eval(compile(source, f"<test {i + 1}>", "eval"), where)
-                frame = {"k": "r", "i": i, "v": encode(value)}
-            elif kind == "leaves":
-                frame = {"k": "r", "i": i, "v": [_encode_or_mark(v) for v in _leaves(source, i, where)]}
-            else:
-                exec(compile(source, f"<test {i + 1}>", "exec"), where)
-                frame = {"k": "r", "i": i}
-        except BaseException as e:  # noqa: BLE001 - includes SystemExit raised by the program
-            frame = {"k": "r", "i": i, "e": _describe(e)}
-        _send(frame)
-    return 0
+            message = _recv()
+        except (ValueError, EOFError, TypeError):
+            return 0
+        if type(message) is not dict:
+            return 0
+        if message.get("f"):
+            _flush()  # or the fork would print what is buffered here a second time
+            pid = os.fork()
+            if pid == 0:
+                body, scopes = True, {}
+                try:
+                    os.setpgid(0, 0)  # its processes end with it (killpg below), not with the loaded program
+                    own_group = True
+                except OSError:
+                    pass
+                continue
+            _send(_ended(pid))
+            continue
+        for i, kind, source, scope in message.get("p", ()):
+            _send(_probe(i, kind, source, namespace if scope < 0 else scopes.setdefault(scope, _Scope(namespace))))
+        if body and message.get("last"):
+            _flush()
+            try:
+                if own_group:
+                    os.killpg(0, signal.SIGKILL)  # the body and whatever it started
+            finally:
+                os._exit(0)
+
+
+def _probe(i: int, kind: str, source: str, where: dict) -> dict:
+    """The frame for probe ``i``: its value (``eval``), its leaves' values (``leaves``), or only whether it ran."""
+    try:
+        if kind == "eval":
+            return {"k": "r", "i": i, "v": encode(_eval(_compile(source, f"<test {i + 1}>", "eval"), where))}
+        if kind == "leaves":
+            return {"k": "r", "i": i, "v": [_encode_or_mark(v) for v in _leaves(source, i, where)]}
+        _exec(_compile(source, f"<test {i + 1}>", "exec"), where)
+        return {"k": "r", "i": i}
+    except BaseException as e:  # noqa: BLE001 - includes SystemExit raised by the program
+        return {"k": "r", "i": i, "e": _describe(e)}
+
+
+def _ended(pid: int) -> dict:
+    """Wait for a test body's process; how it ended: exit code (negative: the signal) and CPU seconds."""
+    while True:
+        try:
+            _, status, usage = os.wait4(pid, 0)
+        except InterruptedError:
+            continue
+        except OSError:  # the program reaped it itself (SIGCHLD ignored, or its own wait)
+            return {"k": "s", "x": None, "c": 0.0}
+        return {"k": "s", "x": os.waitstatus_to_exitcode(status), "c": usage.ru_utime + usage.ru_stime}
 
 
 def _leaves(specs: list, i: int, where: dict) -> list:
@@ -267,9 +360,9 @@ def _leaves(specs: list, i: int, where: dict) -> list:
     values: list = []
     for spec in specs:
         if spec[0] == "e":
-            values.append(eval(compile(spec[1], f"<test {i + 1}>", "eval"), where))
+            values.append(_eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where))
         else:
-            args = eval(compile(spec[3], f"<test {i + 1}>", "eval"), where)
+            args = _eval(_compile(spec[3], f"<test {i + 1}>", "eval"), where)
             values.append(getattr(values[spec[1]], spec[2])(*args))
     return values
 

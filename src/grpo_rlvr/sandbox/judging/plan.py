@@ -26,6 +26,7 @@ are no test.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -59,17 +60,44 @@ class Check:
 @dataclass(frozen=True)
 class Plan:
     """What to run. ``probes`` go to the sandbox (kind, source, scope); ``checks`` stay here, one per probe;
-    ``tests`` name the counted tests."""
+    ``tests`` name the counted tests; ``units``: per probe, the process that runs it (0: the loaded program
+    itself; k > 0: the k-th test body, in a process forked from the loaded program, see ``deliveries``)."""
 
     mode: str
     probes: tuple[tuple[str, str, int], ...] = ()
     checks: tuple[Check, ...] = ()
     tests: tuple[str, ...] = ()
     cases: tuple[tuple[str, str], ...] = ()  # stdio mode: (stdin, expected stdout)
+    units: tuple[int, ...] = ()
 
     @property
     def total(self) -> int:
         return len(self.cases) if self.mode == "stdio" else len(self.tests)
+
+    @functools.cached_property
+    def deliveries(self) -> tuple[tuple[int, tuple[int, ...], bool], ...]:
+        """How the probes reach the sandbox: ``(unit, probe indices, last of its unit)`` in order, one test at a
+        time. A delivery holds one test's probes and the setup before them; the sandbox gets the next one only
+        once every probe of this one has answered, so no test ever runs with a later test's inputs in reach. A
+        unit's deliveries go to one process: the loaded program for unit 0 (an assert list, one ``check`` body:
+        one body in Python too, whose asserts see what earlier ones did), a fresh fork of it for each other unit
+        (a test function or method: its own body, as pytest and unittest run it)."""
+        out: list[tuple[int, list[int]]] = []
+        last_probe = {c.test: i for i, c in enumerate(self.checks) if c.test is not None}
+        current: list[int] = []
+        for i, unit in enumerate(self.units):
+            if current and self.units[current[0]] != unit:
+                out.append((self.units[current[0]], current))
+                current = []
+            current.append(i)
+            test = self.checks[i].test
+            if test is not None and last_probe[test] == i:
+                out.append((unit, current))
+                current = []
+        if current:
+            out.append((self.units[current[0]], current))
+        return tuple((unit, tuple(idx), k + 1 == len(out) or out[k + 1][0] != unit)
+                     for k, (unit, idx) in enumerate(out))
 
 
 class PlanBuilder:
@@ -239,7 +267,19 @@ class PlanBuilder:
     def build(self, what: str) -> Plan:
         if not self.tests:
             raise ValueError(f"{what} holds no test: no assert that checks the program")
-        return Plan(mode="eval", probes=tuple(self.probes), checks=tuple(self.checks), tests=tuple(self.tests))
+        return Plan(mode="eval", probes=tuple(self.probes), checks=tuple(self.checks), tests=tuple(self.tests),
+                    units=self._units())
+
+    def _units(self) -> tuple[int, ...]:
+        """Unit 0 for module-level probes; each test body (a scope with tests) a unit of its own, unless it is
+        the only body with tests (nothing to keep apart: it runs in the loaded program itself)."""
+        bodies = list(dict.fromkeys(c.scope for c in self.checks if c.test is not None))
+        if bodies in ([GLOBAL], []) or (len(bodies) == 1 and not any(
+                c.scope == GLOBAL and c.test is not None for c in self.checks)):
+            return tuple(0 for _ in self.probes)
+        unit_of = {scope: k + 1 for k, scope in enumerate(s for s in dict.fromkeys(c.scope for c in self.checks)
+                                                          if s != GLOBAL)}
+        return tuple(0 if scope == GLOBAL else unit_of[scope] for _, _, scope in self.probes)
 
 
 def _assigned_names(node: ast.stmt) -> list[str]:

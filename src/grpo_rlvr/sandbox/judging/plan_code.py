@@ -161,7 +161,7 @@ def _plan_test_functions(body, functions, classes) -> Plan:
             _plan_body(b, fn.body, test, scope)
         else:
             b.setup(ast.unparse(fn))
-            b.ran(f"{fn.name}()", test)
+            b.ran(f"{fn.name}()", test, scope)
         scope += 1
     for cls in classes:
         unittest_style = _is_testcase(cls)
@@ -187,7 +187,7 @@ def _plan_test_functions(body, functions, classes) -> Plan:
             else:
                 make = f"{cls.name}({m.name!r})" if unittest_style else f"{cls.name}()"
                 prep = "_t.setUp()\n" if unittest_style else ""
-                b.ran(f"_t = {make}\n{prep}_t.{m.name}()", test)
+                b.ran(f"_t = {make}\n{prep}_t.{m.name}()", test, scope)
             scope += 1
     return b.build("tests")
 
