@@ -46,6 +46,13 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     order in one process, as in Python: a later one sees what earlier ones did, never a later one's inputs
     (``test_feeder``, all tests);
   - expected values and the test's own named values never reach the sandbox (``test_sandbox_plan::test_equality_assert_sends_only_the_call``, ``test_named_and_computed_expected_values_stay_in_the_parent``, ``test_strong_shapes::test_an_expected_value_the_test_names_is_not_in_the_programs_reach``, ``test_adversarial::test_expected_values_are_nowhere_in_the_child``);
+  - Python's own types are judged as Python judges them: a ``Counter``, ``defaultdict`` or ``OrderedDict`` compares
+    as its dict, a ``namedtuple`` as its tuple, a numpy scalar as its ``.item()``, a keys view as a set, a subclass
+    of a built-in as the built-in value it holds (its own ``__eq__`` never runs in the trainer), the type's name kept
+    for the reason; a built-in the test applies to a program value (``list(gen(3))``, ``sum(map(...))``,
+    ``len(range(n))``, ``sorted(d.keys())``, ``' '.join(genexpr)``, ``len(obj)``) is applied in the sandbox with the
+    built-ins as they were before the program ran, and only its result crosses (``test_python_types``, all tests:
+    each assert agrees with plain Python, right and wrong programs, four formats);
   - comparisons are Python's own on plain data (``True == 1``, ``1 == 1.0``, so ``1 != True`` fails; ``is`` only
     against ``None``, ``True``, ``False``, ``...`` or a type) (``test_sandbox_api::test_floats_and_containers_compare_as_python_does``,
     ``test_python_semantics``, the python_semantics tasks);

@@ -24,7 +24,7 @@ import resource
 import signal
 import sys
 
-from ..judging.plaindata import NotPlainData, encode
+from ..judging.plaindata import CONSUMERS, NotPlainData, encode_as_python
 from . import framing as _framing
 from . import jail as _jail
 from . import landlock as _landlock
@@ -212,6 +212,9 @@ def _describe(exc: BaseException) -> str:
     return text[:300]
 
 
+# The built-ins a test applies to program values (``judging.plain_ops.CONSUMERS``), as they are before any program
+# runs: a program that rebinds ``builtins.sorted`` changes what its own code calls, not what the test applies.
+REAL = {**{name: getattr(builtins, name) for name in CONSUMERS}, "str.join": str.join}
 # What the probe loop uses, bound before the program runs: a program that rebinds a builtin or a module function
 # for its own use (``builtins.len``, ``json.dumps``) does not break the loop that runs its tests.
 _dumps, _unmarshal, _write, _read, _len, _compile, _eval, _exec = (
@@ -333,7 +336,7 @@ def _probe(i: int, kind: str, source: str, where: dict) -> dict:
     """The frame for probe ``i``: its value (``eval``), its leaves' values (``leaves``), or only whether it ran."""
     try:
         if kind == "eval":
-            return {"k": "r", "i": i, "v": encode(_eval(_compile(source, f"<test {i + 1}>", "eval"), where))}
+            return {"k": "r", "i": i, "v": encode_as_python(_eval(_compile(source, f"<test {i + 1}>", "eval"), where))}
         if kind == "leaves":
             return {"k": "r", "i": i, "v": [_encode_or_mark(v) for v in _leaves(source, i, where)]}
         _exec(_compile(source, f"<test {i + 1}>", "exec"), where)
@@ -355,21 +358,34 @@ def _ended(pid: int) -> dict:
 
 
 def _leaves(specs: list, i: int, where: dict) -> list:
-    """The values of a strong assert's leaves: ``["e", source]`` evaluated, or ``["m", k, name, args]``: the
-    method ``name`` of leaf k's value called (the parent recomputes it when that value is plain data)."""
+    """The values of a strong assert's leaves: ``["e", source]`` evaluated, ``["m", k, name, args]``: the method
+    ``name`` of leaf k's value called (the parent recomputes it when that value is plain data), or ``["c", ...]``:
+    a built-in applied to a program value (``_consumed``)."""
     values: list = []
     for spec in specs:
-        if spec[0] == "e":
-            values.append(_eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where))
-        else:
+        if spec[0] == "m":
             args = _eval(_compile(spec[3], f"<test {i + 1}>", "eval"), where)
             values.append(getattr(values[spec[1]], spec[2])(*args))
+        else:
+            values.append(_value(spec, i, where))
     return values
+
+
+def _value(spec: list, i: int, where: dict):
+    """``["e", source]``: evaluated here; ``["b", name]``: the built-in as it was before the program ran;
+    ``["c", name, args, kwargs]``: that built-in called on the values of its argument specs."""
+    if spec[0] == "e":
+        return _eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where)
+    if spec[0] == "b":
+        return REAL[spec[1]]
+    args = [_value(a, i, where) for a in spec[2]]
+    kwargs = {name: _value(a, i, where) for name, a in spec[3]}
+    return REAL[spec[1]](*args, **kwargs)
 
 
 def _encode_or_mark(value):
     try:
-        return encode(value)
+        return encode_as_python(value)
     except NotPlainData as e:
         return ["x", str(e)[:200]]
 

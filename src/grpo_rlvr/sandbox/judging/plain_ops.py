@@ -159,10 +159,7 @@ def call_method(receiver, name: str, args: tuple):
             raise OverflowError("the result would be too large to build")
     if name == "join":
         args = (list(args[0]),)
-    result = getattr(receiver, name)(*args)
-    if name in ("keys", "values", "items"):
-        return list(result)
-    return result
+    return getattr(receiver, name)(*args)  # keys/values/items: the views, which compare as Python's do
 
 
 def is_plain(value) -> bool:

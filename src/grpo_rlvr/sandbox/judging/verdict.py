@@ -15,7 +15,7 @@ import signal
 from dataclasses import dataclass
 
 from .parent_expr import not_plain
-from .plaindata import ValueLimit, decode, short_repr
+from .plaindata import ValueLimit, decode, short_repr, type_name
 from .plan import GLOBAL, WEAK_KINDS, Plan, judge_value
 
 WEAK_NOTE = "weak: test code ran in the sandbox"
@@ -227,13 +227,14 @@ def _judge(check, encoded) -> tuple[bool, str, bool]:
         return (*judge_value(check, decode(encoded)), False)
     if type(encoded) is not list or len(encoded) != len(check.strong.leaves):
         raise ValueError("wrong number of leaf values")
-    values = []
+    values, names = [], []
     for item in encoded:
         if type(item) is list and len(item) == 2 and item[0] == "x" and type(item[1]) is str:
             values.append(not_plain(item[1]))
         else:
             values.append(decode(item))
-    return check.strong.judge(values)
+        names.append(type_name(item))
+    return check.strong.judge(values, names)
 
 
 def _parse_channel(data: bytes, plan: Plan, sent_at: list):
