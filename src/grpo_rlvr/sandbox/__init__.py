@@ -53,6 +53,11 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     ``len(range(n))``, ``sorted(d.keys())``, ``' '.join(genexpr)``, ``len(obj)``) is applied in the sandbox with the
     built-ins as they were before the program ran, and only its result crosses (``test_python_types``, all tests:
     each assert agrees with plain Python, right and wrong programs, four formats);
+  - test classes and hooks as pytest and unittest run them: ``self`` a fresh instance of the class per test, state
+    kept on it (``self.s = Stack()`` makes ``self.s`` the program's: its values cross, so an object that says yes
+    to everything earns nothing), ``setUp``/``setup_method``/``setUpClass``/``setup_class`` and their tear-downs,
+    ``setup_function``/``setup_module``/``setUpModule``, class constants kept out of the sandbox
+    (``test_plan_classes``, all tests);
   - comparisons are Python's own on plain data (``True == 1``, ``1 == 1.0``, so ``1 != True`` fails; ``is`` only
     against ``None``, ``True``, ``False``, ``...`` or a type) (``test_sandbox_api::test_floats_and_containers_compare_as_python_does``,
     ``test_python_semantics``, the python_semantics tasks);

@@ -120,7 +120,7 @@ class PlanBuilder:
         self.tests.append(label[:80])
         return len(self.tests) - 1
 
-    def setup(self, source: str, scope: int = GLOBAL, label: str = "") -> None:
+    def setup(self, source: str, scope: int = GLOBAL, label: str = "", optional: bool = False) -> None:
         """A setup statement (or several). One that binds values the parent computes (``x = 3``, ``EXPECTED =
         math.sqrt(2)``, even ``x = random.randint(0, 9)``) is not sent: the names stay here, and code sent to
         the sandbox gets their values as literals (``inline_constants``)."""
@@ -148,7 +148,7 @@ class PlanBuilder:
             return
         source = "\n".join(sent) if statements else source
         self.probes.append(("exec", source, scope))
-        optional = _only_imports(source)
+        optional = optional or _only_imports(source)
         self.checks.append(Check("setup", label=label or _one_line(source), scope=scope, optional=optional))
 
     def _hand_over(self, node: ast.AST, scope: int, sent: list | None = None) -> None:

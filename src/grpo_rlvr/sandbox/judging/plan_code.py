@@ -6,17 +6,19 @@
   A ``for`` loop over values the test gives is one test, unrolled (its asserts can then be strong); other
   statements of the body that do work are one weak test each; imports and assignments are setup. A body
   that cannot be run statement by statement (it ``return``s) is run whole: one weak test.
-- pytest-style module-level ``def test_*()``: each function one test, passing when all its asserts pass.
-- ``unittest.TestCase`` subclasses (and pytest ``class Test*``): each ``test*`` method one test; ``setUp``
-  runs first in its scope; ``self.assertEqual`` and the other common ``assert*`` calls are judged like the
-  matching ``assert``. A class with other members (helpers, class attributes) is sent whole: weak.
+- pytest-style module-level ``def test_*()``: each function one test, passing when all its asserts pass, with
+  ``setup_function``/``teardown_function`` around it and ``setup_module``/``teardown_module`` once.
+- ``unittest.TestCase`` subclasses (and pytest ``class Test*``): each ``test*`` method one test, on a fresh
+  instance, with the class's and the test's set-up and tear-down hooks (``judging.plan_classes``);
+  ``self.assertEqual`` and the other common ``assert*`` calls are judged like the matching ``assert``.
 - a plain script: one test, passing when it runs to the end (weak); only asserts and setup: one test each.
 
 Runner calls (``check(f)``, ``unittest.main()``, ``pytest.main()``, ``if __name__ == "__main__":``) are
 dropped: the sandbox runs the tests itself, so patching ``unittest``, ``pytest`` or ``sys.modules``, or a
 ``conftest.py`` in the working directory, changes nothing. Code that defines tests but runs none (a
-``check`` without an ``entry_point``; only definitions) is a ValueError that names the fix. Not covered:
-pytest fixtures and ``parametrize`` (refused with a ValueError), ``setUpClass``, async tests.
+``check`` without an ``entry_point``; only definitions) is a ValueError that names the fix. Each test function
+or method runs in a process of its own, forked from the loaded program (``judging.plan.Plan.deliveries``).
+Not covered: pytest fixtures and ``parametrize`` (refused with a ValueError), async tests.
 """
 
 from __future__ import annotations
@@ -146,8 +148,12 @@ def _is_testcase(cls: ast.ClassDef) -> bool:
 
 
 def _plan_test_functions(body, functions, classes) -> Plan:
+    from .plan_classes import around_function, module_hooks, plan_class, setup_module, teardown_module
+
     b = PlanBuilder()
     _module_setup(b, body, functions + classes)
+    hooks = module_hooks(body)
+    setup_module(b, hooks)
     scope = 0
     for fn in functions:
         if fn.args.args or fn.args.vararg or fn.args.kwonlyargs or fn.args.kwarg:
@@ -157,38 +163,17 @@ def _plan_test_functions(body, functions, classes) -> Plan:
             raise ValueError(f"tests: {fn.name}() is decorated (pytest.mark.parametrize and other "
                              "decorators are not supported); write one test function per case")
         test = b.new_test(fn.name)
+        around_function(b, hooks, "setup_function", scope)
         if isinstance(fn, ast.FunctionDef) and _flattenable(fn):
             _plan_body(b, fn.body, test, scope)
         else:
             b.setup(ast.unparse(fn))
             b.ran(f"{fn.name}()", test, scope)
+        around_function(b, hooks, "teardown_function", scope)
         scope += 1
     for cls in classes:
-        unittest_style = _is_testcase(cls)
-        methods = _test_methods(cls)
-        set_up = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name in ("setUp", "setup_method")]
-        simple = all(
-            is_docstring(n) or (isinstance(n, ast.FunctionDef) and n.name in {m.name for m in methods + set_up}
-                                | {"tearDown", "teardown_method"} and not n.decorator_list
-                                and len(n.args.args) == 1 and _flattenable(n))
-            for n in cls.body
-        )
-        if not simple:
-            b.setup(ast.unparse(cls))
-        for m in methods:
-            test = b.new_test(f"{cls.name}.{m.name}")
-            if simple:
-                self_type = "__import__('unittest').TestCase()" if unittest_style else "type('Test', (), {})()"
-                b.setup(f"self = {self_type}", scope)
-                for node in (set_up[0].body if set_up else []):
-                    if not ast.unparse(node).startswith("super()"):  # no class around it here
-                        b.setup(ast.unparse(node), scope)
-                _plan_body(b, [_unittest_asserts(n) for n in m.body], test, scope)
-            else:
-                make = f"{cls.name}({m.name!r})" if unittest_style else f"{cls.name}()"
-                prep = "_t.setUp()\n" if unittest_style else ""
-                b.ran(f"_t = {make}\n{prep}_t.{m.name}()", test, scope)
-            scope += 1
+        scope = plan_class(b, cls, _test_methods(cls), _is_testcase(cls), scope)
+    teardown_module(b, hooks)
     return b.build("tests")
 
 
