@@ -39,11 +39,11 @@ def test_every_layer_of_this_lane_is_active(layers):
     common = {"caps_dropped", "seccomp", "nondumpable", "oom_first", "tree_cap"}
     if os.environ.get("GRPO_RLVR_TEST_LANE") == "container":
         assert common | {"landlock_fs", "landlock_net", "landlock_scope"} <= set(layers)
-        assert not {"pidns", "netns", "fs_jail", "userns"} & set(layers)
+        assert not {"pidns", "netns", "fs_jail", "private_shm", "userns"} & set(layers)
     elif os.geteuid() == 0:
-        assert common | {"pidns", "netns", "fs_jail", "uid_drop"} <= set(layers)
+        assert common | {"pidns", "netns", "fs_jail", "private_shm", "uid_drop"} <= set(layers)
     else:  # needs user namespaces, which this CI machine allows
-        assert common | {"userns", "pidns", "netns", "fs_jail"} <= set(layers)
+        assert common | {"userns", "pidns", "netns", "fs_jail", "private_shm"} <= set(layers)
 
 
 def test_no_capability_is_left_in_any_set(need):

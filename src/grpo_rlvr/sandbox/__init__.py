@@ -19,7 +19,7 @@ killed afterwards: the PID namespace's teardown, which the kernel completes befo
 reaped, or else a subreaper sweep. Where the sandbox lacks the layers ``isolation.policy`` requires (files, signals,
 seccomp and the sweep held), it refuses to score (``SandboxError``) unless the caller sets
 ``allow_degraded_isolation``, which the reward records. Which layers are in effect: ``isolation_layers()``, and
-every verdict carries those of its own run; a missing layer is logged with why. Layer names: process, userns, pidns, netns, fs_jail, tmpdir, env_scrubbed, uid_drop,
+every verdict carries those of its own run; a missing layer is logged with why. Layer names: process, userns, pidns, netns, fs_jail, private_shm, tmpdir, env_scrubbed, uid_drop,
 caps_dropped, no_new_privs, landlock_fs, landlock_net, landlock_scope, seccomp, nondumpable, oom_first,
 rlimit_cpu, rlimit_as, rlimit_nproc, rlimit_fsize, tree_cap, pgroup_kill, sweep.
 
@@ -58,6 +58,11 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     to everything earns nothing), ``setUp``/``setup_method``/``setUpClass``/``setup_class`` and their tear-downs,
     ``setup_function``/``setup_module``/``setUpModule``, class constants kept out of the sandbox
     (``test_plan_classes``, all tests);
+  - ``multiprocessing``: with the jail each execution has a ``/dev/shm`` of its own (``private_shm``), so ``Pool``,
+    ``Queue``, ``Lock``, ``Value`` and ``ProcessPoolExecutor`` work, fork being the default start method on every
+    Python; without it (a default container) processes, pipes, ``Process`` and ``Pipe`` work, and what needs a POSIX
+    semaphore fails with PermissionError: the only ``/dev/shm`` there is shared by every program
+    (``test_multiprocessing``, all tests);
   - comparisons are Python's own on plain data (``True == 1``, ``1 == 1.0``, so ``1 != True`` fails; ``is`` only
     against ``None``, ``True``, ``False``, ``...`` or a type) (``test_sandbox_api::test_floats_and_containers_compare_as_python_does``,
     ``test_python_semantics``, the python_semantics tasks);

@@ -23,6 +23,7 @@ import os
 import resource
 import signal
 import sys
+import types
 
 from ..judging.plaindata import CONSUMERS, NotPlainData, encode_as_python
 from . import framing as _framing
@@ -108,9 +109,38 @@ def prepare_template(state: _jail.SandboxState) -> None:
     """
     os.environ.clear()
     os.environ.update(child_environment(workdir_inside(state)))
+    sys.meta_path.insert(0, _ForkByDefault())
     sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+
+
+class _ForkByDefault:
+    """Makes ``fork`` multiprocessing's default start method when a program imports it, as on Linux up to Python
+    3.13. From 3.14 the default is ``forkserver``, which needs a UNIX socket bound to a path (the seccomp filter
+    denies ``bind``) and a program it can import by name (a program here is no file): with it, a program that
+    uses a ``Pool`` as a script would fails here. A program that asks for a start method still gets it."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "multiprocessing.context":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            concrete = getattr(module, "_concrete_contexts", {})
+            default = getattr(module, "_default_context", None)
+            if "fork" in concrete and default is not None:
+                default._default_context = concrete["fork"]
+
+        spec.loader.exec_module = exec_module
+        return spec
 
 
 def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
@@ -127,7 +157,7 @@ def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
     workdir = workdir_inside(state)
     if state.root is not None:
         _jail.enter_jail(state.root)
-        layers += ["fs_jail", "tmpdir"]
+        layers += ["fs_jail", "tmpdir", "private_shm"]
     else:
         os.chdir(workdir)
         layers.append("tmpdir")
@@ -256,7 +286,13 @@ def _read_exactly(size: int) -> bytes | None:
 def _run(job: dict) -> int:
     """Run the program, then serve its probes (``_serve``); return the process exit code (stdio mode cares)."""
     stdio = job["mode"] == "stdio"
-    namespace = {"__name__": "__main__" if stdio else "__sandbox__", "__builtins__": builtins}
+    # A real module, in sys.modules: pickle finds the program's functions by their module's name, as
+    # multiprocessing does to send one to a Pool's workers (__sandbox__: its ``if __name__ == "__main__"`` block is
+    # a script's own business, not the tests').
+    module = types.ModuleType("__main__" if stdio else "__sandbox__")
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
+    namespace["__builtins__"] = builtins
     try:
         exec(compile(job["program"], "<program>", "exec"), namespace)
     except SystemExit as e:

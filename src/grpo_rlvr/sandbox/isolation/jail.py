@@ -9,7 +9,8 @@ then enters a fresh network namespace (only a loopback device, left down) and a 
 which it builds a jail root on a tmpfs mounted over the temp directory (in that namespace only: the host sees
 nothing): read-only, nosuid bind mounts of the system directories and of the Python paths, never this
 project's own source. Before each execution a fresh size-capped tmpfs is mounted at ``/sandbox`` with an empty
-working directory owned by the execution's uid; afterwards it is detached whole, so clean-up takes constant
+working directory owned by the execution's uid, and its own ``/dev/shm`` (a link into that tmpfs: POSIX semaphores
+and shared memory, which ``multiprocessing`` needs, private to the execution); afterwards it is detached whole, so clean-up takes constant
 time whatever tree the program left (deep, unwritable, symlinked, full). The child ``chroot``s into the jail,
 so the home directory, datasets, the test files, the rest of ``/tmp`` and ``/proc`` are not visible, then
 drops every capability (``isolation.child``).
@@ -35,6 +36,7 @@ from . import syscalls as sc
 UID_BASE = 1_500_000_000  # + the supervisor's pid: the uid of its executions (see execution_uid)
 SANDBOX_DIR = "/sandbox"  # inside the jail: a tmpfs holding the working directory of the running execution
 WORKDIR = SANDBOX_DIR + "/run"
+SHM_DIR = SANDBOX_DIR + "/shm"  # the jail's /dev/shm: on the execution's own tmpfs, gone with it
 SANDBOX_TMPFS_MB = 64  # disk for the running execution, in MiB (tmpfs pages count in host RAM)
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
@@ -293,6 +295,7 @@ def _build_root(tmp_base: str) -> str:
     for name in _DEVICES:
         if os.path.exists("/dev/" + name):
             _bind("/dev/" + name, f"{root}/dev/{name}", devices=True)
+    os.symlink(SHM_DIR, root + "/dev/shm")  # each execution's own (make_workdir): POSIX semaphores, multiprocessing
     os.makedirs(root + SANDBOX_DIR, mode=0o755)
     sc.mount(None, root, None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV)
     return root
@@ -333,11 +336,14 @@ def make_workdir(state: SandboxState, uid: int | None) -> str:
         opts = f"size={SANDBOX_TMPFS_MB}m,nr_inodes=8192,mode=711"
         sc.mount("tmpfs", state.root + SANDBOX_DIR, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, opts)
         path = state.root + WORKDIR
+        paths = [path, state.root + SHM_DIR]
     else:
         path = os.path.join(state.workbase, "run")
-    os.mkdir(path, 0o700)
-    if uid is not None:
-        os.chown(path, uid, uid)
+        paths = [path]
+    for made in paths:
+        os.mkdir(made, 0o700)
+        if uid is not None:
+            os.chown(made, uid, uid)
     return path
 
 

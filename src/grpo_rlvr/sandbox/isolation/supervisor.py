@@ -79,7 +79,8 @@ def static_layers(state: _jail.SandboxState, env: execution.Env) -> list[str]:
     """The layers every execution of this supervisor gets, known before any runs (the policy reads them)."""
     layers = ["process", "tmpdir", "env_scrubbed"]
     layers += [name for name, on in (("userns", state.userns), ("pidns", state.pid1), ("netns", state.netns),
-                                     ("fs_jail", state.root is not None), ("uid_drop", state.privileged),
+                                     ("fs_jail", state.root is not None), ("private_shm", state.root is not None),
+                                     ("uid_drop", state.privileged),
                                      ("caps_dropped", state.caps_locked), ("seccomp", state.seccomp is not None),
                                      ("tree_cap", env.tree_ok), ("sweep", env.sweeps)) if on]
     layers += list(state.landlock.layers) if state.landlock is not None else []
