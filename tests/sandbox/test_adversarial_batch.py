@@ -36,7 +36,7 @@ def probe(program: str, test: str):
 def test_every_layer_of_this_lane_is_active(layers):
     # CI's lanes: as root, as a plain user (scripts/test-unprivileged.sh) and in a simulated default container
     # (scripts/test-container.sh, which sets GRPO_RLVR_TEST_LANE=container).
-    common = {"caps_dropped", "seccomp", "nondumpable", "oom_first", "tree_cap"}
+    common = {"caps_dropped", "seccomp", "no_file_locks", "metadata_frozen", "nondumpable", "oom_first", "tree_cap"}
     if os.environ.get("GRPO_RLVR_TEST_LANE") == "container":
         assert common | {"landlock_fs", "landlock_net", "landlock_scope"} <= set(layers)
         assert not {"pidns", "netns", "fs_jail", "private_shm", "userns"} & set(layers)

@@ -20,7 +20,7 @@ reaped, or else a subreaper sweep. Where the sandbox lacks the layers ``isolatio
 seccomp and the sweep held), it refuses to score (``SandboxError``) unless the caller sets
 ``allow_degraded_isolation``, which the reward records. Which layers are in effect: ``isolation_layers()``, and
 every verdict carries those of its own run; a missing layer is logged with why. Layer names: process, userns, pidns, netns, fs_jail, private_shm, tmpdir, env_scrubbed, uid_drop,
-caps_dropped, no_new_privs, landlock_fs, landlock_net, landlock_scope, seccomp, nondumpable, oom_first,
+caps_dropped, no_new_privs, landlock_fs, landlock_net, landlock_scope, seccomp, no_file_locks, metadata_frozen, nondumpable, oom_first,
 rlimit_cpu, rlimit_as, rlimit_nproc, rlimit_fsize, tree_cap, pgroup_kill, sweep.
 
 Tools (decided on measurements on this 2-CPU machine, Linux 6.18): the seccomp filter is built with
@@ -63,6 +63,15 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     Python; without it (a default container) processes, pipes, ``Process`` and ``Pipe`` work, and what needs a POSIX
     semaphore fails with PermissionError: the only ``/dev/shm`` there is shared by every program
     (``test_multiprocessing``, all tests);
+  - no channel between programs that run at once: ``flock`` and record locks do nothing (each execution is alone
+    with its files), ``F_GETLK``, leases, directory notification and inotify are refused (``no_file_locks``), in
+    every mode; nothing outside the working directory changes mode, owner, times or extended attributes: the jail's
+    mounts are read-only, and without it the filter makes those calls do nothing (``metadata_frozen``); without
+    the jail the supervisor's folder is in the system's shared temp directory, not the trainer's ``TMPDIR``
+    (``test_containers::test_no_bit_passes_between_programs_running_at_once``,
+    ``test_nothing_outside_the_working_directory_changes_mode_times_or_xattrs``,
+    ``test_a_program_still_locks_its_own_files_and_uses_sqlite``, ``test_a_program_still_copies_and_touches_its_own_files``,
+    ``test_the_supervisors_folder_is_not_in_the_trainers_tmpdir``);
   - comparisons are Python's own on plain data (``True == 1``, ``1 == 1.0``, so ``1 != True`` fails; ``is`` only
     against ``None``, ``True``, ``False``, ``...`` or a type) (``test_sandbox_api::test_floats_and_containers_compare_as_python_does``,
     ``test_python_semantics``, the python_semantics tasks);

@@ -189,7 +189,9 @@ def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
             layers += state.landlock.layers
         if state.seccomp is not None:
             sc.load_seccomp(state.seccomp)
-            layers.append("seccomp")
+            layers += ["seccomp", "no_file_locks", "metadata_frozen"]
+    if state.root is not None and "metadata_frozen" not in layers:
+        layers.append("metadata_frozen")  # the jail's mounts are read-only: nothing outside the working dir changes
     return layers
 
 

@@ -22,8 +22,8 @@ WEAK_NOTE = "weak: test code ran in the sandbox"
 
 LAYER_ORDER = (
     "process", "userns", "pidns", "netns", "fs_jail", "private_shm", "tmpdir", "env_scrubbed", "uid_drop",
-    "caps_dropped", "no_new_privs", "landlock_fs", "landlock_net", "landlock_scope", "seccomp", "nondumpable",
-    "oom_first", "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "tree_cap", "pgroup_kill", "sweep",
+    "caps_dropped", "no_new_privs", "landlock_fs", "landlock_net", "landlock_scope", "seccomp", "no_file_locks",
+    "metadata_frozen", "nondumpable", "oom_first", "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "tree_cap", "pgroup_kill", "sweep",
 )  # fmt: skip
 
 
