@@ -99,6 +99,10 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - the test's own computations never run in the trainer: plans are made in a planner process of their own
     (``judging.planner``), bounded in wall time and memory; a test value too costly to compute is a ``ValueError``
     naming the bound (``test_planner``, all tests);
+  - judging is bounded: the trainer's thread spends at most ``judging.budget.JUDGE_CPU_S`` (2 s) of CPU on one
+    sample's values (past it the sample scores 0, with the reason), and ``//``, ``%`` and ``math.gcd`` of ints too
+    large to judge quickly fail their test, naming the bound; ``sum`` of lists is linear (``test_budget``, all
+    tests);
   - values that could crash or stall the parent (``test_adversarial::test_huge_int_result_is_judged_not_crashing``; ``test_adversarial_batch::test_huge_int_against_isclose_is_a_failed_test_not_an_overflow``, ``test_a_set_of_colliding_hashes_is_refused_by_a_bound``, ``test_decoding_bounds_raise_value_limit_not_crash``; ``test_plaindata``);
   - a lost supervisor or template: retried once, then 0, never an exception out of the reward (``test_sandbox_pool``);
   - too little isolation refuses to score unless accepted, and the acceptance is recorded (``test_containers::test_too_little_isolation_refuses_to_score``, ``test_accepted_degraded_isolation_is_recorded_by_the_reward``);

@@ -13,6 +13,7 @@ import os
 from ..errors import SandboxError
 from .isolation.limits import SandboxLimits
 from .isolation.pool import Pool, shared_pool
+from .judging.budget import OverBudget
 from .judging.extract import extract_program
 from .judging.plan import Plan, make_plan
 from .judging.planner import plan_elsewhere
@@ -95,6 +96,8 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool,
             return decide(plans[i], reply["reports"], limits)
         except (KeyError, TypeError) as e:  # our own supervisor's report: not something a program writes
             raise SandboxError(f"the sandbox sent a malformed report: {type(e).__name__}: {e}") from e
+        except OverBudget as e:  # the sample's values cost the trainer too much to judge: 0, with the reason
+            return unjudged_verdict(plans[i], str(e))
         except (ArithmeticError, RecursionError, MemoryError, ValueError) as e:  # a value no bound foresaw
             return unjudged_verdict(plans[i], f"{type(e).__name__}: {e}")
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import time
 
+from .budget import spend
+
 MAX_DEPTH = 100
 MAX_NODES = 1_000_000
 MAX_DECODE_CPU_S = 1.0
@@ -69,8 +71,10 @@ class _Budget:
         self.nodes += n
         if self.nodes > MAX_NODES:
             raise ValueLimit(f"the returned value has more than {MAX_NODES} elements")
-        if self.nodes % 1024 < n and time.thread_time() > self.deadline:
-            raise ValueLimit(f"the returned value took more than {MAX_DECODE_CPU_S} s of CPU to read")
+        if self.nodes % 1024 < n:
+            if time.thread_time() > self.deadline:
+                raise ValueLimit(f"the returned value took more than {MAX_DECODE_CPU_S} s of CPU to read")
+            spend()  # and the sample's whole budget (judging.budget)
 
 
 def _no_flooding(values: list) -> None:

@@ -14,6 +14,7 @@ import math
 import signal
 from dataclasses import dataclass
 
+from .budget import Budget
 from .parent_expr import not_plain
 from .plaindata import ValueLimit, decode, short_repr, type_name
 from .plan import GLOBAL, WEAK_KINDS, Plan, judge_value
@@ -73,7 +74,17 @@ def unjudged_verdict(plan: Plan, why: str) -> UnitTestVerdict:
 
 
 def decide(plan: Plan, reports: list[dict], limits) -> UnitTestVerdict:
-    """The verdict for ``plan`` from the reports of its executions (one, or one per stdin case)."""
+    """The verdict for ``plan`` from the reports of its executions (one, or one per stdin case), within the
+    sample's judging budget (``judging.budget``).
+
+    Raises:
+        OverBudget: judging took more of this thread's CPU than ``judging.budget.JUDGE_CPU_S``.
+    """
+    with Budget():
+        return _decide(plan, reports, limits)
+
+
+def _decide(plan: Plan, reports: list[dict], limits) -> UnitTestVerdict:
     layers = ordered_layers(reports[0]["layers"]) if reports else ()
     timeout_s, cpu_s = limits.timeout_s, limits.cpu_s
     overrun = next((r["overrun"] for r in reports if r.get("overrun")), "") or next(
