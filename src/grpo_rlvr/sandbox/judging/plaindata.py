@@ -139,7 +139,7 @@ def encode_as_python(value, depth: int = 0):
         if isinstance(value, base):
             inner = _container(value, base, t, depth) if base in _CONTAINERS else encode(_BASE_VALUE[base](value))
             return ["@", name, inner]
-    if t in _VIEWS:
+    if isinstance(value, _VIEWS):  # an OrderedDict's views subclass these (only C types can)
         try:
             members = frozenset(value)
         except TypeError as e:  # an items view with an unhashable value: no set to compare it as
