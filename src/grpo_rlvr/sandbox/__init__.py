@@ -113,7 +113,9 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - the shapes of ``tests``: assert lists, stdin/stdout cases, scripts, pytest functions, ``unittest`` classes,
     HumanEval's ``check``, and the limits, validated before anything runs (``test_test_formats``,
     ``test_sandbox_api``, ``test_sandbox_plan``, ``test_sandbox_limits``);
-  - HumanEval: every canonical solution passes, no broken one does (``test_humaneval``).
+  - HumanEval: every canonical solution passes, no broken one does (``test_humaneval``);
+  - ``run_code``: one code string run as a script under the same isolation, what it printed returned and nothing
+    judged (``test_run_code``, all tests).
 - weak (counted in ``UnitTestVerdict.weak`` and marked "(weak: test code ran in the sandbox)" in the reason;
   the program could forge them):
   - asserts the parent cannot judge: a helper the test defines, a comparison of the program with itself, a
@@ -139,13 +141,14 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
 
 from __future__ import annotations
 
-from ._run import run_unit_tests, run_unit_tests_batch
+from ._run import CodeRun, run_code, run_unit_tests, run_unit_tests_batch
 from .isolation.limits import SandboxLimits
 from .isolation.policy import isolation_problems
 from .judging.verdict import WEAK_NOTE, UnitTestVerdict
 
-__all__ = ["SandboxLimits", "UnitTestVerdict", "degraded_isolation_notes", "isolation_layers", "isolation_problems",
-           "missing_layers", "run_unit_tests", "run_unit_tests_batch", "weak_sample_counts"]
+__all__ = ["CodeRun", "SandboxLimits", "UnitTestVerdict", "degraded_isolation_notes", "isolation_layers",
+           "isolation_problems", "missing_layers", "run_code", "run_unit_tests", "run_unit_tests_batch",
+           "weak_sample_counts"]
 
 
 def missing_layers() -> list[str]:

@@ -147,7 +147,7 @@ def _test_outcomes(plan: Plan, probe_outcomes: list[tuple[bool, str, bool]]):
     return outcomes, weak
 
 
-def _death(report: dict, timeout_s: float, cpu_s: float) -> str:
+def death_reason(report: dict, timeout_s: float, cpu_s: float) -> str:
     """Why an execution stopped before finishing, from what the supervisor observed."""
     if report["timed_out"]:
         return f"timed out after {float(timeout_s)} s"
@@ -178,7 +178,7 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
         return tampered, "result channel tampered with"
     load, results, ended = frames
     if load is None:
-        death = _death(report, timeout_s, cpu_s)
+        death = death_reason(report, timeout_s, cpu_s)
         return [(False, death, False)] * n, death
     if "e" in load:
         why = f"the program failed to load: {load['e']}"
@@ -191,7 +191,7 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
         if frame is None and 0 <= body < len(ended):  # its test body's process ended early; the others ran on
             outcomes.append((False, f"not run: {_body_death(ended[body], cpu_s)}", False))
         elif frame is None:
-            banner = _death(report, timeout_s, cpu_s)
+            banner = death_reason(report, timeout_s, cpu_s)
             outcomes.append((False, f"not run: {banner}", False))
         elif "e" in frame:
             outcomes.append((False, f"{check.label} raised {frame['e']}", False))
@@ -320,7 +320,7 @@ def _stdio_outcomes(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: fl
             continue
         report = reports[i]
         if report["timed_out"] or report["output_exceeded"] or report["exit_code"] != 0:
-            why = _death(report, timeout_s, cpu_s)
+            why = death_reason(report, timeout_s, cpu_s)
             stderr = base64.b64decode(report["stderr"]).decode("utf-8", "replace").strip()
             last = stderr.splitlines()[-1:] if stderr else []
             if report["exit_code"] and report["exit_code"] > 0 and last:
