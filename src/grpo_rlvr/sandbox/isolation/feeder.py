@@ -92,7 +92,8 @@ class Feeder:
             self._queue({"f": 1})
             self.bodies_started += 1
         self.unit = self.last_unit = unit
-        self._queue({"p": [[i, *self.probes[i]] for i in indices], "last": last})
+        final = self.next + 1 == len(self.deliveries)  # the child exits once it has answered: no EOF to wait for
+        self._queue({"p": [[i, *self.probes[i]] for i in indices], "last": last, "end": final})
         self.sent_at.append(offset)
         self.waiting = set(indices)
         self.next += 1
