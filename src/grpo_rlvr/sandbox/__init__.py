@@ -13,10 +13,14 @@ container), Landlock (files: the same read-only directories and its private work
 signals and abstract sockets kept in its own domain). In every mode: a uid of its own when run as root (and
 Python is readable by it), no capability in any set, no-new-privs, a seccomp filter (``isolation.seccomp``: ptrace,
 the keyring, namespaces, mounts, bpf, io_uring, memfd, System V and POSIX IPC, every socket family but
-AF_UNIX, AF_VSOCK included, reaching a socket by address, ``bind``, and acting on another process by pid), ``oom_score_adj`` 1000 (the OOM killer's
+AF_UNIX, AF_VSOCK included, reaching a socket by address, ``bind``, acting on another process by pid, file locks,
+leases and inotify, and without the jail metadata changes), ``oom_score_adj`` 1000 (the OOM killer's
 first choice; the trainer's own is left alone), a non-dumpable supervisor and template, and the whole tree
 killed afterwards: the PID namespace's teardown, which the kernel completes before the execution can be
-reaped, or else a subreaper sweep. Where the sandbox lacks the layers ``isolation.policy`` requires (files, signals,
+reaped, or else a subreaper sweep. The execution loads the program, then gets its probes one test at a time
+(``isolation.feeder``) and forks a process for each test body that Python runs on its own (a test function or
+method); the supervisor measures and sweeps those with the rest of the tree. Where the sandbox lacks the layers
+``isolation.policy`` requires (files, signals,
 seccomp and the sweep held), it refuses to score (``SandboxError``) unless the caller sets
 ``allow_degraded_isolation``, which the reward records. Which layers are in effect: ``isolation_layers()``, and
 every verdict carries those of its own run; a missing layer is logged with why. Layer names: process, userns, pidns, netns, fs_jail, private_shm, tmpdir, env_scrubbed, uid_drop,
@@ -33,8 +37,10 @@ per finishing program, the whole corpus in 1.17x the time its looping programs a
 
 Plans are made in a planner process (``judging.planner``), where the test's own code runs; verdicts are decided in this
 process (``judging.parent_expr``, ``judging.verdict``): for an assert, only the calls into the
-program go to the sandbox, which returns their values as plain data (``judging.plaindata``); comparisons, expected
-values and the builtins applied to results stay here; stdin/stdout cases are compared here. What is covered,
+program go to the sandbox, which returns their values as plain data (``judging.plaindata``; a built-in the test
+applies to a program value is applied there, with the built-ins as they were before the program ran); comparisons,
+expected values and arithmetic stay here, within a CPU budget per sample (``judging.budget``); stdin/stdout cases
+are compared here. What is covered,
 weak and not covered, each line with the tests in ``tests/sandbox`` that show it:
 
 - covered:
@@ -130,7 +136,13 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     script (``test_sandbox_plan::test_a_loop_over_program_values_stays_weak``, ``test_a_plain_script_is_one_weak_test``;
     ``test_test_formats::test_reward_counts_weakly_scored_samples``).
 - not covered: kernel exploits and side channels (timing, CPU and memory contention between programs that run
-  at once), GPU access, the test data itself (``tests`` are trusted: their own values are computed in this
+  at once, pid numbers without a PID namespace), a program that remembers an earlier assert's argument of the same
+  body (an assert list, one ``check``) and answers a later assert with it (Python lets state carry from one assert
+  to the next there; a later assert's arguments never reach an earlier one), a program that rewrites the sandbox's
+  own loop in its loaded process to carry one test body's inputs into the next body's fork (earlier bodies' only),
+  module state one test function changes for the next (each body starts from the loaded program, as under
+  pytest-xdist), POSIX semaphores without the jail (``Pool``, ``Queue``, ``Lock``: PermissionError), changing a
+  file's mode or times without the jail (the call does nothing), GPU access, the test data itself (``tests`` are trusted: their own values are computed in this
   process), short-circuiting inside an assert (every call into the program in it is evaluated), memory
   allocated faster than one 10 ms tick (the OOM killer then takes a sandbox process first), memory that a
   program's processes share after it forked (each counts it: such a program may be stopped early), kernel memory
