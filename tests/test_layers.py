@@ -110,8 +110,9 @@ KNOWN_FUNCTION_LEVEL_CYCLES = {
         "the ledger's proofs name the run's starts; the provenance audit reads the ledger",
     ("grpo_rlvr.runtime.dynamic_sampling", "grpo_rlvr.runtime.held_out_trainer", "grpo_rlvr.runtime.trainers"):
         "the trainer classes use both mixins' helpers; each mixin's factory returns its trainer class",
-    ("grpo_rlvr.sandbox.judging.plan", "grpo_rlvr.sandbox.judging.plan_code"):
-        "a plan hands a code body to plan_code, which builds on the plan's own classes",
+    ("grpo_rlvr.sandbox.judging.plan", "grpo_rlvr.sandbox.judging.plan_classes", "grpo_rlvr.sandbox.judging.plan_code"):
+        "a plan hands a code body to plan_code (and its test classes to plan_classes), which build on the plan's own "
+        "classes",
 }
 
 

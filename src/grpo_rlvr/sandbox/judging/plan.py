@@ -233,6 +233,18 @@ class PlanBuilder:
         else:
             self.ran(ast.unparse(node), test, scope)
 
+    def body(self, nodes: list[ast.stmt], test: int, scope: int) -> None:
+        """A test function's body in its own scope; with no judged statement at all, all of it runs weakly."""
+        start = len(self.checks)
+        for node in nodes:
+            self.statement(node, test, scope)
+        if not any(c.test == test for c in self.checks[start:]):
+            for i in range(start, len(self.checks)):
+                c = self.checks[i]
+                self.checks[i] = type(c)("ran", label=c.label, test=test, scope=scope)
+            if len(self.checks) == start:
+                self.ran("pass", test, scope)  # an empty test: passes when the program loads, as pytest would
+
     def unroll(self, loop: ast.For, test: int, scope: int) -> bool:
         """Plan ``for TARGET in VALUES:`` as its iterations, when the test gives the values; False (nothing
         planned) when it cannot be unrolled."""
@@ -280,6 +292,19 @@ class PlanBuilder:
         unit_of = {scope: k + 1 for k, scope in enumerate(s for s in dict.fromkeys(c.scope for c in self.checks)
                                                           if s != GLOBAL)}
         return tuple(0 if scope == GLOBAL else unit_of[scope] for _, _, scope in self.probes)
+
+
+def flattenable(fn: ast.FunctionDef) -> bool:
+    """True when the body can run statement by statement outside a function (no return/yield/nonlocal)."""
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Nonlocal, ast.Global, ast.Await)):
+            return False
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return True
 
 
 def _assigned_names(node: ast.stmt) -> list[str]:

@@ -24,15 +24,20 @@ Not covered: pytest fixtures and ``parametrize`` (refused with a ValueError), as
 from __future__ import annotations
 
 import ast
-import copy
 
-from .plan import GLOBAL, SETUP_NODES, Plan, PlanBuilder, is_call, is_constant_assert, is_docstring, is_no_op
+from .plan import (
+    GLOBAL,
+    SETUP_NODES,
+    Plan,
+    PlanBuilder,
+    flattenable,
+    is_call,
+    is_constant_assert,
+    is_docstring,
+    is_no_op,
+)
+from .plan_classes import around_function, module_hooks, plan_class, setup_module, teardown_module
 
-_EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
-          "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
-_COMPARE = {"assertNotEqual": ast.NotEq, "assertIs": ast.Is, "assertIsNot": ast.IsNot, "assertIn": ast.In,
-            "assertNotIn": ast.NotIn, "assertGreater": ast.Gt, "assertGreaterEqual": ast.GtE,
-            "assertLess": ast.Lt, "assertLessEqual": ast.LtE}
 _NO_EXPECTED_VALUE = "the test code defines tests but runs none"
 
 
@@ -95,19 +100,6 @@ def _module_setup(b: PlanBuilder, body: list[ast.stmt], skip: list[ast.stmt]) ->
             b.setup(ast.unparse(node))
 
 
-def _flattenable(fn: ast.FunctionDef) -> bool:
-    """True when the body can run statement by statement outside a function (no return/yield/nonlocal)."""
-    todo = list(fn.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Nonlocal, ast.Global, ast.Await)):
-            return False
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return True
-
-
 def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str | None) -> Plan:
     if not entry_point:
         raise ValueError(
@@ -121,7 +113,7 @@ def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str |
     _module_setup(b, body, [check])
     scope = 0
     b.setup(f"candidate = {entry_point}", scope, label=f"the entry_point {entry_point!r}")
-    if not _flattenable(check):
+    if not flattenable(check):
         b.setup(ast.unparse(check))
         b.ran(f"check({entry_point})", b.new_test(f"check({entry_point})"))
         return b.build("tests")
@@ -148,8 +140,6 @@ def _is_testcase(cls: ast.ClassDef) -> bool:
 
 
 def _plan_test_functions(body, functions, classes) -> Plan:
-    from .plan_classes import around_function, module_hooks, plan_class, setup_module, teardown_module
-
     b = PlanBuilder()
     _module_setup(b, body, functions + classes)
     hooks = module_hooks(body)
@@ -164,8 +154,8 @@ def _plan_test_functions(body, functions, classes) -> Plan:
                              "decorators are not supported); write one test function per case")
         test = b.new_test(fn.name)
         around_function(b, hooks, "setup_function", scope)
-        if isinstance(fn, ast.FunctionDef) and _flattenable(fn):
-            _plan_body(b, fn.body, test, scope)
+        if isinstance(fn, ast.FunctionDef) and flattenable(fn):
+            b.body(fn.body, test, scope)
         else:
             b.setup(ast.unparse(fn))
             b.ran(f"{fn.name}()", test, scope)
@@ -175,65 +165,6 @@ def _plan_test_functions(body, functions, classes) -> Plan:
         scope = plan_class(b, cls, _test_methods(cls), _is_testcase(cls), scope)
     teardown_module(b, hooks)
     return b.build("tests")
-
-
-def _plan_body(b: PlanBuilder, nodes: list[ast.stmt], test: int, scope: int) -> None:
-    """A test function's body in its own scope; with no judged statement at all, all of it runs weakly."""
-    start = len(b.checks)
-    for node in nodes:
-        b.statement(node, test, scope)
-    if not any(c.test == test for c in b.checks[start:]):
-        for i in range(start, len(b.checks)):
-            c = b.checks[i]
-            b.checks[i] = type(c)("ran", label=c.label, test=test, scope=scope)
-        if len(b.checks) == start:
-            b.ran("pass", test, scope)  # an empty test: passes when the program loads, as pytest would
-
-
-def _unittest_asserts(node: ast.stmt) -> ast.stmt:
-    """``_unittest_assert`` on a statement and on every statement nested in its loops and ``with`` blocks."""
-    if isinstance(node, (ast.For, ast.With)):
-        node = copy.copy(node)
-        node.body = [_unittest_asserts(n) for n in node.body]
-        return node
-    return _unittest_assert(node)
-
-
-def _unittest_assert(node: ast.stmt) -> ast.stmt:
-    """``self.assertEqual(a, b)`` and friends as the matching ``assert`` statement (others unchanged)."""
-    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
-        return node
-    call = node.value
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-        return node
-    name, args = func.attr, call.args
-    test: ast.expr | None = None
-    if name in _EQUAL and len(args) >= 2 and name != "assertCountEqual":
-        test = ast.Compare(args[0], [ast.Eq()], [args[1]])
-    elif name in _COMPARE and len(args) >= 2:
-        test = ast.Compare(args[0], [_COMPARE[name]()], [args[1]])
-    elif name in ("assertTrue", "assert_") and args:
-        test = args[0]
-    elif name == "assertFalse" and args:
-        test = ast.UnaryOp(ast.Not(), args[0])
-    elif name in ("assertIsNone", "assertIsNotNone") and args:
-        op = ast.Is() if name == "assertIsNone" else ast.IsNot()
-        test = ast.Compare(args[0], [op], [ast.Constant(None)])
-    elif name == "assertAlmostEqual" and len(args) >= 2:
-        kw = {k.arg: k.value for k in call.keywords}
-        places = kw.get("places", args[2] if len(args) > 2 else ast.Constant(7))
-        tol = kw["delta"] if "delta" in kw else None
-        if tol is None and isinstance(places, ast.Constant) and type(places.value) is int:
-            tol = ast.Constant(0.5 * 10.0 ** -places.value)
-        if tol is not None:
-            math_isclose = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant("math")], []),
-                                         "isclose", ast.Load())
-            test = ast.Call(math_isclose, [args[0], args[1]],
-                            [ast.keyword("rel_tol", ast.Constant(0.0)), ast.keyword("abs_tol", tol)])
-    if test is None:
-        return node
-    return ast.fix_missing_locations(ast.copy_location(ast.Assert(test=test), node))
 
 
 def _plan_script(code: str, body: list[ast.stmt]) -> Plan:
