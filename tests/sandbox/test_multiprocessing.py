@@ -104,3 +104,14 @@ def test_without_the_jail_processes_and_pipes_work_and_semaphores_are_refused(co
     [verdict] = run_batch([(program, ["assert piped(4) == 12", "assert start_method() == 'fork'",
                                       "assert semaphore_refused()"])], LIMITS, 1, container)
     assert verdict.score == 1.0, verdict.details
+
+
+def test_what_a_test_body_leaves_running_ends_with_it(need):
+    # Each pytest function forks from the loaded program; the processes one leaves behind (started, never joined)
+    # are killed and reaped when it ends, so forty such bodies do not add up to the process cap of the sample.
+    need("fs_jail")
+    program = PROGRAM + ("\nimport time\ndef leave_two():\n    for _ in range(2):\n"
+                         "        mp.Process(target=time.sleep, args=(60,)).start()\n    return 9\n")
+    tests = "".join(f"def test_{k}():\n    assert leave_two() == 9\n\n\n" for k in range(40))
+    verdict = run_unit_tests(program, tests, limits=SandboxLimits(timeout_s=60.0, cpu_s=60.0, max_processes=32))
+    assert verdict.score == 1.0, verdict.reason

@@ -23,6 +23,7 @@ import os
 import resource
 import signal
 import sys
+import time
 import types
 
 from ..judging.plaindata import CONSUMERS, NotPlainData, encode_as_python
@@ -38,6 +39,7 @@ _LANDLOCK_FD = 6
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
 FILE_SIZE_LIMIT = 16 * 1024 * 1024  # bytes, per file the program writes
 OPEN_FILES_LIMIT = 256
+_REAP_BOUND_S = 0.2  # seconds a finished test body waits for what it started to die
 MAX_JOB_BYTES = 512 * 1024 * 1024  # what the supervisor may send (it bounds programs and probes far below)
 
 
@@ -251,6 +253,7 @@ REAL = {**{name: getattr(builtins, name) for name in CONSUMERS}, "str.join": str
 # for its own use (``builtins.len``, ``json.dumps``) does not break the loop that runs its tests.
 _dumps, _unmarshal, _write, _read, _len, _compile, _eval, _exec = (
     json.dumps, marshal.loads, os.write, os.read, len, compile, eval, exec)
+_monotonic, _sleep = time.monotonic, time.sleep
 
 
 def _send(frame: dict) -> None:
@@ -352,8 +355,10 @@ def _serve(namespace: dict) -> int:
             if pid == 0:
                 body, scopes = True, {}
                 try:
-                    os.setpgid(0, 0)  # its processes end with it (killpg below), not with the loaded program
+                    os.setpgid(0, 0)  # its processes end with it (_end_body), not with the loaded program
                     own_group = True
+                    if sc.available():  # and its orphans come back to it, to be reaped, not left to the program
+                        sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)
                 except OSError:
                     pass
                 continue
@@ -365,11 +370,27 @@ def _serve(namespace: dict) -> int:
             _flush()
             try:
                 if own_group:
-                    os.killpg(0, signal.SIGKILL)  # the body and whatever it started
+                    _end_body()
             finally:
                 os._exit(0)
         if message.get("end"):  # the last test: nothing more will come
             return 0
+
+
+def _end_body() -> None:
+    """Kill what the test body started (its process group) and reap it, so that no zombie is left to the loaded
+    program, whose process cap it would count against: the body leaves its group first, then kills it."""
+    group = os.getpgid(0)
+    os.setpgid(0, os.getpgid(os.getppid()))
+    os.killpg(group, signal.SIGKILL)
+    deadline = _monotonic() + _REAP_BOUND_S
+    while _monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:  # alive: dying of the SIGKILL, or one that left the group (the execution's end kills it)
+            _sleep(0.001)
 
 
 def _probe(i: int, kind: str, source: str, where: dict) -> dict:
