@@ -283,15 +283,12 @@ class PlanBuilder:
                     units=self._units())
 
     def _units(self) -> tuple[int, ...]:
-        """Unit 0 for module-level probes; each test body (a scope with tests) a unit of its own, unless it is
-        the only body with tests (nothing to keep apart: it runs in the loaded program itself)."""
-        bodies = list(dict.fromkeys(c.scope for c in self.checks if c.test is not None))
-        if bodies in ([GLOBAL], []) or (len(bodies) == 1 and not any(
-                c.scope == GLOBAL and c.test is not None for c in self.checks)):
-            return tuple(0 for _ in self.probes)
-        unit_of = {scope: k + 1 for k, scope in enumerate(s for s in dict.fromkeys(c.scope for c in self.checks)
-                                                          if s != GLOBAL)}
-        return tuple(0 if scope == GLOBAL else unit_of[scope] for _, _, scope in self.probes)
+        """Unit 0 for module-level probes; each test body (a scope) a unit of its own, but the last: no body comes
+        after it that could inherit its inputs, so it runs in the loaded program itself (one fork less per sample;
+        with a single body, none)."""
+        scopes = [s for s in dict.fromkeys(scope for _, _, scope in self.probes) if s != GLOBAL]
+        unit_of = {scope: k + 1 for k, scope in enumerate(scopes[:-1])}
+        return tuple(unit_of.get(scope, 0) for _, _, scope in self.probes)
 
 
 def flattenable(fn: ast.FunctionDef) -> bool:
