@@ -119,8 +119,9 @@ def import_cycles(top_level_only: bool = False, modules: dict | None = None, pkg
 KNOWN_FUNCTION_LEVEL_CYCLES = {
     ("grpo_rlvr.runtime.checkpoint_ledger", "grpo_rlvr.runtime.provenance"):
         "the ledger's proofs name the run's starts; the provenance audit reads the ledger",
-    ("grpo_rlvr.sandbox.judging.plan", "grpo_rlvr.sandbox.judging.plan_code"):
-        "a plan hands a code body to plan_code, which builds on the plan's own classes",
+    ("grpo_rlvr.sandbox.judging.plan", "grpo_rlvr.sandbox.judging.plan_classes", "grpo_rlvr.sandbox.judging.plan_code"):
+        "a plan hands a code body to plan_code (and its test classes to plan_classes), which build on the plan's own "
+        "classes",
 }
 
 

@@ -28,7 +28,10 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
 
     Args:
         tests_column: the dataset column holding the tests.
-        timeout_s: wall and CPU seconds per program execution.
+        timeout_s: wall and CPU seconds per program execution (one per sample for assert tests, one per
+            stdin/stdout case). Some right programs need more than the 5 s default (a correct but slow solution,
+            a large input, a loaded machine): they score 0 with "timed out after 5.0 s" in the reason. Raise it
+            in the brief's params (``timeout_s: 20``) or with ``--option timeout_s=20``.
         memory_mb: memory of each process, and of each execution's processes together, in MiB (≥ 128).
         threshold: None for the fraction passed; a share in (0, 1] for a binary score.
         workers: programs run at once (default: CPU count).
