@@ -87,8 +87,10 @@ def test_inspect_stops_on_a_user_reward_that_raises(workspace):
     assert not (workspace / "out" / "inspection").exists()
 
 
-def test_in_training_a_raising_completion_scores_zero_and_is_counted(tmp_path):
-    """The call TRL 1.16 makes (keyword arguments, trainer_state, log_metric): no exception reaches the trainer."""
+def test_in_training_a_raising_completion_is_left_unscored_and_counted(tmp_path):
+    """The call TRL 1.16 makes (keyword arguments, trainer_state, log_metric): no exception reaches the trainer,
+    and no made-up 0 either: the completion it raised on gets None, and where it raised is kept (by batch
+    position) for the trainer to leave the sample out and name its row (runtime/unscorable.py)."""
     from grpo_rlvr.rewards import build_reward
 
     reward = build_reward(str(raising_reward(tmp_path)), {}, base_dir=tmp_path, kind="correctness")
@@ -96,13 +98,15 @@ def test_in_training_a_raising_completion_scores_zero_and_is_counted(tmp_path):
     scores = reward(prompts=["1+2="] * 3, completions=["<answer>3</answer>", "no tag", "<answer>5</answer>"],
                     completion_ids=[[1], [2], [3]], answer=["3", "3", "3"], trainer_state=None,
                     log_extra=lambda *a: None, log_metric=lambda name, value: logged.append((name, value)))
-    assert scores == [1.0, 0.0, 0.0]
-    assert logged == [("rewards/picky/raised", 1.0)]
+    assert scores == [1.0, None, 0.0]
+    assert logged == [("rewards/picky/unscorable", 1 / 3)]
+    assert [i for i, _ in reward.unscorable] == [1]
+    assert reward.unscorable[0][1].startswith(f"{tmp_path / 'picky.py'}:{RAISING_LINE}: IndexError")
     why = reward.explain(["no tag"], answer=["3"])[0]
-    assert why.score == 0.0 and why.raised.startswith(f"{tmp_path / 'picky.py'}:{RAISING_LINE}: IndexError")
+    assert why.score is None and why.raised.startswith(f"{tmp_path / 'picky.py'}:{RAISING_LINE}: IndexError")
     clean = []
     reward(prompts=["x"], completions=["<answer>3</answer>"], answer=["3"], log_metric=lambda *a: clean.append(a))
-    assert clean == [("rewards/picky/raised", 0.0)]   # logged every call, so the mean over a log is a rate
+    assert clean == [("rewards/picky/unscorable", 0.0)] and reward.unscorable == []   # a rate, every call
 
 
 ODD_CHARACTER_RAISE = '''\

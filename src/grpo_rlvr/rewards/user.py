@@ -207,7 +207,7 @@ def user_reward(ref: str, name: str | None = None, kind: str = "custom", params:
             values = call([text], [row])
         except Exception as e:  # noqa: BLE001 - a user reward's bug is reported where it raised, not as a crash
             where = raised_at(e, src)
-            return Scored(0.0, f"scored 0: the reward raised at {where}", raised=where)
+            return Scored(None, f"not scored: the reward raised at {where}", raised=where)
         return checked(values, 1)[0]
 
     def checked(values, n: int) -> list[Scored]:
