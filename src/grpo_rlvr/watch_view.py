@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
+from grpo_rlvr.runtime.unscorable import TALLY, read_tally
+from grpo_rlvr.runtime.unscorable import summary as unscorable_summary
 from grpo_rlvr.runtime.watch_log import WATCH_LOG, JsonlTail
 
 METRICS = "metrics.jsonl"
@@ -36,6 +38,7 @@ class RunView:
     summary: dict | None = None                        # the run's summary record: training ended
     started: float | None = None                       # when the first record arrived (for the ETA)
     started_step: int | None = None
+    unscorable: dict | None = None                     # output/unscorable.json: samples left unscored, by row
 
     @property
     def ended(self) -> bool:
@@ -49,7 +52,9 @@ class RunView:
                 "findings": [{k: f.get(k) for k in ("step", "id", "severity", "title", "recommendation")}
                              for f in self.findings],
                 "cleared": [{k: c.get(k) for k in ("step", "id", "title")} for c in self.cleared],
-                "stop": self.stop, "ended": self.ended}
+                "stop": self.stop, "ended": self.ended,
+                "unscorable": None if not self.unscorable else {
+                    k: self.unscorable.get(k) for k in ("seen", "unscorable", "held_out_unscorable", "rows")}}
 
     def rewards(self) -> dict:
         """name → {role, first, last} of each reward's mean."""
@@ -101,6 +106,8 @@ def format_view(v: RunView) -> str:
         h = d["held_out"]
         lines.append(f"  held-out at step {h['step']}: " + ", ".join(f"{k} {_num(x)}" for k, x in h.items()
                                                                     if k != "step"))
+    if v.unscorable and (v.unscorable.get("unscorable") or v.unscorable.get("held_out_unscorable")):
+        lines += [f"  {line}" for line in unscorable_summary(v.unscorable)]
     if v.findings:
         lines.append(f"  watchdog findings ({len(v.findings)}):")
         lines += [f"    step {f.get('step')}: [{f.get('severity')}] {f.get('title')}" for f in v.findings]
@@ -137,6 +144,7 @@ class Watcher:
         self.view = RunView(run, output, max_steps if isinstance(max_steps, int) and max_steps > 0 else None)
         self.lock = lock
         self.metrics, self.watch = JsonlTail(output / METRICS), JsonlTail(output / WATCH_LOG)
+        self._tally_mtime: float | None = None
 
     def poll(self) -> bool:
         """Read what was added; True when something changed."""
@@ -167,7 +175,19 @@ class Watcher:
                 v.cleared = [c for c in v.cleared if c.get("id") != e.get("id")] + [e]
             elif e.get("event") in ("stop", "would_stop"):
                 v.stop = e
-        return changed
+        return self._read_tally() or changed
+
+    def _read_tally(self) -> bool:
+        """Re-read output/unscorable.json when it changed (rank 0 rewrites it after a generation batch)."""
+        try:
+            mtime = (self.view.output / TALLY).stat().st_mtime
+        except OSError:
+            return False
+        if mtime == self._tally_mtime:
+            return False
+        self._tally_mtime = mtime
+        self.view.unscorable = read_tally(self.view.output)
+        return True
 
     def _roles(self, record: dict) -> None:
         from grpo_rlvr.diagnosis.roles import _lock_roles, role_from_name

@@ -236,14 +236,15 @@ def test_the_brief_watch_section_reaches_the_rendered_train_py(workspace):
     from grpo_rlvr.brief.loader import load_brief
     from grpo_rlvr.run.render import render
 
-    assert load_brief(workspace / "brief.yaml").watch.to_dict() == {"stop_on": "critical", "every": 1, "window": 3}
+    assert load_brief(workspace / "brief.yaml").watch.to_dict() == {"stop_on": "critical", "every": 1, "window": 3,
+                                                                    "max_unscorable": 0.05}
     data = yaml.safe_load(example_brief_text())
-    data["watch"] = {"stop_on": "never", "window": 5}
+    data["watch"] = {"stop_on": "never", "window": 5, "max_unscorable": 0.01}
     (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir
     text = (run / "train.py").read_text()
-    assert "WATCH = {'stop_on': 'never', 'every': 1, 'window': 5}" in text
+    assert "WATCH = {'stop_on': 'never', 'every': 1, 'window': 5, 'max_unscorable': 0.01}" in text
     assert "Watchdog(RUN_DIR, Path(config.output_dir), **WATCH)" in text
 
 

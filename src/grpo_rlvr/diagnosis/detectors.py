@@ -599,8 +599,41 @@ def sampler_mismatch(logs: RunLogs) -> Finding | None:
                    cause=cause)
 
 
+def unscorable_samples(logs: RunLogs) -> Finding | None:
+    """Training left samples unscored (``runtime/unscorable.py``: a row whose ground-truth column is missing or bad,
+    a user reward that raised on it), each left out of its step and named by dataset row in
+    ``output/unscorable.json``. A warning naming the rows; critical (the watchdog stops the run) when their share
+    of the samples so far is above ``watch.max_unscorable`` (default 5%) with 95% confidence, each group of
+    ``num_generations`` samples counting as one draw.
+    Guard: one bad row met early in a run (its whole group left out) is named, not stopped for: its share is not
+    yet evidence that more than a few per cent of the data is bad."""
+    from grpo_rlvr.runtime.unscorable import DEFAULT_MAX_UNSCORABLE, share_above, summary
+
+    tally = logs.unscorable
+    if not tally or not (tally.get("unscorable") or tally.get("held_out_unscorable")):
+        return None
+    limit = logs.max_unscorable
+    if limit is None:
+        limit = ((((logs.brief_lock or {}).get("resolved") or {}).get("watch") or {})
+                 .get("max_unscorable", DEFAULT_MAX_UNSCORABLE))
+    above = share_above(tally, float(limit))
+    evidence = summary(tally, rows=5)
+    if tally.get("held_out_unscorable"):
+        evidence.append(f"{tally['held_out_unscorable']} held-out samples were left out of their evaluations too")
+    if above:
+        evidence.append(f"their share is above watch.max_unscorable ({float(limit):g}) with 95% confidence (each "
+                        f"group of {tally.get('num_generations')} samples one draw): the run trains on what is left")
+    n = tally.get("unscorable", 0)
+    return Finding("unscorable_samples", f"{n} training sample{'s' if n != 1 else ''} no reward could score, left "
+                   "out of their steps", "critical" if above else "warning", evidence,
+                   "Fix or drop the rows named (every one, with the reason, in output/unscorable.json): `grpo-rlvr "
+                   "validate BRIEF` checks every row's columns through the rewards' own checks before training; a "
+                   "user reward should return None (not applicable) or 0 for what it cannot score instead of "
+                   "raising. Their samples were never given a made-up score.")
+
+
 # Order matters among findings of one severity: the first with a variant is recommended. Length–reward
 # coupling comes before degenerate repetition, because a reward that pays for length is the cause the
 # repetition is a symptom of.
-DETECTORS = (no_learning_signal, refill_exhausted, entropy_collapse, length_reward_coupling, degenerate_length, reward_hacking,
+DETECTORS = (unscorable_samples, no_learning_signal, refill_exhausted, entropy_collapse, length_reward_coupling, degenerate_length, reward_hacking,
              truncation, kl_blowup, clipping_saturation, moe_without_gspo, sampler_mismatch)

@@ -225,6 +225,9 @@ class RunLogs:
     eval_history: MetricTable      # held-out evaluations ("eval_reward", …), in order
     notes: list[str] = field(default_factory=list)   # what was skipped or chosen while reading
     roles: dict = field(default_factory=dict)        # reward name → roles.Role, set by diagnose
+    unscorable: dict | None = None   # output/unscorable.json: the samples training left unscored (runtime/unscorable)
+    max_unscorable: float | None = None   # the watchdog's limit on their share (None: the brief lock's, or default)
+    crash: dict | None = None        # output/crash.json: how the run died (runtime/crash_record), when it did
 
     def series(self, key: str) -> list[tuple[int, float]]:
         return self.history.series(key)
@@ -324,7 +327,9 @@ def load_run_logs(target) -> RunLogs:
             except (OSError, pa.ArrowException) as e:
                 notes.append(f"{f.name}: unreadable parquet ({e}): skipped")
         completions = [r for r in completions if isinstance(r.get("step"), int) and "completion" in r]
-    return RunLogs(src or comp_dir, history, completions, lock, eval_history, notes)
+    from grpo_rlvr.runtime.unscorable import read_tally
+
+    return RunLogs(src or comp_dir, history, completions, lock, eval_history, notes, unscorable=read_tally(out))
 
 
 MAX_COMPLETION_FILES = (100, 300)   # a long run's first and last completions files; the middle adds no evidence
