@@ -10,13 +10,10 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
-from artifacts import make_artifact
-from briefs import example_brief_text
-from grpo_rlvr.demo import arithmetic_task as task
-from grpo_rlvr.files import write_jsonl_atomic
 from grpo_rlvr.runtime.unscorable import Tally, lower_bound, named, share_above, summary
+from tiny_runs import BAD_ROW as BAD
+from tiny_runs import run_with_a_bad_row
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 
@@ -58,7 +55,6 @@ def reward(completions, answer, **kwargs):
     return out
 """
 RAISING_LINE = 5
-BAD = 36   # the row's index; line 37 of the file; never among the 32 prompts the inspection sampled
 
 
 @pytest.mark.e2e
@@ -67,23 +63,8 @@ def test_a_user_reward_raising_on_one_row_leaves_the_run_training_counted_and_na
     samples the reward raised on are left out of their steps: every reward NaN in TRL's completions log, advantage
     0, and the rest of their group normalised among themselves (their advantages sum to 0); the run finishes, the
     tally names the row by index and line with where the reward raised, and `watch --once` and `diagnose` say so."""
-    from grpo_rlvr.run.launch import train
-    from grpo_rlvr.run.render import render
-
-    rows = task.make_rows(40, seed=3)
-    rows[BAD]["answer"] = "x7"
-    write_jsonl_atomic(workspace / "data" / "train.jsonl", rows)
-    (workspace / "raises_on_a_row.py").write_text(RAISES_ON_A_ROW)
-    data = yaml.safe_load(example_brief_text())
-    data["rewards"].append({"name": "raises_on_a_row.py", "kind": "shaping", "weight": 1.0})
-    data["grpo"].update({"logging_steps": 1, "max_steps": 10, "save_steps": 1000})
-    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
-    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")   # rows 0-31: the reward never raises
-    run = render(workspace / "brief.yaml").dir
-    log = workspace / "train.log"
-    with log.open("w") as fh:
-        res = train(run, stream=fh)
-    said = log.read_text()
+    run, res, said = run_with_a_bad_row(workspace, "raises_on_a_row.py", RAISES_ON_A_ROW, 1.0,
+                                        {"logging_steps": 1, "max_steps": 10})
     assert res.ok and res.global_step == 10, said[-3000:]
     out = run / "output"
 

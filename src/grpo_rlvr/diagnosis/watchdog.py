@@ -43,8 +43,9 @@ COMPLETION_FILES = (20, 60)   # completions files kept: the run's first ones (it
 # step 150). Mid-run, the two cannot be told apart from the log; diagnose judges the whole run.
 STOPPING_WARNINGS = ("length_reward_coupling", "degenerate_length")
 # Findings that state a fact of the run so far, not a trend, so they may stop it before it has the records a trend
-# needs (MIN_RECORDS_FOR_TREND): too many samples no reward could score.
-AT_ANY_LENGTH = ("unscorable_samples",)
+# needs (MIN_RECORDS_FOR_TREND): too many samples no reward could score; a correctness that fell to zero (a destroyed
+# policy is a fact at any length of run).
+AT_ANY_LENGTH = ("unscorable_samples", "correctness_collapsed")
 # A run whose correctness gained this much since its start is still learning: a warning does not stop it.
 STILL_LEARNING = 0.02
 # The share of training's wall time the checks may take. A check costs a few ms on a young run and grows with
