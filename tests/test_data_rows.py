@@ -15,7 +15,7 @@ from briefs import example_brief_text
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.data_rows import check_rows
 from grpo_rlvr.errors import ConfigError, RowError
-from grpo_rlvr.rewards import build_reward
+from grpo_rlvr.rewards import build_reward, from_brief
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 BAD_LINE = 31   # the bad row is the 31st line: past the first row the brief loader reads, past a 16-prompt sample
@@ -129,3 +129,24 @@ def test_a_good_file_is_read_whole_and_other_formats_are_named_by_row(workspace)
     with pytest.raises(ConfigError, match=r"rows.parquet, row 4: reward 'json_schema': the dataset column 'schema' "
                                           "holds text that is not JSON"):
         check_rows(load_brief(workspace / "p.yaml"))
+
+
+def test_costly_checks_shared_among_processes_give_the_same_answer_in_file_order(workspace, monkeypatch):
+    """Once the first rows show a costly check (unit_tests plans each row's tests, about a millisecond), the rest
+    go to forked worker processes in chunks; what they find is merged in file order, as one process finds it."""
+    from grpo_rlvr import data_rows
+    from grpo_rlvr.data_rows import checked_rows, dataset_rows
+
+    rows = [{"prompt": f"q{i}", "tests": [f"assert f({i}) == {i}"]} for i in range(60)]
+    for bad in (5, 23, 41, 58):
+        rows[bad]["tests"] = [f"assert f({bad} == {bad}"]
+    brief = load_brief(brief_with(workspace, "unit_tests", rows))
+    checks = [(r.name, r.check_row) for r in from_brief(brief) if r.check_row]
+    args = (checks, "prompt", {}, None)
+    alone = checked_rows(dataset_rows(workspace / "data" / "rows.jsonl"), *args, workers=1)
+    monkeypatch.setattr(data_rows, "PROBE_ROWS", 8)
+    monkeypatch.setattr(data_rows, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(data_rows, "PARALLEL_ABOVE_S", 0.0)
+    shared = checked_rows(dataset_rows(workspace / "data" / "rows.jsonl"), *args, workers=3)
+    assert shared == alone and alone[1:] == (4, 60)
+    assert [s.split(":")[0].split(", ")[-1] for s in shared[0]] == ["line 6", "line 24", "line 42", "line 59"]

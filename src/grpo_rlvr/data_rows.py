@@ -74,6 +74,54 @@ def _json_rows(f: Path) -> list[dict]:
     return [r for r in rows if isinstance(r, dict)]
 
 
+# Rows checked in this process before deciding to share the work: when they took more than PARALLEL_ABOVE_S a row
+# (unit_tests: planning each row's tests, ~1 ms), the rest go to worker processes in chunks, in file order.
+PROBE_ROWS = 512
+CHUNK_ROWS = 1024
+PARALLEL_ABOVE_S = 200e-6
+
+
+def checked_rows(rows, checks: list, prompt_column: str, columns: dict, prompt: dict | None,
+                 workers: int | None = None) -> tuple[list[str], int, int]:
+    """:func:`row_problems` over ``rows``, read once, in order; the checks of a costly kind run in ``workers``
+    processes (default: the CPUs this process may use) once the first ``PROBE_ROWS`` rows show the cost. The
+    processes are forked, so each starts with the same checks (and starts its own sandbox planner)."""
+    import itertools
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from grpo_rlvr.cpu_threads import usable_cores
+
+    rows = iter(rows)
+    t0 = time.perf_counter()
+    shown, bad, n = row_problems(itertools.islice(rows, PROBE_ROWS), checks, prompt_column, columns, prompt)
+    workers = usable_cores() if workers is None else workers
+    if n < PROBE_ROWS or workers < 2 or (time.perf_counter() - t0) / max(1, n) < PARALLEL_ABOVE_S:
+        more = row_problems(rows, checks, prompt_column, columns, prompt)
+        return (shown + more[0])[:SHOWN], bad + more[1], n + more[2]
+    global _WORK
+    _WORK = (checks, prompt_column, columns, prompt)
+    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
+        pending = []
+        chunks = iter(lambda: list(itertools.islice(rows, CHUNK_ROWS)), [])
+        for chunk in itertools.chain(chunks, [None]):
+            if chunk is not None:
+                pending.append(pool.submit(_chunk_problems, chunk))
+            while pending and (chunk is None or len(pending) >= 2 * workers):   # in order, a bounded window
+                got = pending.pop(0).result()
+                shown, bad, n = (shown + got[0])[:SHOWN], bad + got[1], n + got[2]
+    return shown, bad, n
+
+
+_WORK: tuple | None = None   # what a forked worker checks rows with (set before the pool forks)
+
+
+def _chunk_problems(chunk: list) -> tuple[list[str], int, int]:
+    checks, prompt_column, columns, prompt = _WORK
+    return row_problems(chunk, checks, prompt_column, columns, prompt)
+
+
 def row_problems(rows, checks: list, prompt_column: str, columns: dict, prompt: dict | None) -> tuple[list[str], int, int]:
     """Run every check on every row, once each.
 
@@ -131,7 +179,7 @@ def check_rows(brief, rewards=None) -> int:
         p = Path(ref)
         if not local or not (p.is_file() or p.is_dir()) or (p.is_file() and p.suffix not in DATA_SUFFIXES):
             continue
-        shown, bad, n = row_problems(dataset_rows(p, split), checks, ds.prompt_column, dict(ds.columns),
+        shown, bad, n = checked_rows(dataset_rows(p, split), checks, ds.prompt_column, dict(ds.columns),
                                      dict(ds.prompt) or None)
         read += n
         total += bad
