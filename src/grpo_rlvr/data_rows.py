@@ -15,6 +15,7 @@ columns are theirs to read: during training a row they raise on is left out and 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 from collections.abc import Iterator
@@ -74,8 +75,9 @@ def _json_rows(f: Path) -> list[dict]:
     return [r for r in rows if isinstance(r, dict)]
 
 
-# Rows checked in this process before deciding to share the work: when they took more than PARALLEL_ABOVE_S a row
-# (unit_tests: planning each row's tests, ~1 ms), the rest go to worker processes in chunks, in file order.
+# Rows checked in this process before deciding to share the work: when the median row took more than
+# PARALLEL_ABOVE_S (unit_tests: planning each row's tests, ~1 ms), the rest go to worker processes in chunks, in
+# file order. The median, not the mean: the first rows pay for caches (a schema compiled once), not the rest.
 PROBE_ROWS = 512
 CHUNK_ROWS = 1024
 PARALLEL_ABOVE_S = 200e-6
@@ -87,6 +89,7 @@ def checked_rows(rows, checks: list, prompt_column: str, columns: dict, prompt: 
     processes (default: the CPUs this process may use) once the first ``PROBE_ROWS`` rows show the cost. The
     processes are forked, so each starts with the same checks (and starts its own sandbox planner)."""
     import itertools
+    import statistics
     import time
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
@@ -94,15 +97,19 @@ def checked_rows(rows, checks: list, prompt_column: str, columns: dict, prompt: 
     from grpo_rlvr.cpu_threads import usable_cores
 
     rows = iter(rows)
-    t0 = time.perf_counter()
-    shown, bad, n = row_problems(itertools.islice(rows, PROBE_ROWS), checks, prompt_column, columns, prompt)
+    shown, bad, n, took = [], 0, 0, []
+    for one in itertools.islice(rows, PROBE_ROWS):
+        t0 = time.perf_counter()
+        got = row_problems([one], checks, prompt_column, columns, prompt)
+        took.append(time.perf_counter() - t0)
+        shown, bad, n = (shown + got[0])[:SHOWN], bad + got[1], n + got[2]
     workers = usable_cores() if workers is None else workers
-    if n < PROBE_ROWS or workers < 2 or (time.perf_counter() - t0) / max(1, n) < PARALLEL_ABOVE_S:
+    if n < PROBE_ROWS or workers < 2 or statistics.median(took) < PARALLEL_ABOVE_S:
         more = row_problems(rows, checks, prompt_column, columns, prompt)
         return (shown + more[0])[:SHOWN], bad + more[1], n + more[2]
     global _WORK
     _WORK = (checks, prompt_column, columns, prompt)
-    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
+    with ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_die_with_parent) as pool:
         pending = []
         chunks = iter(lambda: list(itertools.islice(rows, CHUNK_ROWS)), [])
         for chunk in itertools.chain(chunks, [None]):
@@ -115,6 +122,16 @@ def checked_rows(rows, checks: list, prompt_column: str, columns: dict, prompt: 
 
 
 _WORK: tuple | None = None   # what a forked worker checks rows with (set before the pool forks)
+
+
+def _die_with_parent() -> None:
+    """A worker ends when validate does, however it ends (a pool's worker would otherwise wait for work forever
+    after its parent was killed); its planner process follows when its pipe closes. Linux only; elsewhere a no-op."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
 
 
 def _chunk_problems(chunk: list) -> tuple[list[str], int, int]:
