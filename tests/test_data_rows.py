@@ -146,7 +146,7 @@ def test_costly_checks_shared_among_processes_give_the_same_answer_in_file_order
     alone = checked_rows(dataset_rows(workspace / "data" / "rows.jsonl"), *args, workers=1)
     monkeypatch.setattr(data_rows, "PROBE_ROWS", 8)
     monkeypatch.setattr(data_rows, "CHUNK_ROWS", 7)
-    monkeypatch.setattr(data_rows, "PARALLEL_ABOVE_S", 0.0)
+    monkeypatch.setattr(data_rows, "PARALLEL_ABOVE", 0.0)
     shared = checked_rows(dataset_rows(workspace / "data" / "rows.jsonl"), *args, workers=3)
     assert shared == alone and alone[1:] == (4, 60)
     assert [s.split(":")[0].split(", ")[-1] for s in shared[0]] == ["line 6", "line 24", "line 42", "line 59"]

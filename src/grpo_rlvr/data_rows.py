@@ -75,19 +75,21 @@ def _json_rows(f: Path) -> list[dict]:
     return [r for r in rows if isinstance(r, dict)]
 
 
-# Rows checked in this process before deciding to share the work: when the median row took more than
-# PARALLEL_ABOVE_S (unit_tests: planning each row's tests, ~1 ms), the rest go to worker processes in chunks, in
-# file order. The median, not the mean: the first rows pay for caches (a schema compiled once), not the rest.
+# Rows checked in this process before deciding to share the work: when checking the median row took more than
+# PARALLEL_ABOVE times what reading it took (unit_tests: planning each row's tests, ~1 ms, against ~0.03 ms to
+# read it), the rest go to worker processes in chunks, in file order: this process then only reads, and can feed
+# them. Cheap checks stay here (sending a row to a worker costs about what checking it does). The median, not the
+# mean: the first rows pay for caches (a schema compiled once). A ratio, not a time: it holds on a loaded machine.
 PROBE_ROWS = 512
 CHUNK_ROWS = 1024
-PARALLEL_ABOVE_S = 200e-6
+PARALLEL_ABOVE = 8.0
 
 
 def checked_rows(rows, checks: list, prompt_column: str, columns: dict, prompt: dict | None,
                  workers: int | None = None) -> tuple[list[str], int, int]:
-    """:func:`row_problems` over ``rows``, read once, in order; the checks of a costly kind run in ``workers``
-    processes (default: the CPUs this process may use) once the first ``PROBE_ROWS`` rows show the cost. The
-    processes are forked, so each starts with the same checks (and starts its own sandbox planner)."""
+    """:func:`row_problems` over ``rows``, read once, in order; checks far costlier than reading a row run in
+    ``workers`` processes (default: the cores this process may use) once the first ``PROBE_ROWS`` rows show it.
+    The processes are forked, so each starts with the same checks (and starts its own sandbox planner)."""
     import itertools
     import statistics
     import time
@@ -97,14 +99,18 @@ def checked_rows(rows, checks: list, prompt_column: str, columns: dict, prompt: 
     from grpo_rlvr.cpu_threads import usable_cores
 
     rows = iter(rows)
-    shown, bad, n, took = [], 0, 0, []
-    for one in itertools.islice(rows, PROBE_ROWS):
+    shown, bad, n, ratios = [], 0, 0, []
+    while n < PROBE_ROWS:
         t0 = time.perf_counter()
+        one = next(rows, None)
+        if one is None:
+            break
+        t1 = time.perf_counter()
         got = row_problems([one], checks, prompt_column, columns, prompt)
-        took.append(time.perf_counter() - t0)
+        ratios.append((time.perf_counter() - t1) / max(t1 - t0, 1e-7))
         shown, bad, n = (shown + got[0])[:SHOWN], bad + got[1], n + got[2]
     workers = usable_cores() if workers is None else workers
-    if n < PROBE_ROWS or workers < 2 or statistics.median(took) < PARALLEL_ABOVE_S:
+    if n < PROBE_ROWS or workers < 2 or statistics.median(ratios) < PARALLEL_ABOVE:
         more = row_problems(rows, checks, prompt_column, columns, prompt)
         return (shown + more[0])[:SHOWN], bad + more[1], n + more[2]
     global _WORK
