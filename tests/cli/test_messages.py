@@ -125,8 +125,8 @@ def reward(completions, **kwargs):
 def test_training_survives_a_user_reward_that_raises_and_logs_it(workspace):
     """Real GRPOTrainer on CPU, 2 steps. The user reward raises on any character outside the answer format: the
     inspected samples have none, the untrained model's completions are full of them. Training finishes, the
-    raising completions score 0, and metrics.jsonl counts rewards/flaky/raised per step (at most the 16
-    completions of a step)."""
+    raising completions are left unscored (no made-up 0), metrics.jsonl logs the share per step
+    (rewards/flaky/unscorable), and the console names the dataset rows and where the reward raised."""
     from grpo_rlvr.run.render import render
 
     (workspace / "flaky.py").write_text(ODD_CHARACTER_RAISE)
@@ -142,7 +142,9 @@ def test_training_survives_a_user_reward_that_raises_and_logs_it(workspace):
                          timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     logs = [json.loads(line) for line in (run_dir / "output" / "metrics.jsonl").read_text().splitlines()]
-    raised = [r["rewards/flaky/raised"] for r in logs if "rewards/flaky/raised" in r]
-    assert len(raised) == 2 and all(0 <= x <= 16 for x in raised) and sum(raised) > 0, logs
-    assert all(r.get("rewards/flaky/mean") == 0.0 for r in logs if "rewards/flaky/mean" in r)
-    assert "reward 'flaky' raised on" in out.stderr and "flaky.py:6: ValueError: unexpected character" in out.stderr
+    share = [r["rewards/flaky/unscorable"] for r in logs if "rewards/flaky/unscorable" in r]
+    assert len(share) == 2 and all(0 <= x <= 1 for x in share) and sum(share) > 0, logs
+    assert "unscorable: dataset row " in out.stderr, out.stderr[-3000:]
+    assert "reward 'flaky': " in out.stderr and "flaky.py:6: ValueError: unexpected character" in out.stderr
+    tally = json.loads((run_dir / "output" / "unscorable.json").read_text())
+    assert tally["seen"] == 32 and tally["unscorable"] == round(sum(share) * 16), tally
