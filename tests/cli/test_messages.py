@@ -77,6 +77,15 @@ def test_score_names_the_sample_and_line_a_user_reward_raised_on(tmp_path):
     assert json.loads(r.stdout.splitlines()[-1])["exit_code"] == 2
 
 
+def test_a_user_reward_that_returns_no_number_is_named_not_a_traceback(tmp_path):
+    (tmp_path / "wordy.py").write_text("def reward(completions, **kw):\n    return ['high' for _ in completions]\n")
+    inp = tmp_path / "in.jsonl"
+    inp.write_text(json.dumps({"completion": "x", "answer": "1"}) + "\n")
+    r = run("score", "--reward", tmp_path / "wordy.py", "--input", inp)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "user reward 'wordy' returned 'high' (str) for a completion; return a number, None" in r.stderr, r.stderr
+
+
 def test_inspect_stops_on_a_user_reward_that_raises(workspace):
     reward = raising_reward(workspace)
     p = write_brief(workspace, "b.yaml", rewards=[{"name": "format", "weight": 0.2},
