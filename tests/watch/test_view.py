@@ -78,7 +78,7 @@ def test_once_prints_one_frame_with_progress_roles_and_the_stop(tmp_path):
     (run / "output" / "watch.jsonl").write_text(json.dumps({**stop, "event": "finding"}) + "\n" + json.dumps(stop)
                                                 + "\n")
     out = subprocess.run([*CLI, "watch", str(run), "--once"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 1, out.stderr   # stopped: --once says so in its exit status too
     text = out.stdout
     assert f"{run}: step 10/20 (50%) | reward 0.100 → 0.200" in text   # stopped: no ETA
     assert "  correctness exact_match: 0.100 → 0.200" in text and "  format      format: 0.550 → 0.600" in text

@@ -7,6 +7,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from grpo_rlvr.runtime.unscorable import DEFAULT_MAX_UNSCORABLE
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -134,7 +136,8 @@ class DynamicSampling:
         return {"max_rounds": self.max_rounds, "tolerance": self.tolerance}
 
 
-WATCH_DEFAULTS = {"stop_on": "critical", "every": 1, "window": 3}   # the brief's ``watch`` section when absent
+WATCH_DEFAULTS = {"stop_on": "critical", "every": 1, "window": 3,   # the brief's ``watch`` section when absent
+                  "max_unscorable": DEFAULT_MAX_UNSCORABLE}
 
 
 @dataclass(frozen=True)
@@ -144,9 +147,11 @@ class Watch:
     stop_on: str = "critical"   # "critical": stop on a persistent stopping finding; "never": only record it
     every: int = 1              # check every this many training logs
     window: int = 3             # consecutive checks a stopping finding must be present at
+    max_unscorable: float = DEFAULT_MAX_UNSCORABLE  # share of training samples left unscored above which it stops
 
     def to_dict(self) -> dict:
-        return {"stop_on": self.stop_on, "every": self.every, "window": self.window}
+        return {"stop_on": self.stop_on, "every": self.every, "window": self.window,
+                "max_unscorable": self.max_unscorable}
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-from grpo_rlvr.errors import MissingColumn, RewardError
+from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards._answer import (
     BOXES,
     EXTRACT_MODES,
@@ -42,7 +42,7 @@ from grpo_rlvr.rewards._answer import (
 )
 from grpo_rlvr.rewards._math_compare import REL_TOL, install
 from grpo_rlvr.rewards._math_text import gold_choice, written
-from grpo_rlvr.rewards._reward import Reward, Scored, completion_text, source_fingerprint
+from grpo_rlvr.rewards._reward import Reward, Scored, completion_text, ground_truth_check, source_fingerprint
 
 # The clean start the gate's check uses: site-packages set up as ``site`` does (the venv, ``.pth`` path lines,
 # an editable install's package folders) with no ``.pth`` code and no sitecustomize run.
@@ -316,14 +316,13 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
         if not isinstance(value, bool):
             raise RewardError(f"reward 'math': params.{key} is {value!r}; use true or false")
     pool = MathPool(float(timeout_s), workers or min(4, os.cpu_count() or 1), float(rel_tol), approximate_fractions)
+    truth = ground_truth_check("math", answer_column)
 
     def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
         out: list[Scored | None] = [None] * len(texts)
         jobs, where = [], []
         for i, (text, row) in enumerate(zip(texts, rows, strict=True)):
-            if answer_column not in row:
-                raise MissingColumn('math', answer_column, "answer_column", sorted(row))
-            gold = str(row[answer_column])
+            gold = str(truth(row))
             found = [a for a in find_answers(text, extract, tag, several, boxes) if a.text.strip()]
             if not found:
                 out[i] = Scored(0.0, describe_missing(extract, tag))
@@ -353,7 +352,7 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
               "rel_tol": rel_tol, "several": several, "boxes": boxes, **flags}
     return Reward("math", "correctness", params, scorer,
                   source_fingerprint(math_reward, MathWorker, find_answer, install, written, extra=params),
-                  columns=(answer_column,), warmer=pool.warm)
+                  columns=(answer_column,), warmer=pool.warm, check_row=truth)
 
 
 def prompt_text(prompt: object) -> str:

@@ -161,6 +161,19 @@ def changed_sources(recorded, base_dir: Path | None = None) -> list[str]:
     return out
 
 
+def _is_score(v) -> bool:
+    """What ``_scored`` reads: a number, None, or a (number or None, reason) pair."""
+    if isinstance(v, tuple) and len(v) == 2:
+        v = v[0]
+    if v is None:
+        return True
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _scored(v) -> Scored:
     if isinstance(v, tuple) and len(v) == 2:
         return Scored(None if v[0] is None else float(v[0]), str(v[1]))
@@ -218,14 +231,19 @@ def user_reward(ref: str, name: str | None = None, kind: str = "custom", params:
             values = call([text], [row])
         except Exception as e:  # noqa: BLE001 - a user reward's bug is reported where it raised, not as a crash
             where = raised_at(e, src)
-            return Scored(0.0, f"scored 0: the reward raised at {where}", raised=where)
+            return Scored(None, f"not scored: the reward raised at {where}", raised=where)
         return checked(values, 1)[0]
 
     def checked(values, n: int) -> list[Scored]:
         if values is None or len(values) != n:
             raise RewardError(f"user reward {label!r} returned {None if values is None else len(values)} "
                               f"values for {n} completions; return one per completion")
-        return [_scored(v) for v in values]
+        try:
+            return [_scored(v) for v in values]
+        except (TypeError, ValueError):
+            bad = next(v for v in values if not _is_score(v))
+            raise RewardError(f"user reward {label!r} returned {bad!r} ({type(bad).__name__}) for a completion; "
+                              "return a number, None (not applicable) or a (number, reason) pair for each") from None
 
     imports, sources = code_record(module, fn, base_dir)
     fp = source_fingerprint(fn, extra={"ref": ref, "params": params, "source": src and Path(src).name,

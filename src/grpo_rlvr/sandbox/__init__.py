@@ -153,13 +153,13 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
 
 from __future__ import annotations
 
-from ._run import CodeRun, run_code, run_unit_tests, run_unit_tests_batch
+from ._run import CodeRun, plan_tests, run_code, run_unit_tests, run_unit_tests_batch
 from .isolation.limits import SandboxLimits
 from .isolation.policy import isolation_problems
 from .judging.verdict import WEAK_NOTE, UnitTestVerdict
 
 __all__ = ["CodeRun", "SandboxLimits", "UnitTestVerdict", "degraded_isolation_notes", "isolation_layers",
-           "isolation_problems", "missing_layers", "run_code", "run_unit_tests", "run_unit_tests_batch",
+           "isolation_problems", "missing_layers", "plan_tests", "run_code", "run_unit_tests", "run_unit_tests_batch",
            "weak_sample_counts"]
 
 

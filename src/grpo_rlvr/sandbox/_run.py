@@ -87,11 +87,8 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool,
     for i, job in enumerate(jobs):
         if not isinstance(job, (tuple, list)) or len(job) not in (2, 3):
             raise ValueError(f"jobs[{i}] must be a (program, tests) pair, got {type(job).__name__}")
-        entry_point = job[2] if len(job) == 3 else None
-        if entry_point is not None and not isinstance(entry_point, str):
-            raise ValueError(f"jobs[{i}]: entry_point must be a function name, got {type(entry_point).__name__}")
         try:
-            plans.append(_plan(job[1], entry_point))
+            plans.append(plan_tests(job[1], job[2] if len(job) == 3 else None))
         except ValueError as e:
             raise ValueError(f"jobs[{i}]: {e}") from e
         programs.append(extract_program(job[0]))
@@ -163,6 +160,20 @@ def run_code(code: str, stdin: str = "", *, limits: SandboxLimits = _DEFAULT_LIM
     return CodeRun(base64.b64decode(report["stdout"]).decode("utf-8", "replace"),
                    base64.b64decode(report["stderr"]).decode("utf-8", "replace"), report["exit_code"],
                    bool(report["timed_out"]), why, ordered_layers(report["layers"]))
+
+
+def plan_tests(tests, entry_point: str | None = None) -> Plan:
+    """The plan a batch runs ``tests`` by (``entry_point``: the function ``check(candidate)`` test code checks):
+    the same function, and the same cache, ``run_unit_tests_batch`` plans with, so a row that plans here runs
+    there. The ``unit_tests`` reward's row check (and so ``validate``) calls it.
+
+    Raises:
+        ValueError: ``tests`` or ``entry_point`` is malformed (what is wrong and what works).
+        SandboxError: the planner process cannot be started.
+    """
+    if entry_point is not None and not isinstance(entry_point, str):
+        raise ValueError(f"entry_point must be a function name, got {type(entry_point).__name__}")
+    return _plan(tests, entry_point)
 
 
 def _plan(tests, entry_point: str | None) -> Plan:

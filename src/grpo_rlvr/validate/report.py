@@ -3,7 +3,9 @@ report the resolved config with where each value came from (recipe, method, hard
 model's facts and their sources, and the memory estimate. The CLI prints it as text with
 ``cli.validate.format_validate_report``.
 
-The machine checks (QLoRA: bitsandbytes and a CUDA GPU) are errors by default; ``remote=True`` (``--remote``:
+Every row of a local dataset (and held-out set) goes through the prompt and every reward's own column check, in
+one pass (``validate/rows.py``): a row a reward could not score is refused here by file, line and column, not hours into
+training. The machine checks (QLoRA: bitsandbytes and a CUDA GPU) are errors by default; ``remote=True`` (``--remote``:
 the brief is for another machine) reports them as warnings. ``render`` never runs them: a run directory is
 often rendered at a desk for a GPU box. A brief with ``prompt.examples`` also has its example contract checked
 (``brief.contract``): its rewards must rank the correct example above the wrong one above the malformed one.
@@ -22,6 +24,7 @@ from grpo_rlvr.brief.recipe import RECIPE, hardware_defaults
 from grpo_rlvr.errors import ConfigError, MachineError
 from grpo_rlvr.memory.report import brief_memory
 from grpo_rlvr.tools.check import brief_tool_problems
+from grpo_rlvr.validate.rows import check_rows
 
 
 def machine_problems(brief) -> list[str]:
@@ -31,26 +34,6 @@ def machine_problems(brief) -> list[str]:
     from grpo_rlvr.runtime.model_loading import quantization_problems
 
     return [f"method: 'qlora' cannot run on this machine: {p}" for p in quantization_problems()]
-
-
-def read_local_data(brief) -> None:
-    """Read a local JSON Lines or JSON dataset (and held-out set) whole, as preflight, inspect and training will:
-    a bad line is refused here, with the same message (file and line) those commands would give later. The brief
-    loader reads only the first row, for its column checks. Parquet, CSV and hub data are read when they load.
-
-    Raises:
-        InputFileError: a line that is not one JSON object, or a file that is not JSON.
-    """
-    from grpo_rlvr.dataset.rows import load_rows
-    from grpo_rlvr.jsonl import iter_jsonl
-
-    ds = brief.dataset
-    if ds.is_local and Path(ds.resolved).suffix in (".jsonl", ".json") and Path(ds.resolved).is_file():
-        load_rows(brief)   # what preflight and inspect read, with their messages
-    if ds.eval_path and ds.eval_is_local and Path(ds.eval_resolved).suffix == ".jsonl" \
-            and Path(ds.eval_resolved).is_file():
-        for _ in iter_jsonl(Path(ds.eval_resolved), "dataset"):
-            pass
 
 
 def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
@@ -64,7 +47,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         MachineError: this machine cannot run the brief (and ``remote`` is False).
     """
     brief = load_brief(brief_path)
-    read_local_data(brief)
+    rows = check_rows(brief)   # every row through the prompt and every reward's column check (the loader: one row)
     facts = brief.model.facts
     machine = machine_problems(brief)
     if machine and not remote:
@@ -86,7 +69,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
                   "params_b": None if facts.params is None else round(facts.params / 1e9, 3),
                   "params_from": facts.params_from, "moe_from": facts.moe_from, "vision": facts.vision,
                   "vision_from": facts.vision_from, "config": facts.config_path, "adapter": _adapter_report(brief)},
-        "dataset": {"path": brief.dataset.resolved, "local": brief.dataset.is_local,
+        "dataset": {"path": brief.dataset.resolved, "local": brief.dataset.is_local, "rows_checked": rows,
                     "prompt_column": brief.dataset.prompt_column, "columns": dict(brief.dataset.columns),
                     "prompt": dict(brief.dataset.prompt)},
         "rewards": [{"name": r.name, "weight": r.weight, "params": dict(r.params)} for r in brief.rewards],
