@@ -26,6 +26,7 @@ Limits: one seed, one repeat; CPU time is shared with whatever else runs (the pr
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -113,9 +114,10 @@ def run_arm(arm: str, work: Path, budget_s: float, steps: int, seed: int) -> dic
     from trl import GRPOConfig
 
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.dataset_io import load_split
+    from grpo_rlvr.dataset.rows import load_split
     from grpo_rlvr.rewards import build_reward
-    from grpo_rlvr.run.render import _split_spec, grpo_config_dict
+    from grpo_rlvr.rollout.trainer_setup import grpo_config_dict
+    from grpo_rlvr.run.render import _split_spec
 
     torch.manual_seed(seed)
     brief = load_brief(work / f"brief-{arm}.yaml")
@@ -149,13 +151,13 @@ def run_arm(arm: str, work: Path, budget_s: float, steps: int, seed: int) -> dic
                 control.should_training_stop = True
 
     if arm == "dynamic":
-        from grpo_rlvr.runtime.dynamic_sampling import dynamic_sampling_trainer_class
+        from grpo_rlvr.runtime.trainers import GRPOTrainerWithDynamicSampling
 
-        cls = dynamic_sampling_trainer_class(**brief.dynamic_sampling.to_dict())
+        cls = functools.partial(GRPOTrainerWithDynamicSampling, **brief.dynamic_sampling.to_dict())
     else:
-        from grpo_rlvr.runtime.held_out_trainer import grpo_trainer_class
+        from grpo_rlvr.runtime.trainers import GRPOTrainerWithHeldOut
 
-        cls = grpo_trainer_class()
+        cls = GRPOTrainerWithHeldOut
     ds = brief.dataset
     trainer = cls(model=brief.model.resolved, reward_funcs=[exact_match], args=config,
                   train_dataset=load_split(_split_spec(ds.resolved, ds.is_local, ds.split, "dataset.path", ds.subset),

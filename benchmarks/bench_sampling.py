@@ -1,28 +1,32 @@
-"""Benchmark: preflight's sampling with transformers against vLLM, same model, prompts and settings, in one run.
+"""Benchmark: the rollout road (preflight's and inspect's sampling, through the run's own TRL trainer) against
+plain ``model.generate``, and against the road with TRL's colocated vLLM engine where vLLM is installed; same
+model, prompts and settings, in one run.
 
-Each engine draws ``k`` completions for each of ``--prompts`` demo prompts (temperature 1, top_p 1, at most
-``--max-tokens`` tokens, one seed) through the package's own paths: ``sampling.generate`` (transformers, preflight's
-batch size 64) and ``sampling.generate_vllm`` on an engine sized by ``vllm_engine.engine_spec`` from a brief, as
-preflight builds it. Start-up (transformers: model load and a warm-up batch; vLLM: engine build, weight load,
-compilation, one untimed pass of the whole job, since vLLM compiles per batch shape on first use) is timed apart
-from generation. On vLLM's CPU platform a third column samples with the CPU weight-keeping dispatch that colocated
-training uses (``runtime/vllm_cpu.py``), against oneDNN prepacking: the cost that module's docstring records.
-Both vLLM engines run in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``) so that the dispatch can be swapped.
+Columns:
+
+- ``generate (direct)``: the naive way: ``AutoModelForCausalLM.generate`` on left-padded batches of 64 with the
+  brief's sampling settings, as the project sampled before it sampled through the trainer;
+- ``road, transformers``: ``rollout.road.roll_out`` with TRL's own transformers generation (what preflight and
+  inspect run wherever training would not use vLLM);
+- ``road, vLLM colocate``: the same with TRL's colocated vLLM engine (``sampling.engine: vllm``), when vLLM is
+  installed (``.venv-vllm``: ``scripts/test-vllm.sh --prepare``).
+
+Start-up (model load, trainer build and for vLLM the engine, plus one untimed pass of the whole job, since vLLM
+compiles per batch shape on first use) is timed apart from generation. Prints tokens/s per column and the ratios to
+the direct column. The road's extra cost per batch is TRL's own work around generation (one forward pass for the
+old log-probabilities where TRL needs them, the group statistics); this measures it.
 
 Models: the demo's tiny model (0.9M parameters; built here, nothing downloaded), or with ``--hidden/--layers`` a
-larger randomly initialised one of the same family (random weights rarely stop early, so every completion runs
-to ``--max-tokens``: a fixed amount of decoding). Prints tokens/s per engine and the ratios.
-
-Run: ``python benchmarks/bench_sampling.py [--hidden 1024 --layers 8] [--prompts 64 --k 8 --max-tokens 24]``.
-Needs vLLM (``scripts/test-vllm.sh`` makes ``.venv-vllm``; ``vllm-cpu`` here, ``vllm`` on a GPU).
+larger randomly initialised one of the same family. Run:
+``python benchmarks/bench_sampling.py [--hidden 1024 --layers 8] [--prompts 64 --k 8 --max-tokens 24]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -45,7 +49,7 @@ def build_model(root: Path, hidden: int | None, layers: int | None) -> Path:
     return d
 
 
-def write_brief(root: Path, max_tokens: int) -> Path:
+def write_brief(root: Path, max_tokens: int, engine: str) -> Path:
     import yaml
 
     from grpo_rlvr.demo import arithmetic_task
@@ -54,13 +58,68 @@ def write_brief(root: Path, max_tokens: int) -> Path:
     write_jsonl_atomic(root / "data" / "train.jsonl", arithmetic_task.make_rows(256, seed=1))
     brief = {"model": {"name_or_path": "./model"}, "dataset": {"path": "./data/train.jsonl"},
              "rewards": [{"name": "format"}, {"name": "exact_match"}], "hardware": {"accelerator": "cpu"},
-             "grpo": {"max_completion_length": max_tokens}, "sampling": {"engine": "vllm"}}
-    (root / "brief.yaml").write_text(yaml.safe_dump(brief))
-    return root / "brief.yaml"
+             "grpo": {"max_completion_length": max_tokens, "per_device_train_batch_size": 64,
+                      "gradient_accumulation_steps": 1, "bf16": False},
+             "sampling": {"engine": engine}}
+    path = root / f"brief-{engine}.yaml"
+    path.write_text(yaml.safe_dump(brief))
+    return path
 
 
-def tokens(samples) -> int:
-    return sum(s.num_tokens for s in samples)
+def direct(model_dir: Path, prompts: list, k: int, max_tokens: int, seed: int) -> tuple[float, float, int]:
+    """(start-up s, generate s, tokens): plain transformers generation, batches of 64, left padding."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    t0 = time.perf_counter()
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    encoded = [tok.apply_chat_template(p, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"]
+               for p in prompts]
+    jobs = [ids for ids in encoded for _ in range(k)]
+
+    def run(batch_jobs) -> int:
+        n = 0
+        for start in range(0, len(batch_jobs), 64):
+            batch = batch_jobs[start:start + 64]
+            width = max(map(len, batch))
+            ids = torch.full((len(batch), width), tok.pad_token_id)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for r, row in enumerate(batch):
+                ids[r, width - len(row):] = torch.tensor(row)
+                mask[r, width - len(row):] = 1
+            with torch.no_grad():
+                out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max_tokens, do_sample=True,
+                                     temperature=1.0, top_p=1.0, top_k=0, pad_token_id=tok.pad_token_id,
+                                     eos_token_id=tok.eos_token_id)
+            for row in out[:, width:].tolist():
+                n += row.index(tok.eos_token_id) + 1 if tok.eos_token_id in row else len(row)
+        return n
+
+    torch.manual_seed(seed)
+    run(jobs[:16])   # warm-up
+    startup = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    n = run(jobs)
+    return startup, time.perf_counter() - t0, n
+
+
+def road(brief_path: Path, k: int, prompts: int, seed: int) -> tuple[float, float, int]:
+    """(start-up s, generate s, tokens): the rollout road, as preflight runs it."""
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.dataset.rows import load_rows
+    from grpo_rlvr.rollout import road as rollout
+
+    brief = load_brief(brief_path)
+    rows = load_rows(brief)[:prompts]
+    t0 = time.perf_counter()
+    rollout.roll_out(brief, rows, k, seed)   # builds the trainer (kept) and compiles; untimed for generation
+    startup = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    drawn = rollout.roll_out(brief, rows, k, seed)
+    spent = time.perf_counter() - t0
+    rollout.release()
+    return startup, spent, sum(t.num_tokens for t in drawn.trajectories)
 
 
 def main(argv=None) -> int:
@@ -70,84 +129,36 @@ def main(argv=None) -> int:
     ap.add_argument("--max-tokens", type=int, default=24)
     ap.add_argument("--hidden", type=int, default=None, help="build a larger model: hidden size")
     ap.add_argument("--layers", type=int, default=None, help="build a larger model: layers")
-    ap.add_argument("--skip-kept", action="store_true", help="CPU: leave out the weight-keeping column")
     args = ap.parse_args(argv)
-    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"   # both engines in this process (see the docstring)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
-
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from grpo_rlvr import vllm_engine
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.runtime import vllm_cpu
-    from grpo_rlvr.sampling import SamplingParams, encode_prompts, generate, generate_vllm
+    from grpo_rlvr.dataset.rows import load_rows
 
     root = Path(tempfile.mkdtemp(prefix="bench-sampling-"))
     model_dir = build_model(root, args.hidden, args.layers)
-    brief = load_brief(write_brief(root, args.max_tokens))
-    from grpo_rlvr.dataset_io import load_rows
-
-    prompts = [r["prompt"] for r in load_rows(brief)[: args.prompts]]
-    params = SamplingParams(temperature=1.0, top_p=1.0, max_completion_length=args.max_tokens, seed=3407)
-    tok = AutoTokenizer.from_pretrained(model_dir)
-    platform = vllm_cpu.vllm_platform()
-    device = "cpu" if platform == "cpu" else "cuda"
-    params_m = sum(p.numel() for p in AutoModelForCausalLM.from_pretrained(model_dir).parameters()) / 1e6
-    print(f"model: {params_m:.1f}M parameters; {len(prompts)} prompts × {args.k} samples, ≤ {args.max_tokens} "
-          f"tokens, temperature 1; vLLM: {vllm_engine.vllm_package()} on {platform}; torch threads "
+    plain = write_brief(root, args.max_tokens, "transformers")
+    prompts = [r["prompt"] for r in load_rows(load_brief(plain))[:args.prompts]]
+    print(f"{len(prompts)} prompts × {args.k} samples, ≤ {args.max_tokens} tokens, temperature 1; torch threads "
           f"{torch.get_num_threads()}; load average {os.getloadavg()[0]:.2f}", flush=True)
-    rows = {}
-
-    t0 = time.perf_counter()
-    model = AutoModelForCausalLM.from_pretrained(model_dir).to(device)
-    generate(model, tok, prompts[:8], 2, params)  # warm-up: the first generate call pays one-off costs
-    startup = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    out = generate(model, tok, prompts, args.k, params)
-    rows["transformers"] = {"startup_s": startup, "generate_s": time.perf_counter() - t0, "tokens": tokens(out)}
-    del model
-    if device == "cuda":
-        torch.cuda.empty_cache()
-
-    encoded = encode_prompts(tok, prompts)
-    spec = vllm_engine.engine_spec(brief, max(map(len, encoded)), platform)
-    variants = [("vllm", False)] + ([("vllm, weights kept", True)] if platform == "cpu" and not args.skip_kept else [])
-    for name, keep in variants:
-        from vllm.model_executor.layers import utils as layer_utils
-
-        upstream = getattr(layer_utils.dispatch_cpu_unquantized_gemm, "upstream", None)
-        if keep:
-            vllm_cpu.keep_weights_for_sync()
-        elif upstream is not None:   # an earlier column kept weights: back to vLLM's own dispatch
-            layer_utils.dispatch_cpu_unquantized_gemm = upstream
-        t0 = time.perf_counter()
-        llm = vllm_engine.engine_for(spec)
-        # warm-up with the whole job: vLLM compiles per batch shape on first use, which a small warm-up leaves to
-        # the timed run of the first engine only (the next engine in this process reuses the compiled code)
-        generate_vllm(llm, tok, prompts, args.k, params, encoded=encoded)
-        startup = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        out = generate_vllm(llm, tok, prompts, args.k, params, encoded=encoded)
-        rows[name] = {"startup_s": startup, "generate_s": time.perf_counter() - t0, "tokens": tokens(out)}
-        vllm_engine.release()
-
-    print(f"{'engine':<22}{'start-up s':>12}{'generate s':>12}{'tokens':>9}{'tokens/s':>11}")
-    for name, r in rows.items():
-        r["tokens_per_s"] = r["tokens"] / r["generate_s"]
-        print(f"{name:<22}{r['startup_s']:>12.1f}{r['generate_s']:>12.2f}{r['tokens']:>9}{r['tokens_per_s']:>11.0f}")
-    base = rows["transformers"]["tokens_per_s"]
-    print(f"vLLM / transformers generation speed (tokens/s): {rows['vllm']['tokens_per_s'] / base:.2f}×")
-    whole = {n: r["startup_s"] + r["generate_s"] for n, r in rows.items()}
-    print(f"transformers / vLLM wall time for this whole job, start-up included: "
-          f"{whole['transformers'] / whole['vllm']:.2f}× ({whole['transformers']:.1f} s against "
-          f"{whole['vllm']:.1f} s)")
-    if "vllm, weights kept" in rows:
-        print(f"weights kept / oneDNN prepacked (tokens/s): "
-              f"{rows['vllm, weights kept']['tokens_per_s'] / rows['vllm']['tokens_per_s']:.2f}×")
-    print(json.dumps({"model_params_m": round(params_m, 1), "platform": platform, "rows": rows}))
+    rows = {"generate (direct)": direct(model_dir, prompts, args.k, args.max_tokens, 3407),
+            "road, transformers": road(plain, args.k, args.prompts, 3407)}
+    if importlib.util.find_spec("vllm") is not None:
+        rows["road, vLLM colocate"] = road(write_brief(root, args.max_tokens, "vllm"), args.k, args.prompts, 3407)
+    else:
+        print("vLLM is not installed here: the vLLM column needs .venv-vllm (scripts/test-vllm.sh --prepare)")
+    print(f"{'column':<22}{'start-up s':>12}{'generate s':>12}{'tokens':>9}{'tokens/s':>11}{'ratio':>8}")
+    base = rows["generate (direct)"][2] / rows["generate (direct)"][1]
+    for name, (startup, spent, n) in rows.items():
+        print(f"{name:<22}{startup:>12.1f}{spent:>12.2f}{n:>9}{n / spent:>11.0f}{n / spent / base:>7.2f}×")
+    # the last line: the same as JSON (scripts/gpu-smoke.sh reads it)
+    print(json.dumps({name: {"startup_s": round(a, 2), "generate_s": round(b, 3), "tokens": n,
+                             "tokens_per_s": round(n / b, 1), "ratio_to_direct": round(n / b / base, 3)}
+                      for name, (a, b, n) in rows.items()}))
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":   # vLLM's engine core is a spawned process that imports this file
+    raise SystemExit(main())

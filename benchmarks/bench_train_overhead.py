@@ -65,7 +65,7 @@ def setup(work: Path, steps: int) -> Path:
 
     from grpo_rlvr.demo import arithmetic_task, tiny_model
     from grpo_rlvr.files import write_jsonl_atomic
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.gate.check import check_gate
     from grpo_rlvr.run.render import render
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

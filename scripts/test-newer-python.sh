@@ -41,9 +41,7 @@ py=python$version
 root=${GRPO_RLVR_PY_ROOTS:-/var/cache/grpo-rlvr-ci}/$suite   # one root per suite
 user=${GRPO_RLVR_TEST_USER:-rlvr}
 if [ ! -f "$root/.grpo-rlvr-ready" ]; then
-  command -v debootstrap >/dev/null || flock /tmp/grpo-rlvr-apt.lock bash -c '   # two lanes prepare at once
-    command -v debootstrap >/dev/null || {
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }' 
+  command -v debootstrap >/dev/null || scripts/apt-install.sh debootstrap   # under the lanes' apt lock
   rm -rf "$root"
   mkdir -p "$(dirname "$root")"
   if [ "$suite" = noble ]; then   # Ubuntu's keyring, from Debian 13's package of it, fetched and checked by apt

@@ -13,7 +13,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 PY=${SYSTEM_PYTHON:-/usr/bin/python3}
 if ! "$PY" -c "import ensurepip" 2>/dev/null || ! ldconfig -p | grep -q libseccomp.so.2; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv libseccomp2 >/dev/null
+  scripts/apt-install.sh python3-venv libseccomp2
 fi
 id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
 home=$(getent passwd "$user" | cut -d: -f6)

@@ -7,9 +7,7 @@ scripts/bootstrap.sh
 # (CI), install it once (~80 MB download, idempotent); elsewhere that test skips, naming the package.
 if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "Installing chromium for the dashboard test (apt-get install chromium)..." >&2
-  { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 ||
-    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-        chromium >/dev/null; }; } || { echo "Error: apt-get install chromium failed" >&2; exit 1; }
+  scripts/apt-install.sh chromium
 fi
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff check src tests benchmarks

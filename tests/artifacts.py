@@ -3,14 +3,14 @@ outcome are scored by the real rewards and written by the real ``write_artifact`
 
 ``review_all`` writes what ``grpo-rlvr review`` records for a person who read each sample for a few seconds
 (kind ``human``, reviewer, reading time, bound to the manifest's seal and the sample's digest), through the same
-``make_verdict``. The review itself is tested in a real pty (tests/test_review.py)."""
+``make_verdict``. The review itself is tested in a real pty (tests/review/test_session.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from grpo_rlvr.brief import load_brief
-from grpo_rlvr.dataset_io import load_rows
+from grpo_rlvr.dataset.rows import load_rows
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.artifact import make_verdict
 from grpo_rlvr.inspection.run import write_artifact
@@ -27,6 +27,17 @@ def completions_for(answer: str, i: int) -> str:
     return f"<answer>{answer}"                              # malformed (unclosed)
 
 
+def synthetic_trajectory(prompt, text: str, truncated: bool = False):
+    """A trajectory shaped as the trainer records one for ``prompt``: a chat prompt's completion is one assistant
+    message. Token ids stand in as character codes (no tokenizer: the gate reads ids, it does not decode them)."""
+    from grpo_rlvr.rollout.trajectory import Trajectory, is_chat
+
+    shown = "".join(str(m.get("content", "")) for m in prompt) if is_chat(prompt) else str(prompt)
+    completion = [{"role": "assistant", "content": text}] if is_chat(prompt) else text
+    ids = tuple(map(ord, text)) + (() if truncated else (0,))
+    return Trajectory(prompt, completion, tuple(map(ord, shown)), ids, None, "length" if truncated else "eos")
+
+
 def make_artifact(brief_path: Path, out: Path, n: int = 64, prompts: int = 32, verdict: str | None = "agree",
                   reviewer_kind: str = "human", complete=completions_for) -> Path:
     brief = load_brief(brief_path)
@@ -35,7 +46,8 @@ def make_artifact(brief_path: Path, out: Path, n: int = 64, prompts: int = 32, v
     cands, cand_rows = [], []
     for p, row in enumerate(rows):
         for j in range(per):
-            cands.append({"prompt_index": p, "completion": complete(row["answer"], p + j), "truncated": False})
+            cands.append({"prompt_index": p,
+                          "trajectory": synthetic_trajectory(row["prompt"], complete(row["answer"], p + j))})
             cand_rows.append(row)
     write_artifact(brief, cands, cand_rows, n, out, sampling={**brief.sampling(), "seed": 0})
     if verdict:

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from briefs import example_brief_text
+from rendered import load_policy_of, setup_of
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 
@@ -58,7 +59,7 @@ def test_validate_reads_the_base_from_adapter_config(workspace, sft_adapter, tin
 
 def test_validate_says_vllm_needs_merged_weights_and_lora_continues_the_adapter(workspace, sft_adapter):
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.validation import adapter_warnings
+    from grpo_rlvr.validate.report import adapter_warnings
 
     p = adapter_brief(workspace, sft_adapter, method="lora", lora={"r": 8},
                       hardware={"accelerator": "gpu", "num_gpus": 1},
@@ -87,21 +88,26 @@ def test_validate_reports_the_adapters_own_lora_settings(workspace, sft_adapter)
 
 
 def test_an_adapter_loads_on_its_base_and_changes_the_model(workspace, sft_adapter, tiny_model_dir):
-    """The sampler's model is base + adapter merged: its logits are the PeftModel's, not the base's."""
+    """The rollout road samples the policy training trains: for LoRA, the adapter continued on its base, whose
+    logits are the PeftModel's, not the base's."""
     import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.runtime.model_loading import load_model_and_tokenizer
+    from grpo_rlvr.dataset.rows import load_rows
+    from grpo_rlvr.rollout import road
 
-    model, tok = load_model_and_tokenizer(load_brief(adapter_brief(workspace, sft_adapter)), device="cpu")
+    brief = load_brief(adapter_brief(workspace, sft_adapter, method="lora"))
+    road.roll_out(brief, load_rows(brief)[:1], 8, seed=0)
+    model, tok = road._kept[1].model, road._kept[1].processing_class
     ids = torch.tensor([tok("3+4=")["input_ids"]])
     base = AutoModelForCausalLM.from_pretrained(tiny_model_dir).eval()
     with torch.no_grad():
-        ours, plain = model(ids).logits, base(ids).logits
+        ours, plain = model.eval()(ids).logits, base(ids).logits
         peft = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_model_dir), sft_adapter).eval()(
             ids).logits
+    assert isinstance(model, PeftModel)
     assert not torch.allclose(ours, plain, atol=1e-4)
     assert torch.allclose(ours, peft, atol=1e-4)
 
@@ -127,7 +133,6 @@ def test_for_full_training_the_merged_adapter_leaves_every_weight_trainable(sft_
 def test_an_adapter_on_a_hub_base_trains_on_the_reviewed_base_commit(workspace, sft_adapter, tmp_path, monkeypatch):
     """The adapter's base is a hub id: render pins the base commit the review read, and train.py merges the
     adapter into that snapshot even after the cache's main moves to another commit."""
-    import runpy
     import shutil
 
     from trl import GRPOConfig
@@ -153,11 +158,11 @@ def test_an_adapter_on_a_hub_base_trains_on_the_reviewed_base_commit(workspace, 
     p = adapter_brief(workspace, adapter)
     make_artifact(p, workspace / "out" / "inspection")
     run_dir = render(p).dir
-    text = (run_dir / "train.py").read_text()
-    assert "MODEL = 'org/tiny'" in text and f"MODEL_REVISION = '{c1}'" in text
+    setup = setup_of(run_dir)
+    assert setup["model"] == "org/tiny" and setup["model_revision"] == c1
     add_snapshot(hub, "org/tiny", tmp_path / c2, c2)   # main moves after the gate
-    load_policy = runpy.run_path(str(run_dir / "train.py"), run_name="adapter_on_hub")["load_policy"]
-    policy = load_policy(GRPOConfig(output_dir=str(tmp_path / "o"), report_to=[], use_cpu=True, bf16=False))
+    policy = load_policy_of(run_dir, GRPOConfig(output_dir=str(tmp_path / "o"), report_to=[], use_cpu=True,
+                                                bf16=False))
     assert policy.config.snapshot_marker == c1
 
 
@@ -275,7 +280,7 @@ def test_full_training_merges_the_adapter_and_trains_every_weight(workspace, sft
     p = adapter_brief(workspace, sft_adapter)
     make_artifact(p, workspace / "out" / "inspection")
     run_dir = render(p).dir
-    assert "ADAPTER = {'path': " in (run_dir / "train.py").read_text() and "'continue': False" in (
+    assert setup_of(run_dir)["adapter"]["path"] and "'continue': False" in (
         run_dir / "train.py").read_text()
     out = subprocess.run([*CLI, "train", str(run_dir), "--max-steps", "1"], capture_output=True, text=True,
                          timeout=900)

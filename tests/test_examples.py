@@ -12,7 +12,7 @@ import yaml
 from grpo_rlvr.errors import MachineError
 from grpo_rlvr.run.render import RUN_FILES, render
 from grpo_rlvr.runtime.model_loading import quantization_problems
-from grpo_rlvr.validation import validate_report
+from grpo_rlvr.validate.report import validate_report
 from paths import CLI, REPO
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -58,7 +58,7 @@ def test_example_validates_offline_and_renders(path, tmp_path):
     assert ("'nf4'" in train) == qlora
     if report["method"] != "full":
         assert report["grpo_config"]["learning_rate"]["from"] == f"method:{report['method']}"
-        assert "PEFT = {'r': 16" in train
+        assert "'peft': {'r': 16" in train
     if path.stem == "moe_gspo":
         v = report["variant"]
         assert (v["name"], v["automatic"], v["diagnosis"], v["set_by"]) == ("gspo", True, None, {})

@@ -110,7 +110,7 @@ def artifact_dir(tmp_path_factory, tiny_model_dir):
 @FUZZ
 @given(st.integers(0, 99), st.integers(0, 10**6), trees, st.sampled_from(["set", "delete", "add"]))
 def test_mutated_artifact_gates_or_says_why(artifact_dir, tmp_path_factory, row, choice, value, how):
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.gate.check import check_gate
 
     d = tmp_path_factory.mktemp("insp") / "inspection"
     shutil.copytree(artifact_dir, d)
@@ -128,7 +128,7 @@ def test_mutated_artifact_gates_or_says_why(artifact_dir, tmp_path_factory, row,
 @FUZZ
 @given(trees, st.integers(0, 10**6), st.sampled_from(["set", "delete", "add"]))
 def test_mutated_manifest_gates_or_says_why(artifact_dir, tmp_path_factory, value, choice, how):
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.gate.check import check_gate
 
     d = tmp_path_factory.mktemp("insp") / "inspection"
     shutil.copytree(artifact_dir, d)
@@ -159,7 +159,7 @@ def test_random_logs_diagnose_or_say_why(tmp_path_factory, data, name):
 @fuzz_settings(60)
 @given(st.lists(trees, min_size=1, max_size=4))
 def test_random_score_input_scores_or_says_why(tmp_path_factory, rows):
-    from grpo_rlvr.scoring import score_file
+    from grpo_rlvr.score.scoring import score_file
 
     p = tmp_path_factory.mktemp("score") / "in.jsonl"
     p.write_text("".join(json.dumps({"completion": r, "answer": "1", "prompt": "1+0="}) + "\n" for r in rows))

@@ -69,7 +69,7 @@ def test_first_row_reads_one_record(tmp_path, name):
 
 @pytest.mark.parametrize("name", SEPARATORS)
 def test_score_input(tmp_path, name):
-    from grpo_rlvr.scoring import score_file
+    from grpo_rlvr.score.scoring import score_file
 
     p = tmp_path / "in.jsonl"
     p.write_text(text_with(SEPARATORS[name]), encoding="utf-8", newline="")
@@ -104,7 +104,7 @@ def test_run_metrics_for_diagnosis_and_the_demo_curve(tmp_path, name):
 
 def test_dataset_through_the_brief(workspace):
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.dataset_io import load_rows
+    from grpo_rlvr.dataset.rows import load_rows
 
     rows = [{"prompt": [{"role": "user", "content": f"1+1={sep}"}], "answer": f"2{sep}"}
             for sep in SEPARATORS.values()]

@@ -54,7 +54,7 @@ def flip_byte(path: Path) -> None:
 
 def test_weights_rewritten_through_a_hardlink_fail_rule_4(own_model, tmp_path):
     """A hard link elsewhere is the same file: writing through it (mtime put back) moves the inode's ctime."""
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.gate.check import check_gate
 
     brief = own_model / "brief.yaml"
     art = make_artifact(brief, own_model / "out" / "inspection")
@@ -107,7 +107,7 @@ def test_a_forged_hash_cache_entry_does_not_let_new_weights_train(own_model):
 POISON = """
 import os, sys
 from datasets import load_dataset
-from grpo_rlvr.dataset_io import load_split
+from grpo_rlvr.dataset.rows import load_split
 f = sys.argv[1]
 st = os.stat(f)
 reviewed = open(f).read()
@@ -144,8 +144,8 @@ def _folder_brief(workspace: Path) -> Path:
 def test_a_dataset_card_added_after_the_review_fails_rule_4(workspace):
     """datasets reads a folder's README.md (and .huggingface.yaml) `configs` to choose its files."""
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.dataset_io import load_rows
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.dataset.rows import load_rows
+    from grpo_rlvr.gate.check import check_gate
 
     brief = _folder_brief(workspace)
     folder = workspace / "data" / "folder"
@@ -190,7 +190,7 @@ def test_a_shard_the_index_names_in_a_subfolder_is_part_of_the_model(workspace, 
     """transformers joins an index's shard names to the folder, so `shards/x.safetensors` loads as weights."""
     from transformers import AutoModelForCausalLM
 
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.gate.check import check_gate
 
     monkeypatch.setattr(hash_cache, "RACY_NS", 0)
     sharded = workspace / "sharded"
@@ -240,7 +240,7 @@ def _hub_brief(workspace: Path, tmp_path: Path, monkeypatch, **model) -> tuple[P
 
 def test_a_hub_blob_rewritten_in_place_fails_rule_4(workspace, tmp_path, monkeypatch):
     """A cached blob is named by its content hash, but the name does not change when the bytes do."""
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.gate.check import check_gate
 
     hub, brief = _hub_brief(workspace, tmp_path, monkeypatch)
     art = make_artifact(brief, workspace / "out" / "inspection")
@@ -275,9 +275,9 @@ def _marked(src: Path, dest: Path, marker: str) -> Path:
 
 
 def _load_policy(run: Path):
-    import runpy
+    from rendered import load_policy_of
 
-    return runpy.run_path(str(run / "train.py"), run_name="red_team")["load_policy"]
+    return lambda config: load_policy_of(run, config)
 
 
 def test_render_pins_the_reviewed_commit_and_the_run_loads_it_when_main_moves(workspace, tmp_path, monkeypatch):
@@ -290,7 +290,7 @@ def test_render_pins_the_reviewed_commit_and_the_run_loads_it_when_main_moves(wo
     brief = write_brief(workspace, "hub.yaml", model={"name_or_path": "org/tiny"})
     make_artifact(brief, workspace / "out" / "inspection")
     run = render(brief).dir
-    assert f"MODEL_REVISION = '{C1}'" in (run / "train.py").read_text()
+    assert f"'model_revision': '{C1}'" in (run / "train.py").read_text()
     add_snapshot(hub, "org/tiny", _marked(model, tmp_path / "m2", "C2"), C2)   # main moves after the gate
     source = _load_policy(run)(type("Config", (), {"gradient_checkpointing": False}))
     assert Path(source) == hub / "models--org--tiny" / "snapshots" / C1
@@ -372,7 +372,7 @@ def test_train_py_rewritten_together_with_its_hash_is_refused(workspace):
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir
-    text = (run / "train.py").read_text().replace("MODEL = ", "MODEL = '/elsewhere/sft-output' or ", 1)
+    text = (run / "train.py").read_text().replace("SETUP = {", "SETUP = {'model': '/elsewhere/sft-output'} or {", 1)
     (run / "train.py").write_text(text)
     lock = json.loads((run / "brief.lock.json").read_text())
     lock["files"]["train.py"] = hashlib.sha256(text.encode()).hexdigest()
@@ -446,7 +446,7 @@ def test_resume_continues_a_checkpoint_this_run_saved_and_refuses_it_once_rewrit
     assert out.returncode == 1 and "its files changed since this run saved them (model.safetensors)" in out.stderr
 
 
-WRAPPER = ("import runpy, sys; import grpo_rlvr.runtime.run_guard as g; g.check_run = lambda *a, **k: g.RunCheck({}, []); "
+WRAPPER = ("import runpy, sys; import grpo_rlvr.run.guard as g; g.check_run = lambda *a, **k: g.RunCheck({}, []); "
            "sys.argv = ['train.py', *sys.argv[1:]]; runpy.run_path('train.py', run_name='__main__')")
 
 
@@ -472,7 +472,7 @@ def test_a_wrapper_that_replaces_the_guard_trains_but_its_run_is_flagged(workspa
 
 
 def run_guard_check(run: Path, resume: str):
-    from grpo_rlvr.runtime.run_guard import check_run
+    from grpo_rlvr.run.guard import check_run
 
     return check_run(run, smoke=True, resume=resume)   # smoke: the gate (which fails here) left out, resume kept
 
@@ -483,7 +483,7 @@ def run_guard_check(run: Path, resume: str):
 @pytest.fixture
 def checked_run(own_model):
     """A reviewed run whose check has just passed in the real clean interpreter (as train.py's does)."""
-    from grpo_rlvr.runtime import run_guard
+    from grpo_rlvr.run import guard as run_guard
 
     (own_model / "sum_reward.py").write_text(SUM_REWARD)
     data = yaml.safe_load((own_model / "brief.yaml").read_text())
@@ -498,7 +498,7 @@ def checked_run(own_model):
 
 
 def test_weights_replaced_after_the_check_are_refused_before_training(checked_run):
-    from grpo_rlvr.runtime.run_guard import changed_since_check
+    from grpo_rlvr.run.guard import changed_since_check
 
     workspace, _, check = checked_run
     weights = workspace / "model" / "model.safetensors"
@@ -513,7 +513,7 @@ def test_weights_replaced_after_the_check_are_refused_before_training(checked_ru
 def test_a_symlinked_model_file_repointed_and_put_back_is_refused(checked_run, tmp_path):
     """A model folder's files may be links (as in the hub cache). Point one elsewhere for the load and put it
     back: the target's own stamps are unchanged, the link's are not."""
-    from grpo_rlvr.runtime import run_guard
+    from grpo_rlvr.run import guard as run_guard
 
     workspace, run, _ = checked_run
     weights = workspace / "model" / "model.safetensors"
@@ -535,7 +535,7 @@ def test_a_symlinked_model_file_repointed_and_put_back_is_refused(checked_run, t
 
 def test_reward_code_changed_after_the_check_is_refused(checked_run):
     from grpo_rlvr.rewards import build_reward
-    from grpo_rlvr.runtime.run_guard import changed_since_check
+    from grpo_rlvr.run.guard import changed_since_check
 
     workspace, _, check = checked_run
     code = workspace / "sum_reward.py"
@@ -606,7 +606,7 @@ def _template_in_adapter(ws: Path, tmp_path: Path, monkeypatch):
 
 def _license_rows_in_dataset(ws: Path, tmp_path: Path, monkeypatch):
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.dataset_io import load_rows
+    from grpo_rlvr.dataset.rows import load_rows
 
     (ws / "rows" / "data").mkdir(parents=True)
     shutil.copyfile(ws / "data" / "train.jsonl", ws / "rows" / "data" / "rows.jsonl")
@@ -679,8 +679,8 @@ def test_a_file_the_loaders_read_changed_after_the_review_is_refused(own_model, 
     """Files once outside the identity: below the top level (transformers prefers
     additional_chat_templates/default.jinja to chat_template.jinja), named like a licence (datasets loads
     data/LICENSE.jsonl, auto_map runs LICENSE_impl.py), or a module the reward imports."""
-    from grpo_rlvr.gate import check_gate
-    from grpo_rlvr.runtime import run_guard
+    from grpo_rlvr.gate.check import check_gate
+    from grpo_rlvr.run import guard as run_guard
 
     brief, attack = shape(own_model, tmp_path, monkeypatch)
     art = make_artifact(brief, own_model / "out" / "inspection")

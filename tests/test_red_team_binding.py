@@ -132,7 +132,7 @@ def test_a_forged_pycache_for_a_helper_of_the_reward_is_not_what_scores(own_mode
 def test_a_helper_shipped_only_as_bytecode_is_bound(own_model, tmp_path):
     """A helper that exists only as `helper.pyc` beside the reward (Python imports such a file) was left out of the
     closure, which took only `.py` files: rewritten after the review, it changed the scores unseen."""
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.gate.check import check_gate
 
     (tmp_path / "build").mkdir()
     src = tmp_path / "build" / "sum_helper_only_pyc.py"    # compiled elsewhere: beside the reward only the .pyc
@@ -233,7 +233,8 @@ LOAD_AS_TRAIN_PY = """
 import os, runpy, sys
 ns = runpy.run_path(sys.argv[1], run_name="red_team")         # train.py's module code, as in a run
 from transformers import AutoModelForCausalLM
-source = ns["load_policy"](type("Config", (), {"gradient_checkpointing": False}))
+from grpo_rlvr.runtime.trainer_build import load_policy
+source = load_policy(ns["SETUP"], type("Config", (), {"gradient_checkpointing": False}))
 AutoModelForCausalLM.from_pretrained(source, trust_remote_code=True)   # as TRL loads it
 print("planted:", os.environ.get("RED_TEAM_PLANTED"))
 """
@@ -281,7 +282,7 @@ def test_accelerate_mixed_precision_in_the_environment_does_not_change_a_reviewe
     from trl import GRPOConfig
 
     from grpo_rlvr.run.render import render
-    from grpo_rlvr.runtime.run_guard import grpo_config
+    from grpo_rlvr.runtime.trainer_build import grpo_config
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir

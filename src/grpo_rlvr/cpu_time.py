@@ -202,17 +202,17 @@ def check_sampling_time(brief, samples: int, allow_cpu: bool, command: str) -> f
                           sampling_tokens(samples, length), allow_cpu, SAMPLING_GPU_PATH)
 
 
-def check_training_time(brief, max_steps: int | None, allow_cpu: bool, estimate_only: bool = False) -> float | None:
+def check_training_time(brief, max_steps: int | None, allow_cpu: bool, estimate_only: bool = False,
+                        count_rows=None) -> float | None:
     """The CPU time guard for ``train`` on a ``hardware.accelerator: cpu`` brief (a GPU brief is not checked);
-    ``estimate_only``: the estimate for ``train --dry-run``, never a refusal."""
+    ``estimate_only``: the estimate for ``train --dry-run``, never a refusal. ``count_rows()`` gives the training
+    set's size, asked only when the run is sized in epochs (no ``max_steps``)."""
     if brief.hardware.accelerator != "cpu":
         return None
     grpo = {**brief.grpo, **({"max_steps": max_steps} if max_steps is not None else {})}
     rows = None
-    if int(grpo.get("max_steps") or -1) <= 0:
-        from grpo_rlvr.dataset_io import load_rows
-
-        rows = len(load_rows(brief))
+    if int(grpo.get("max_steps") or -1) <= 0 and count_rows is not None:
+        rows = count_rows()
     steps, tokens = training_tokens(grpo, brief.hardware.num_processes, rows)
     return check_cpu_time(f"training would run {steps} steps of up to {grpo.get('max_completion_length', 256)}-token "
                           "completions", brief.model.facts.params if brief.model.facts else None, tokens, allow_cpu,

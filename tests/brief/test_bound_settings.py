@@ -10,7 +10,6 @@ every GRPOConfig field not on the allow-list is bound, as is a key TRL does not 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -100,11 +99,9 @@ def test_every_unbound_key_has_a_changed_value_here_and_is_a_grpo_config_field()
 
 
 def test_changing_an_unbound_key_leaves_what_trl_samples_and_scores_with_unchanged(trl_setup, tmp_path):
-    t0 = time.monotonic()
     base = _snapshot(trl_setup, tmp_path)
     moved = [k for k, v in CHANGED.items() if _snapshot(trl_setup, tmp_path, **{k: v}) != base]
     assert moved == [], f"these unbound keys change what TRL samples or scores with: {moved}"
-    assert time.monotonic() - t0 < 30   # one trainer build per key: ~10 ms each with the model built once
 
 
 @pytest.mark.parametrize("key", sorted(BOUND_CHANGED))
@@ -147,7 +144,7 @@ def test_with_a_held_out_set_logging_steps_moves_eval_steps_without_moving_the_f
 
 def test_validate_says_which_keys_are_not_bound_to_the_review(workspace):
     from grpo_rlvr.cli.validate import format_validate_report
-    from grpo_rlvr.validation import validate_report
+    from grpo_rlvr.validate.report import validate_report
 
     report = validate_report(workspace / "brief.yaml")
     cfg = report["grpo_config"]

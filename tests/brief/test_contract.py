@@ -12,7 +12,7 @@ import yaml
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.contract import KINDS, check_contract
 from grpo_rlvr.errors import ConfigError
-from grpo_rlvr.validation import validate_report
+from grpo_rlvr.validate.report import validate_report
 from paths import CLI, REPO
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))

@@ -49,7 +49,7 @@ REFUSE_EACH = """
 import json, sys
 from types import SimpleNamespace
 from grpo_rlvr.errors import MachineError
-from grpo_rlvr.runtime.run_guard import refuse_missing_dashboards
+from grpo_rlvr.run.guard import refuse_missing_dashboards
 said = {}
 for name in sys.argv[1:]:
     try:
@@ -137,6 +137,6 @@ def test_train_stops_before_the_model_loads_when_a_dashboard_cannot_start(worksp
     assert "Traceback" not in out.stderr
     script = (run / "train.py").read_text()   # the refusal comes before the data and the model are loaded
     assert script.index("refuse_missing_dashboards(config)") < script.index("= load_split(DATASET)") \
-        < script.index("model = load_policy(config)")
+        < script.index("trainer = build_trainer(")
     doc = json.loads(out.stdout)
     assert doc["ok"] is False and doc["returncode"] == 2

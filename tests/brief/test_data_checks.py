@@ -8,10 +8,11 @@ import json
 import subprocess
 
 import pytest
+import yaml
 
 from briefs import write_brief
 from grpo_rlvr.brief import load_brief
-from grpo_rlvr.dataset_io import load_rows, load_split
+from grpo_rlvr.dataset.rows import load_rows, load_split
 from grpo_rlvr.errors import ConfigError, InputFileError
 from grpo_rlvr.run.render import render
 from paths import CLI
@@ -104,20 +105,29 @@ def test_system_prompt_and_template_are_built_alike_for_sampling_and_training(wo
                                               prompt={"template": "{{ question }}"})).fingerprint
 
 
-def test_the_built_prompt_goes_through_the_chat_template(workspace):
-    """Sampling encodes the built messages with the tokenizer's chat template (the tiny model's own template drops
-    system messages, so a template that writes every message stands in for an instruct model's)."""
+def test_the_built_prompt_goes_through_the_chat_template(workspace, tiny_model_dir):
+    """Sampling renders the built messages with the tokenizer's chat template, as the trainer does (the tiny model's
+    own template drops system messages, so a template that writes every message stands in for an instruct
+    model's)."""
+    import shutil
+
     from transformers import AutoTokenizer
 
-    from grpo_rlvr.sampling import encode_prompts
+    from grpo_rlvr.rollout.road import roll_out
 
-    p = _brief(workspace, {"path": "./data/train.jsonl"}, prompt={"system": "answer"})
-    rows = load_rows(load_brief(p))
-    assert rows[0]["prompt"][0] == {"role": "system", "content": "answer"} and rows[0]["prompt"][1]["role"] == "user"
-    tok = AutoTokenizer.from_pretrained(workspace / "model")
+    shutil.copytree(tiny_model_dir, workspace / "model-all")
+    tok = AutoTokenizer.from_pretrained(workspace / "model-all")
     tok.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
-    ids = encode_prompts(tok, [rows[0]["prompt"]])[0]
-    assert tok.decode(ids) == "answer" + rows[0]["prompt"][1]["content"]
+    tok.save_pretrained(workspace / "model-all")
+    p = _brief(workspace, {"path": "./data/train.jsonl"}, prompt={"system": "answer"})
+    data = yaml.safe_load(p.read_text())
+    data["model"]["name_or_path"] = "./model-all"
+    p.write_text(yaml.safe_dump(data))
+    brief = load_brief(p)
+    rows = load_rows(brief)
+    assert rows[0]["prompt"][0] == {"role": "system", "content": "answer"} and rows[0]["prompt"][1]["role"] == "user"
+    ids = roll_out(brief, rows[:1], 8, seed=0).trajectories[0].prompt_ids
+    assert tok.decode(list(ids)) == "answer" + rows[0]["prompt"][1]["content"]
 
 
 def test_a_row_missing_a_template_column_is_a_clear_error(workspace):

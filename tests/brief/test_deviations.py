@@ -14,10 +14,10 @@ import yaml
 
 from briefs import example_brief_text
 from grpo_rlvr.brief import load_brief
+from grpo_rlvr.brief.variants import VARIANTS, signature, variants_in
 from grpo_rlvr.diagnosis import diagnose
 from grpo_rlvr.errors import ConfigError
-from grpo_rlvr.runtime.run_guard import SMOKE_MARKER
-from grpo_rlvr.variants import VARIANTS, signature, variants_in
+from grpo_rlvr.run.guard import SMOKE_MARKER
 
 
 def validate(brief, *extra) -> subprocess.CompletedProcess:

@@ -17,9 +17,10 @@ from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.methods import LORA_DEFAULTS, METHOD_GRPO_DEFAULTS, defaults_table
 from grpo_rlvr.errors import MachineError
 from grpo_rlvr.run.render import render
-from grpo_rlvr.validation import validate_report
+from grpo_rlvr.validate.report import validate_report
 from outcome_seeds import training_outcome
 from paths import CLI
+from rendered import setup_of
 
 
 def _brief(workspace, name: str, **delta):
@@ -68,12 +69,10 @@ def test_defaults_table_names_every_method():
 def test_qlora_renders_a_4bit_nf4_load(workspace):
     p = _brief(workspace, "q", method="qlora", hardware={"accelerator": "gpu", "num_gpus": 1})
     run = render(p, out=workspace / "qrun").dir
-    text = (run / "train.py").read_text()
-    assert ("QUANTIZATION = {'load_in_4bit': True, 'bnb_4bit_quant_type': 'nf4', 'bnb_4bit_use_double_quant': "
-            "True, 'bnb_4bit_compute_dtype': 'bfloat16'}") in text
-    assert "load_quantized_for_training(source, QUANTIZATION" in text
+    assert setup_of(run)["quantization"] == {"load_in_4bit": True, "bnb_4bit_quant_type": "nf4",
+                                             "bnb_4bit_use_double_quant": True, "bnb_4bit_compute_dtype": "bfloat16"}
     lora = render(_brief(workspace, "l", method="lora"), out=workspace / "lrun").dir
-    assert "QUANTIZATION = None" in (lora / "train.py").read_text()
+    assert setup_of(lora)["quantization"] is None
 
 
 def test_qlora_on_this_cpu_machine_is_a_clear_error(workspace):

@@ -174,7 +174,7 @@ def test_vlm_guessed_from_the_name_is_refused_with_the_way_out(workspace, hf_cac
 
 
 def test_validate_sizes_memory_from_the_cached_config(workspace, hf_cache):
-    from grpo_rlvr.validation import validate_report
+    from grpo_rlvr.validate.report import validate_report
 
     _fake_cache(hf_cache, "mistralai/Mixtral-8x7B-Instruct-v0.1", MIXTRAL)
     hw = {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2, "sharding": "zero3", "gpu_type": "141GB"}
@@ -208,7 +208,7 @@ def test_memory_command_reads_a_cached_hub_config(hf_cache):
 
 
 def test_a_fit_error_on_a_guessed_size_says_it_was_a_guess(workspace, hf_cache):
-    from grpo_rlvr.validation import validate_report
+    from grpo_rlvr.validate.report import validate_report
 
     p = _brief(workspace, {"name_or_path": "my-org/my-model-70b"},
                hardware={"accelerator": "gpu", "num_gpus": 1, "gpu_type": "24GB"})

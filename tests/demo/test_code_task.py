@@ -15,7 +15,7 @@ import pytest
 
 from grpo_rlvr.demo import code_task as task
 from grpo_rlvr.demo.tiny_model import CODE_CHARACTERS
-from grpo_rlvr.review import PROMPT
+from grpo_rlvr.review.session import PROMPT
 from terminal import Terminal
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
@@ -89,13 +89,15 @@ def test_the_oracle_agrees_with_the_briefs_rewards_run_for_real(code_folder):
 def _review_with_the_oracle(insp) -> None:
     """`grpo-rlvr review` in a pty, a key for each sample: agree when the oracle judges the sample as the rewards
     scored it, else disagree. Over half the samples are read for more than a second, as the gate's rule wants."""
+    from grpo_rlvr.rollout.trajectory import final_text, last_user_text
+
     samples = {s["id"]: s for s in map(json.loads, (insp / "samples.jsonl").read_text().splitlines())}
     t = Terminal([*CLI, "review", str(insp), "--reviewer", "tester"])
     for k in range(len(samples)):
         screen = t.expect(PROMPT)
         sid = screen[screen.index("Sample "):].split("(", 1)[1].split(",", 1)[0]
         s = samples[sid]
-        well_formed, correct = task.oracle_judgement(s["prompt"][0]["content"], s["completion"])
+        well_formed, correct = task.oracle_judgement(last_user_text(s["prompt"]), final_text(s["completion"]))
         agree = well_formed == (s["scores"]["format"]["score"] == 1.0) and \
             correct == (s["scores"]["unit_tests"]["score"] == 1.0)
         time.sleep(1.0 if k <= len(samples) // 2 else 0.0)

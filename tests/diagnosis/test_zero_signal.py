@@ -166,7 +166,7 @@ def test_apply_writes_the_recommended_section_and_the_real_loader_takes_it(works
     assert b.dynamic_sampling.max_rounds == 6 and b.dynamic_sampling.tolerance == 1e-6
     assert b.output_dir.name == "out-dynamic-sampling"
     again = render(workspace / "brief-ds.yaml").dir        # and it renders the dynamic-sampling trainer
-    assert "dynamic_sampling_trainer_class" in (again / "train.py").read_text()
+    assert "'dynamic_sampling': {'max_rounds': 6, 'tolerance': 1e-06}" in (again / "train.py").read_text()
     lock = json.loads((again / "brief.lock.json").read_text())
     assert lock["dynamic_sampling"]["max_rounds"] == 6
 

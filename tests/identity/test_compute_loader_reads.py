@@ -28,7 +28,7 @@ import torch
 from peft import LoraConfig, PeftModel, get_peft_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from grpo_rlvr.dataset_io import load_split
+from grpo_rlvr.dataset.rows import load_split
 
 OTHER_TEMPLATE = "{% for m in messages %}UNREVIEWED {{ m['content'] }}{% endfor %}"
 

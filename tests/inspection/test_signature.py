@@ -16,7 +16,7 @@ import yaml
 
 from artifacts import make_artifact
 from briefs import write_brief
-from grpo_rlvr.gate import check_gate
+from grpo_rlvr.gate.check import check_gate
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.signature import SIGNATURE, sign_review
 from paths import CLI

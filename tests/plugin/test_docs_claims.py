@@ -22,10 +22,10 @@ import pytest
 
 from grpo_rlvr.brief import RECIPE
 from grpo_rlvr.brief.methods import METHOD_GRPO_DEFAULTS
+from grpo_rlvr.brief.variants import VARIANTS
 from grpo_rlvr.memory import compare_anchors, estimate_memory
 from grpo_rlvr.memory.anchors import ANCHORS
 from grpo_rlvr.memory.estimate import MemoryInputs
-from grpo_rlvr.variants import VARIANTS
 from paths import REPO
 
 SKILL = REPO / "skills" / "grpo-rlvr-training" / "SKILL.md"
@@ -167,7 +167,7 @@ def test_no_shipped_file_refers_to_a_document_that_is_not_in_the_repository():
 
 
 def test_the_reference_check_catches_a_missing_document(tmp_path):
-    src = REPO / "src" / "grpo_rlvr" / "gate.py"
+    src = REPO / "src" / "grpo_rlvr" / "gate/check.py"
     assert missing_documents(src, '"""Rules of DESIGN.md §6."""') == ["DESIGN.md §6"]
     assert missing_documents(src, "see notes/PLAN.md") == ["notes/PLAN.md"]
     assert missing_documents(src, "see docs/design.md §3 and SKILL.md") == []
@@ -247,13 +247,13 @@ def test_the_by_hand_commands_say_how_grpo_rlvr_gets_on_path():
 
 
 def test_finetune_says_what_the_review_records():
-    """review.py asks for a note only on a disagree (an agree records none), and /finetune says so."""
+    """review/session.py asks for a note only on a disagree (an agree records none), and /finetune says so."""
     import ast
 
     doc = flat(FINETUNE)
     assert "a note for every sample" not in doc
     assert "a disagree also records what is wrong (a note) and which reward is wrong" in doc
-    tree = ast.parse((REPO / "src" / "grpo_rlvr" / "review.py").read_text())
+    tree = ast.parse((REPO / "src" / "grpo_rlvr" / "review/session.py").read_text())
     calls = {c.args[2].value: {k.arg for k in c.keywords} for c in ast.walk(tree) if isinstance(c, ast.Call)
              and getattr(c.func, "id", None) == "make_verdict" and isinstance(c.args[2], ast.Constant)}
     assert "note" not in calls["agree"] and "note" in calls["disagree"], calls

@@ -56,7 +56,8 @@ def test_hooks_json_is_claude_codes_format():
     "echo $(grpo-rlvr review out/inspection)",
     "grpo-rlvr gate out/inspection || grpo-rlvr review out/inspection",
     "R=grpo-rlvr; $R review out/inspection",
-    'python -c "from grpo_rlvr.review import review; review(\'out/inspection\')"',
+    'python -c "from grpo_rlvr.review.session import review; review(\'out/inspection\')"',
+    'python -c "from grpo_rlvr.review import session; session.review(\'out/inspection\')"',
 ])
 def test_running_review_is_denied(command):
     out = call("Bash", {"command": command, "description": "review the samples"})

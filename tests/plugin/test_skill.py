@@ -22,8 +22,8 @@ from briefs import example_brief_text
 from grpo_rlvr.brief import RECIPE
 from grpo_rlvr.brief.grpo_rules import NUM_GENERATIONS_FLOOR
 from grpo_rlvr.brief.recipe import DEFAULT_JUDGE_KAPPA
-from grpo_rlvr.gate import MIN_MEDIAN_SECONDS
-from grpo_rlvr.variants import VARIANTS
+from grpo_rlvr.brief.variants import VARIANTS
+from grpo_rlvr.gate.check import MIN_MEDIAN_SECONDS
 from paths import REPO
 
 SKILL_DIR = REPO / "skills" / "grpo-rlvr-training"
@@ -146,7 +146,7 @@ def test_what_the_skill_says_about_gate_enforcement_is_true():
     render_src = (REPO / "src" / "grpo_rlvr" / "run" / "render.py").read_text()
     assert "check_gate" not in render_src and "check_run" not in render_src  # render really does not gate
     train_tpl = (REPO / "src" / "grpo_rlvr" / "templates" / "train.py.j2").read_text()
-    assert "run_guard" in train_tpl  # the rendered train.py checks it itself
+    assert "grpo_rlvr.run.guard import" in train_tpl  # the rendered train.py checks it itself
     ref = (REFERENCES := SKILL_DIR / "references").joinpath("reward-functions.md").read_text()
     assert "enforces it twice" not in ref and REFERENCES.is_dir()
 

@@ -16,7 +16,7 @@ from functools import cache
 import pytest
 
 from grpo_rlvr.brief import load_brief
-from grpo_rlvr.dataset_io import load_rows, map_columns, reward_columns
+from grpo_rlvr.dataset.rows import load_rows, map_columns, reward_columns
 from grpo_rlvr.rewards import build_reward, combine, with_brief_format
 from grpo_rlvr.sandbox.judging.extract import extract_program
 from hang_guard import no_hang

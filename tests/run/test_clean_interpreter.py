@@ -25,8 +25,8 @@ PATCH = """
 import importlib, os, pathlib
 pathlib.Path(os.environ["HOOK_MARK"]).write_text("patched")
 pkg = {name}
-gate = importlib.import_module(pkg + ".gate")
-guard = importlib.import_module(pkg + ".runtime.run_guard")
+gate = importlib.import_module(pkg + ".gate.check")
+guard = importlib.import_module(pkg + ".run.guard")
 run_lock = importlib.import_module(pkg + ".run.lock")
 checked_run = importlib.import_module(pkg + ".runtime.checked_run")
 
@@ -61,7 +61,7 @@ def run(args, hook: Path, tmp_path: Path, **kw):
 
 def test_the_hook_does_patch_an_ordinary_process(unreviewed, tmp_path):
     hook = hook_dir(tmp_path, HIDDEN)
-    code = "import sys; from grpo_rlvr.gate import check_gate; print(check_gate(sys.argv[1]).passed)"
+    code = "import sys; from grpo_rlvr.gate.check import check_gate; print(check_gate(sys.argv[1]).passed)"
     out = run([sys.executable, "-c", code, str(unreviewed)], hook, tmp_path)
     assert out.stdout.strip() == "True", out.stderr      # what `grpo-rlvr gate` printed before this change
 
@@ -110,9 +110,9 @@ def test_train_py_reruns_itself_isolated_and_refuses(unreviewed_run, tmp_path):
 def test_the_scan_names_pth_lines_and_modules_that_name_grpo_rlvr(tmp_path):
     site_dir = tmp_path / "site-packages"
     site_dir.mkdir()
-    (site_dir / "a-direct.pth").write_text("import grpo_rlvr.gate; grpo_rlvr.gate.check_gate = None\n")
+    (site_dir / "a-direct.pth").write_text("import grpo_rlvr.gate.check; grpo_rlvr.gate.check.check_gate = None\n")
     (site_dir / "b-indirect.pth").write_text("import innocent_name\n")
-    (site_dir / "innocent_name.py").write_text("import grpo_rlvr.gate\n")
+    (site_dir / "innocent_name.py").write_text("import grpo_rlvr.gate.check\n")
     (site_dir / "c-benign.pth").write_text("import os; os.environ.setdefault('X', '1')\n/some/path\n")
     (site_dir / "usercustomize.py").write_text("print('hello')\n")
     found = startup_hooks(site_dirs=[str(site_dir)], search=[str(site_dir)])

@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 from artifacts import make_artifact
+from grpo_rlvr.run import guard as run_guard
 from grpo_rlvr.run.render import render
-from grpo_rlvr.runtime import provenance, run_guard
+from grpo_rlvr.runtime import provenance
 from grpo_rlvr.runtime.checked_run import RunCheck
 
 

@@ -5,6 +5,7 @@ tests/runtime/test_dynamic_sampling_runs.py."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -199,7 +200,7 @@ def test_dapo_variant_brings_dynamic_sampling_and_the_brief_can_change_or_drop_i
 def test_validate_reports_it_and_render_wires_it_only_when_on(workspace):
     from grpo_rlvr.cli.validate import format_validate_report
     from grpo_rlvr.run.render import render
-    from grpo_rlvr.validation import validate_report
+    from grpo_rlvr.validate.report import validate_report
 
     p = _with(workspace, dynamic_sampling={"max_rounds": 2})
     report = validate_report(p)
@@ -211,13 +212,12 @@ def test_validate_reports_it_and_render_wires_it_only_when_on(workspace):
     lock = json.loads((on / "brief.lock.json").read_text())
     assert lock["dynamic_sampling"] == {"max_rounds": 2, "tolerance": 1e-6, "from": "brief"}
     train_py = (on / "train.py").read_text()
-    assert "DYNAMIC_SAMPLING = {'max_rounds': 2, 'tolerance': 1e-06}" in train_py
-    assert "dynamic_sampling_trainer_class(**DYNAMIC_SAMPLING)(" in train_py
+    assert "'dynamic_sampling': {'max_rounds': 2, 'tolerance': 1e-06}" in train_py
     compile(train_py, "train.py", "exec")
 
     off = render(workspace / "brief.yaml", out=workspace / "run-plain").dir
     plain = (off / "train.py").read_text()
-    assert "dynamic_sampling" not in plain and "grpo_trainer_class()(" in plain
+    assert "'dynamic_sampling': None" in plain
     assert "dynamic_sampling" not in json.loads((off / "brief.lock.json").read_text())
 
 
@@ -235,13 +235,10 @@ def test_checkpoint_stream_state_read_missing_and_corrupt(tmp_path):
 def test_trainer_extends_the_held_out_trainer_and_keeps_its_settings():
     from trl import GRPOTrainer
 
-    from grpo_rlvr.runtime.dynamic_sampling import dynamic_sampling_trainer_class
-    from grpo_rlvr.runtime.held_out_trainer import grpo_trainer_class
     from grpo_rlvr.runtime.trainers import GRPOTrainerWithDynamicSampling, GRPOTrainerWithHeldOut
 
-    make = dynamic_sampling_trainer_class(max_rounds=5, tolerance=1e-4)   # what the rendered train.py calls
-    cls = make.func
-    assert cls is GRPOTrainerWithDynamicSampling and grpo_trainer_class() is GRPOTrainerWithHeldOut
+    cls = GRPOTrainerWithDynamicSampling   # what the rendered train.py builds, with the section's settings
     assert cls.__mro__[:3] == (GRPOTrainerWithDynamicSampling, GRPOTrainerWithHeldOut, GRPOTrainer)
     assert "evaluate" not in vars(cls)   # evaluation: the held-out one's
-    assert make.keywords == {"max_rounds": 5, "tolerance": 1e-4}
+    keywords = inspect.signature(cls.__init__).parameters
+    assert keywords["max_rounds"].kind is keywords["tolerance"].kind is inspect.Parameter.KEYWORD_ONLY

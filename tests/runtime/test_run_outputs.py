@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from grpo_rlvr.run.guard import SMOKE_MARKER, demo_acceptance, refuse_unless_gated
 from grpo_rlvr.runtime.checked_run import RunCheck
-from grpo_rlvr.runtime.run_guard import SMOKE_MARKER, demo_acceptance, refuse_unless_gated
 from grpo_rlvr.runtime.run_outputs import prior_outputs, second_run_problem
 
 

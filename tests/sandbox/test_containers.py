@@ -148,7 +148,7 @@ def test_nothing_is_left_in_tmp_or_dev_shm(container):
 def test_the_projects_own_source_is_not_readable(every_mode):
     package = os.path.dirname(os.path.realpath(grpo_rlvr.__file__))
     paths = [os.path.join(package, "sandbox", "judging/plan.py"), os.path.join(package, "__init__.py")]
-    program = denied(paths) + ("def found():\n    try:\n        import grpo_rlvr.gate\n        return 'imported'\n"
+    program = denied(paths) + ("def found():\n    try:\n        import grpo_rlvr.gate.check\n        return 'imported'\n"
                                "    except ImportError:\n        return None\n")
     verdict = run_batch([(program, ["assert probe() == 'denied'", "assert found() is None"])], LIMITS, 1, every_mode)[0]
     assert verdict.passed == 2, verdict.reason
@@ -200,7 +200,7 @@ def test_too_little_isolation_refuses_to_score(without, missing):
 
 
 def test_accepted_degraded_isolation_is_recorded_by_the_reward(monkeypatch):
-    from grpo_rlvr.gate import GateResult
+    from grpo_rlvr.gate.check import GateResult
     from grpo_rlvr.rewards import build_reward
 
     weak = Pool(1, without={"namespaces", "landlock", "uid"})

@@ -146,7 +146,7 @@ def test_reward_counts_weakly_scored_samples():
 def test_inspect_and_gate_show_how_many_samples_were_scored_weakly(tmp_path):
     for module in ("yaml", "jsonschema", "jinja2"):  # the gate's imports (absent from the plain-user test venv)
         pytest.importorskip(module)
-    from grpo_rlvr.gate import GateResult
+    from grpo_rlvr.gate.check import GateResult
     from grpo_rlvr.inspection.run import InspectResult
     from grpo_rlvr.sandbox import weak_sample_counts
 

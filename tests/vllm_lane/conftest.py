@@ -48,9 +48,9 @@ def make_workspace(root: Path, model: Path, **sections) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def release_kept_engine():
-    """Shut the engine preflight and inspect keep down before the interpreter exits (vLLM's own exit-time
-    shutdown then logs into closed streams)."""
+    """Shut the rollout road's kept trainer (and its colocated engine) down before the interpreter exits (vLLM's own
+    exit-time shutdown then logs into closed streams)."""
     yield
-    from grpo_rlvr import vllm_engine
+    from grpo_rlvr.rollout import road
 
-    vllm_engine.release()
+    road.release()

@@ -1,5 +1,7 @@
-"""Preflight and inspect sample with a real vLLM engine when the brief asks for it (``sampling.engine: vllm``):
-one engine for both within a process, sized from the brief, and named in ``--json`` and the inspection manifest."""
+"""Preflight and inspect sample through the rollout road with TRL's own colocated vLLM engine when the brief asks for
+it (``sampling.engine: vllm``): one trainer and engine for both within a process, named in ``--json`` and the
+inspection manifest; the rollout trainer and the training trainer built with vLLM use the same engine settings, model
+and prompt ids."""
 
 from __future__ import annotations
 
@@ -16,65 +18,90 @@ def ws(tmp_path_factory, warm_model_dir):
 
 
 @pytest.mark.e2e
-def test_preflight_and_inspect_share_one_engine_sized_from_the_brief(ws):
-    from grpo_rlvr import vllm_engine
+def test_preflight_and_inspect_share_one_trainer_and_engine(ws):
     from grpo_rlvr.inspection import load_artifact
     from grpo_rlvr.inspection.run import inspect_rewards
-    from grpo_rlvr.runtime.vllm_cpu import vllm_platform
-    from grpo_rlvr.success_rate import preflight
+    from grpo_rlvr.preflight.success_rate import preflight
+    from grpo_rlvr.rollout import road
 
-    built = vllm_engine.builds
+    built = road.builds
     pre = preflight(ws / "brief.yaml", prompts=16, k=8)
-    assert pre.engine["name"] == "vllm" and pre.engine["platform"] == vllm_platform()
-    assert pre.engine["package"].startswith(("vllm ", "vllm-cpu "))
-    # the demo model's context is 256 tokens: prompt (≤ 10) + 24 completion tokens rounds up to it
-    assert pre.engine["max_model_len"] == 256
-    if vllm_platform() == "cpu":  # 256 sequences × 256 tokens × 4 layers × 2 × 128 × 4 bytes (float32)
-        assert pre.engine["kv_cache_memory_bytes"] == 256 * 256 * 4 * 2 * 128 * 4
+    assert pre.engine["name"] == "vllm" and pre.engine["package"].startswith(("vllm ", "vllm-cpu "))
+    assert "colocate" in pre.engine["mode"]
     assert 0 < pre.pass_at_1 < 1, "the warmed-up model succeeds sometimes, whichever engine samples it"
-
     res = inspect_rewards(ws / "brief.yaml", samples=50)
     manifest = load_artifact(res.dir).manifest
     assert manifest["sampling"]["engine"] == "vllm" and res.engine["name"] == "vllm"
     assert manifest["sampling"]["engine_settings"] == {k: v for k, v in pre.engine.items() if k != "name"}
-    assert vllm_engine.builds == built + 1, "inspect started a second engine instead of reusing preflight's"
+    assert road.builds == built + 1, "inspect built a second trainer instead of reusing preflight's"
 
 
 @pytest.mark.e2e
-def test_samples_are_distinct_per_prompt_and_carry_stop_reasons(ws):
-    """Through the kept engine: n seeded samples per prompt differ; truncation and token counts match vLLM's."""
-    from transformers import AutoTokenizer
-
+def test_trajectories_are_distinct_per_prompt_and_carry_stop_reasons(ws):
     from grpo_rlvr.brief import load_brief
-    from grpo_rlvr.sampling import SamplingParams, draw
+    from grpo_rlvr.rollout import road
 
     brief = load_brief(ws / "brief.yaml")
-    tok = AutoTokenizer.from_pretrained(ws / "model")
-    prompts = [[{"role": "user", "content": f"{a}+{b}="}] for a, b in ((1, 2), (3, 4), (5, 6))]
-    samples, engine, _ = draw(brief, prompts, 8, SamplingParams(temperature=1.0, max_completion_length=6, seed=1),
-                              tokenizer=tok)
-    assert engine.name == "vllm" and len(samples) == 24
-    assert [s.prompt_index for s in samples] == [i for i in range(3) for _ in range(8)]
-    for i in range(3):
-        assert len({s.completion for s in samples if s.prompt_index == i}) > 1
-    assert all(s.num_tokens <= 6 for s in samples) and all(s.num_tokens == 6 for s in samples if s.truncated)
-    assert any(s.truncated for s in samples), "6 tokens cannot hold '<answer>N</answer>': some must be cut"
+    rows = [{"prompt": [{"role": "user", "content": f"{a}+{b}="}], "answer": str(a + b)} for a, b in ((1, 2), (3, 4))]
+    drawn = road.roll_out(brief, rows, 8, seed=1)
+    assert drawn.engine.name == "vllm" and len(drawn.trajectories) == 16
+    assert drawn.prompt_index == [i for i in range(2) for _ in range(8)]
+    for i in range(2):
+        assert len({t.text for t, p in zip(drawn.trajectories, drawn.prompt_index, strict=True) if p == i}) > 1
+    limit = brief.grpo["max_completion_length"]
+    assert all(t.num_tokens <= limit for t in drawn.trajectories)
+    assert all(t.num_tokens == limit for t in drawn.trajectories if t.truncated)
+
+
+@pytest.mark.e2e
+def test_the_rollout_and_training_vllm_engines_sample_alike(ws, tmp_path):
+    """The must-show of the one road, with vLLM: the rollout's trainer and the rendered train.py's trainer, both
+    with TRL's colocated engine, compared on the engine's sampling settings, the model and the prompt ids."""
+    import yaml
+
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.dataset.rows import load_rows
+    from grpo_rlvr.rewards import from_brief
+    from grpo_rlvr.rollout import road
+    from grpo_rlvr.rollout.trainer_setup import trainer_setup
+    from grpo_rlvr.run.render import render
+    from grpo_rlvr.runtime.trainer_build import build_trainer, grpo_config
+
+    data = yaml.safe_load((ws / "brief.yaml").read_text())
+    data["grpo"].update(use_vllm=True, vllm_mode="colocate", generation_kwargs={"max_tokens": 5},
+                        chat_template_kwargs={"unused": 1})
+    (ws / "colocate.yaml").write_text(yaml.safe_dump(data))
+    brief = load_brief(ws / "colocate.yaml")
+    rows = load_rows(brief)[:1]
+    drawn = road.roll_out(brief, rows, 8, seed=2)
+    keys = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "max_completion_length",
+            "generation_kwargs")
+    sampler = road._kept[1]
+    used = {k: getattr(sampler.vllm_generation, k) for k in keys}
+    model = (sampler.model.config.to_dict(), str(sampler.model.dtype))
+    road.release()   # one engine at a time
+    run = render(ws / "colocate.yaml", out=tmp_path / "run").dir
+    cfg = yaml.safe_load((run / "grpo_config.yaml").read_text())
+    cfg["output_dir"] = str(tmp_path / "out")
+    trainer = build_trainer(trainer_setup(brief), grpo_config(cfg), from_brief(brief), None)
+    assert {k: getattr(trainer.vllm_generation, k) for k in keys} == used
+    assert used["generation_kwargs"] == {"max_tokens": 5}
+    assert (trainer.model.config.to_dict(), str(trainer.model.dtype)) == model
+    assert all(len(t.completion_ids) <= 5 for t in drawn.trajectories), "generation_kwargs reach vLLM"
+    assert list(drawn.trajectories[0].prompt_ids) == list(trainer._tokenize_prompts([rows[0]["prompt"]])[0][0])
 
 
 @pytest.mark.e2e
 def test_cli_json_names_the_engine_and_stdout_holds_only_json(ws, capfd):
-    """`grpo-rlvr preflight --json`, in this process so it reuses the kept engine (one engine start saved); capfd
-    reads the file descriptors, so output from vLLM's engine process would show too."""
-    from grpo_rlvr import vllm_engine
+    """`grpo-rlvr preflight --json`, in this process so it reuses the kept trainer when it is there; capfd reads the
+    file descriptors, so output from vLLM's engine process would show too."""
     from grpo_rlvr.cli.main import main
 
-    built, kept = vllm_engine.builds, vllm_engine.kept_spec() is not None
     code = main(["preflight", str(ws / "brief.yaml"), "--json", "--prompts", "8"])
     out, err = capfd.readouterr()
     assert code in (0, 1), err[-3000:]
     parsed = json.loads(out)  # vLLM's own logging goes to stderr
-    assert parsed["engine"]["name"] == "vllm" and parsed["engine"]["max_model_len"] == 256
-    assert vllm_engine.builds == built + (not kept), "the CLI started an engine beside the kept one"
+    assert parsed["engine"]["name"] == "vllm" and "colocate" in parsed["engine"]["mode"]
 
 
 def test_sleep_mode_refusal_is_what_validate_says(tiny_model_dir):

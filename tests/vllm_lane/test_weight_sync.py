@@ -76,7 +76,7 @@ def test_synced_weights_change_the_engine_and_refills_use_it(tmp_path, warm_mode
 
     from grpo_rlvr.demo import arithmetic_task
     from grpo_rlvr.rewards import build_reward
-    from grpo_rlvr.runtime.dynamic_sampling import dynamic_sampling_trainer_class
+    from grpo_rlvr.runtime.trainers import GRPOTrainerWithDynamicSampling
     from grpo_rlvr.runtime.vllm_cpu import prepare_colocate, vllm_platform
 
     assert prepare_colocate(kv_cache_gib=1) == (vllm_platform() == "cpu")
@@ -87,8 +87,8 @@ def test_synced_weights_change_the_engine_and_refills_use_it(tmp_path, warm_mode
                         report_to="none", save_strategy="no", gradient_checkpointing=False, seed=0,
                         disable_tqdm=True)
     rewards = [signal_from_step_1(build_reward("format")), signal_from_step_1(build_reward("exact_match"))]
-    trainer = dynamic_sampling_trainer_class(max_rounds=MAX_ROUNDS, tolerance=1e-6)(
-        model=str(warm_model_dir), reward_funcs=rewards, args=config,
+    trainer = GRPOTrainerWithDynamicSampling(
+        max_rounds=MAX_ROUNDS, tolerance=1e-6, model=str(warm_model_dir), reward_funcs=rewards, args=config,
         train_dataset=Dataset.from_list(rows), processing_class=AutoTokenizer.from_pretrained(warm_model_dir))
     llm = trainer.vllm_generation.llm
     tok = trainer.processing_class

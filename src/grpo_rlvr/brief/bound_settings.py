@@ -29,8 +29,9 @@ sizes and gradient accumulation (they set TRL's generation batch), ``num_generat
 ``num_generations_eval``, gradient checkpointing and the other memory switches, distributed and
 vLLM settings, and the seed.
 
-Around the GRPOConfig: ``model.dtype``, ``model.attn_implementation``, ``model.trust_remote_code`` and a 4-bit
-base (``method: qlora``) change the model that samples. ``dynamic_sampling`` is not bound: it drops and refills
+The model section's loading settings (``model.dtype``, ``model.attn_implementation``, ``model.trust_remote_code``)
+reach TRL inside the GRPOConfig (``model_init_kwargs`` and ``trust_remote_code``, bound like every other key).
+Around it, a 4-bit base (``method: qlora``) changes the model that samples. ``dynamic_sampling`` is not bound: it drops and refills
 groups whose rewards are all equal, with the same settings (it is part of the dapo variant). The prompt and the
 data are bound by the dataset's identity, the rewards by theirs.
 
@@ -71,9 +72,6 @@ UNBOUND: Mapping[str, str] = {
 
 # What the brief sets around the GRPOConfig that changes the model that samples: bound-settings name -> reader.
 _MODEL = {
-    "model.dtype": lambda model, method: model.dtype,
-    "model.attn_implementation": lambda model, method: model.attn_implementation,
-    "model.trust_remote_code": lambda model, method: bool(model.trust_remote_code),
     "method": lambda model, method: "qlora (4-bit base)" if method == "qlora" else "full or lora (base as loaded)",
 }
 

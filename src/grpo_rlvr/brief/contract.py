@@ -81,7 +81,7 @@ def check_contract(brief) -> list[ContractResult] | list[str]:
     Raises:
         GrpoRlvrError: a reward fails on the example's data (a missing column, bad ground truth).
     """
-    from grpo_rlvr.dataset_io import load_rows, map_columns, reward_columns
+    from grpo_rlvr.dataset.rows import load_rows, map_columns, reward_columns
     from grpo_rlvr.rewards import combine, from_brief
 
     examples = list(brief.prompt_examples)

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grpo_rlvr.brief import methods
-from grpo_rlvr.variants import VARIANTS, variants_in
+from grpo_rlvr.brief.variants import VARIANTS, variants_in
 
 # Keys that size or book-keep a run without changing what it learns (prefixes end with "_").
 SETUP_KEYS = {"per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",

@@ -42,18 +42,19 @@ from grpo_rlvr.brief.types import (
     Variant,
     Watch,
 )
+from grpo_rlvr.brief.variants import VARIANTS, variants_in
+from grpo_rlvr.dataset.prompts import PromptSpec, check_prompt
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError, InputFileError
 from grpo_rlvr.identity import dataset_identity, fingerprint, model_identity
-from grpo_rlvr.prompts import PromptSpec, check_prompt
-from grpo_rlvr.variants import VARIANTS, variants_in
 
 __all__ = ["RECIPE", "load_brief", "read_yaml", "reward_identity", "sampling_identity"]
 
 # Keys the toolkit owns: set by render from the run directory, not by the brief.
-RESERVED_KEYS = {"output_dir": "set brief.output_dir instead", "reward_weights": "set rewards[i].weight instead"}
+RESERVED_KEYS = {"output_dir": "set brief.output_dir instead", "reward_weights": "set rewards[i].weight instead",
+                 "trust_remote_code": "set model.trust_remote_code instead (the review binds the remote code it names)"}
 # from_pretrained arguments that choose which files or code load as the model: the review is bound to the
 # model folder (or hub commit) as inspect loads it, so training may not load something else beside it.
-MODEL_FILE_KWARGS = ("revision", "subfolder", "gguf_file", "code_revision", "variant", "use_safetensors",
+MODEL_FILE_KWARGS = ("revision", "subfolder", "gguf_file", "code_revision", "variant", "use_safetensors", "trust_remote_code",
                      "cache_dir", "state_dict", "config", "pretrained_model_name_or_path", "adapter_kwargs",
                      "adapter_name", "_adapter_model_path", "_commit_hash", "weights_only", "tp_plan", "key_mapping")
 
@@ -248,7 +249,7 @@ def _model_section(data: dict, base: Path) -> Section:
     else:
         warnings.extend(facts.warnings)
     model = ModelSpec(m["name_or_path"], resolved, is_local, adapter.revision if adapter else m.get("revision"),
-                      m.get("dtype", "auto"), bool(m.get("trust_remote_code", False)), facts.moe, facts.context_length,
+                      m.get("dtype"), bool(m.get("trust_remote_code", False)), facts.moe, facts.context_length,
                       facts, adapter, m.get("attn_implementation"))
     return Section(model, problems, warnings)
 
@@ -464,6 +465,9 @@ def _grpo_section(data: dict, base: Path, model: ModelSpec, dataset: DatasetSpec
     accepted, found = _accepted_overrides(overrides, fields, mistyped)
     problems.extend(found)
     layers.put("brief", accepted)
+    loading, loading_problems = _model_loading(model, accepted.get("model_init_kwargs"))
+    problems.extend(loading_problems)
+    layers.put("model", loading)
     layers.put("rewards", {"reward_weights": [r.weight for r in rewards]})
     if dataset.eval_path:
         layers.put("eval", {k: v for k, v in eval_defaults(layers.values).items() if k not in overrides})
@@ -573,6 +577,36 @@ def _model_file_kwargs(overrides: dict) -> list[str]:
     return [f"grpo.model_init_kwargs.{k}: chooses which files or code load as the model, but the review is bound "
             "to the model as inspect loads it (model.name_or_path at model.revision); remove it, and point "
             "model.name_or_path (or model.revision) at what you mean to train" for k in MODEL_FILE_KWARGS if k in kwargs]
+
+
+# The model section's loading settings -> the from_pretrained keyword TRL passes them as (model_init_kwargs).
+_MODEL_LOADING = {"dtype": "dtype", "attn_implementation": "attn_implementation"}
+
+
+def _model_loading(model: ModelSpec, own) -> tuple[dict, list[str]]:
+    """The model section's loading settings as TRL's own: ``model.dtype`` and ``model.attn_implementation`` into
+    ``model_init_kwargs``, ``model.trust_remote_code`` into ``trust_remote_code``. TRL loads the policy with them,
+    and preflight and inspect sample from the trainer TRL builds, so both roads load the model one way. Unset, TRL's
+    own defaults hold for both (dtype float32). A value given twice, differently, is a problem."""
+    if isinstance(own, str):
+        try:
+            own = json.loads(own)
+        except ValueError:
+            own = None   # reported by _model_file_kwargs
+    own = dict(own) if isinstance(own, dict) else {}
+    kwargs, problems = dict(own), []
+    for field, key in _MODEL_LOADING.items():
+        value = getattr(model, field)
+        if value is None:
+            continue
+        if key in own and own[key] != value:
+            problems.append(f"model.{field}: {value!r}, but grpo.model_init_kwargs.{key} is {own[key]!r}; the model "
+                            f"loads one way for sampling and training: keep one of the two")
+        kwargs[key] = value
+    out = {"model_init_kwargs": kwargs} if kwargs else {}
+    if model.trust_remote_code:
+        out["trust_remote_code"] = True
+    return out, problems
 
 
 # Shorter than this is a label, not a reason someone can check ("tiny model", "faster").

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from grpo_rlvr.brief import methods
 from grpo_rlvr.brief.types import Hardware, Variant
-from grpo_rlvr.variants import VARIANTS
+from grpo_rlvr.brief.variants import VARIANTS
 
 # The skill's base recipe: plain GRPO (TRL 1.16 defaults loss_type to "dapo"), lr 5e-7, beta 0.01,
 # num_generations 8 (a floor). Hardware-dependent keys are added by ``hardware_defaults``.

@@ -14,13 +14,13 @@ class ModelSpec:
     resolved: str            # an absolute path for local models, the hub id otherwise
     is_local: bool
     revision: str | None
-    dtype: str
+    dtype: str | None        # as written (None: not set); training and sampling load with grpo.model_init_kwargs
     trust_remote_code: bool
     is_moe: bool
     context_length: int | None
     facts: Any = None        # brief.model_probe.ModelFacts: size, MoE, vision and where each came from
     adapter_base: Any = None  # brief.model_probe.AdapterBase when ``resolved`` is a PEFT adapter folder, else None
-    attn_implementation: str | None = None  # passed to from_pretrained when train.py loads the model itself
+    attn_implementation: str | None = None  # as written; it reaches from_pretrained through grpo.model_init_kwargs
 
     @property
     def base_path(self) -> str:
@@ -161,7 +161,7 @@ class Brief:
     # the Brief's copy, only the lock writer does (tests/test_layers.py); diagnose reads the lock's copy of a run.
     as_written: MappingProxyType = field(repr=False, default_factory=lambda: MappingProxyType({}))
     dynamic_sampling: DynamicSampling | None = None  # None: off (plain TRL sampling)
-    sampling_engine: str = "auto"    # preflight/inspect/evaluation: auto | vllm | transformers (vllm_engine.py)
+    sampling_engine: str = "auto"    # preflight/inspect/evaluation: auto | vllm | transformers (rollout/road.py)
     prompt_examples: tuple = ()      # ``prompt.examples``: {row, correct, wrong, malformed} that validate scores
     base_run_diagnosis: str | None = None  # ``base_run.diagnosis`` as written (relative to base_dir)
     lora_section: bool = False       # the brief has a ``lora:`` section (even an empty one)

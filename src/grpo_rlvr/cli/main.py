@@ -73,14 +73,14 @@ def _emit(result: dict, as_json: bool, text: Callable[[dict], str], code: int = 
 
 def cmd_validate(args) -> int:
     from grpo_rlvr.cli.validate import format_validate_report
-    from grpo_rlvr.validation import validate_report
+    from grpo_rlvr.validate.report import validate_report
 
     report = validate_report(args.brief, remote=args.remote)
     return _emit(report, args.json, format_validate_report)
 
 
 def cmd_preflight(args) -> int:
-    from grpo_rlvr.success_rate import preflight
+    from grpo_rlvr.preflight.success_rate import preflight
 
     result = preflight(args.brief, prompts=args.prompts, k=args.k, filter_out=args.filter,
                        keep_share=args.keep_share, batch_size=args.batch_size, allow_cpu=args.allow_cpu)
@@ -89,7 +89,7 @@ def cmd_preflight(args) -> int:
 
 def cmd_score(args) -> int:
     from grpo_rlvr.cli.score import format_scores
-    from grpo_rlvr.scoring import score_file
+    from grpo_rlvr.score.scoring import score_file
 
     if args.list_params:
         from grpo_rlvr.rewards.reference import format_params, params_of
@@ -123,7 +123,7 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_review(args) -> int:
-    from grpo_rlvr.review import review
+    from grpo_rlvr.review.session import review
 
     return review(args.dir, reviewer=args.reviewer, sign=args.sign)
 
@@ -159,7 +159,7 @@ def cmd_diagnose(args) -> int:
 
 
 def cmd_watch(args) -> int:
-    from grpo_rlvr.watch_view import watch
+    from grpo_rlvr.watch.view import watch
 
     return watch(args.run, once=args.once, as_json=args.json, interval=args.interval, timeout=args.timeout,
                  out=document())
@@ -172,7 +172,7 @@ def cmd_memory(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from grpo_rlvr.adapter_merge import merge_adapter
+    from grpo_rlvr.merge.adapter import merge_adapter
 
     result = merge_adapter(args.adapter, args.out, force=args.force)
     return _emit(result.to_dict(), args.json, lambda _: result.format())

@@ -1,4 +1,4 @@
-"""``grpo-rlvr score`` as text: the rows that ``grpo_rlvr.scoring.score_file`` returns, one line each."""
+"""``grpo-rlvr score`` as text: the rows that ``grpo_rlvr.score.scoring.score_file`` returns, one line each."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``grpo-rlvr validate`` as text: the report that ``grpo_rlvr.validation.validate_report`` builds, printed."""
+"""``grpo-rlvr validate`` as text: the report that ``grpo_rlvr.validate.report.validate_report`` builds, printed."""
 
 from __future__ import annotations
 

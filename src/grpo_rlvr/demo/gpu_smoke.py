@@ -182,7 +182,7 @@ def main(argv=None) -> int:
     work = Path(args.workdir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     out_path = Path(args.out) if args.out else work / "gpu_smoke.json"
-    from grpo_rlvr.vllm_engine import vllm_package
+    from grpo_rlvr.rollout.vllm_engine import vllm_package
 
     report = {"device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu (rehearsal)",
               "vllm": vllm_package(), "torch": torch.__version__, "runs": {}, "seconds": {}}

@@ -147,19 +147,16 @@ def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool, t=task) ->
     return d, False
 
 
-def sampled_accuracy(model_dir: Path, eval_rows: list[dict], per_prompt: int, temperature: float, seed: int,
-                     max_len: int, t=task) -> dict:
-    """Oracle-checked accuracy of sampled completions (the same sampler training uses)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def sampled_accuracy(brief_path: Path, model_dir: Path, eval_rows: list[dict], per_prompt: int, seed: int,
+                     t=task) -> dict:
+    """Oracle-checked accuracy of ``model_dir``'s completions, sampled by the run's own trainer (the rollout road)
+    with the brief's settings."""
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.rollout.road import roll_out
+    from grpo_rlvr.rollout.trajectory import last_user_text
 
-    from grpo_rlvr.sampling import SamplingParams, generate, prompt_text
-
-    tok = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir)
-    samples = generate(model, tok, [r["prompt"] for r in eval_rows], per_prompt,
-                       SamplingParams(temperature=temperature, max_completion_length=max_len, seed=seed,
-                                      batch_size=200))
-    judged = [t.oracle_judgement(prompt_text(s.prompt), s.completion) for s in samples]
+    drawn = roll_out(load_brief(brief_path), eval_rows, per_prompt, seed, model=model_dir, batch_size=200)
+    judged = [t.oracle_judgement(last_user_text(tr.prompt), tr.text) for tr in drawn.trajectories]
     n = len(judged)
     return {"samples": n, "accuracy": sum(c for _, c in judged) / n, "well_formed": sum(w for w, _ in judged) / n}
 
@@ -169,12 +166,12 @@ def oracle_review(inspection_dir: Path, t=task) -> dict:
     from grpo_rlvr.inspection import load_artifact
     from grpo_rlvr.inspection.artifact import make_verdict
     from grpo_rlvr.inspection.report import render_report
-    from grpo_rlvr.sampling import prompt_text
+    from grpo_rlvr.rollout.trajectory import final_text, last_user_text
 
     art = load_artifact(inspection_dir)
     disagree = 0
     for s in art.samples:
-        well_formed, correct = t.oracle_judgement(prompt_text(s["prompt"]), s["completion"])
+        well_formed, correct = t.oracle_judgement(last_user_text(s["prompt"]), final_text(s["completion"]))
         fmt_ok = s["scores"]["format"]["score"] == 1.0
         name = _correctness(t)
         em_ok = s["scores"][name]["score"] == 1.0
@@ -249,8 +246,8 @@ def run_demo(workdir=None, grpo_steps: int | None = None, seed: int = 0, eval_sa
 # --- the phases -------------------------------------------------------------------------------------------------
 
 # The modules the phases use, imported before the clock starts: no phase's time counts their import.
-_PHASE_MODULES = ("grpo_rlvr.diagnosis", "grpo_rlvr.gate", "grpo_rlvr.inspection", "grpo_rlvr.run.launch",
-                  "grpo_rlvr.run.render", "grpo_rlvr.success_rate")
+_PHASE_MODULES = ("grpo_rlvr.diagnosis", "grpo_rlvr.gate.check", "grpo_rlvr.inspection", "grpo_rlvr.run.launch",
+                  "grpo_rlvr.run.render", "grpo_rlvr.preflight.success_rate")
 
 
 def _prepare_process() -> int:
@@ -305,7 +302,7 @@ def _write_inputs(work: Path, t, seed: int, brief_overrides: dict | None) -> tup
 def _models(run: _DemoRun):
     """build → preflight (untrained) → SFT warmup → preflight: the two preflight results and the warmed-up
     model's folder, which WORKDIR/model points at."""
-    from grpo_rlvr.success_rate import preflight
+    from grpo_rlvr.preflight.success_rate import preflight
 
     ph = run.ph
     ph.start("build", "building the tiny model (character tokenizer + ~0.9M-parameter Qwen2), cached on disk")
@@ -337,15 +334,14 @@ def _models(run: _DemoRun):
 def _accuracy(run: _DemoRun, phase: str, what: str, model_dir: Path, s: dict) -> dict:
     """A phase that measures sampled accuracy (before or after GRPO) with the brief's sampling settings."""
     run.ph.start(phase, what)
-    acc = sampled_accuracy(model_dir, run.eval_rows, run.per_prompt, s["temperature"], run.seed + 7,
-                           s["max_completion_length"], run.t)
+    acc = sampled_accuracy(run.brief_path, model_dir, run.eval_rows, run.per_prompt, run.seed + 7, run.t)
     run.ph.note(f"accuracy {acc['accuracy']:.3f}, well-formed {acc['well_formed']:.3f}")
     return acc
 
 
 def _inspect_review_gate(run: _DemoRun):
     """inspect → the oracle's review → the gate; returns the gate's result."""
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.gate.check import check_gate
     from grpo_rlvr.inspection import inspect_rewards
 
     ph = run.ph
@@ -377,6 +373,9 @@ def _render_and_train(run: _DemoRun, steps, grpo_steps: int | None, out):
         ph.note(f"an earlier demo's training outputs moved to {move_aside(rr.dir / 'output')}")
 
     ph.start("train", f"GRPO with TRL's GRPOTrainer on CPU, {steps} steps, from {rr.dir / 'train.py'}")
+    from grpo_rlvr.rollout.road import release
+
+    release()   # the sampling trainer's model (and any vLLM engine) is freed before training loads its own
     tr = train(rr.dir, max_steps=grpo_steps, demo=True, stream=out if out is not sys.stdout else None)
     return rr, tr
 

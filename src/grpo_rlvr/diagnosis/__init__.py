@@ -154,8 +154,8 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
 
 
 def _unreviewed_smoke_test(folder: Path) -> Finding | None:
-    """A critical finding when the logs come from ``--unreviewed-smoke-test`` (see grpo_rlvr/runtime/run_guard.py)."""
-    from grpo_rlvr.runtime.run_guard import SMOKE_MARKER, is_smoke_output
+    """A critical finding when the logs come from ``--unreviewed-smoke-test`` (see grpo_rlvr/run/guard.py; the marker: runtime/run_outputs.py)."""
+    from grpo_rlvr.runtime.run_outputs import SMOKE_MARKER, is_smoke_output
 
     if not is_smoke_output(folder):
         return None

@@ -1,7 +1,8 @@
 """The inspection artifact on disk: ``manifest.json``, ``samples.jsonl``, ``report.html`` (docs/design.md §3).
 
 Writes are atomic (temp file + rename), so a crash mid-review never corrupts what is there. Each sample's
-immutable part (id, prompt, completion, ground-truth columns) is hashed into the manifest's
+immutable part (id, its trajectory: prompt, completion, token ids, loss mask, stop; ground-truth columns) is hashed
+into the manifest's
 ``samples_digest``, so removing, adding or editing a sample is detected by the gate. The whole manifest
 (rewards, params, fingerprints, sampling, the samples digest) is hashed into its ``seal``, and every verdict
 carries the seal it was given plus the digest of the one sample it judged (scores included), so an edited
@@ -26,9 +27,25 @@ from grpo_rlvr.files import write_jsonl_atomic
 from grpo_rlvr.input_files import load_json
 from grpo_rlvr.jsonl import read_jsonl
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2   # 2: each sample is a trajectory (messages, token ids, loss mask, stop), sampled by the trainer
 MANIFEST, SAMPLES, REPORT = "manifest.json", "samples.jsonl", "report.html"
 VERDICTS = ("agree", "disagree")
+# A sample's trajectory, as ``rollout.trajectory.Trajectory.to_record`` writes it: the prompt as the model saw it,
+# the completion as TRL hands it to rewards, the token ids, the loss mask (tool output), and why it stopped.
+TRAJECTORY = ("prompt", "completion", "prompt_ids", "completion_ids", "loss_mask", "stop")
+_SAMPLED = ("id", *TRAJECTORY, "columns")   # what inspect wrote for a sample and the digests cover
+
+
+def sample_fields(trajectory) -> dict:
+    """The sample's fields for one trajectory (and ``truncated``, which the report and review show)."""
+    return {**trajectory.to_record(), "truncated": trajectory.truncated}
+
+
+def trajectory_of(sample: dict):
+    """The stored trajectory of a sample, as the gate re-scores it."""
+    from grpo_rlvr.rollout.trajectory import Trajectory
+
+    return Trajectory.from_record(sample)
 
 
 def _canonical(obj) -> bytes:
@@ -42,14 +59,14 @@ def manifest_seal(manifest: dict) -> str:
 
 def judged_digest(sample: dict) -> str:
     """The digest of what a reviewer was shown for one sample: text, ground truth, scores, reasons, total."""
-    core = {k: sample.get(k) for k in ("id", "prompt", "completion", "columns", "scores", "total")}
+    core = {k: sample.get(k) for k in (*_SAMPLED, "scores", "total")}
     return hashlib.sha256(_canonical(core)).hexdigest()
 
 
 def sample_digest(samples: list[dict]) -> str:
     h = hashlib.sha256()
     for s in samples:
-        h.update(_canonical({k: s.get(k) for k in ("id", "prompt", "completion", "columns")}))
+        h.update(_canonical({k: s.get(k) for k in _SAMPLED}))
     return h.hexdigest()
 
 

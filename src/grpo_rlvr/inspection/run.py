@@ -15,7 +15,7 @@ from grpo_rlvr import __version__
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.loader import reward_identity, sampling_identity
 from grpo_rlvr.cpu_time import check_sampling_time
-from grpo_rlvr.dataset_io import load_rows, reward_columns
+from grpo_rlvr.dataset.rows import load_rows
 from grpo_rlvr.errors import ConfigError, InputFileError
 from grpo_rlvr.files import atomic_directory, move_aside, write_json_atomic, write_jsonl_atomic
 from grpo_rlvr.identity import dataset_identity, fingerprint, model_identity
@@ -26,13 +26,15 @@ from grpo_rlvr.inspection.artifact import (
     SAMPLES,
     manifest_seal,
     sample_digest,
+    sample_fields,
 )
 from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.review_lock import holder
 from grpo_rlvr.inspection.selection import outcome, select
 from grpo_rlvr.inspection.signing_policy import policy_record
-from grpo_rlvr.rewards import combine, from_brief
-from grpo_rlvr.sampling import SamplingParams, draw
+from grpo_rlvr.rewards import from_brief
+from grpo_rlvr.rollout.road import roll_out
+from grpo_rlvr.rollout.scoring import score_trajectories
 
 log = logging.getLogger(__name__)
 MIN_SAMPLES, MAX_SAMPLES = 50, 100
@@ -107,15 +109,14 @@ def protect_review(out: Path, force: bool) -> Path | None:
     return move_aside(out)
 
 
-def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=None, tokenizer=None,
-                    progress=None, batch_size: int = 64, force: bool = False, allow_cpu: bool = False) -> InspectResult:
+def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, progress=None, batch_size: int = 64,
+                    force: bool = False, allow_cpu: bool = False) -> InspectResult:
     """Sample, score and write the inspection artifact.
 
     Args:
         brief_path: the brief YAML.
         out_dir: the artifact folder (default ``<output_dir>/inspection``); replaced atomically.
         samples: how many samples to keep, 50–100 (default: the brief's, 64).
-        model, tokenizer: an already-loaded model (the demo passes its own); loaded from the brief otherwise.
         force: replace a folder that holds verdicts, keeping it as ``<name>.bak-<time>/``.
         allow_cpu: sample on a CPU even when the estimated time is above ``cpu_time.CPU_LIMIT_S``.
     Raises:
@@ -134,47 +135,48 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, model=
     rng = random.Random(brief.inspection.seed)
     chosen_rows = rng.sample(range(len(rows)), min(brief.inspection.prompts, len(rows)))
     per_prompt = max(2, math.ceil(3 * n / len(chosen_rows)))  # 3× candidates, so outcomes can be balanced
-    params = SamplingParams.from_brief(brief, brief.inspection.seed, batch_size)
-    if model is None:
-        check_sampling_time(brief, per_prompt * len(chosen_rows), allow_cpu, "inspect")
-    drawn, engine, _ = draw(brief, [rows[i]["prompt"] for i in chosen_rows], per_prompt, params, model, tokenizer,
-                         progress)
-    cand_rows = [rows[chosen_rows[d.prompt_index]] for d in drawn]
-    candidates = [{"prompt_index": chosen_rows[d.prompt_index], "completion": d.completion, "truncated": d.truncated}
-                  for d in drawn]
-    samples_out = write_artifact(brief, candidates, cand_rows, n, out,
-                                 sampling={**brief.sampling(), "seed": brief.inspection.seed, "candidates_per_prompt": per_prompt,
-                                           "engine": engine.name, "engine_settings": engine.settings}, force=force)
+    check_sampling_time(brief, per_prompt * len(chosen_rows), allow_cpu, "inspect")
+    rewards = from_brief(brief)
+    drawn = roll_out(brief, [rows[i] for i in chosen_rows], per_prompt, brief.inspection.seed, progress=progress,
+                     batch_size=batch_size, rewards=rewards)
+    candidates = [{"prompt_index": chosen_rows[i], "trajectory": t}
+                  for i, t in zip(drawn.prompt_index, drawn.trajectories, strict=True)]
+    samples_out = write_artifact(brief, candidates, drawn.rows, n, out,
+                                 sampling={**brief.sampling(), "seed": brief.inspection.seed,
+                                           "candidates_per_prompt": per_prompt, "engine": drawn.engine.name,
+                                           "engine_settings": drawn.engine.settings},
+                                 force=force, rewards=rewards)
     mix = {o: sum(1 for x in samples_out if x["outcome"] == o) for o in ("malformed", "wrong", "partial", "correct")}
     prompts_used = len({x["prompt_index"] for x in samples_out})
     from grpo_rlvr.sandbox import weak_sample_counts
 
     return InspectResult(out, len(samples_out), prompts_used, mix, time.monotonic() - t0,
-                         weak_sample_counts(samples_out), engine.to_dict())
+                         weak_sample_counts(samples_out), drawn.engine.to_dict())
 
 
 def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out: Path, sampling: dict,
-                   force: bool = False) -> list[dict]:
-    """Score candidate completions, pick ``n`` spread across prompts and outcomes, write the artifact atomically.
+                   force: bool = False, rewards: list | None = None) -> list[dict]:
+    """Score candidate trajectories, pick ``n`` spread across prompts and outcomes, write the artifact atomically.
 
     Args:
         brief: the validated Brief.
-        candidates: ``{"prompt_index", "completion", "truncated"}`` per candidate.
+        candidates: ``{"prompt_index", "trajectory"}`` per candidate (a ``rollout.trajectory.Trajectory``).
         rows: the mapped dataset row of each candidate (``prompt`` + ground-truth columns).
         n: samples to keep. out: the artifact folder (replaced atomically). sampling: recorded in the manifest.
         force: replace a folder holding verdicts (moved aside first); refused otherwise (ConfigError).
+        rewards: the brief's reward objects, when built already.
     Returns:
         The written samples.
     """
-    rewards = from_brief(brief)
+    rewards = rewards if rewards is not None else from_brief(brief)
     kinds = {r.name: r.kind for r in rewards}
-    scored = combine(rewards, brief.reward_weights, [c["completion"] for c in candidates],
-                     prompts=[r["prompt"] for r in rows], **reward_columns(rows))
+    trajectories = [c["trajectory"] for c in candidates]
+    scored = score_trajectories(rewards, brief.reward_weights, trajectories, rows)
     pool = []
-    for c, row, sc in zip(candidates, rows, scored, strict=True):
+    for c, t, row, sc in zip(candidates, trajectories, rows, scored, strict=True):
         scores = {name: {"score": v.score, "reason": v.reason} for name, v in sc["scores"].items()}
-        pool.append({"prompt_index": c["prompt_index"], "prompt": row["prompt"], "completion": c["completion"],
-                     "columns": {k: v for k, v in row.items() if k != "prompt"}, "truncated": c.get("truncated", False),
+        pool.append({"prompt_index": c["prompt_index"], **sample_fields(t),
+                     "columns": {k: v for k, v in row.items() if k != "prompt"},
                      "scores": scores, "total": sc["total"],
                      "outcome": outcome({k: v["score"] for k, v in scores.items()}, kinds)})
     picked = select(pool, n, brief.inspection.seed)

@@ -127,6 +127,16 @@ REGISTRY: dict[str, RewardEntry] = {
 }
 
 
+# A factory with this keyword wraps another reward (length_penalty): the registry hands it ``build_reward``, so the
+# wrapper need not import the registry that lists it. It is not a param a brief gives.
+_BUILD = "build"
+
+
+def factory_params(entry: RewardEntry) -> list[inspect.Parameter]:
+    """The params a brief may give a built-in: its factory's keyword arguments, less the one the registry passes."""
+    return [p for p in inspect.signature(entry.factory).parameters.values() if p.name != _BUILD]
+
+
 def is_user_ref(name: str) -> bool:
     return ":" in name or name.endswith(".py")
 
@@ -164,7 +174,8 @@ def _build(name: str, params: dict, base_dir: Path | None, kind: str | None) -> 
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise RewardError(f"Unknown reward {name!r}.{hint} Available: {', '.join(REGISTRY)}; or a user reward "
                           "as 'module:function' or 'path/to/file.py:function'.")
-    allowed = [*inspect.signature(entry.factory).parameters, *(SHARED_PARAMS if name in ANSWER_READERS else ())]
+    wraps = _BUILD in inspect.signature(entry.factory).parameters
+    allowed = [*(p.name for p in factory_params(entry)), *(SHARED_PARAMS if name in ANSWER_READERS else ())]
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise RewardError(f"reward {name!r}: unknown params {', '.join(unknown)}; "
@@ -174,7 +185,7 @@ def _build(name: str, params: dict, base_dir: Path | None, kind: str | None) -> 
         path = Path(rubric)
         params["rubric"] = str(path if path.is_absolute() else Path(base_dir) / path)  # relative to the brief
     try:
-        reward = entry.factory(**params)
+        reward = entry.factory(**params, **({_BUILD: build_reward} if wraps else {}))
     except TypeError as e:
         raise RewardError(f"reward {name!r}: bad params {params}: {e}") from e
     if kind is not None and kind != reward.kind:

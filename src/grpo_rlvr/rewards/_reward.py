@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grpo_rlvr.rollout.trajectory import final_text
+
 log = logging.getLogger(__name__)
 
 # What a reward measures. The gate's composite rule needs one "format" and one "correctness" reward.
@@ -37,16 +39,9 @@ Scorer = Callable[[list[str], list[dict]], list[Scored]]
 
 
 def completion_text(completion) -> str:
-    """The text of a completion: a string as is, or the assistant content of a list of chat messages."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, dict):
-        return str(completion.get("content", ""))
-    if isinstance(completion, Sequence):
-        parts = [str(m.get("content", "")) for m in completion
-                 if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
-        return "".join(parts)
-    return "" if completion is None else str(completion)
+    """The text a reward reads from a completion: a string as is; for chat messages, the last assistant message
+    (``rollout.trajectory.final_text``: with tools, the answer after the calls)."""
+    return final_text(completion)
 
 
 def source_fingerprint(*objs, extra: object = None) -> str:

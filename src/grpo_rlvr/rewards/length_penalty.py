@@ -12,6 +12,8 @@ The wrapped reward's kind is kept, so a wrapped correctness reward still counts 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
 
@@ -21,7 +23,8 @@ UNITS = ("tokens", "chars")
 
 def length_penalty_reward(reward: str = "exact_match", reward_params: dict | None = None, budget: int = 512,
                           unit: str = "tokens", mode: str = "soft_overlong", cache: int | None = None,
-                          weight: float = 1.0, tokenizer: str | None = None) -> Reward:
+                          weight: float = 1.0, tokenizer: str | None = None, *,
+                          build: Callable[[str, dict], Reward] | None = None) -> Reward:
     """Build a length-penalized version of ``reward``.
 
     Args:
@@ -33,11 +36,11 @@ def length_penalty_reward(reward: str = "exact_match", reward_params: dict | Non
         cache: soft_overlong's interval below the budget where the penalty ramps up (default budget / 4).
         weight: the largest penalty.
         tokenizer: a tokenizer path/id for counting tokens outside training (inspection, gate, score).
+        build: how the wrapped reward is built from its name and params (the registry passes its own
+            ``build_reward``; this module does not import the registry that lists it).
     Raises:
         RewardError: bad parameters or an unknown wrapped reward.
     """
-    from grpo_rlvr.rewards import build_reward  # the registry imports this module
-
     problems = []
     if mode not in MODES:
         problems.append(f"params.mode is {mode!r}; use one of {', '.join(MODES)}")
@@ -52,9 +55,12 @@ def length_penalty_reward(reward: str = "exact_match", reward_params: dict | Non
         problems.append(f"params.weight is {weight!r}; use a number ≥ 0")
     if reward == "length_penalty":
         problems.append("params.reward cannot be length_penalty itself")
+    if build is None:
+        problems.append("it wraps another reward, so build it by name: grpo_rlvr.rewards.build_reward('length_penalty', "
+                        "params)")
     if problems:
         raise RewardError("reward 'length_penalty': " + "; ".join(problems))
-    inner = build_reward(reward, reward_params or {})
+    inner = build(reward, reward_params or {})
     tok = None
     if unit == "tokens" and tokenizer:
         from transformers import AutoTokenizer

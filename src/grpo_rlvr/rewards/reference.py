@@ -48,7 +48,7 @@ def params_of(name: str) -> list[Param]:
     Raises:
         RewardError: ``name`` is not a built-in, or a param has no meaning in the factory's docstring.
     """
-    from grpo_rlvr.rewards import REGISTRY
+    from grpo_rlvr.rewards import REGISTRY, factory_params
 
     entry = REGISTRY.get(name)
     if entry is None:
@@ -58,7 +58,7 @@ def params_of(name: str) -> list[Param]:
 
     meanings = _docstring_args(entry.factory)
     out = []
-    for p in inspect.signature(entry.factory).parameters.values():
+    for p in factory_params(entry):
         if p.name not in meanings:
             raise RewardError(f"reward {name!r}: param {p.name!r} is not described in the factory's docstring")
         out.append(Param(p.name, None if p.default is inspect.Parameter.empty else p.default, meanings[p.name]))

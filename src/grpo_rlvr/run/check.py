@@ -15,7 +15,7 @@ from pathlib import Path
 
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.errors import GateError, GrpoRlvrError
-from grpo_rlvr.gate import check_gate, reward_files_changed
+from grpo_rlvr.gate.check import check_gate, reward_files_changed
 from grpo_rlvr.identity.hash_cache import checked_files, start_checking
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.run.lock import LOCK, changed_files, read_lock, sha256_file

@@ -5,7 +5,7 @@ installed environment can patch.
 :func:`run_check`, which starts ``python -I -S _clean_start.py`` (see that file): no ``PYTHONPATH``,
 ``PYTHONSTARTUP``, ``PYTHONHOME``, user site-packages or working directory on the path, no ``sitecustomize`` or
 ``usercustomize``, no code from ``.pth`` files, no ``LD_PRELOAD``. A ``sitecustomize.py`` that patches
-``grpo_rlvr.gate.check_gate`` in the calling process therefore changes nothing the check sees.
+``grpo_rlvr.gate.check.check_gate`` in the calling process therefore changes nothing the check sees.
 
 The child also looks for startup hooks that grpo-rlvr did not install and that name it (a ``sitecustomize`` or
 ``usercustomize`` on the path or on ``PYTHONPATH``, a ``.pth`` line that runs code, or the module it imports),
@@ -50,7 +50,7 @@ def mark_clean(skipped: list[str]) -> None:
 
 
 def _gate(directory: str, brief: str | None) -> dict:
-    from grpo_rlvr.gate import check_gate
+    from grpo_rlvr.gate.check import check_gate
 
     result = check_gate(directory, brief=brief)
     return {"result": result.to_dict(), "text": result.format(), "passed": result.passed}

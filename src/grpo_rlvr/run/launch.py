@@ -7,7 +7,7 @@ owns the server's lifecycle. ``--resume`` continues from the newest *complete* c
 
 Before launching, the same check the rendered train.py makes itself (``run_guard.check_run``): the gate passes
 and no rendered file changed since render. The result reports ``train_summary.json`` only when that file was
-written by this launch. ``--unreviewed-smoke-test`` is the one way past the gate (see runtime/run_guard.py).
+written by this launch. ``--unreviewed-smoke-test`` is the one way past the gate (see run/guard.py).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from grpo_rlvr.cpu_threads import WAIT_POLICY
 from grpo_rlvr.cpu_time import CPU_LIMIT_S
 from grpo_rlvr.errors import GateRefused, GrpoRlvrError, LaunchError, RunFolderInUse
 from grpo_rlvr.run.check import check_run_here
+from grpo_rlvr.run.guard import SMOKE_MAX_STEPS, check_run, demo_acceptance
 from grpo_rlvr.run.lock import LOCK
 from grpo_rlvr.run.plan import LaunchPlan
 from grpo_rlvr.runtime.checked_run import RunCheck
 from grpo_rlvr.runtime.provenance import STARTED_BY
-from grpo_rlvr.runtime.run_guard import SMOKE_MAX_STEPS, check_run, demo_acceptance
 from grpo_rlvr.runtime.run_outputs import second_run_problem
 
 log = logging.getLogger("grpo_rlvr")
@@ -198,10 +198,15 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         env_extra[LAUNCHER_CHECKED] = "1"
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.cpu_time import check_training_time
+    from grpo_rlvr.dataset.rows import load_rows
+
+    def count_rows(brief):
+        return lambda: len(load_rows(brief))
 
     if dry_run:   # the estimate is shown whatever the gate says, and refuses nothing
         try:
-            cpu_s = check_training_time(load_brief(lock["brief"]), max_steps, allow_cpu, estimate_only=True)
+            brief = load_brief(lock["brief"])
+            cpu_s = check_training_time(brief, max_steps, allow_cpu, estimate_only=True, count_rows=count_rows(brief))
         except GrpoRlvrError:   # a brief that no longer loads: the refusals above say so
             cpu_s = None
         res = TrainResult(run, not refused, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra,
@@ -212,7 +217,8 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
                                    env={**os.environ, **env_extra, "GRPO_RLVR_DRY_RUN": "1"})
             res.plan = shown.stdout.splitlines()
         return res
-    check_training_time(load_brief(lock["brief"]), max_steps, allow_cpu)
+    brief = load_brief(lock["brief"])
+    check_training_time(brief, max_steps, allow_cpu, count_rows=count_rows(brief))
     t0, started = time.monotonic(), time.time()
     if demo:
         returncode = _train_in_process(run, plan, cmd[cmd.index(str(run / "train.py")) + 1:])

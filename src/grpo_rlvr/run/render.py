@@ -22,13 +22,12 @@ import yaml
 
 from grpo_rlvr import __version__
 from grpo_rlvr.brief import Brief, load_brief
-from grpo_rlvr.brief.methods import QLORA_QUANTIZATION
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import move_aside, write_text_atomic
+from grpo_rlvr.rollout.trainer_setup import grpo_config_dict, pinned_revision, trainer_setup
 from grpo_rlvr.run.lock import LOCK, read_lock_if_any, with_hashes, write_lock
 from grpo_rlvr.run.plan import VLLM_PORT, LaunchPlan, server_argv, training_argv
 from grpo_rlvr.templating import environment
-from grpo_rlvr.vllm_engine import colocate_kv_cache_gib
 
 TRL_VERSION = "1.16"
 RUN_FILES = ("grpo_config.yaml", "train.py", "accelerate.yaml", "launch.sh", "brief.lock.json")
@@ -46,14 +45,6 @@ class RenderResult:
     def format(self) -> str:
         return (f"Rendered {self.mode} run in {self.dir}: {', '.join(self.files)}\n"
                 f"Next: grpo-rlvr train {self.dir}   (checks the inspection gate first)")
-
-
-def grpo_config_dict(brief: Brief) -> dict:
-    cfg = {k: v for k, v in brief.grpo.items()}
-    cfg["output_dir"] = "output"
-    if brief.vllm_mode == "server":
-        cfg.setdefault("vllm_server_port", VLLM_PORT)
-    return cfg
 
 
 def accelerate_config(brief: Brief) -> tuple[dict, str]:
@@ -91,23 +82,6 @@ def _devices(start: int, count: int) -> str:
     return ",".join(str(i) for i in range(start, start + count))
 
 
-def pinned_revision(brief: Brief, role: str = "model") -> str | None:
-    """The commit a hub model (``role="model"``) or hub dataset resolves to in the local cache: what inspect
-    read and the gate compares, so the run loads that commit's snapshot and nothing newer (for an adapter folder,
-    its base's). None for a local path, and for a hub repo this machine's cache does not hold (unless the brief
-    names a commit): such a run cannot pass the gate here, and the check before training asks for a render where
-    the repo is cached."""
-    from grpo_rlvr.identity.hub_cache import COMMIT, resolved_commit
-
-    spec = brief.model if role == "model" else brief.dataset
-    if role == "model" and spec.adapter_base:   # an adapter folder: the commit of its hub base
-        spec = spec.adapter_base
-    if spec.is_local:
-        return None
-    commit = resolved_commit(spec.resolved, spec.revision, role)
-    return commit or (spec.revision if spec.revision and COMMIT.match(spec.revision) else None)
-
-
 def launch_plan(brief: Brief) -> LaunchPlan:
     """How this brief's run starts (stored in the lock; launch.sh and ``train --dry-run`` show the same)."""
     hw = brief.hardware
@@ -126,36 +100,6 @@ def _split_spec(resolved: str, local: bool, split: str, field: str, subset: str 
                 revision: str | None = None) -> dict:
     return {"path": resolved, "local": local, "split": split, "subset": None if local else subset, "field": field,
             "revision": revision}
-
-
-def peft_kwargs(brief: Brief) -> dict | None:
-    """peft.LoraConfig kwargs from the brief's resolved adapter settings (None for full fine-tuning, and for an
-    adapter folder, which training continues with its own settings)."""
-    if brief.method == "full" or brief.model.adapter_base:
-        return None
-    lora = dict(brief.lora)
-    return {"r": lora["r"], "lora_alpha": lora["alpha"], "lora_dropout": lora["dropout"],
-            "target_modules": lora["target_modules"], "task_type": "CAUSAL_LM"}
-
-
-def adapter_spec(brief: Brief) -> dict | None:
-    """train.py's ADAPTER: the adapter folder, whether training continues it (lora/qlora) or merges it (full), and
-    its own tokenizer when it has one."""
-    if not brief.model.adapter_base:
-        return None
-    from grpo_rlvr.runtime.model_loading import tokenizer_source
-
-    tok = tokenizer_source(brief.model)
-    return {"path": brief.model.resolved, "continue": brief.method != "full",
-            "tokenizer": tok if tok == brief.model.resolved else None}
-
-
-def model_init(brief: Brief) -> dict:
-    """from_pretrained kwargs train.py uses when it loads the model itself (QLoRA). No revision: a hub model
-    loads from the folder of its pinned commit (``pinned_revision``)."""
-    m = brief.model
-    out = {"trust_remote_code": m.trust_remote_code or None, "attn_implementation": m.attn_implementation}
-    return {k: v for k, v in out.items() if v is not None}
 
 
 def _protect_outputs(out: Path, lock: dict, files: dict, force: bool) -> None:
@@ -204,7 +148,7 @@ def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
 
     ds = brief.dataset
     files["train.py"] = env.get_template("train.py.j2").render(
-        **common, model=brief.model.base_path, model_revision=pinned_revision(brief), adapter=adapter_spec(brief),
+        **common, setup=trainer_setup(brief),
         dataset={**_split_spec(ds.resolved, ds.is_local, ds.split, "dataset.path", ds.subset,
                                pinned_revision(brief, "dataset")),
                  "eval": _split_spec(ds.eval_resolved, ds.eval_is_local, ds.eval_split, "dataset.eval_path",
@@ -212,12 +156,7 @@ def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
                  if ds.eval_path else None},
         prompt_column=ds.prompt_column, column_map=dict(ds.columns), prompt=dict(ds.prompt) or None,
         rewards=[{"name": r.name, "params": dict(r.params), "kind": r.kind} for r in brief.rewards],
-        brief_dir=str(brief.base_dir), peft=peft_kwargs(brief),
-        quantization=dict(QLORA_QUANTIZATION) if brief.method == "qlora" else None, model_init=model_init(brief),
-        dynamic_sampling=brief.dynamic_sampling.to_dict() if brief.dynamic_sampling else None,
-        watch=brief.watch.to_dict(),
-        use_vllm=brief.vllm_mode is not None, vllm_colocate=brief.vllm_mode == "colocate",
-        vllm_cpu_kv_cache_gib=colocate_kv_cache_gib(brief))
+        brief_dir=str(brief.base_dir), watch=brief.watch.to_dict(), use_vllm=brief.vllm_mode is not None)
 
     acc, desc = accelerate_config(brief)
     files["accelerate.yaml"] = env.get_template("accelerate.yaml.j2").render(

@@ -34,7 +34,6 @@ Limits: map-style training datasets only (the stream indexes rows); no vision in
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 from pathlib import Path
@@ -98,13 +97,5 @@ def _read_stream_state(checkpoint: Path, size: int) -> tuple[int | None, str | N
     return position, None
 
 
-def dynamic_sampling_trainer_class(max_rounds: int = 3, tolerance: float = 1e-6):
-    """The trainer the rendered train.py builds when the brief has ``dynamic_sampling``:
-    ``trainers.GRPOTrainerWithDynamicSampling`` with the section's settings bound (imported lazily: it needs TRL).
-    Call the result with TRL's GRPOTrainer arguments."""
-    from grpo_rlvr.runtime.trainers import GRPOTrainerWithDynamicSampling
 
-    return functools.partial(GRPOTrainerWithDynamicSampling, max_rounds=max_rounds, tolerance=tolerance)
-
-
-__all__ = ["STATE_FILE", "dynamic_sampling_trainer_class", "stack_rows"]
+__all__ = ["STATE_FILE", "stack_rows"]

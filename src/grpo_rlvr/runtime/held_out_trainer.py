@@ -25,10 +25,3 @@ def empty_like(logs: dict) -> dict:
             out[key] = type(value)()
     return out
 
-
-def grpo_trainer_class():
-    """The trainer the rendered train.py builds: ``trainers.GRPOTrainerWithHeldOut`` (imported lazily: it needs
-    TRL)."""
-    from grpo_rlvr.runtime.trainers import GRPOTrainerWithHeldOut
-
-    return GRPOTrainerWithHeldOut

@@ -1,5 +1,6 @@
-"""Loading the brief's model: for sampling (preflight, inspect, evaluation), and the 4-bit QLoRA base the rendered
-train.py trains. Needs torch; QLoRA needs bitsandbytes and a CUDA GPU, checked first with a clear error."""
+"""Loading what TRL does not load itself: the brief's tokenizer, an SFT adapter on its base, and the 4-bit QLoRA
+base (for the trainer builder, ``runtime.trainer_build``, which both training and the rollout road use). Needs
+torch; QLoRA needs bitsandbytes and a CUDA GPU, checked first with a clear error."""
 
 from __future__ import annotations
 
@@ -49,34 +50,6 @@ def with_adapter(model, adapter_dir: str, trainable: bool = False, merge: bool =
     return wrapped.merge_and_unload() if merge else wrapped
 
 
-def load_model_and_tokenizer(brief, device: str | None = None):
-    """(model, tokenizer) on ``device`` (default: CUDA when available, else CPU), eval mode. An adapter folder
-    loads on its base, merged (sampling then runs as fast as on the base)."""
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    from grpo_rlvr.errors import InputFileError
-
-    spec = brief.model
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    dtype = {"auto": "auto", "bfloat16": torch.bfloat16, "float16": torch.float16,
-             "float32": torch.float32}[spec.dtype]
-    tok = load_tokenizer(spec)
-    try:
-        model = AutoModelForCausalLM.from_pretrained(spec.base_path, revision=spec.base_revision, dtype=dtype,
-                                                     trust_remote_code=spec.trust_remote_code)
-        if spec.adapter_base:
-            model = with_adapter(model, spec.resolved, merge=True)
-    except (OSError, ValueError) as e:
-        what = f"the adapter {spec.name_or_path!r} on its base {spec.base_path}" if spec.adapter_base else \
-            repr(spec.name_or_path)
-        raise InputFileError(f"model.name_or_path: cannot load {what}: {e}") from None
-    if tok.pad_token_id is None:
-        tok.pad_token = tok.eos_token
-    tok.padding_side = "left"
-    model.to(device).eval()
-    return model, tok
-
 
 def quantization_problems() -> list[str]:
     """Why this machine cannot load a 4-bit bitsandbytes model (empty when it can)."""
@@ -111,13 +84,15 @@ def load_quantized_for_training(model: str, quantization: dict, gradient_checkpo
     q = dict(quantization)
     q["bnb_4bit_compute_dtype"] = getattr(torch, q.get("bnb_4bit_compute_dtype", "bfloat16"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    # the 4-bit base computes in bf16 on this process's GPU, whatever model_init_kwargs say of dtype and placement
+    init = {k: v for k, v in init.items() if k not in ("dtype", "torch_dtype", "device_map", "quantization_config")}
     policy = AutoModelForCausalLM.from_pretrained(model, quantization_config=BitsAndBytesConfig(**q),
                                                   dtype=torch.bfloat16, device_map={"": local_rank}, **init)
     log.info("loaded %s in 4-bit (%s) on cuda:%d", model, q.get("bnb_4bit_quant_type"), local_rank)
     return prepare_model_for_kbit_training(policy, use_gradient_checkpointing=gradient_checkpointing)
 
 
-def load_adapter_for_training(base: str, adapter: dict, config, quantization: dict | None = None, **init):
+def load_adapter_for_training(base: str, adapter: dict, config, quantization: dict | None = None):
     """The policy when the brief's model is a PEFT adapter folder (an SFT output), for the rendered train.py.
 
     The base is loaded as TRL would load it (``config.model_init_kwargs``; 4-bit NF4 for QLoRA), then the adapter
@@ -125,13 +100,14 @@ def load_adapter_for_training(base: str, adapter: dict, config, quantization: di
     ``PeftModel`` that training continues (TRL copies it as the reference adapter when ``beta > 0``), else
     (method full) it is merged into the base and every weight trains.
     """
+    init = {"trust_remote_code": config.trust_remote_code, **(config.model_init_kwargs or {})}   # as TRL loads
     if quantization is not None:
         policy = load_quantized_for_training(base, quantization, gradient_checkpointing=config.gradient_checkpointing,
                                              **init)
     else:
         from trl.trainer.utils import create_model_from_path
 
-        kwargs = {**(config.model_init_kwargs or {}), **init}
+        kwargs = dict(init)
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # as TRL does: distributed training needs device_map=None
             kwargs["device_map"] = None
         policy = create_model_from_path(base, **kwargs)

@@ -44,3 +44,8 @@ def second_run_problem(output: Path, run: Path, resuming: bool) -> str | None:
                 f"Continue that run with `grpo-rlvr train {run} --resume`, or {fresh}")
     return (f"{output} already holds a run's outputs ({shown}) and no checkpoint to continue from, so `--resume` "
             f"cannot continue it and training again here would mix two runs; {fresh}")
+
+
+def is_smoke_output(output: Path) -> bool:
+    """True when ``output`` holds an unreviewed smoke test (what ``diagnose`` flags)."""
+    return (Path(output) / SMOKE_MARKER).is_file()

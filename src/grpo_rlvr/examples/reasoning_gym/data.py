@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from grpo_rlvr.errors import ConfigError
     from grpo_rlvr.files import write_jsonl_atomic
-    from grpo_rlvr.scoring import parse_options  # KEY=VALUE, the value read as JSON when it parses
+    from grpo_rlvr.score.scoring import parse_options  # KEY=VALUE, the value read as JSON when it parses
 
     out = Path(args.out)
     if out.exists() and not args.force:

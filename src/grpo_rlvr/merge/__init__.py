@@ -1,0 +1,1 @@
+"""``grpo-rlvr merge``: a LoRA adapter merged into its base as one model folder."""

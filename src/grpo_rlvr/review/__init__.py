@@ -1,0 +1,1 @@
+"""``grpo-rlvr review``: a person reads every inspected sample and records a verdict."""

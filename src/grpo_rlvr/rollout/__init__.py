@@ -1,0 +1,1 @@
+"""Turning prompts into sampled completions with the training run's own settings."""

@@ -1,0 +1,1 @@
+"""``grpo-rlvr score``: completions from a file scored with a reward or a brief's composite."""

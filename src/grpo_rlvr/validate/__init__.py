@@ -1,0 +1,1 @@
+"""``grpo-rlvr validate``: a brief checked before any cost, and what it resolves to."""

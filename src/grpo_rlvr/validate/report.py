@@ -1,0 +1,166 @@
+"""The report behind ``grpo-rlvr validate``: load the brief (every check), check that this machine can run it, and
+report the resolved config with where each value came from (recipe, method, hardware, variant, brief), the
+model's facts and their sources, and the memory estimate. The CLI prints it as text with
+``cli.validate.format_validate_report``.
+
+The machine checks (QLoRA: bitsandbytes and a CUDA GPU) are errors by default; ``remote=True`` (``--remote``:
+the brief is for another machine) reports them as warnings. ``render`` never runs them: a run directory is
+often rendered at a desk for a GPU box. A brief with ``prompt.examples`` also has its example contract checked
+(``brief.contract``): its rewards must rank the correct example above the wrong one above the malformed one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grpo_rlvr.brief import load_brief
+from grpo_rlvr.brief.bound_settings import UNBOUND
+from grpo_rlvr.brief.contract import contract_problems
+from grpo_rlvr.brief.deviations import as_json, override_variants, recipe_deviations
+from grpo_rlvr.brief.methods import SOURCES
+from grpo_rlvr.brief.recipe import RECIPE, hardware_defaults
+from grpo_rlvr.errors import ConfigError, MachineError
+from grpo_rlvr.memory.report import brief_memory
+
+
+def machine_problems(brief) -> list[str]:
+    """What stops this machine from running the brief's method (QLoRA: bitsandbytes and a CUDA GPU)."""
+    if brief.method != "qlora":
+        return []
+    from grpo_rlvr.runtime.model_loading import quantization_problems
+
+    return [f"method: 'qlora' cannot run on this machine: {p}" for p in quantization_problems()]
+
+
+def read_local_data(brief) -> None:
+    """Read a local JSON Lines or JSON dataset (and held-out set) whole, as preflight, inspect and training will:
+    a bad line is refused here, with the same message (file and line) those commands would give later. The brief
+    loader reads only the first row, for its column checks. Parquet, CSV and hub data are read when they load.
+
+    Raises:
+        InputFileError: a line that is not one JSON object, or a file that is not JSON.
+    """
+    from grpo_rlvr.dataset.rows import load_rows
+    from grpo_rlvr.jsonl import iter_jsonl
+
+    ds = brief.dataset
+    if ds.is_local and Path(ds.resolved).suffix in (".jsonl", ".json") and Path(ds.resolved).is_file():
+        load_rows(brief)   # what preflight and inspect read, with their messages
+    if ds.eval_path and ds.eval_is_local and Path(ds.eval_resolved).suffix == ".jsonl" \
+            and Path(ds.eval_resolved).is_file():
+        for _ in iter_jsonl(Path(ds.eval_resolved), "dataset"):
+            pass
+
+
+def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
+    """Validate a brief and describe what it resolves to.
+
+    Args:
+        remote: the brief is for another machine; this machine's missing packages or GPU are warnings.
+    Raises:
+        ConfigError: every problem in the brief, an example contract that fails, or a memory estimate that does
+            not fit.
+        MachineError: this machine cannot run the brief (and ``remote`` is False).
+    """
+    brief = load_brief(brief_path)
+    read_local_data(brief)
+    facts = brief.model.facts
+    machine = machine_problems(brief)
+    if machine and not remote:
+        raise MachineError("\n".join([*machine, "(validating for another machine? pass --remote)"]))
+    contract, broken = contract_problems(brief)
+    if broken:
+        raise ConfigError(broken, source=str(brief.path))
+    origins = {k: brief.origin.get(k, "brief") for k in brief.grpo}
+    deviations, deviation_warnings = recipe_deviations(brief, RECIPE, hardware_defaults(brief.hardware))
+    report = {
+        "brief": str(brief.path),
+        "name": brief.name,
+        "fingerprint": brief.fingerprint,
+        "model": {"name_or_path": brief.model.name_or_path, "resolved": brief.model.resolved,
+                  "mixture_of_experts": brief.model.is_moe, "context_length": brief.model.context_length,
+                  "params_b": None if facts.params is None else round(facts.params / 1e9, 3),
+                  "params_from": facts.params_from, "moe_from": facts.moe_from, "vision": facts.vision,
+                  "vision_from": facts.vision_from, "config": facts.config_path, "adapter": _adapter_report(brief)},
+        "dataset": {"path": brief.dataset.resolved, "local": brief.dataset.is_local,
+                    "prompt_column": brief.dataset.prompt_column, "columns": dict(brief.dataset.columns),
+                    "prompt": dict(brief.dataset.prompt)},
+        "rewards": [{"name": r.name, "weight": r.weight, "params": dict(r.params)} for r in brief.rewards],
+        "hardware": {"accelerator": brief.hardware.accelerator, "num_gpus": brief.hardware.num_gpus,
+                     "num_nodes": brief.hardware.num_nodes, "vllm_gpus": brief.hardware.vllm_gpus,
+                     "training_processes": brief.hardware.num_processes, "sharding": brief.hardware.sharding},
+        "method": brief.method,
+        "lora": {k: {"value": v, "from": brief.lora_origin.get(k, "brief")} for k, v in brief.lora.items()},
+        "variant": _variant_report(brief),
+        "dynamic_sampling": None if brief.dynamic_sampling is None else {
+            **brief.dynamic_sampling.to_dict(), "from": brief.dynamic_sampling.origin},
+        "grpo_config": {k: {"value": v, "from": origins[k], "bound": k not in UNBOUND} for k, v in brief.grpo.items()},
+        "recipe_deviations": as_json(deviations),
+        "sources": {o: SOURCES[o] for o in sorted({*origins.values(), *brief.lora_origin.values()}) if o in SOURCES},
+        "output_dir": str(brief.output_dir),
+        "inspection_dir": str(brief.output_dir / "inspection"),
+        "run_dir": str(brief.output_dir / "run"),
+        "contract": [r.to_dict() for r in contract],
+        "warnings": [*brief.warnings, *deviation_warnings, *machine, *adapter_warnings(brief)],
+        "memory": brief_memory(brief),
+        "valid": True,
+    }
+    mem = report["memory"]
+    if mem is not None and not mem["fits"]:
+        fix = "; ".join(f"{t['description']} → {t['changes']}" for t in mem.get("tactics", [])) or \
+            "use more GPUs (hardware.num_gpus with sharding: zero3) or a smaller model"
+        guess = (f" (sized for {mem['params_b']:g}B parameters guessed from the model's name; if that is wrong, "
+                 "state model.params or put its config.json in the Hugging Face cache)"
+                 if mem["size_from"] == "name" else "")
+        raise ConfigError(f"hardware.gpu_type: the estimated peak memory {mem['total_gib']} GiB per GPU does not fit "
+                          f"{mem['gpu']} ({mem['gpu_gib']} GiB){guess}; what makes it fit: {fix}",
+                          source=str(brief.path))
+    return report
+
+
+def _adapter_report(brief) -> dict | None:
+    base = brief.model.adapter_base
+    if base is None:
+        return None
+    return {"base": base.resolved, "base_as_written": base.name, "peft_type": base.peft_type,
+            "training": "merged into the base; every weight trains" if brief.method == "full"
+            else "continued with its own LoRA settings"}
+
+
+def adapter_warnings(brief) -> list[str]:
+    """What an adapter folder as the model changes: vLLM loads merged weights only, and LoRA training continues the
+    adapter with its own settings, not the brief's ``lora`` section."""
+    base = brief.model.adapter_base
+    if base is None:
+        return []
+    out = []
+    merge = f"grpo-rlvr merge {brief.model.resolved} --out DIR"
+    if brief.grpo.get("use_vllm"):
+        mode = brief.grpo.get("vllm_mode")
+        out.append(f"model.name_or_path is a PEFT adapter and use_vllm is on: vLLM loads one model folder, not base + "
+                   f"adapter, so its engine starts from the base ({base.resolved})"
+                   + (" and the server serves the base" if mode == "server" else "")
+                   + " until TRL's first weight sync merges the adapter in. Merged weights are the sure path: "
+                   f"`{merge}`, then point model.name_or_path at DIR")
+    if brief.method != "full" and brief.lora_section:
+        out.append("lora: the model is a LoRA adapter, which training continues with its own settings (from its "
+                   "adapter_config.json); this section is not used. To train a new adapter instead, merge this one "
+                   f"first (`{merge}`) and point model.name_or_path at DIR")
+    return out
+
+
+def _variant_report(brief) -> dict | None:
+    """The variant the brief runs: declared (``variant:``), automatic (GSPO on MoE), or set by hand through
+    ``grpo:`` overrides that match a variant's delta (``set_by``: those overrides, ``missing``: the rest of the
+    delta, which the override does not apply)."""
+    hand = override_variants(brief)
+    if brief.variant is not None:
+        v = brief.variant
+        return {"name": v.name, "automatic": v.automatic, "diagnosis": v.diagnosis, "declared": not v.automatic,
+                "set_by": {}, "missing": {}, "also_set_by_hand": [h for h in hand if h["name"] != v.name]}
+    if not hand:
+        return None
+    first = hand[0]
+    diag = brief.base_run_diagnosis
+    return {"name": first["name"], "automatic": False, "diagnosis": diag, "declared": False,
+            "set_by": first["matched"], "missing": first["missing"], "also_set_by_hand": hand[1:]}

@@ -1,0 +1,1 @@
+"""``grpo-rlvr watch``: a training run seen from another terminal."""
