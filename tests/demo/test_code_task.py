@@ -139,10 +139,11 @@ def test_the_offline_code_brief_runs_every_phase_by_hand(tmp_path):
     _review_with_the_oracle(insp)
     gate = run("gate", str(insp))
     assert gate.returncode == 0, gate.stdout[-3000:]
-    rendered = run("render", "brief.yaml", "--force", "--json")
+    rendered = run("render", "brief.yaml", "--out", "out/mine", "--json")   # out/run holds the demo's run
     assert rendered.returncode == 0, rendered.stderr[-2000:]
-    train = run("train", json.loads(rendered.stdout)["dir"], "--max-steps", "4")
+    assert (work / "out" / "mine" / "train.py").is_file() and (work / "out" / "run" / "output").is_dir()
+    train = run("train", "out/mine", "--max-steps", "4")
     assert train.returncode == 0, (train.stdout + train.stderr)[-3000:]
-    metrics = [json.loads(x) for x in (work / "out" / "run" / "output" / "metrics.jsonl").read_text().splitlines()]
+    metrics = [json.loads(x) for x in (work / "out" / "mine" / "output" / "metrics.jsonl").read_text().splitlines()]
     assert any("rewards/unit_tests/mean" in m for m in metrics)
-    assert json.loads((work / "out" / "run" / "output" / "provenance.json").read_text())
+    assert json.loads((work / "out" / "mine" / "output" / "provenance.json").read_text())
