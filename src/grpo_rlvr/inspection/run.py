@@ -32,6 +32,7 @@ from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.review_lock import holder
 from grpo_rlvr.inspection.selection import outcome, select
 from grpo_rlvr.inspection.signing_policy import policy_record
+from grpo_rlvr.protected_targets import refuse_target
 from grpo_rlvr.rewards import from_brief
 from grpo_rlvr.rollout.road import roll_out
 from grpo_rlvr.rollout.scoring import score_trajectories
@@ -128,7 +129,8 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, progre
     n = samples or brief.inspection.samples
     if not MIN_SAMPLES <= n <= MAX_SAMPLES:
         raise ConfigError(f"--samples: {n} is outside {MIN_SAMPLES}–{MAX_SAMPLES}; a person reads 50 to 100 samples")
-    out = Path(out_dir) if out_dir else brief.output_dir / "inspection"
+    out = refuse_target(Path(out_dir) if out_dir else brief.output_dir / "inspection", "--out", own="inspection",
+                        replaces=True)
     if not force:
         protect_review(out, force=False)  # fail before sampling; with force the folder moves aside at write time
     rows = load_rows(brief)

@@ -45,8 +45,11 @@ from grpo_rlvr.rewards._reward import Reward, Scored, completion_text, source_fi
 
 def _spawn() -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # `-I -S`: no PYTHONPATH, no user site, no .pth code, no sitecustomize; the worker imports from exactly this
+    # process's module path, so a worker started by the gate's clean check is as clean as the check itself.
+    boot = f"import sys; sys.path[:] = {list(sys.path)!r}; from grpo_rlvr.rewards._math_worker import main; main()"
     # Unbuffered binary pipes: lines are split here (``_read_line``), so none can sit in a buffer unseen by select.
-    return subprocess.Popen([sys.executable, "-m", "grpo_rlvr.rewards._math_worker"], stdin=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-I", "-S", "-c", boot], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, env=env)
 
 
@@ -128,7 +131,7 @@ class MathWorker:
             if not line or b'"ready"' not in line:
                 self._kill()
                 raise RewardError(f"reward 'math': the math-verify worker did not start within {self.STARTUP_S:.0f} s "
-                                  f"({sys.executable} -m grpo_rlvr.rewards._math_worker); check that math-verify "
+                                  f"({sys.executable} -I -S: grpo_rlvr.rewards._math_worker); check that math-verify "
                                   "is installed in this environment")
             self._ready = True
         return proc

@@ -24,6 +24,7 @@ from grpo_rlvr import __version__
 from grpo_rlvr.brief import Brief, load_brief
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import move_aside, write_text_atomic
+from grpo_rlvr.protected_targets import refuse_target
 from grpo_rlvr.rollout.trainer_setup import grpo_config_dict, pinned_revision, trainer_setup
 from grpo_rlvr.run.lock import LOCK, read_lock_if_any, with_hashes, write_lock
 from grpo_rlvr.run.plan import VLLM_PORT, LaunchPlan, server_argv, training_argv
@@ -124,7 +125,7 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
             ``force`` is not set.
     """
     brief = load_brief(brief_path)
-    out = Path(out) if out else brief.output_dir / "run"
+    out = refuse_target(Path(out) if out else brief.output_dir / "run", "--out", own="run")
     insp = Path(inspection) if inspection else brief.output_dir / "inspection"
     files, lock = rendered(brief, insp)
     _protect_outputs(out, lock, files, force)
