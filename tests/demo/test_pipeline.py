@@ -83,14 +83,15 @@ def _a_persons_review(insp):
     return (insp / "samples.jsonl").read_bytes()
 
 
-@pytest.mark.parametrize("task, folder", [("spell_backward", "runs/demo-spell_backward"), ("arithmetic", "runs/demo")])
+@pytest.mark.parametrize("task, folder", [("spell_backward", "runs/demo-spell_backward"), ("arithmetic", "runs/demo"),
+                                          ("code", "runs/demo-code")])
 def test_each_task_has_its_own_folder_and_a_persons_review_is_never_moved(tmp_path, task, folder):
     """`grpo-rlvr demo --task T` writes to T's own default folder (not the arithmetic demo's), and refuses one whose
     inspection a person reviewed (exit 2) before writing anything: no brief, data or model link replaced, no .bak."""
     from grpo_rlvr.demo.pipeline import DEMO_OUTPUT, default_workdir
 
     assert default_workdir(task) == folder
-    for shipped in ("arithmetic", "reasoning_gym"):   # the folder the refusal looks in is the briefs' output_dir
+    for shipped in ("arithmetic", "reasoning_gym", "code"):   # the folder the refusal looks in: the briefs' output_dir
         brief = (REPO / "src" / "grpo_rlvr" / "examples" / shipped / "brief.yaml").read_text()
         assert f"output_dir: ./{DEMO_OUTPUT}\n" in brief
     insp = tmp_path / folder / DEMO_OUTPUT / "inspection"

@@ -232,12 +232,18 @@ def test_the_python_floor_is_stated_alike_everywhere():
 
 def test_the_by_hand_commands_say_how_grpo_rlvr_gets_on_path():
     """The README's by-hand pipeline runs `grpo-rlvr`, which the scripts install into .venv/: the block activates
-    it first (the scripts put nothing on PATH themselves)."""
+    it first (the scripts put nothing on PATH themselves), then runs only grpo-rlvr, and changes folder only into
+    the offline brief's folder that the demo it runs writes."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     block = readme.split("## The pipeline, by hand", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
     lines = block.splitlines()
     assert lines[0].startswith("source .venv/bin/activate"), lines[0]
-    assert all(line.startswith("grpo-rlvr ") for line in lines[1:]), lines
+    assert all(line.startswith(("grpo-rlvr ", "cd ")) for line in lines[1:]), lines
+    from grpo_rlvr.demo.pipeline import default_workdir
+
+    demo = next(line.split("#")[0].split() for line in lines if line.startswith("grpo-rlvr demo"))
+    task = demo[demo.index("--task") + 1] if "--task" in demo else "arithmetic"
+    assert [line.split("#")[0].split() for line in lines if line.startswith("cd ")] == [["cd", default_workdir(task)]]
 
 
 def test_finetune_says_what_the_review_records():

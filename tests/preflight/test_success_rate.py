@@ -1,5 +1,7 @@
 """Preflight on a real (tiny) model: pass@k, the verdict for a model that never succeeds (SFT first) and one right
-only at a low temperature, the learnable subset it writes, and the signal shares it forecasts."""
+only at a lower temperature (the ladder names a temperature it measured in the GRPO band, and preflight there says
+grpo), the learnable subset it writes, and the signal shares it forecasts. The ladder's search is also checked on
+the measures of the run the issue reported (sft-first at 1.0, too easy at 0.3)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import json
 
 import pytest
 
-from grpo_rlvr.preflight.success_rate import pass_at_k, preflight
+from grpo_rlvr.preflight.success_rate import LADDER_PASSES, Rung, climb, pass_at_k, preflight, recommend
 
 
 def test_pass_at_k_unbiased_estimator():
@@ -40,9 +42,49 @@ def test_preflight_filter_writes_the_learnable_subset(workspace, tmp_path):
 
 def test_preflight_tries_a_low_temperature_before_it_says_sft_first(workspace):
     res = preflight(workspace / "brief.yaml", prompts=4, k=4)
-    assert res.verdict == "sft-first" and res.low_temperature is not None
-    assert res.low_temperature["temperature"] == 0.3 and res.low_temperature["pass_at_1"] == 0.0
-    assert "at temperature 1, and none of 16 at 0.3" in res.format()
+    assert res.verdict == "sft-first" and res.recommended_temperature is None
+    assert [(g["temperature"], g["pass_at_1"], g["verdict"]) for g in res.ladder] == [(0.3, 0.0, "sft-first")]
+    assert "0 of 16 samples solved the task at temperature 1, and none at 0.3" in res.format()
+
+
+def _measured_as(table: dict[float, tuple[float, float]]):
+    """A ladder's ``measure`` over fixed measures, temperature -> (pass@1, share always solved), recording calls."""
+    calls = []
+
+    def measure(t: float) -> Rung:
+        calls.append(t)
+        p1, always = table[t]
+        verdict = "sft-first" if p1 == 0 else "too-easy" if always >= 0.9 else "grpo"
+        return Rung(t, p1, 0, always, 0.5 if verdict == "grpo" else 0.0, verdict)
+    return measure, calls
+
+
+def test_the_ladder_never_recommends_a_temperature_it_measured_too_easy():
+    """The run the issue reported: nothing correct at 1.0, every prompt always solved at 0.3 (preflight said 'near
+    0.3', then too-easy there), 0.85 worked. The ladder halves between them and names the in-band rung."""
+    measure, calls = _measured_as({0.3: (1.0, 1.0), 0.65: (0.98, 0.95), 0.82: (0.125, 0.05)})
+    rungs = climb(1.0, Rung(1.0, 0.0, 0, 0.0, 0.0, "sft-first"), measure)
+    assert calls == [0.3, 0.65, 0.82] and len(calls) <= LADDER_PASSES
+    assert recommend(1.0, rungs) == 0.82 and [r.verdict for r in rungs] == ["too-easy", "too-easy", "grpo"]
+    # from the other side: too easy at 0.3; the ladder climbs to 1.0 and halves back towards 0.3
+    measure, calls = _measured_as({1.0: (0.0, 0.0), 0.65: (0.98, 0.95), 0.82: (0.125, 0.05)})
+    rungs = climb(0.3, Rung(0.3, 1.0, 64, 1.0, 0.0, "too-easy"), measure)
+    assert calls == [1.0, 0.65, 0.82] and recommend(0.3, rungs) == 0.82
+    # the nearest in-band rung to the brief's temperature wins; a far rung that fails the same way ends the ladder
+    measure, calls = _measured_as({0.3: (0.4, 0.2), 0.65: (0.2, 0.1), 0.82: (0.0, 0.0)})
+    assert recommend(1.0, climb(1.0, Rung(1.0, 0.0, 0, 0.0, 0.0, "sft-first"), measure)) == 0.65
+    measure, calls = _measured_as({0.3: (0.0, 0.0)})
+    assert climb(1.0, Rung(1.0, 0.0, 0, 0.0, 0.0, "sft-first"), measure) == [Rung(0.3, 0.0, 0, 0.0, 0.0, "sft-first")]
+    assert calls == [0.3]
+    # nothing to try: in the band already, or the brief's temperature is at the far rung or past it
+    for first in (Rung(1.0, 0.2, 5, 0.1, 0.3, "grpo"), Rung(0.3, 0.0, 0, 0.0, 0.0, "sft-first"),
+                  Rung(1.0, 1.0, 8, 1.0, 0.0, "too-easy")):
+        measure, calls = _measured_as({})
+        assert climb(first.temperature, first, measure) == [] and calls == []
+    # all the rungs fail one way or the other: no recommendation
+    measure, calls = _measured_as({0.3: (1.0, 1.0), 0.65: (0.0, 0.0), 0.47: (1.0, 0.95)})
+    assert recommend(1.0, climb(1.0, Rung(1.0, 0.0, 0, 0.0, 0.0, "sft-first"), measure)) is None
+    assert calls == [0.3, 0.65, 0.47]
 
 
 def test_preflight_splits_correctness_signal_from_format_signal():
@@ -67,7 +109,8 @@ def test_preflight_splits_correctness_signal_from_format_signal():
 @pytest.mark.e2e
 def test_a_model_right_only_at_low_temperature_is_not_sent_to_sft(workspace, warm_model_dir):
     """The demo's warmed-up model knows the sums (its most likely answer is right) but at temperature 3 every
-    character is near chance: no sample is correct, and the low-temperature pass finds the skill."""
+    character is near chance: no sample is correct. The ladder finds the skill lower down and names a temperature it
+    measured in the band (0.97 here: pass@1 0.109), and preflight there says grpo with the same pass@1."""
     import yaml
 
     warm = warm_model_dir
@@ -77,4 +120,13 @@ def test_a_model_right_only_at_low_temperature_is_not_sent_to_sft(workspace, war
     (workspace / "hot.yaml").write_text(yaml.safe_dump(data))
     res = preflight(workspace / "hot.yaml", prompts=16, k=8)
     assert res.pass_at_1 == 0.0 and res.verdict == "lower-temperature", res.format()
-    assert res.low_temperature["pass_at_1"] > 0 and "Set grpo.temperature near 0.3" in res.format()
+    assert res.ladder[0]["temperature"] == 0.3 and res.ladder[0]["pass_at_1"] > 0 and len(res.ladder) <= LADDER_PASSES
+    rec = res.recommended_temperature
+    assert rec is not None and f"set grpo.temperature to {rec:g}" in res.format(), res.format()
+    rung = next(g for g in res.ladder if g["temperature"] == rec)
+    assert rung["verdict"] == "grpo" and 0 < rung["pass_at_1"] and rung["always_solved"] < 0.9
+    # following the advice closes the loop: preflight at that temperature draws the same samples and says grpo
+    data["grpo"]["temperature"] = rec
+    (workspace / "advised.yaml").write_text(yaml.safe_dump(data))
+    again = preflight(workspace / "advised.yaml", prompts=16, k=8)
+    assert again.verdict == "grpo" and again.pass_at_1 == rung["pass_at_1"] and again.ladder == [], again.format()

@@ -161,3 +161,43 @@ def test_escape_sequences_are_shown_inert(workspace):
     out = t.raw[t.raw.index(b"COMPLETION"):]
     assert b"\x1b" not in out and b"\x07" not in out and b"\xe2\x80\xae" not in out and b"\xc2\x9b" not in out
     assert inert("tab\tand\nnewline stay") == "tab\tand\nnewline stay"
+
+
+LONG_ASSERT = "assert longest_prefix(['interspecies', 'interstellar', 'interstate', 'internal']) == 'inter'"
+
+
+def test_the_prompt_says_enter_and_ground_truth_shows_the_rewards_columns_whole(workspace):
+    """A unit_tests brief whose prompt is built from two columns: GROUND TRUTH shows the column the reward reads
+    (``tests``), every assert whole on its own line, a long one wrapped, not cut; not the prompt's columns."""
+    from artifacts import synthetic_trajectory
+    from briefs import write_brief
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.dataset.rows import load_rows
+    from grpo_rlvr.files import write_jsonl_atomic
+    from grpo_rlvr.inspection.run import write_artifact
+    from grpo_rlvr.review.session import WIDTH
+
+    tests = ["assert longest_prefix(['ab', 'ac']) == 'a'", "assert longest_prefix(['x']) == 'x'",
+             LONG_ASSERT + " and " + LONG_ASSERT.removeprefix("assert ")]   # longer than a shown line
+    write_jsonl_atomic(workspace / "data" / "code.jsonl",
+                       [{"text": f"Write longest_prefix (task {i}).", "test_list": tests} for i in range(30)])
+    brief = write_brief(workspace, "code.yaml", dataset={"path": "./data/code.jsonl", "columns": {"tests": "test_list"}},
+                        prompt={"template": "{{ text }}\n{{ test_list | join('\\n') }}"},
+                        rewards=[{"name": "format", "weight": 0.2}, {"name": "unit_tests", "weight": 1.0}])
+    b = load_brief(brief)
+    rows = load_rows(b)
+    code = "<answer>```python\ndef longest_prefix(words):\n    return words[0][:1]\n```</answer>"
+    write_artifact(b, [{"prompt_index": i, "trajectory": synthetic_trajectory(rows[i]["prompt"], code)}
+                       for i in range(30)], rows, 30, workspace / "insp", sampling={**b.sampling(), "seed": 0})
+    t = Terminal(review_cmd(workspace / "insp"))
+    screen = t.expect(PROMPT)
+    t.send("q")
+    assert t.wait() == 1
+    truth = screen[screen.index("GROUND TRUTH:"):screen.index("SCORES:")].replace("\r\n", "\n")
+    assert "  tests:\n    - assert longest_prefix(['ab', 'ac']) == 'a'\n    - assert longest_prefix(['x']) == 'x'\n" \
+        in truth
+    assert "text:" not in truth and "test_list:" not in truth and "Write longest_prefix" not in truth
+    last = truth[truth.index("    - assert longest_prefix(['interspecies'"):].splitlines()
+    assert len(last) >= 2 and all(len(line) <= WIDTH for line in last)   # wrapped at the shown width ...
+    assert " ".join(line.strip().removeprefix("- ") for line in last) == tests[2]   # ... and whole
+    assert PROMPT.endswith("then Enter > ") and "press Enter" in screen

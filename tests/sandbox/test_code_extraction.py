@@ -53,3 +53,20 @@ def test_nested_fences_take_the_innermost_block():
 
 def test_unterminated_fence_inside_a_tag_runs_to_the_end():
     assert extract_program("<answer>\n```python\ndef f():\n    return 1") == "def f():\n    return 1"
+
+
+def test_misspelled_or_versioned_python_tags_count_as_python():
+    for tag in ("pythhon", "pyhton", "pyton", "Python", "PY", "py3", "python3.11", "ipython"):
+        text = f"```{tag}\nx = 1\n```\n```bash\nls\n```"
+        assert extract_program(text) == "x = 1\n", tag
+    assert extract_program("```untagged\ny = 2\n```\n```pythhon\nx = 1\n```") == "x = 1\n"
+    assert extract_program("```javascript\nlet x = 1\n```") == ""   # another language is still not Python
+    assert extract_program("```php\n$x = 1;\n```") == ""
+
+
+def test_text_right_after_the_closing_fence_does_not_open_a_block():
+    assert extract_program("```python\nx = 1\n```Hope this helps!") == "x = 1\n"
+    assert extract_program("```python\nx = 1\n```.") == "x = 1\n"
+    assert extract_program("```python\nx = 1\n```Done.\nAnything else?") == "x = 1\n"
+    assert extract_program("```python\ndef f():\n    return 1```end of answer") == "def f():\n    return 1"
+    assert extract_program("```pythhon\nx = 1\n```This works") == "x = 1\n"

@@ -6,8 +6,10 @@ files) → accuracy after → diagnose → summary. The review is done by the ta
 only the demo may use; the artifact records it as the reviewer. ``task`` picks the task: ``arithmetic`` (the
 default, ``arithmetic_task``) or ``spell_backward`` (reasoning-gym's task scored by its own verifier,
 ``spell_backward_task``); a task module gives its rows, target completions, oracle and brief. Each task has its
-own default folder (``default_workdir``: ``runs/demo``, ``runs/demo-spell_backward``), and the demo never moves
-an inspection a person reviewed: it refuses a folder that holds one (exit 2) before it writes anything.
+own default folder (``default_workdir``: ``runs/demo``, ``runs/demo-spell_backward``, ``runs/demo-code``), and
+the demo never moves an inspection a person reviewed: it refuses a folder that holds one (exit 2) before it
+writes anything. ``code`` (``code_task``) writes Python scored by unit tests in the sandbox, with the tiny
+model's code alphabet (a task module's ``CHARACTERS``); its folder is where the by-hand pipeline starts from.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ EVAL_PROMPTS = 100
 # smoothing 0.1, every one of seeds 0-4 with both kernel sets was healthy and gained 4-8× (benchmarks/demo_range.py).
 # At smoothing 0.3 sampled accuracy is 0 (preflight: SFT first).
 WARMUP = {"steps": 250, "lr": 1e-3, "batch_size": 32, "label_smoothing": 0.1}
-TASKS = {"arithmetic": "grpo_rlvr.demo.arithmetic_task", "spell_backward": "grpo_rlvr.demo.spell_backward_task"}
+TASKS = {"arithmetic": "grpo_rlvr.demo.arithmetic_task", "spell_backward": "grpo_rlvr.demo.spell_backward_task",
+         "code": "grpo_rlvr.demo.code_task"}
 DEMO_OUTPUT = "out"  # the shipped demo briefs' output_dir (tests/demo/test_pipeline.py holds them to it)
 
 
@@ -109,14 +112,16 @@ class _Phases:
         self.stream.flush()
 
 
-def _build_base_model(seed: int, fresh: bool) -> tuple[Path, bool]:
-    """The untrained tiny model's folder, and whether it came from the cache."""
+def _build_base_model(seed: int, fresh: bool, characters: list[str] | None = None) -> tuple[Path, bool]:
+    """The untrained tiny model's folder (with the alphabet ``characters``, default ``tiny_model.CHARACTERS``),
+    and whether it came from the cache."""
     from grpo_rlvr.demo import tiny_model
 
-    d = cache_root() / f"tiny-base-{cache_key(seed=seed)}"
+    alphabet = {} if characters is None else {"characters": "".join(characters)}  # the default keeps its key
+    d = cache_root() / f"tiny-base-{cache_key(seed=seed, **alphabet)}"
     if not fresh and (d / "config.json").is_file():
         return d, True
-    tok = tiny_model.build_tokenizer()
+    tok = tiny_model.build_tokenizer(characters)
     model = tiny_model.build_model(tok, seed)
     tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "untrained"})
     return d, False
@@ -302,7 +307,7 @@ def _models(run: _DemoRun):
 
     ph = run.ph
     ph.start("build", "building the tiny model (character tokenizer + ~0.9M-parameter Qwen2), cached on disk")
-    base, cached = _build_base_model(run.seed, run.fresh)
+    base, cached = _build_base_model(run.seed, run.fresh, getattr(run.t, "CHARACTERS", None))
     model_link = run.work / "model"
     _point(model_link, base)
     ph.note(f"untrained model: {base}" + (" (cached: built by an earlier run with this seed; --fresh rebuilds)"

@@ -3,12 +3,22 @@
 Everything is made locally and deterministically from a seed; nothing is downloaded. The result is a normal
 Hugging Face model directory (``config.json``, ``model.safetensors``, tokenizer files), so every later phase
 loads it with ``from_pretrained`` exactly as it would load a hub model.
+
+The tokenizer is Qwen2's own (byte-level BPE) with one token per character and no merges. transformers 5 loads
+the tokenizer of any ``qwen2`` model folder as ``Qwen2Tokenizer``, whatever ``tokenizer_config.json`` names, and
+that tokenizer maps text to byte-level symbols before the vocabulary lookup (``' '`` → ``'Ġ'``, ``'\n'`` →
+``'Ċ'``): a vocabulary spelled in plain characters loses spaces and newlines on reload. So the vocabulary is
+spelled in those symbols and the tokenizer built here is the one a reload gives. Two alphabets: ``CHARACTERS``
+(the arithmetic and spell_backward demos) and ``CODE_CHARACTERS`` (printable ASCII and newline: enough to write
+Python). A character outside the alphabet is dropped on encode, as Qwen2's tokenizer drops what its vocabulary
+lacks.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import string
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -19,6 +29,8 @@ log = logging.getLogger(__name__)
 PAD, EOS, USER, ASSISTANT = "<|pad|>", "<|eos|>", "<|user|>", "<|assistant|>"
 SPECIAL_TOKENS = [PAD, EOS, USER, ASSISTANT]
 CHARACTERS = list("0123456789+-*=<>/ abcdefghijklmnopqrstuvwxyz?.:\n")
+# Printable ASCII (space to '~') and newline: 96 characters, every one Python source needs (indentation is spaces)
+CODE_CHARACTERS = [c for c in string.printable if c.isprintable()] + ["\n"]
 
 # A plain chat template: user turns after <|user|>, assistant turns after <|assistant|> and closed by EOS.
 CHAT_TEMPLATE = (
@@ -39,20 +51,26 @@ MODEL_SHAPE = {  # ~1.06M parameters: 4 layers, hidden 128
 }
 
 
-def build_tokenizer():
-    """A character-level ``PreTrainedTokenizerFast`` with the chat template above."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
+def byte_level(ch: str) -> str:
+    """The byte-level symbol Qwen2's tokenizer maps a one-byte character to (``' '`` → ``'Ġ'``), from the
+    ``tokenizers`` library's own ByteLevel pre-tokenizer."""
+    from tokenizers import pre_tokenizers
 
-    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + CHARACTERS)}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token=PAD))
-    # Split into single characters; special tokens are matched before this runs.
-    core.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
-    core.decoder = decoders.Fuse()
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=core, pad_token=PAD, eos_token=EOS, unk_token=PAD,
-        additional_special_tokens=[USER, ASSISTANT],
-    )
+    ((symbol, _),) = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False).pre_tokenize_str(ch)
+    return symbol
+
+
+def build_tokenizer(characters: list[str] | None = None):
+    """A character-level ``Qwen2Tokenizer`` over ``characters`` (default ``CHARACTERS``), with the chat template
+    above: what ``AutoTokenizer`` gives back after ``save_pretrained`` beside a Qwen2 config."""
+    from transformers import Qwen2Tokenizer
+
+    chars = CHARACTERS if characters is None else characters
+    if any(len(c.encode()) != 1 for c in chars) or len(set(chars)) != len(chars):
+        raise ValueError("tiny model alphabet: each character must be one distinct one-byte (ASCII) character")
+    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + [byte_level(c) for c in chars])}
+    tok = Qwen2Tokenizer(vocab=vocab, merges=[], unk_token=None, eos_token=EOS, pad_token=PAD,
+                         extra_special_tokens=[USER, ASSISTANT])
     tok.chat_template = CHAT_TEMPLATE
     tok.padding_side = "left"
     return tok

@@ -7,12 +7,21 @@ context. A group's signal is split by where it comes from: ``correctness_signal`
 differ within the group: some samples right, some wrong) and ``format_only_signal`` (the total varies, the
 correctness does not: only format or shaping rewards move, which teaches the format, not the task).
 
-When no sample is correct at the brief's temperature, a second pass samples the same prompts at
-``LOW_TEMPERATURE`` before anything says SFT: a model whose right answer is its most likely one, buried under
-sampling noise, needs a lower temperature, not demonstrations.
+The temperature ladder. When the brief's temperature is outside the GRPO band (no correct sample, or ≥ 90% of
+prompts solved by every sample), preflight samples the same prompts with the same seed at other temperatures
+before it says so: first the far rung (``LOW_TEMPERATURE`` when nothing was correct: is the skill there at all,
+under the sampling noise?; ``HIGH_TEMPERATURE`` when too easy), then, when the far rung is not the same failure,
+the midpoint between the brief's temperature and the nearest rung known not to fail that way, halving towards
+the brief's temperature. At most ``LADDER_PASSES`` passes past the first, each ``prompts × k`` samples, so
+preflight draws at most ``(1 + LADDER_PASSES) × prompts × k`` samples. A rung is in the band when its own
+verdict would be ``grpo`` (some sample correct, fewer than 90% of prompts always solved); the recommendation is
+the measured in-band rung nearest the brief's temperature, never a rung measured too easy or without a correct
+sample, and running preflight again at it draws the same samples (same prompts, seed and temperature).
 
-Verdict: ``sft-first`` (no correct sample, at the brief's temperature nor at the low one), ``lower-temperature``
-(correct only at the low temperature), ``too-easy`` (≥ 90% of prompts always solved), or ``grpo``.
+Verdict: ``grpo`` (in the band at the brief's temperature); ``lower-temperature`` (nothing correct at the brief's
+temperature, correct answers lower down: it names the in-band temperature it measured, or says that none it
+tried is in the band); ``sft-first`` (no correct sample at any temperature tried); ``too-easy`` (≥ 90% of prompts
+always solved; it names a higher in-band temperature it measured, up to ``HIGH_TEMPERATURE``, or says none is).
 ``--filter OUT`` writes the learnable subset (prompts solved sometimes, plus a share of the rest).
 """
 
@@ -21,6 +30,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +45,9 @@ from grpo_rlvr.rollout.road import roll_out
 from grpo_rlvr.rollout.scoring import score_trajectories
 
 TOO_EASY_SHARE = 0.9
-LOW_TEMPERATURE = 0.3  # the second pass when nothing is correct at the brief's temperature
+LOW_TEMPERATURE = 0.3   # the far rung when nothing is correct at the brief's temperature
+HIGH_TEMPERATURE = 1.0  # the far rung when too easy: above 1 a sample takes tokens the model itself deems unlikely
+LADDER_PASSES = 3       # sampling passes past the first at most: the far rung, then two halvings
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -63,7 +75,9 @@ class PreflightResult:
     context_length: int | None
     evidence: list[str] = field(default_factory=list)
     filtered: dict | None = None
-    low_temperature: dict | None = None   # the second pass, when it ran: temperature, pass@1, prompts solved
+    temperature: float | None = None      # the brief's, at which the measures above were taken
+    ladder: list[dict] = field(default_factory=list)   # each further pass, in order (Rung.to_dict())
+    recommended_temperature: float | None = None       # a ladder rung measured in the band; None if none was
     seconds: float = 0.0
     engine: dict = field(default_factory=dict)   # the engine that sampled: name, package, device, settings
 
@@ -80,10 +94,8 @@ class PreflightResult:
                  f"{self.format_only_signal:.0%}",
                  f"  truncated {self.truncation_rate:.0%}; prompt tokens max {self.prompt_tokens_max}, mean "
                  f"{self.prompt_tokens_mean:.1f}" + (f" (context {self.context_length})" if self.context_length else "")]
-        if self.low_temperature:
-            lo = self.low_temperature
-            lines.append(f"  at temperature {lo['temperature']:g}: pass@1 {lo['pass_at_1']:.3f}, "
-                         f"{lo['prompts_solved']} of {self.prompts} prompts solved at least once")
+        for rung in self.ladder:
+            lines.append(f"  at temperature {rung['temperature']:g}: {_rung_text(rung, self.prompts)}")
         if self.engine:
             lines.append(f"  sampled with {_engine_text(self.engine)}")
         lines += [f"  - {e}" for e in self.evidence]
@@ -166,25 +178,95 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
     chosen = _choose_prompts(brief, len(rows), prompts, filter_out)
     rewards, correctness = _correctness_rewards(brief)
     temperature = brief.sampling()["temperature"]
-    low_pass = temperature > LOW_TEMPERATURE
-    check_sampling_time(brief, len(chosen) * k * (2 if low_pass else 1), allow_cpu, "preflight")
+    # the bound: the first pass and every ladder pass
+    check_sampling_time(brief, len(chosen) * k * (1 + LADDER_PASSES), allow_cpu, "preflight")
 
     def sample(at: float | None) -> _Pass:
         return _sample_and_score(brief, rows, chosen, k, at, rewards, correctness, progress, batch_size)
 
     first = sample(None)
-    lengths = first.prompt_lengths
-    low = None
-    if first.pass_at_1(k) == 0 and low_pass:  # before saying SFT: is the answer there, under the sampling noise?
-        second = sample(LOW_TEMPERATURE)
-        low = {"temperature": LOW_TEMPERATURE, "pass_at_1": second.pass_at_1(k),
-               "prompts_solved": sum(c > 0 for c in second.counts)}
-    result = _measured(first, k, lengths, brief.model.context_length, low)
+    ladder = climb(temperature, Rung.of(first, k, temperature), lambda t: Rung.of(sample(t), k, t))
+    result = _measured(first, k, first.prompt_lengths, brief.model.context_length)
+    result.temperature, result.ladder = temperature, [r.to_dict() for r in ladder]
+    result.recommended_temperature = recommend(temperature, ladder)
     result.verdict, result.evidence = _verdict(result, brief.sampling())
     if filter_out:
         result.filtered = _write_learnable(brief, rows, chosen, first.counts, k, keep_share, filter_out)
     result.seconds = time.monotonic() - t0
     return result
+
+
+# --- the temperature ladder --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rung:
+    """One sampling pass at one temperature, as the ladder judges it."""
+
+    temperature: float
+    pass_at_1: float
+    prompts_solved: int          # prompts with at least one correct sample
+    always_solved: float         # share of prompts every sample solved
+    correctness_signal: float    # share of groups whose correctness rewards differ
+    verdict: str                 # "grpo" (in the band) | "sft-first" (no correct sample) | "too-easy"
+
+    @classmethod
+    def of(cls, measured: _Pass, k: int, temperature: float) -> Rung:
+        counts, n = measured.counts, len(measured.solved)
+        p1, always = measured.pass_at_1(k), sum(c == k for c in counts) / n
+        verdict = "sft-first" if p1 == 0 else "too-easy" if always >= TOO_EASY_SHARE else "grpo"
+        return cls(temperature, p1, sum(c > 0 for c in counts), always,
+                   signal_shares(measured.totals, measured.correct)[1], verdict)
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def climb(temperature: float, first: Rung, measure: Callable[[float], Rung],
+          passes: int = LADDER_PASSES) -> list[Rung]:
+    """The ladder's rungs past the first pass, in the order sampled (see the module docstring).
+
+    Args:
+        temperature: the brief's; ``first`` was measured at it.
+        measure: samples and scores the preflight prompts at a temperature.
+        passes: the most rungs to sample.
+    """
+    if first.verdict == "grpo":
+        return []
+    down = first.verdict == "sft-first"
+    far = LOW_TEMPERATURE if down else HIGH_TEMPERATURE
+    if (temperature <= far) if down else (temperature >= far):
+        return []   # the brief's temperature is at the far rung or past it
+    rungs = [measure(far)]
+    if rungs[0].verdict == first.verdict:
+        return rungs   # the far rung fails the same way: no temperature between helps
+    # ``near`` fails as the first pass did, ``other`` does not (in the band, or the opposite failure): halve
+    near, other = temperature, far
+    while len(rungs) < passes:
+        mid = round((near + other) / 2, 2)
+        if mid in (near, other):
+            break
+        rungs.append(measure(mid))
+        if rungs[-1].verdict == first.verdict:
+            near = mid
+        else:
+            other = mid
+    return rungs
+
+
+def recommend(temperature: float, rungs: list[Rung]) -> float | None:
+    """The in-band rung nearest the brief's temperature, or None when no rung measured is in the band."""
+    band = [r.temperature for r in rungs if r.verdict == "grpo"]
+    return min(band, key=lambda t: abs(t - temperature)) if band else None
+
+
+# what a rung's verdict says about its temperature
+BAND = {"grpo": "in the GRPO band", "sft-first": "no correct sample", "too-easy": "too easy"}
+
+
+def _rung_text(rung: dict, prompts: int) -> str:
+    return (f"pass@1 {rung['pass_at_1']:.3f}, {rung['prompts_solved']} of {prompts} prompts solved at least once, "
+            f"{rung['always_solved']:.0%} always solved, {rung['correctness_signal']:.0%} of groups with a "
+            f"correctness signal: {BAND[rung['verdict']]}")
 
 
 def _choose_prompts(brief, n_rows: int, prompts: int | None, filter_out) -> list[int]:
@@ -219,32 +301,47 @@ def _write_learnable(brief, rows: list[dict], chosen: list[int], counts: list[in
 
 # --- the verdict: rules over the first pass's measures and the sampling settings ---------------------------------
 
-def _measured(first: _Pass, k: int, lengths: list[int], context_length: int | None,
-              low: dict | None) -> PreflightResult:
+def _measured(first: _Pass, k: int, lengths: list[int], context_length: int | None) -> PreflightResult:
     """The result's measures, before the verdict, the evidence and the filter."""
     counts, n_p = first.counts, len(first.solved)
     zero_sig, corr_sig, format_only = signal_shares(first.totals, first.correct)
     return PreflightResult("", n_p, k, first.pass_at_1(k), sum(pass_at_k(k, c, k) for c in counts) / n_p,
                            sum(c == 0 for c in counts) / n_p, sum(c == k for c in counts) / n_p, zero_sig, corr_sig,
                            format_only, first.truncation_rate, max(lengths), sum(lengths) / len(lengths),
-                           context_length, low_temperature=low, engine=first.engine)
+                           context_length, engine=first.engine)
+
+
+def _ladder_text(r: PreflightResult) -> str:
+    """The rungs tried, as one clause: "at 0.3 too easy (pass@1 1.000), at 0.65 in the GRPO band (pass@1 0.125)"."""
+    return ", ".join(f"at {g['temperature']:g} {BAND[g['verdict']]} (pass@1 {g['pass_at_1']:.3f})" for g in r.ladder)
+
+
+def _advice(r: PreflightResult) -> str:
+    """The temperature to set, or why none is named."""
+    if r.recommended_temperature is not None:
+        rung = next(g for g in r.ladder if g["temperature"] == r.recommended_temperature)
+        return (f"set grpo.temperature to {r.recommended_temperature:g} in the brief (measured there: pass@1 "
+                f"{rung['pass_at_1']:.3f}, {rung['correctness_signal']:.0%} of groups with a correctness signal)")
+    first = "sft-first" if r.pass_at_1 == 0 else "too-easy"
+    if all(g["verdict"] == first for g in r.ladder):
+        return f"no temperature up to {HIGH_TEMPERATURE:g} is in the GRPO band"
+    return ("no temperature tried is in the GRPO band: the band lies between the nearest that failed each way, "
+            "narrower than the ladder's steps")
 
 
 def _lower_temperature(r: PreflightResult, s: dict) -> str | None:
-    low = r.low_temperature
-    if r.pass_at_1 == 0 and low and low["pass_at_1"] > 0:
-        return (f"0 of {r.prompts * r.k} samples solved the task at temperature {s['temperature']:g}, but "
-                f"{low['prompts_solved']} of {r.prompts} prompts were solved at temperature {LOW_TEMPERATURE:g} "
-                f"(pass@1 {low['pass_at_1']:.3f}): the skill is there, buried under sampling noise. Set "
-                f"grpo.temperature near {LOW_TEMPERATURE:g} in the brief and run preflight again")
+    if r.pass_at_1 == 0 and any(g["pass_at_1"] > 0 for g in r.ladder):
+        return (f"0 of {r.prompts * r.k} samples solved the task at temperature {s['temperature']:g}, but lower "
+                f"temperatures did ({_ladder_text(r)}): the skill is there, buried under sampling noise; "
+                f"{_advice(r)}")
     return None
 
 
 def _sft_first(r: PreflightResult, s: dict) -> str | None:
     if r.pass_at_1 != 0:
         return None
-    tried = f"temperature {s['temperature']:g}" + (f", and none of {r.prompts * r.k} at {LOW_TEMPERATURE:g}"
-                                                   if r.low_temperature else "")
+    temps = ", ".join(f"{g['temperature']:g}" for g in r.ladder)
+    tried = f"temperature {s['temperature']:g}" + (f", and none at {temps}" if r.ladder else "")
     return (f"0 of {r.prompts * r.k} samples solved the task at {tried}: GRPO would see zero advantage from "
             "correctness everywhere. Teach the task with SFT first, then come back.")
 
@@ -252,8 +349,11 @@ def _sft_first(r: PreflightResult, s: dict) -> str | None:
 def _too_easy(r: PreflightResult, s: dict) -> str | None:
     if r.always_solved < TOO_EASY_SHARE:
         return None
-    return (f"{r.always_solved:.0%} of prompts are solved by every sample: little left to learn; use harder "
-            "prompts or `--filter` to keep the learnable ones")
+    text = (f"{r.always_solved:.0%} of prompts are solved by every sample at temperature {s['temperature']:g}: "
+            "little left to learn")
+    if r.ladder:
+        text += f"; higher up, {_ladder_text(r)}: {_advice(r)}"
+    return text + "; or use harder prompts, or `--filter` to keep the learnable ones"
 
 
 def _grpo(r: PreflightResult, s: dict) -> str:

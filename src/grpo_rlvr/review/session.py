@@ -21,6 +21,7 @@ time rule and the plugin's hook (which denies the agent ``grpo-rlvr review``) ar
 from __future__ import annotations
 
 import getpass
+import json
 import os
 import sys
 import termios
@@ -38,7 +39,7 @@ from grpo_rlvr.inspection.signature import sign_review
 from grpo_rlvr.rollout.trajectory import turns
 
 DWELL_S = 0.5   # a sample is on screen at least this long before a key counts
-PROMPT = "[a]gree  [d]isagree  [b]ack  [q]uit > "
+PROMPT = "[a]gree  [d]isagree  [b]ack  [q]uit, then Enter > "
 _KEEP = {"\n", "\t"}
 
 
@@ -105,7 +106,36 @@ def _block(conversation, out) -> None:
                 out.write(f"    {piece}\n" if label else f"  {piece}\n")
 
 
-def _show(s: dict, i: int, n: int, out) -> None:
+def reward_columns_read(manifest: dict) -> set[str] | None:
+    """The dataset columns the inspected rewards read (``rewards.reference.columns_read``), or None when a user
+    reward is among them: what it reads is not declared, so every column is shown."""
+    from grpo_rlvr.rewards.reference import columns_read
+
+    read: set[str] = set()
+    for r in manifest.get("rewards") or []:
+        cols = columns_read(r.get("name", ""), r.get("params") or {})
+        if cols is None:
+            return None
+        read.update(cols)
+    return read
+
+
+def _truth_lines(name: str, value) -> list[str]:
+    """One ground-truth column whole, wrapped at ``WIDTH``: a list one item a line (``- assert f(1) == 2``), text
+    line by line with its indentation, anything else as JSON."""
+    items = value if isinstance(value, list) else [value]
+    lead = "    - " if isinstance(value, list) else "    "
+    out = [f"  {_line(name)}:"]
+    for item in items:
+        text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)
+        for k, para in enumerate(inert(text).replace("\t", "    ").splitlines() or [""]):
+            first = lead if k == 0 else " " * len(lead)
+            out += textwrap.wrap(para, WIDTH, initial_indent=first, subsequent_indent=" " * (len(lead) + 2),
+                                 break_on_hyphens=False) or [first.rstrip()]
+    return out
+
+
+def _show(s: dict, i: int, n: int, out, read: set[str] | None = None) -> None:
     bar = "─" * 72
     out.write(f"\n{bar}\nSample {i + 1}/{n}  ({_line(s['id'])}, {_line(s.get('outcome', '?'))})\n{bar}\n")
     out.write("PROMPT (every message the model saw):\n")
@@ -113,8 +143,11 @@ def _show(s: dict, i: int, n: int, out) -> None:
     out.write(f"COMPLETION{' (truncated)' if s.get('truncated') else ''}:\n")
     _block(s["completion"], out)
     gt = s.get("columns") or {}
-    if gt:
-        out.write("GROUND TRUTH: " + ", ".join(f"{_line(k)}={_line(str(v)[:80])}" for k, v in gt.items()) + "\n")
+    shown = {k: v for k, v in gt.items() if read is None or k in read}
+    if shown:
+        out.write("GROUND TRUTH:\n")
+        for name, value in shown.items():
+            out.writelines(f"{line}\n" for line in _truth_lines(name, value))
     out.write("SCORES:\n")
     for name, sc in s["scores"].items():
         out.write(f"  {_line(name):<16} {sc['score']!s:<6} {_line(sc['reason'])}\n")
@@ -189,11 +222,13 @@ def _loop(art, reviewer: str, stdin, out) -> int:
     i = next((k for k, s in enumerate(samples) if not s.get("verdict")), n)
     if i and i < n:
         out.write(f"Resuming at sample {i + 1} of {n} ({i} already reviewed).\n")
-    out.write("Read each completion and its scores. Do the scores say what you would say?\n")
+    out.write("Read each completion and its scores. Do the scores say what you would say? Type a key, then "
+              "press Enter.\n")
     names = list(samples[0]["scores"]) if samples else []
+    read = reward_columns_read(art.manifest)
     while i < n:
         s = samples[i]
-        _show(s, i, n, out)
+        _show(s, i, n, out, read)
         shown = time.monotonic()
         _settle(stdin, out)
         key = _ask(PROMPT, stdin, out)

@@ -67,6 +67,19 @@ def params_of(name: str) -> list[Param]:
     return out
 
 
+def columns_read(name: str, params: dict) -> list[str] | None:
+    """The dataset columns the built-in ``name`` reads with ``params``: its ``*_column`` params, defaults filled in
+    (for ``length_penalty``, the wrapped reward's). None for a user reward, whose reads are not declared."""
+    from grpo_rlvr.rewards import REGISTRY
+
+    if name not in REGISTRY:
+        return None
+    if name == "length_penalty":
+        inner = params.get("reward", "exact_match")
+        return columns_read(inner, dict(params.get("reward_params") or {})) if isinstance(inner, str) else None
+    return [params.get(p.name, p.default) for p in params_of(name) if p.name.endswith("_column")]
+
+
 def _show(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 

@@ -6,14 +6,18 @@ Covered: Markdown fences wherever they stand: at a line start or after other tex
 ```` ```python ```` one: the innermost blocks count), and unterminated at the end of the text (a completion cut at
 ``max_completion_length`` runs to the end). A run of three or more backticks followed by a word opens a block
 (the word is its language when a line break or a known language name follows); a bare run closes the innermost
-open block whose run was no longer, or else opens an untagged one. Of the innermost blocks, the last tagged
-``python``/``py``/``python3`` wins; otherwise the last untagged one; otherwise the whole text. Not covered: other
-languages, several blocks that only work when concatenated (the last one is taken: models usually repeat the
-full program at the end), a run of backticks inside a string literal of the program.
+open block whose run was no longer, or else opens an untagged one; so does a run with text right after it
+(```` ```Hope this helps ````), unless that text is a language name. Of the innermost blocks, the last
+tagged Python wins; otherwise the last untagged one; otherwise the whole text. A Python tag is ``python``, ``py``,
+any case, with a version (``py3``, ``python3.11``), or misspelled by a letter or two (``pythhon``, ``pyhton``:
+close to ``python`` by difflib's ratio ≥ 0.8, which also takes ``ipython``, ``jython`` and ``cython``). Not
+covered: other languages, several blocks that only work when concatenated (the last one is taken: models
+usually repeat the full program at the end), a run of backticks inside a string literal of the program.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -23,6 +27,16 @@ _BLANK = re.compile(r"[^\S\n]*\n")
 _PYTHON_TAGS = {"python", "py", "python3", "py3"}
 _LANGUAGES = _PYTHON_TAGS | {"javascript", "js", "typescript", "ts", "java", "c", "cpp", "c++", "go", "rust",
                              "bash", "sh", "shell", "json", "yaml", "text", "markdown", "md", "sql", "ruby"}
+
+
+def _is_python(tag: str) -> bool:
+    """``tag`` (lowercased) names Python: a Python tag, with a version, or a near miss of ``python``."""
+    base = tag.rstrip("0123456789.")
+    return tag in _PYTHON_TAGS or base in _PYTHON_TAGS or bool(difflib.get_close_matches(base, ["python"], 1, 0.8))
+
+
+def _is_language(tag: str) -> bool:
+    return tag in _LANGUAGES or _is_python(tag)
 
 
 @dataclass
@@ -41,7 +55,10 @@ def _blocks(text: str) -> list[_Block]:
     for m in _RUN.finditer(text):
         ticks, after = len(m.group()), m.end()
         info = _INFO.match(text, after)
-        if info is None and stack and ticks >= stack[-1].ticks:  # a bare run closes the innermost block
+        word = info.group(1).lower() if info else ""
+        # inside a block, a run long enough to close it closes it, also with text right after it ("```Hope this
+        # helps", "```Done.\n"), unless a language name follows ("```python\n" opens a nested block)
+        if stack and ticks >= stack[-1].ticks and not _is_language(word):
             block = stack.pop()
             block.end = m.start()
             done.append(block)
@@ -49,8 +66,7 @@ def _blocks(text: str) -> list[_Block]:
         blank = _BLANK.match(text, after)
         lang, start = "", blank.end() if blank else after
         if info is not None:
-            word = info.group(1).lower()
-            if info.group(3) or info.end() == len(text) or word in _LANGUAGES:
+            if info.group(3) or info.end() == len(text) or _is_language(word):
                 lang, start = word, info.end()  # "```python\n", "```python print(1)```"
         if stack:
             stack[-1].has_inner = True
@@ -67,7 +83,7 @@ def extract_program(text: str) -> str:
         return ""
     blocks = [b for b in _blocks(text) if not b.has_inner]
     bodies = [(b.lang, text[b.start:b.end]) for b in blocks]
-    python = [body for lang, body in bodies if lang in _PYTHON_TAGS and body.strip()]
+    python = [body for lang, body in bodies if lang and _is_python(lang) and body.strip()]
     plain = [body for lang, body in bodies if not lang and body.strip()]
     if python:
         code = python[-1]
