@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from grpo_rlvr import work_trace
-from grpo_rlvr.brief import data_checks, methods, model_probe, recipe
+from grpo_rlvr.brief import data_checks, layout, methods, model_probe, recipe
 from grpo_rlvr.brief.bound_settings import bound_settings
 from grpo_rlvr.brief.grpo_rules import (
     NUMERIC_TEXT,
@@ -206,7 +206,7 @@ def load_brief(path: str | Path) -> Brief:
     model = found.take(_model_section(data, base))
     dataset, row, held_row = found.take(_dataset_section(data, base))
     rewards = found.take(_rewards_section(data, base, dataset, row, held_row))
-    hw = found.take(_hardware_section(data))
+    hw = found.take(_hardware_section(data, model))
     method, lora, lora_origin = found.take(_method_section(data, hw, model))
     variant = found.take(_variant_section(data, base, model))
     tools = found.take(_tools_section(data, base))
@@ -376,35 +376,23 @@ def _reward_column_problems(built: list, dataset: DatasetSpec, row: dict | None,
 
 # --- hardware and method -----------------------------------------------------------------------------------------
 
-def _hardware_section(data: dict) -> Section:
-    hw = _hardware(data)
+def _hardware_section(data: dict, model: ModelSpec | None = None) -> Section:
+    heads = layout.attention_heads(getattr(getattr(model, "facts", None), "config", None))
+    hw = layout.resolve_hardware(data, heads)
+    written = data.get("hardware") or {}
     problems, warnings = [], []
-    if hw.accelerator == "gpu" and (data.get("hardware") or {}).get("cpu_processes"):
+    if hw.accelerator == "gpu" and written.get("cpu_processes"):
         problems.append("hardware.cpu_processes: only for accelerator 'cpu'; on GPUs there is one process per "
                         "training GPU (set num_gpus)")
     if hw.accelerator == "gpu" and hw.num_gpus < 1:
         problems.append("hardware.num_gpus: 0 GPUs with accelerator 'gpu'; set num_gpus ≥ 1 or accelerator: cpu")
-    if hw.accelerator == "gpu" and hw.num_processes < 1:
-        problems.append(f"hardware.vllm_gpus: {hw.vllm_gpus} vLLM GPUs leave no GPU for training out of "
-                        f"{hw.num_gpus * hw.num_nodes}; lower vllm_gpus or add GPUs")
+    problems.extend(layout.layout_problems(hw, written, heads))
     if hw.accelerator == "cpu" and hw.sharding == "fsdp2" and hw.num_processes > 1:
         # accelerate 1.15 (state.py) picks MULTI_CPU for cpu=True and applies an FSDP plugin only to GPU-like types
         warnings.append("hardware.sharding: 'fsdp2' is not applied on CPU: accelerate trains CPU processes with "
                         "DDP over gloo whatever its config says, so every process holds the whole model; set "
                         "sharding: ddp on CPU (FSDP2 shards on GPUs)")
     return Section(hw, problems, warnings)
-
-
-def _hardware(data: dict) -> Hardware:
-    """The hardware section with its defaults: one GPU; on several GPUs or nodes, one of them for vLLM and DDP."""
-    hw = data.get("hardware") or {}
-    accelerator = hw.get("accelerator") or ("cpu" if hw.get("num_gpus", 1) == 0 else "gpu")
-    num_gpus = 0 if accelerator == "cpu" else int(hw.get("num_gpus", 1))
-    default_vllm = 1 if num_gpus > 1 or hw.get("num_nodes", 1) > 1 else 0
-    return Hardware(accelerator=accelerator, num_gpus=num_gpus, num_nodes=int(hw.get("num_nodes", 1)),
-                    vllm_gpus=int(hw.get("vllm_gpus", default_vllm)) if accelerator == "gpu" else 0,
-                    gpu_type=hw.get("gpu_type"), sharding=hw.get("sharding", "none" if num_gpus <= 1 else "ddp"),
-                    cpu_processes=int(hw.get("cpu_processes", 1)) if accelerator == "cpu" else 1)
 
 
 def _method_section(data: dict, hw: Hardware, model: ModelSpec | None = None) -> Section:

@@ -62,22 +62,44 @@ class RewardSpec:
 
 @dataclass(frozen=True)
 class Hardware:
+    """The machines a run uses (``brief.layout`` resolves the defaults and refuses idle GPUs).
+
+    One node: GPUs 0..vllm_gpus-1 serve vLLM (server mode), the rest train. Several nodes with ``vllm_gpus`` (server
+    mode): node 0 is the generation node, its ``vllm_gpus`` (all its GPUs) serve vLLM, and nodes 1.. train on every
+    GPU. Several nodes without: every node trains on every GPU."""
+
     accelerator: str   # "cpu" | "gpu"
     num_gpus: int      # GPUs per node, all of them (0 on CPU)
-    num_nodes: int
-    vllm_gpus: int     # of those, GPUs 0..vllm_gpus-1 serve vLLM on node 0 (server mode; 0 otherwise)
+    num_nodes: int     # all nodes, the generation node included
+    vllm_gpus: int     # GPUs of the vLLM server (server mode; 0 otherwise): on node 0, GPUs 0..vllm_gpus-1
     gpu_type: str | None
     sharding: str      # none | ddp | zero2 | zero3 | fsdp2
     cpu_processes: int = 1  # training processes on CPU (DDP over gloo)
+    vllm_tensor_parallel: int = 1  # the server's split: tensor parallel × data parallel = vllm_gpus
+    vllm_data_parallel: int = 1
+
+    @property
+    def generation_node(self) -> bool:
+        """Node 0 only generates (``vllm serve``) and the other nodes train: server mode on several nodes."""
+        return self.accelerator == "gpu" and self.num_nodes > 1 and self.vllm_gpus > 0
+
+    @property
+    def training_nodes(self) -> int:
+        return self.num_nodes - 1 if self.generation_node else self.num_nodes
+
+    @property
+    def training_gpus_per_node(self) -> int:
+        """GPUs that train on each training node (accelerate wants the same count on every machine)."""
+        if self.accelerator == "cpu":
+            return 0
+        return self.num_gpus if self.generation_node else self.num_gpus - self.vllm_gpus
 
     @property
     def num_processes(self) -> int:
-        """Training processes across all nodes (one per training GPU; one on CPU)."""
+        """Training processes across all nodes, the training world size (one per training GPU; on CPU as set)."""
         if self.accelerator == "cpu":
             return self.cpu_processes
-        # Every node trains on the same GPUs (accelerate wants the same count per node); the first vllm_gpus
-        # GPUs serve vLLM on node 0 and stay free on the others.
-        return (self.num_gpus - self.vllm_gpus) * self.num_nodes
+        return self.training_gpus_per_node * self.training_nodes
 
 
 @dataclass(frozen=True)

@@ -215,10 +215,8 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         res = TrainResult(run, not refused, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra,
                           refused=refused, cpu_estimate_s=cpu_s, notes=notes,
                           cpu_needs_flag=cpu_s is not None and cpu_s > CPU_LIMIT_S and not allow_cpu)
-        if plan.server:  # launch.sh prints the exact commands it would run
-            shown = subprocess.run(cmd, cwd=run, capture_output=True, text=True,
-                                   env={**os.environ, **env_extra, "GRPO_RLVR_DRY_RUN": "1"})
-            res.plan = shown.stdout.splitlines()
+        if plan.server or plan.nodes > 1:  # launch.sh prints the exact commands it would run, on each node
+            res.plan = _node_plans(plan, cmd, run, env_extra)
         return res
     brief = load_brief(lock["brief"])
     check_training_time(brief, max_steps, allow_cpu, count_rows=count_rows(brief))
@@ -237,6 +235,30 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     return TrainResult(run, returncode == 0, returncode, cmd, str(ckpt) if ckpt else None,
                        time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started),
                        notes=notes, watch_stop=stopped, crash=crash)
+
+
+def _node_role(plan: LaunchPlan, node: int) -> str:
+    if plan.generation_node:
+        return "generation" if node == 0 else f"training, machine rank {node - 1}"
+    return f"machine rank {node}"
+
+
+def _node_plans(plan: LaunchPlan, cmd: list[str], run: Path, env_extra: dict) -> list[str]:
+    """What launch.sh runs (its dry run), on one node, or on each node with the variables that node sets (node
+    n's address shown as ``node<n>``)."""
+    if plan.nodes == 1:
+        shown = subprocess.run(cmd, cwd=run, capture_output=True, text=True,
+                               env={**os.environ, **env_extra, "GRPO_RLVR_DRY_RUN": "1"})
+        return shown.stdout.splitlines() + shown.stderr.splitlines() * (shown.returncode != 0)
+    lines = []
+    for node in range(plan.nodes):
+        node_env = plan.node_env(node)
+        shown = subprocess.run(cmd, cwd=run, capture_output=True, text=True,
+                               env={**os.environ, **env_extra, **node_env, "GRPO_RLVR_DRY_RUN": "1"})
+        words = " ".join(f"{k}={v}" for k, v in node_env.items())
+        lines.append(f"node {node} ({_node_role(plan, node)}): {words} bash launch.sh")
+        lines += [f"  {x}" for x in shown.stdout.splitlines() + shown.stderr.splitlines() * (shown.returncode != 0)]
+    return lines
 
 
 def _path_with_this_python() -> str:

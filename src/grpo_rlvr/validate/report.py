@@ -19,6 +19,7 @@ from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.bound_settings import UNBOUND
 from grpo_rlvr.brief.contract import contract_problems
 from grpo_rlvr.brief.deviations import as_json, override_variants, recipe_deviations
+from grpo_rlvr.brief.layout import describe_layout
 from grpo_rlvr.brief.methods import SOURCES
 from grpo_rlvr.brief.recipe import RECIPE, hardware_defaults
 from grpo_rlvr.errors import ConfigError, MachineError
@@ -73,9 +74,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
                     "prompt_column": brief.dataset.prompt_column, "columns": dict(brief.dataset.columns),
                     "prompt": dict(brief.dataset.prompt)},
         "rewards": [{"name": r.name, "weight": r.weight, "params": dict(r.params)} for r in brief.rewards],
-        "hardware": {"accelerator": brief.hardware.accelerator, "num_gpus": brief.hardware.num_gpus,
-                     "num_nodes": brief.hardware.num_nodes, "vllm_gpus": brief.hardware.vllm_gpus,
-                     "training_processes": brief.hardware.num_processes, "sharding": brief.hardware.sharding},
+        "hardware": _hardware_report(brief),
         "method": brief.method,
         "lora": {k: {"value": v, "from": brief.lora_origin.get(k, "brief")} for k, v in brief.lora.items()},
         "variant": _variant_report(brief),
@@ -103,7 +102,23 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         raise ConfigError(f"hardware.gpu_type: the estimated peak memory {mem['total_gib']} GiB per GPU does not fit "
                           f"{mem['gpu']} ({mem['gpu_gib']} GiB){guess}; what makes it fit: {fix}",
                           source=str(brief.path))
+    server = (mem or {}).get("vllm_server")
+    if server is not None and not server["fits"]:
+        hw = brief.hardware
+        raise ConfigError(f"hardware.vllm_tensor_parallel: at tensor parallel {hw.vllm_tensor_parallel} the vLLM "
+                          f"server needs ~{server['needed_gib_one_sequence']} GiB per GPU to start, more than the "
+                          f"{server['usable_gib_per_gpu']} GiB it may use of a {mem['gpu']} GPU; {server['fix']}",
+                          source=str(brief.path))
     return report
+
+
+def _hardware_report(brief) -> dict:
+    hw = brief.hardware
+    return {"accelerator": hw.accelerator, "num_gpus": hw.num_gpus, "num_nodes": hw.num_nodes,
+            "vllm_gpus": hw.vllm_gpus, "vllm_tensor_parallel": hw.vllm_tensor_parallel,
+            "vllm_data_parallel": hw.vllm_data_parallel, "generation_node": hw.generation_node,
+            "training_nodes": hw.training_nodes, "training_processes": hw.num_processes, "sharding": hw.sharding,
+            "layout": describe_layout(hw, brief.vllm_mode)}
 
 
 def _adapter_report(brief) -> dict | None:
