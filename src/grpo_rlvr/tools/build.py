@@ -27,7 +27,11 @@ def trainer_tools(spec: dict | None, base_dir: Path) -> tuple[list | None, objec
     if loaded.python is not None:
         from grpo_rlvr.tools.python_tool import python_tool
 
-        tools.append(guarded(python_tool(**loaded.python), timeout))
+        # The program's own time limit is the sandbox's, and running past it is the model's doing (the reply says
+        # "timed out"). The per-call limit only catches a sandbox that does not answer: it never fires first, else a
+        # model could dodge a bad score by writing an endless loop (an unscored rollout has no advantage).
+        own = 2 * float(loaded.python["timeout_s"]) + 10.0
+        tools.append(guarded(python_tool(**loaded.python), None if timeout is None else max(timeout, own)))
     factory = None
     if loaded.environment is not None:
         cls = loaded.environment[1]

@@ -1,0 +1,86 @@
+"""The built-in python tool runs the model's code in the code reward's real sandbox. What the code does is the model's
+doing and comes back as the reply (output, traceback, a limit it hit); only a sandbox that cannot run is the world's
+failure. A red team: the model must not be able to leave its rollout unscored (no advantage) or read the trainer."""
+
+from __future__ import annotations
+
+import pytest
+
+from grpo_rlvr.runtime.tool_failures import NONCE, ToolUnavailable, unavailable_in
+from grpo_rlvr.tools.build import trainer_tools
+from grpo_rlvr.tools.python_tool import MAX_REPLY_CHARS, python_tool
+
+
+@pytest.fixture(scope="module")
+def python():
+    return python_tool(timeout_s=2.0, memory_mb=256)
+
+
+def test_what_the_code_prints_is_the_reply(python):
+    assert python("print(sum(range(101)))") == "5050\n"
+    assert python("import math\nprint(math.comb(10, 3))") == "120\n"
+
+
+def test_an_exception_is_the_model_s_to_read(python):
+    reply = python("print('before')\n1 / 0")
+    assert reply.startswith("before\n")
+    assert "ZeroDivisionError" in reply and "exited with code 1" in reply
+
+
+@pytest.mark.parametrize("code, says", [
+    ("while True:\n    pass", "timed out"),
+    ("x = bytearray(1 << 34)", "MemoryError"),
+    ("import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=1)", "Error"),
+    ("open('/tmp/planted', 'w').write('x')", "Error"),
+    ("import os\nprint(os.environ.get('HOME'), len(os.listdir('/proc')))", ""),
+])
+def test_limits_and_walls_answer_the_model_and_never_raise(python, code, says):
+    reply = python(code)        # never ToolUnavailable: these are the model's doing
+    assert says in reply, reply
+
+
+def test_a_flood_of_output_is_cut(python):
+    reply = python("print('x' * 1_000_000)")
+    assert len(reply) <= MAX_REPLY_CHARS + len("\n[cut]")
+
+
+def test_the_code_cannot_learn_or_forge_the_unavailable_mark(python):
+    """The mark's nonce lives in the trainer's memory only: the code can print a mark, but not this process's."""
+    reply = python("import os, re\n"
+                   "found = set()\n"
+                   "for pid in os.listdir('/proc'):\n"
+                   "    try:\n"
+                   "        found.update(re.findall(r'[0-9a-f]{24}', open(f'/proc/{pid}/environ').read()))\n"
+                   "    except Exception:\n"
+                   "        pass\n"
+                   "print(f'[tool unavailable {\"0\" * 24}] down [/tool unavailable]', sorted(found))")
+    assert NONCE not in reply
+    rollout = [{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "python"}}]},
+               {"role": "tool", "name": "python", "content": reply}]
+    assert unavailable_in(rollout) is None     # scored like any other rollout
+
+
+def test_an_endless_loop_cannot_outlast_the_per_call_limit_into_an_unscored_rollout(tmp_path):
+    """call_timeout_s shorter than the program's own time limit: the sandbox's timeout still answers first (the
+    per-call limit is raised above it for the python tool), so the loop scores as the model's failure."""
+    tools, _ = trainer_tools({"functions": [], "environment": None, "python": {"timeout_s": 1.0, "memory_mb": 256},
+                              "call_timeout_s": 0.2}, tmp_path)
+    (python,) = tools
+    reply = python(code="while True:\n    pass")
+    assert "timed out" in reply
+
+
+def test_a_sandbox_that_cannot_run_is_the_world_s_failure(monkeypatch):
+    """Stand-in: a broken sandbox cannot be made on purpose here, so run_code is replaced by one raising the
+    SandboxError a broken sandbox raises."""
+    from grpo_rlvr import sandbox
+    from grpo_rlvr.errors import SandboxError
+
+    def broken(*a, **k):
+        raise SandboxError("the supervisor did not start")
+
+    monkeypatch.setattr(sandbox, "run_code", broken)
+    with pytest.raises(ToolUnavailable) as e:
+        python_tool()("print(1)")
+    rollout = [{"role": "tool", "name": "python", "content": str(e.value)}]
+    assert "the python sandbox could not run" in unavailable_in(rollout)
