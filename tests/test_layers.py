@@ -114,15 +114,9 @@ def import_cycles(top_level_only: bool = False, modules: dict | None = None, pkg
     return sorted(cycles)
 
 
-# Circles closed only by an import inside a function, each kept on purpose. A new circle fails the test below,
-# and one taken apart must leave this list.
-KNOWN_FUNCTION_LEVEL_CYCLES = {
-    ("grpo_rlvr.runtime.checkpoint_ledger", "grpo_rlvr.runtime.provenance"):
-        "the ledger's proofs name the run's starts; the provenance audit reads the ledger",
-    ("grpo_rlvr.sandbox.judging.plan", "grpo_rlvr.sandbox.judging.plan_classes", "grpo_rlvr.sandbox.judging.plan_code"):
-        "a plan hands a code body to plan_code (and its test classes to plan_classes), which build on the plan's own "
-        "classes",
-}
+# Circles closed only by an import inside a function, each kept on purpose: none is left (the last two, the run's
+# records and the sandbox's planners, were taken apart). A new circle fails the test below.
+KNOWN_FUNCTION_LEVEL_CYCLES: dict[tuple[str, ...], str] = {}
 
 
 def test_no_import_cycles_when_modules_load():

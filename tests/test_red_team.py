@@ -24,7 +24,7 @@ from artifacts import make_artifact
 from briefs import SUM_REWARD, write_brief
 from grpo_rlvr.identity import hash_cache
 from grpo_rlvr.run.render import render
-from grpo_rlvr.runtime import provenance
+from grpo_rlvr.runtime import output_audit, provenance
 from hub_cache_layout import add_snapshot
 from paths import CLI
 
@@ -440,7 +440,7 @@ def test_resume_continues_a_checkpoint_this_run_saved_and_refuses_it_once_rewrit
     starts = provenance.valid_starts(run / "output")      # one signed start per training, each with its door
     assert [s["door"] for s in starts.values()] == ["grpo-rlvr train"] * 2
     assert list(starts.values())[1]["resume"].endswith("checkpoint-1")
-    assert provenance.audit(run / "output") == []          # every checkpoint and final/ proven: diagnose is quiet
+    assert output_audit.audit(run / "output") == []          # every checkpoint and final/ proven: diagnose is quiet
     assert json.loads((run / "output" / "checkpoints.json").read_text())["final"]["run_id"] in starts
     flip_byte(run / "output" / "checkpoint-2" / "model.safetensors")
     out = cli("train", run, "--resume", "--max-steps", 3)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from grpo_rlvr.errors import RunKeyError
-from grpo_rlvr.runtime import checkpoint_ledger, provenance, run_key
+from grpo_rlvr.runtime import checkpoint_ledger, output_audit, provenance, run_key
 from grpo_rlvr.runtime.checked_run import RunCheck
 
 
@@ -133,7 +133,7 @@ def test_a_checkpoint_saved_by_the_started_process_resumes(started):
     entry = checkpoint_ledger.read_ledger(output)["checkpoint-1"]
     assert entry["proof"] and set(entry["files"]) == {p.name for p in ckpt.iterdir()}   # every file, bound
     assert checkpoint_ledger.resume_problems(output, str(ckpt)) == []
-    assert provenance.audit(output) == []
+    assert output_audit.audit(output) == []
 
 
 def test_a_hand_written_ledger_is_refused(started):
@@ -205,15 +205,15 @@ def test_a_process_that_passed_no_check_saves_unproven_entries(started):
     entry = checkpoint_ledger.read_ledger(output)["checkpoint-1"]
     assert entry["proof"] is None and "did not pass the run check" in entry["unproven"]
     assert "carries no valid proof" in checkpoint_ledger.resume_problems(output, str(ckpt))[0]
-    [finding] = provenance.audit(output)
+    [finding] = output_audit.audit(output)
     assert finding.startswith(f"{ckpt}: its entry in checkpoints.json carries no valid proof")
 
 
 def test_outputs_with_no_valid_start_are_flagged(tmp_path):
     output = _run_folder(tmp_path) / "output"
-    assert provenance.audit(output) == []              # nothing trained yet: nothing to say
+    assert output_audit.audit(output) == []              # nothing trained yet: nothing to say
     (output / "metrics.jsonl").write_text('{"step": 1, "reward": 0.5}\n')
-    [finding] = provenance.audit(output)
+    [finding] = output_audit.audit(output)
     assert "holds no valid start" in finding and "grpo-rlvr train RUN" in finding
 
 
@@ -251,7 +251,7 @@ def test_the_demos_in_process_door_records_its_start_and_proves_what_it_saved(wo
     [start] = provenance.valid_starts(run / "output").values()
     assert start["door"] == "grpo-rlvr demo" and start["trainer_pid"] == os.getpid()
     assert checkpoint_ledger.read_ledger(run / "output")["final"]["run_id"] == start["run_id"]
-    assert provenance.audit(run / "output") == []
+    assert output_audit.audit(run / "output") == []
 
 
 @pytest.mark.parametrize("rank", [0, 1])
@@ -292,7 +292,7 @@ def test_a_checkpoint_saved_under_another_lock_does_not_resume_and_diagnose_flag
     ckpt = _checkpoint(run / "output")
     checkpoint_ledger.record(run / "output", ckpt, RunCheck(lock_a, [], {"checked": {}, "rewards": {}}, start))
     assert checkpoint_ledger.resume_problems(run / "output", str(ckpt)) == []      # under its own lock: resumes
-    assert provenance.audit(run / "output") == []
+    assert output_audit.audit(run / "output") == []
     lock_b = {"fingerprint": "b" * 64, "brief": "/p/brief_b.yaml", "inspection": "/p/b/inspection"}
     (run / "brief.lock.json").write_text(json.dumps(lock_b))                        # rendered again for brief B
     [problem] = checkpoint_ledger.resume_problems(run / "output", str(ckpt))
@@ -300,7 +300,7 @@ def test_a_checkpoint_saved_under_another_lock_does_not_resume_and_diagnose_flag
     assert "brief /p/brief_a.yaml → /p/brief_b.yaml" in problem and "inspection /p/a/inspection → /p/b/inspection" \
         in problem and f"fingerprint {'a' * 64} → {'b' * 64}" in problem
     assert "a re-rendered folder starts a new run" in problem and "grpo-rlvr render BRIEF --out NEW_RUN" in problem
-    [finding] = provenance.audit(run / "output")
+    [finding] = output_audit.audit(run / "output")
     assert finding.startswith(f"{ckpt}: saved by a training under another lock") and "brief_b.yaml" in finding
     (run / "brief.lock.json").write_text(json.dumps(lock_a))                        # rendered for A again
     assert checkpoint_ledger.resume_problems(run / "output", str(ckpt)) == []

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from grpo_rlvr.sandbox.judging.plan import judge_value, make_plan
+from grpo_rlvr.sandbox.judging.make_plan import make_plan
+from grpo_rlvr.sandbox.judging.plan import judge_value
 
 
 def leaves(plan, i=0):

@@ -174,7 +174,7 @@ def _unproven_run(target: Path, source: Path) -> Finding | None:
     """A critical finding when a grpo-rlvr run's outputs are not proven to come from trainings that passed the
     run check of the rendered train.py (``runtime/provenance.py``): no valid start, or a checkpoint or final
     model without a valid proof. Logs that are not a grpo-rlvr run's (no ``brief.lock.json`` above them) pass."""
-    from grpo_rlvr.runtime.provenance import audit
+    from grpo_rlvr.runtime.output_audit import audit
 
     folders = [target / "output", target, source if source.is_dir() else source.parent]
     output = next((f for f in folders if f.name == "output" and f.is_dir() and (f.parent / "brief.lock.json").is_file()),

@@ -17,7 +17,8 @@ from .isolation.limits import SandboxLimits
 from .isolation.pool import Pool, shared_pool
 from .judging.budget import OverBudget
 from .judging.extract import extract_program
-from .judging.plan import Plan, make_plan
+from .judging.make_plan import make_plan
+from .judging.plan import Plan
 from .judging.planner import plan_elsewhere
 from .judging.verdict import (
     UnitTestVerdict,

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import json
 from dataclasses import dataclass, field
 
 from .expected_values import handover_source, read_names
@@ -358,45 +357,6 @@ def _sub_test_body(node: ast.stmt) -> list[ast.stmt] | None:
             and isinstance(ctx.func.value, ast.Name) and ctx.func.value.id == "self"):
         return node.body
     return None
-
-
-def make_plan(tests, entry_point: str | None = None) -> Plan:
-    """Plan ``tests`` (a list of asserts, a list of stdin/stdout cases, JSON of either, or test code).
-
-    ``entry_point``: the function HumanEval-style ``check(candidate)`` code is run on (the row's column).
-
-    Raises:
-        ValueError: ``tests`` has a shape this function does not accept, or defines tests but runs none;
-            the message says which shapes work and what to change.
-    """
-    if isinstance(tests, str):
-        try:
-            decoded = json.loads(tests)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, list):
-            return make_plan(decoded)
-        from .plan_code import plan_code
-
-        return plan_code(tests, entry_point)
-    if isinstance(tests, (list, tuple)):
-        if not tests:
-            raise ValueError("tests is an empty list; give at least one assert string or stdin/stdout case")
-        if all(isinstance(t, str) for t in tests):
-            return _plan_asserts(list(tests))
-        if all(isinstance(t, dict) for t in tests):
-            return _plan_stdio(list(tests))
-    raise ValueError(
-        "tests must be a list of assert strings, a list of {'input': str, 'output': str} cases, "
-        f"a JSON string of either, or a string of Python test code; got {_describe(tests)}"
-    )
-
-
-def _describe(tests) -> str:
-    if isinstance(tests, (list, tuple)):
-        kinds = sorted({type(t).__name__ for t in tests})
-        return f"a {type(tests).__name__} of {'/'.join(kinds)}"
-    return f"a {type(tests).__name__}"
 
 
 def _one_line(source: str) -> str:

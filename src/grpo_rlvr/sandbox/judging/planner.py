@@ -45,7 +45,7 @@ serve()
 def serve() -> None:
     """The planner's loop: a pickled ``(tests, entry_point)`` in, a pickled ``("plan", Plan)`` or ``("error",
     message)`` out, until stdin closes."""
-    from .plan import make_plan
+    from .make_plan import make_plan
 
     _framing.send_bytes(1, pickle.dumps(("ready", os.getpid())))
     while True:
