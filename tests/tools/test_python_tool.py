@@ -84,3 +84,34 @@ def test_a_sandbox_that_cannot_run_is_the_world_s_failure(monkeypatch):
         python_tool()("print(1)")
     rollout = [{"role": "tool", "name": "python", "content": str(e.value)}]
     assert "the python sandbox could not run" in unavailable_in(rollout)
+
+
+def test_the_code_reward_s_red_team_programs_hold_as_tool_calls(python, tmp_path, monkeypatch):
+    """The host-side attacks of tests/sandbox/test_adversarial.py, sent as python tool calls: nothing outside the
+    sandbox changes, no secret of the trainer's reaches the reply, and the tool still answers afterwards."""
+    import os
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    monkeypatch.setenv("GRPO_RLVR_TEST_SECRET", "s3cr3t-7f1c")
+    attacks = [
+        f"open({str(tmp_path / 'planted')!r}, 'w').write('x')",
+        f"import os\nos.remove({str(victim)!r})",
+        f"import os\nos.chmod({str(victim)!r}, 0)",
+        "import os\nprint(open(f'/proc/{os.getppid()}/environ', 'rb').read())",
+        "import os\nprint({k: v for k, v in os.environ.items()})",
+        "import os, signal\nfor pid in (os.getppid(), -1):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
+        "    except OSError as e:\n        print(e)",
+        "import os\nwhile True:\n    os.fork()",
+        "x = [bytearray(1 << 20) for _ in range(10_000)]",
+        "import sys\nsys.setrecursionlimit(10**6)\ndef f(n): return f(n + 1)\nf(0)",
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.01)",
+        "import ctypes\nlibc = ctypes.CDLL(None)\nprint(libc.setuid(0), libc.chroot(b'/'))",
+    ]
+    for code in attacks:
+        reply = python(code)
+        assert "s3cr3t-7f1c" not in reply, code
+    assert not (tmp_path / "planted").exists()
+    assert victim.read_text() == "keep" and os.stat(victim).st_mode & 0o777 != 0
+    os.kill(os.getpid(), 0)                          # this process is alive
+    assert python("print('still here')") == "still here\n"
