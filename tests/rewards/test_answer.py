@@ -358,3 +358,27 @@ def test_a_math_worker_that_ends_before_it_is_ready_says_its_last_words(monkeypa
     worker = math_answer.MathWorker(timeout_s=1.0, rel_tol=1e-6)
     with pytest.raises(RewardError, match=r"ended before it was ready .*last words: .*no_such_start"):
         worker.wait_ready()
+
+
+def test_the_math_worker_runs_this_checkout_when_it_is_not_installed(tmp_path):
+    """grpo_rlvr imported from a folder the interpreter's own path lacks (a checkout through PYTHONPATH=src, as the
+    newer-Python lanes run): the worker imports that same grpo_rlvr, not another or none."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    import grpo_rlvr
+
+    copy = tmp_path / "src" / "grpo_rlvr"
+    shutil.copytree(Path(grpo_rlvr.__file__).resolve().parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    marker = tmp_path / "ran-the-copy"
+    worker = copy / "rewards" / "_math_worker.py"
+    worker.write_text(worker.read_text().replace("def main() -> None:\n",
+                                                 f"def main() -> None:\n    open({str(marker)!r}, 'w').close()\n", 1))
+    code = ("from grpo_rlvr.rewards import math_answer\nproc = math_answer._spawn()\n"
+            "print(proc.stdout.readline().decode().strip())\nproc.kill()\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env,
+                         cwd=tmp_path)
+    assert '"ready"' in out.stdout, out.stderr[-2000:]
+    assert marker.exists()

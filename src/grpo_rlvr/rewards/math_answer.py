@@ -54,7 +54,11 @@ def _spawn() -> subprocess.Popen:
     # `-I -S`: no PYTHONPATH, no user site, no working directory, no .pth code, no sitecustomize. The module path
     # is the interpreter's own, rebuilt by the clean start, never this process's sys.path (a test or a reward may
     # have put a folder first on it), so a worker started by the gate's clean check is as clean as the check.
-    boot = (f"import runpy; runpy.run_path({str(_CLEAN_START)!r})['setup_site'](); "
+    # The folder this process imported grpo_rlvr from comes first when the clean path lacks it (a checkout run with
+    # its src/ on the path rather than installed), so the worker runs this very code.
+    root = str(_CLEAN_START.parents[2])
+    boot = (f"import runpy, sys; runpy.run_path({str(_CLEAN_START)!r})['setup_site'](); "
+            f"sys.path[:0] = [] if {root!r} in sys.path else [{root!r}]; "
             "from grpo_rlvr.rewards._math_worker import main; main()")
     # Unbuffered binary pipes: lines are split here (``_read_line``), so none can sit in a buffer unseen by select.
     # stderr goes to a file, read back only to explain a worker that did not start.
