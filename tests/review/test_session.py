@@ -201,3 +201,33 @@ def test_the_prompt_says_enter_and_ground_truth_shows_the_rewards_columns_whole(
     assert len(last) >= 2 and all(len(line) <= WIDTH for line in last)   # wrapped at the shown width ...
     assert " ".join(line.strip().removeprefix("- ") for line in last) == tests[2]   # ... and whole
     assert PROMPT.endswith("then Enter > ") and "press Enter" in screen
+
+
+def test_a_tool_rollout_is_shown_call_by_call_and_an_unscored_one_says_why():
+    """Every message of a tool rollout reaches the screen: the system prompt, each call with its arguments, each
+    tool reply, the final answer; a rollout a tool failed on shows each reward's reason, not a bare 0."""
+    import io
+
+    from grpo_rlvr.review.session import _show
+    from grpo_rlvr.rewards._reward import Scored
+
+    prompt = [{"role": "system", "content": "Use the calculator."}, {"role": "user", "content": "123+456="}]
+    completion = [{"role": "assistant", "content": "", "tool_calls": [
+                      {"type": "function", "function": {"name": "add", "arguments": {"a": 123, "b": 456}}}]},
+                  {"role": "tool", "name": "add", "content": "579"},
+                  {"role": "assistant", "content": "<answer>579</answer>"}]
+    out = io.StringIO()
+    _show({"id": "s1", "prompt": prompt, "completion": completion, "columns": {"answer": "579"},
+           "scores": {"exact_match": {"score": 1.0, "reason": "579 = 579"}}, "total": 1.0}, 0, 2, out)
+    screen = out.getvalue()
+    for shown in ("Use the calculator.", "123+456=", 'add {"a": 123, "b": 456}', "tool add", "579",
+                  "<answer>579</answer>"):
+        assert shown in screen, (shown, screen)
+    assert screen.index("tool add") < screen.index("<answer>579</answer>")
+
+    why = "tool add unavailable: the service is down"
+    gone = Scored(None, f"not scored: {why} (outside the model's control)", outside=why)
+    out = io.StringIO()
+    _show({"id": "s2", "prompt": prompt, "completion": completion[:2],
+           "scores": {"exact_match": {"score": gone.score, "reason": gone.reason}}, "total": 0.0}, 1, 2, out)
+    assert "not scored: tool add unavailable: the service is down (outside the model's control)" in out.getvalue()
