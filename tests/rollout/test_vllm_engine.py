@@ -33,7 +33,7 @@ def test_cpu_colocate_renders_the_weight_keeping_setup(workspace):
     train_py = (run / "train.py").read_text()
     # 64 completions per rank × 256 tokens × 4 KiB per token = 64 MiB: the 1 GiB floor, prepared by build_trainer
     assert "'vllm_cpu_kv_cache_gib': 1" in train_py
-    assert "with refusals_explained():" in train_py and 'if __name__ == "__main__":' in train_py
+    assert "refusals_explained():" in train_py and 'if __name__ == "__main__":' in train_py
     assert json.loads((run / "brief.lock.json").read_text())["launch"]["mode"] == "colocate"
     compile(train_py, "train.py", "exec")
 
