@@ -14,6 +14,7 @@ model's code alphabet (a task module's ``CHARACTERS``); its folder is where the 
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import shutil
@@ -42,7 +43,7 @@ EVAL_PROMPTS = 100
 # At smoothing 0.3 sampled accuracy is 0 (preflight: SFT first).
 WARMUP = {"steps": 250, "lr": 1e-3, "batch_size": 32, "label_smoothing": 0.1}
 TASKS = {"arithmetic": "grpo_rlvr.demo.arithmetic_task", "spell_backward": "grpo_rlvr.demo.spell_backward_task",
-         "code": "grpo_rlvr.demo.code_task"}
+         "code": "grpo_rlvr.demo.code_task", "tool": "grpo_rlvr.demo.tool_task"}
 DEMO_OUTPUT = "out"  # the shipped demo briefs' output_dir (tests/demo/test_pipeline.py holds them to it)
 
 
@@ -111,16 +112,19 @@ class _Phases:
         self.stream.flush()
 
 
-def _build_base_model(seed: int, fresh: bool, characters: list[str] | None = None) -> tuple[Path, bool]:
-    """The untrained tiny model's folder (with the alphabet ``characters``, default ``tiny_model.CHARACTERS``),
-    and whether it came from the cache."""
+def _build_base_model(seed: int, fresh: bool, characters: list[str] | None = None,
+                      tools: bool = False) -> tuple[Path, bool]:
+    """The untrained tiny model's folder (with the alphabet ``characters``, default ``tiny_model.CHARACTERS``;
+    ``tools``: the tool-calling chat format), and whether it came from the cache."""
     from grpo_rlvr.demo import tiny_model
 
     alphabet = {} if characters is None else {"characters": "".join(characters)}  # the default keeps its key
+    if tools:
+        alphabet["tools"] = True
     d = cache_root() / f"tiny-base-{cache_key(seed=seed, **alphabet)}"
     if not fresh and (d / "config.json").is_file():
         return d, True
-    tok = tiny_model.build_tokenizer(characters)
+    tok = tiny_model.build_tokenizer(characters, tools=tools)
     model = tiny_model.build_model(tok, seed)
     tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "untrained"})
     return d, False
@@ -131,17 +135,22 @@ def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool, t=task) ->
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from grpo_rlvr.demo import tiny_model
-    from grpo_rlvr.demo.warmup import sft_warmup
+    from grpo_rlvr.demo.warmup import sft_warmup, sft_warmup_chats
 
     warmup = getattr(t, "WARMUP", WARMUP)
     named = {} if t is task else {"task": t.NAME}  # the arithmetic demo's cache keeps its key
+    if hasattr(t, "demonstrations"):   # a task that warms up on conversations (its code shapes them)
+        named["task_code"] = hashlib.sha256(Path(t.__file__).read_bytes()).hexdigest()[:16]
     d = cache_root() / f"tiny-warm-{cache_key(seed=seed, **warmup, rows=len(rows), **named)}"
     if not fresh and (d / "config.json").is_file():
         return d, True
     tok = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base)
-    losses = sft_warmup(model, tok, rows, [t.target_completion(r["answer"]) for r in rows], seed=seed,
-                        **warmup)
+    if hasattr(t, "demonstrations"):
+        losses = sft_warmup_chats(model, tok, t.demonstrations(rows, seed), seed=seed, tools=t.TOOLS, **warmup)
+    else:
+        losses = sft_warmup(model, tok, rows, [t.target_completion(r["answer"]) for r in rows], seed=seed,
+                            **warmup)
     tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "sft-warmup", **warmup, **named,
                                                "final_loss": losses[-1]})
     return d, False
@@ -199,6 +208,10 @@ def run_demo(workdir=None, grpo_steps: int | None = None, seed: int = 0, eval_sa
     work = Path(workdir or default_workdir(task_name)).resolve()
     refuse_a_persons_review(work)   # before anything is written
     t = _task_module(task_name)
+    if getattr(t, "TOOLS", None):   # the tool road until the brief's tools section reaches every phase (#47)
+        from grpo_rlvr.demo.tool_run import run_tool_demo
+
+        return run_tool_demo(t, work, seed, eval_samples, fresh, grpo_steps, brief_overrides, out)
     threads = _prepare_process()
     t_all = time.monotonic()
     run = _DemoRun(t, _Phases(), work, *_write_inputs(work, t, seed, brief_overrides),

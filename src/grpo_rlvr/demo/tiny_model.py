@@ -60,18 +60,26 @@ def byte_level(ch: str) -> str:
     return symbol
 
 
-def build_tokenizer(characters: list[str] | None = None):
+def build_tokenizer(characters: list[str] | None = None, tools: bool = False):
     """A character-level ``Qwen2Tokenizer`` over ``characters`` (default ``CHARACTERS``), with the chat template
-    above: what ``AutoTokenizer`` gives back after ``save_pretrained`` beside a Qwen2 config."""
+    above: what ``AutoTokenizer`` gives back after ``save_pretrained`` beside a Qwen2 config. ``tools``: the
+    tool-calling chat format of ``tool_chat`` instead (its two special tokens, template and response template)."""
     from transformers import Qwen2Tokenizer
 
     chars = CHARACTERS if characters is None else characters
     if any(len(c.encode()) != 1 for c in chars) or len(set(chars)) != len(chars):
         raise ValueError("tiny model alphabet: each character must be one distinct one-byte (ASCII) character")
-    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + [byte_level(c) for c in chars])}
+    specials, template = SPECIAL_TOKENS, CHAT_TEMPLATE
+    if tools:
+        from grpo_rlvr.demo import tool_chat
+
+        specials, template = SPECIAL_TOKENS + tool_chat.SPECIAL_TOKENS, tool_chat.CHAT_TEMPLATE
+    vocab = {tok: i for i, tok in enumerate(specials + [byte_level(c) for c in chars])}
     tok = Qwen2Tokenizer(vocab=vocab, merges=[], unk_token=None, eos_token=EOS, pad_token=PAD,
-                         extra_special_tokens=[USER, ASSISTANT])
-    tok.chat_template = CHAT_TEMPLATE
+                         extra_special_tokens=[t for t in specials if t not in (PAD, EOS)])
+    tok.chat_template = template
+    if tools:
+        tok.response_template = tool_chat.RESPONSE_TEMPLATE   # saved in tokenizer_config.json
     tok.padding_side = "left"
     return tok
 
