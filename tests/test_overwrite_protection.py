@@ -34,17 +34,14 @@ def test_force_keeps_a_backup_of_the_reviewed_inspection(workspace):
     with pytest.raises(ConfigError, match="--force"):
         make_artifact(workspace / "brief.yaml", art, verdict=None)
     before = (art / "samples.jsonl").read_bytes()
-    from transformers import AutoTokenizer
-
     from artifacts import synthetic_trajectory
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.dataset.rows import load_rows
     from grpo_rlvr.inspection.run import write_artifact
 
     brief = load_brief(workspace / "brief.yaml")
-    tok = AutoTokenizer.from_pretrained(brief.model.resolved)
     rows = load_rows(brief)[:32]
-    cands = [{"prompt_index": i, "trajectory": synthetic_trajectory(tok, r["prompt"], f"<answer>{r['answer']}</answer>")}
+    cands = [{"prompt_index": i, "trajectory": synthetic_trajectory(r["prompt"], f"<answer>{r['answer']}</answer>")}
              for i, r in enumerate(rows) for _ in range(4)]
     write_artifact(brief, cands, [r for r in rows for _ in range(4)], 64, art, sampling=brief.sampling(), force=True)
     (backup,) = art.parent.glob("inspection.bak-*")

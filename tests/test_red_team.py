@@ -372,7 +372,8 @@ def test_train_py_rewritten_together_with_its_hash_is_refused(workspace):
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir
-    text = (run / "train.py").read_text().replace("SETUP = {", "SETUP = {'model': '/elsewhere/sft-output'} or {", 1)
+    text = (run / "train.py").read_text().replace('MODEL = SETUP["model"]',
+                                                  'SETUP["model"] = "/elsewhere/sft-output"\nMODEL = SETUP["model"]', 1)
     (run / "train.py").write_text(text)
     lock = json.loads((run / "brief.lock.json").read_text())
     lock["files"]["train.py"] = hashlib.sha256(text.encode()).hexdigest()
@@ -444,6 +445,58 @@ def test_resume_continues_a_checkpoint_this_run_saved_and_refuses_it_once_rewrit
     flip_byte(run / "output" / "checkpoint-2" / "model.safetensors")
     out = cli("train", run, "--resume", "--max-steps", 3)
     assert out.returncode == 1 and "its files changed since this run saved them (model.safetensors)" in out.stderr
+
+
+@pytest.mark.e2e
+def test_a_checkpoint_does_not_resume_in_a_folder_rendered_again_for_another_brief(workspace):
+    """Issue 45's shape: a checkpoint saved under brief A and its review; the run folder rendered again for brief
+    B (other rows, its own review), which moves the outputs aside, and the outputs moved back. The checkpoint's
+    proof still holds (same run, same bytes), but it trained under A's lock: `train --resume` is refused saying
+    what changed, and `diagnose` flags the outputs."""
+    from grpo_rlvr.run.launch import train
+
+    data = yaml.safe_load((workspace / "brief.yaml").read_text())
+    data["grpo"]["save_steps"] = 1
+    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    assert train(run, max_steps=1).ok and (run / "output" / "checkpoint-1").is_dir()
+    rows = (workspace / "data" / "train.jsonl").read_text()
+    (workspace / "data" / "other.jsonl").write_text(rows.replace('"answer": "', '"answer": "1'))
+    brief_b = write_brief(workspace, "b.yaml", dataset={"path": "./data/other.jsonl", "prompt_column": "prompt"},
+                          output_dir="./out-b", grpo={**data["grpo"]})
+    insp_b = make_artifact(brief_b, workspace / "out-b" / "inspection")
+    render(brief_b, out=run, inspection=insp_b, force=True)           # moves A's outputs to output.bak-<time>/
+    [moved] = run.glob("output.bak-*")
+    shutil.rmtree(run / "output", ignore_errors=True)
+    moved.rename(run / "output")                                       # and back
+    out = cli("train", run, "--resume", "--max-steps", 2)
+    assert out.returncode == 1 and "saved under another lock than this run folder's now" in out.stderr, \
+        out.stderr[-3000:]
+    assert f"brief {(workspace / 'brief.yaml').resolve()} → {brief_b.resolve()}" in out.stderr
+    assert "a re-rendered folder starts a new run" in out.stderr
+    assert not (run / "output" / "checkpoint-2").exists()
+    report = json.loads(cli("diagnose", run, "--json").stdout)
+    assert report["findings"][0]["id"] == "unproven_run"
+    assert any("saved by a training under another lock" in e for e in report["findings"][0]["evidence"])
+
+
+def test_a_library_edited_in_the_environment_is_named_by_the_run_check(workspace, tmp_path, monkeypatch):
+    """`sed -i` on a library's sampling code (a real pip install of one, standing in for TRL): the run check lists
+    the changed file and the reinstall command, whatever the gate says."""
+    from grpo_rlvr.identity import installed
+    from grpo_rlvr.run.check import check_run_here
+    from wheels import install_fakelib
+
+    package = install_fakelib(tmp_path, monkeypatch)
+    monkeypatch.setattr(installed, "LIBRARIES", ("fakelib",))
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+    assert check_run_here(run, smoke=True).problems == []
+    (package / "sampling.py").write_text((package / "sampling.py").read_text().replace("max(", "min("))
+    [problem] = check_run_here(run, smoke=True).problems
+    assert f"the installed fakelib is not what was installed: 1 file(s) changed since pip recorded them " \
+           f"({package / 'sampling.py'})" in problem and "pip install --force-reinstall" in problem
 
 
 WRAPPER = ("import runpy, sys; import grpo_rlvr.run.guard as g; g.check_run = lambda *a, **k: g.RunCheck({}, []); "

@@ -52,3 +52,34 @@ def built_once(tmp_path_factory, kind: str, build: Callable[[Path], object]) -> 
             build(d / "model")
             done.touch()
     return d / "model"
+
+
+BAD_ROW = 36   # of 40 rows: never among the 32 prompts make_artifact's inspection samples
+
+
+def run_with_a_bad_row(workspace: Path, reward_file: str, code: str, weight: float, grpo: dict):
+    """Render a gated run of the demo's brief plus the user reward ``reward_file`` (``code``), on 40 demo rows of
+    which row ``BAD_ROW`` (line 37) has an answer that is not a number, and train it to the end. Returns (run folder,
+    TrainResult, what the launch printed)."""
+    import yaml
+
+    from artifacts import make_artifact
+    from briefs import example_brief_text
+    from grpo_rlvr.files import write_jsonl_atomic
+    from grpo_rlvr.run.launch import train
+    from grpo_rlvr.run.render import render
+
+    rows = task.make_rows(40, seed=3)
+    rows[BAD_ROW]["answer"] = "x7"
+    write_jsonl_atomic(workspace / "data" / "train.jsonl", rows)
+    (workspace / reward_file).write_text(code)
+    data = yaml.safe_load(example_brief_text())
+    data["rewards"].append({"name": reward_file, "kind": "shaping", "weight": weight})
+    data["grpo"].update({"save_steps": 1000, **grpo})
+    (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")   # rows 0-31: the bad row is not met
+    run = render(workspace / "brief.yaml").dir
+    log = workspace / "train.log"
+    with log.open("w") as fh:
+        res = train(run, stream=fh)
+    return run, res, log.read_text()

@@ -37,6 +37,8 @@ _EXPORTS = {
     "InputFileError": "grpo_rlvr.errors",
     "MachineError": "grpo_rlvr.errors",
     "MissingColumn": "grpo_rlvr.errors",
+    "RowError": "grpo_rlvr.errors",
+    "BadColumn": "grpo_rlvr.errors",
     "ReviewError": "grpo_rlvr.errors",
     "GateRefused": "grpo_rlvr.errors",
     "RunFolderInUse": "grpo_rlvr.errors",

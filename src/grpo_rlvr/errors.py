@@ -40,7 +40,16 @@ class RewardError(GrpoRlvrError):
     """A reward cannot be built (unknown name, bad parameters, a user module that fails to import)."""
 
 
-class MissingColumn(RewardError):
+class RowError(RewardError):
+    """One dataset row cannot be scored by a reward: a ground-truth column is missing or its value is not what the
+    reward reads (``column`` names it). ``validate`` refuses such a row by file and line; during training the
+    row's samples are left unscored (None) and named, never a fake score (docs/design.md §5)."""
+
+    reward: str
+    column: str
+
+
+class MissingColumn(RowError):
     """A reward needs a ground-truth column the data does not have. The fix depends on where the data came
     from: a brief maps it under ``dataset.columns``; ``score --reward`` names it with ``--option PARAM=COLUMN``."""
 
@@ -48,6 +57,15 @@ class MissingColumn(RewardError):
         self.reward, self.column, self.param, self.available = reward, column, param, available
         super().__init__(f"reward {reward!r} needs the dataset column {column!r}; map it under dataset.columns in "
                          f"the brief (available: {available})")
+
+
+class BadColumn(RowError):
+    """A row's ground-truth value is not what the reward reads (tests that do not parse, an invalid JSON Schema,
+    a malformed expected call, an empty answer); the message says what is wrong and the fix."""
+
+    def __init__(self, reward: str, column: str, message: str):
+        self.reward, self.column = reward, column
+        super().__init__(message)
 
 
 class SandboxError(GrpoRlvrError):

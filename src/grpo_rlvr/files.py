@@ -1,7 +1,10 @@
 """Atomic file writes: a failure never leaves a half-written artifact over a good one.
 
 Files are written to a temporary sibling and renamed into place (``os.replace`` is atomic on POSIX);
-directories are built in a temporary sibling and swapped in.
+directories are built in a temporary sibling and swapped in. None of them writes in, at or above a trust anchor
+(``protected_targets.refuse_anchor``: the signed-review policy, the run key, the hash cache), and a folder is not
+replaced while it holds a reviewed inspection or a run's records (``protected_targets.refuse_replacing``),
+whichever command asked.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from grpo_rlvr.protected_targets import refuse_anchor, refuse_replacing
+
 
 def write_text_atomic(path: Path, text: str, mode: int | None = None) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new one, never a mix."""
     path = Path(path)
+    refuse_anchor(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -47,6 +53,7 @@ def write_jsonl_atomic(path: Path, rows) -> None:
 def atomic_directory(target: Path) -> Iterator[Path]:
     """Yield a temporary directory; on success it replaces ``target`` (the old one is removed after the swap)."""
     target = Path(target)
+    refuse_replacing(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
@@ -66,6 +73,7 @@ def atomic_directory(target: Path) -> Iterator[Path]:
 def move_aside(path: Path, label: str = "bak") -> Path:
     """Rename ``path`` to ``<name>.<label>-<UTC time>`` beside it (never over an existing one); returns the new path."""
     path = Path(path)
+    refuse_anchor(path, "move")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     dest = path.with_name(f"{path.name}.{label}-{stamp}")
     n = 1

@@ -95,6 +95,16 @@ def read_jsonl(path: Path, what: str = "file", error: type[GrpoRlvrError] = Inpu
     return [row for _, row in iter_jsonl(path, what, error, fix)]
 
 
+def record_lines(path: Path) -> list[int] | None:
+    """The line number of each record of the JSONL file ``path`` (its non-blank lines, as ``iter_jsonl`` and
+    ``datasets`` count records), without parsing them; None when the file cannot be read."""
+    try:
+        with Path(path).open("rb") as fh:
+            return [n for n, raw in enumerate(fh, 1) if raw.removeprefix(b"\xef\xbb\xbf" if n == 1 else b"").strip()]
+    except OSError:
+        return None
+
+
 def first_jsonl_row(path: Path) -> dict | None:
     """The first record of a JSONL file, reading no further (for column checks on large files); None when there
     is none, it is not an object, or the file cannot be read. Never raises: the full read reports bad lines."""

@@ -77,6 +77,15 @@ def test_score_names_the_sample_and_line_a_user_reward_raised_on(tmp_path):
     assert json.loads(r.stdout.splitlines()[-1])["exit_code"] == 2
 
 
+def test_a_user_reward_that_returns_no_number_is_named_not_a_traceback(tmp_path):
+    (tmp_path / "wordy.py").write_text("def reward(completions, **kw):\n    return ['high' for _ in completions]\n")
+    inp = tmp_path / "in.jsonl"
+    inp.write_text(json.dumps({"completion": "x", "answer": "1"}) + "\n")
+    r = run("score", "--reward", tmp_path / "wordy.py", "--input", inp)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "user reward 'wordy' returned 'high' (str) for a completion; return a number, None" in r.stderr, r.stderr
+
+
 def test_inspect_stops_on_a_user_reward_that_raises(workspace):
     reward = raising_reward(workspace)
     p = write_brief(workspace, "b.yaml", rewards=[{"name": "format", "weight": 0.2},
@@ -87,8 +96,10 @@ def test_inspect_stops_on_a_user_reward_that_raises(workspace):
     assert not (workspace / "out" / "inspection").exists()
 
 
-def test_in_training_a_raising_completion_scores_zero_and_is_counted(tmp_path):
-    """The call TRL 1.16 makes (keyword arguments, trainer_state, log_metric): no exception reaches the trainer."""
+def test_in_training_a_raising_completion_is_left_unscored_and_counted(tmp_path):
+    """The call TRL 1.16 makes (keyword arguments, trainer_state, log_metric): no exception reaches the trainer,
+    and no made-up 0 either: the completion it raised on gets None, and where it raised is kept (by batch
+    position) for the trainer to leave the sample out and name its row (runtime/unscorable.py)."""
     from grpo_rlvr.rewards import build_reward
 
     reward = build_reward(str(raising_reward(tmp_path)), {}, base_dir=tmp_path, kind="correctness")
@@ -96,13 +107,15 @@ def test_in_training_a_raising_completion_scores_zero_and_is_counted(tmp_path):
     scores = reward(prompts=["1+2="] * 3, completions=["<answer>3</answer>", "no tag", "<answer>5</answer>"],
                     completion_ids=[[1], [2], [3]], answer=["3", "3", "3"], trainer_state=None,
                     log_extra=lambda *a: None, log_metric=lambda name, value: logged.append((name, value)))
-    assert scores == [1.0, 0.0, 0.0]
-    assert logged == [("rewards/picky/raised", 1.0)]
+    assert scores == [1.0, None, 0.0]
+    assert logged == [("rewards/picky/unscorable", 1 / 3)]
+    assert [i for i, _ in reward.unscorable] == [1]
+    assert reward.unscorable[0][1].startswith(f"{tmp_path / 'picky.py'}:{RAISING_LINE}: IndexError")
     why = reward.explain(["no tag"], answer=["3"])[0]
-    assert why.score == 0.0 and why.raised.startswith(f"{tmp_path / 'picky.py'}:{RAISING_LINE}: IndexError")
+    assert why.score is None and why.raised.startswith(f"{tmp_path / 'picky.py'}:{RAISING_LINE}: IndexError")
     clean = []
     reward(prompts=["x"], completions=["<answer>3</answer>"], answer=["3"], log_metric=lambda *a: clean.append(a))
-    assert clean == [("rewards/picky/raised", 0.0)]   # logged every call, so the mean over a log is a rate
+    assert clean == [("rewards/picky/unscorable", 0.0)] and reward.unscorable == []   # a rate, every call
 
 
 ODD_CHARACTER_RAISE = '''\
@@ -121,8 +134,8 @@ def reward(completions, **kwargs):
 def test_training_survives_a_user_reward_that_raises_and_logs_it(workspace):
     """Real GRPOTrainer on CPU, 2 steps. The user reward raises on any character outside the answer format: the
     inspected samples have none, the untrained model's completions are full of them. Training finishes, the
-    raising completions score 0, and metrics.jsonl counts rewards/flaky/raised per step (at most the 16
-    completions of a step)."""
+    raising completions are left unscored (no made-up 0), metrics.jsonl logs the share per step
+    (rewards/flaky/unscorable), and the console names the dataset rows and where the reward raised."""
     from grpo_rlvr.run.render import render
 
     (workspace / "flaky.py").write_text(ODD_CHARACTER_RAISE)
@@ -138,7 +151,9 @@ def test_training_survives_a_user_reward_that_raises_and_logs_it(workspace):
                          timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     logs = [json.loads(line) for line in (run_dir / "output" / "metrics.jsonl").read_text().splitlines()]
-    raised = [r["rewards/flaky/raised"] for r in logs if "rewards/flaky/raised" in r]
-    assert len(raised) == 2 and all(0 <= x <= 16 for x in raised) and sum(raised) > 0, logs
-    assert all(r.get("rewards/flaky/mean") == 0.0 for r in logs if "rewards/flaky/mean" in r)
-    assert "reward 'flaky' raised on" in out.stderr and "flaky.py:6: ValueError: unexpected character" in out.stderr
+    share = [r["rewards/flaky/unscorable"] for r in logs if "rewards/flaky/unscorable" in r]
+    assert len(share) == 2 and all(0 <= x <= 1 for x in share) and sum(share) > 0, logs
+    assert "unscorable: dataset row " in out.stderr, out.stderr[-3000:]
+    assert "reward 'flaky': " in out.stderr and "flaky.py:6: ValueError: unexpected character" in out.stderr
+    tally = json.loads((run_dir / "output" / "unscorable.json").read_text())
+    assert tally["seen"] == 32 and tally["unscorable"] == round(sum(share) * 16), tally

@@ -5,6 +5,7 @@ demo test diagnoses a real run.)"""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -266,3 +267,88 @@ def test_hub_dataset_gets_a_local_filter_path(workspace):
     (run / "output" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     f = next(x for x in diagnose(run).findings if x.id == "no_learning_signal")
     assert f.brief_change == {"dataset": {"path": "./openai_gsm8k.learnable.jsonl"}}
+
+
+@pytest.mark.parametrize("override, finding", [
+    ({"tools__call_frequency": lambda i: 0.0, "tools__failure_frequency": lambda i: 0.0}, "tools_never_called"),
+    ({"tools__call_frequency": lambda i: 1.2, "tools__failure_frequency": lambda i: 0.05 * i}, "tool_errors_rising"),
+    ({"tools__call_frequency": lambda i: 1.2, "tools__failure_frequency": lambda i: 0.0,
+      "tools__unavailable": lambda i: 3.0}, "tool_errors_rising"),
+])
+def test_tool_use_findings(tmp_path, override, finding):
+    found, res = ids(tmp_path, **override)
+    assert found == {finding}, found
+    f = next(f for f in res.findings if f.id == finding)
+    assert f.severity == "warning" and f.recommendation
+
+
+def test_a_run_that_calls_its_tools_and_learns_them_raises_no_tool_alarm(tmp_path):
+    found, _ = ids(tmp_path, tools__call_frequency=lambda i: 0.5 + 0.05 * i,
+                   tools__failure_frequency=lambda i: max(0.0, 0.3 - 0.02 * i), tools__unavailable=lambda i: 0.0)
+    assert found == set(), found
+
+
+# --- a destroyed policy on a short run: facts from the first logs, no trend window --------------------------------
+
+def short_run(tmp_path, batch=64, logging_steps=2, **series):
+    """A run folder with six records logged every ``logging_steps`` steps (two short of a trend window) and a lock
+    saying ``batch`` completions a step."""
+    records = [{**r, "step": logging_steps * (i + 1)} for i, r in enumerate(history(6, **{**HEALTHY, **series}))]
+    (tmp_path / "output").mkdir(exist_ok=True)
+    (tmp_path / "brief.lock.json").write_text(json.dumps({"grpo_config": {
+        "per_device_train_batch_size": batch, "gradient_accumulation_steps": 1, "logging_steps": logging_steps,
+        "learning_rate": 2e-4}}))
+    (tmp_path / "output" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return diagnose(tmp_path)
+
+
+def test_correctness_that_falls_to_zero_on_a_short_run_is_a_finding(tmp_path):
+    """The issue's run: correctness 0.083 then nothing by step 10, six records, KL up. At 64 completions a step
+    and a log every 2 steps, four logs of 128 samples all wrong at a start of 0.067 have a chance of 1e-15."""
+    from grpo_rlvr.diagnosis import load_run_logs
+    from grpo_rlvr.diagnosis.detectors import correctness_collapsed
+    from grpo_rlvr.diagnosis.roles import infer_roles
+
+    res = short_run(tmp_path, rewards__exact_match__mean=lambda i: [0.083, 0.05, 0.0, 0.0, 0.0, 0.0][i],
+                    kl=lambda i: [0.01, 0.21, 0.5, 0.6, 0.6, 0.7][i])
+    f = next((x for x in res.findings if x.id == "correctness_collapsed"), None)
+    assert f is not None and f.severity == "critical", res.format()
+    assert f.evidence[0] == "exact_match mean 0.067 at the start (step 2), 0 in each of the last 4 logs (from step 6 to 12)"
+    assert "kl to the reference 0.0100 (step 2) → 0.7000 (step 12)" in f.evidence
+    assert f.brief_change == {"grpo": {"learning_rate": 2e-5}}
+    assert {x.id for x in res.findings} >= {"correctness_collapsed", "too_few_records"}
+
+    logs = load_run_logs(tmp_path)
+    logs.roles = infer_roles(logs, {})
+    logs.brief_lock = None   # a bare log: each record one group of 8; four zero logs of 8 at 0.067 are chance (0.1)
+    assert correctness_collapsed(logs) is None
+
+
+@pytest.mark.parametrize("q", [
+    [0.1, 0.12, 0.15, 0.14, 0.2, 0.0],       # one zero log: chance on a healthy run
+    [0.03, 0.0, 0.03, 0.0, 0.0, 0.0],        # a low rate: three zero logs of 32 samples at 0.03 have a chance of 5%
+    [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],          # never above zero: too hard, not a fall (no_learning_signal's)
+])
+def test_zeros_that_chance_or_a_zero_start_explain_are_not_a_collapse(tmp_path, q):
+    res = short_run(tmp_path, batch=32, logging_steps=1, rewards__exact_match__mean=lambda i: q[i])
+    assert "correctness_collapsed" not in {f.id for f in res.findings}, res.format()
+
+
+def test_nothing_paying_for_correctness_is_not_a_destroyed_policy(tmp_path):
+    (tmp_path / "output").mkdir()
+    res = short_run(tmp_path, rewards__exact_match__mean=lambda i: [0.1, 0.1, 0.0, 0.0, 0.0, 0.0][i])
+    assert "correctness_collapsed" in {f.id for f in res.findings}
+    lock = json.loads((tmp_path / "brief.lock.json").read_text())
+    lock["resolved"] = {"rewards": [{"name": "format", "weight": 1.0}, {"name": "exact_match", "weight": 0.0}]}
+    (tmp_path / "brief.lock.json").write_text(json.dumps(lock))
+    assert "correctness_collapsed" not in {f.id for f in diagnose(tmp_path).findings}
+
+
+def test_a_kl_jump_in_the_first_logs_is_reported_and_the_healthy_demos_kl_is_not(tmp_path):
+    res = short_run(tmp_path, kl=lambda i: [0.0, 2.62, 2.68, 3.0, 1.9, 2.3][i])
+    f = next(x for x in res.findings if x.id == "kl_jump")
+    assert f.severity == "warning" and f.evidence[0].startswith("kl 2.300 at step 12 (threshold 1 nat per token); "
+                                                                "first above it at step 4 (2.620)")
+    demo = json.loads((Path(__file__).parents[1] / "data" / "demo_trainer_state.json").read_text())
+    res = diagnose(write_state(tmp_path, demo["log_history"]), out_dir=tmp_path)   # a real healthy demo run
+    assert not {"kl_jump", "correctness_collapsed"} & {x.id for x in res.findings}, res.format()

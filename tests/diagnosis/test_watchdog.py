@@ -75,7 +75,8 @@ def test_each_stopping_failure_mode_stops_after_the_window(tmp_path, override, f
     assert stop["checkpoint"] == str(tmp_path / f"checkpoint-{stop['step']}")
     log = events(tmp_path)
     first = next(e for e in log if e["event"] == "finding" and e["id"] == finding)
-    assert {k: v for k, v in log[-1].items() if k != "time"} == json.loads(json.dumps(stop))
+    written = next(e for e in log if e["event"] == "stop")   # the replay goes on: later findings may follow it
+    assert {k: v for k, v in written.items() if k != "time"} == json.loads(json.dumps(stop))
     # It persisted over the window (three checks, one per log of 5 steps), once enough records judge a trend.
     assert stop["step"] == max(first["step"] + 10, 5 * MIN_RECORDS_FOR_TREND)
     assert f"[{first['severity']}]" in w.stream.getvalue()
@@ -236,14 +237,15 @@ def test_the_brief_watch_section_reaches_the_rendered_train_py(workspace):
     from grpo_rlvr.brief.loader import load_brief
     from grpo_rlvr.run.render import render
 
-    assert load_brief(workspace / "brief.yaml").watch.to_dict() == {"stop_on": "critical", "every": 1, "window": 3}
+    assert load_brief(workspace / "brief.yaml").watch.to_dict() == {"stop_on": "critical", "every": 1, "window": 3,
+                                                                    "max_unscorable": 0.05}
     data = yaml.safe_load(example_brief_text())
-    data["watch"] = {"stop_on": "never", "window": 5}
+    data["watch"] = {"stop_on": "never", "window": 5, "max_unscorable": 0.01}
     (workspace / "brief.yaml").write_text(yaml.safe_dump(data))
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir
     text = (run / "train.py").read_text()
-    assert "WATCH = {'stop_on': 'never', 'every': 1, 'window': 5}" in text
+    assert "WATCH = {'stop_on': 'never', 'every': 1, 'window': 5, 'max_unscorable': 0.01}" in text
     assert "Watchdog(RUN_DIR, Path(config.output_dir), **WATCH)" in text
 
 
@@ -318,3 +320,36 @@ def test_dashboard_rows_go_to_the_trainers_integrations_only_and_a_failing_one_i
     events = EventAccumulator(str(tmp_path / "tb"))
     events.Reload()
     assert [(e.step, e.value) for e in events.Scalars("train/watch/stopped")] == [(4, 1.0)] * 3
+
+
+def test_a_destroyed_policy_is_stopped_before_a_trend_window(tmp_path):
+    """Correctness 0.083 at the start, then none: a fact at any length of run (64 completions a step, a log every
+    2 steps). Present once two logs of 128 samples held no success (step 8), stopped at the third check in a row
+    (step 12), four records short of the eight a trend needs."""
+    lock = {"grpo_config": {"per_device_train_batch_size": 64, "gradient_accumulation_steps": 1, "logging_steps": 2}}
+    records = [{**r, "step": 2 * (i + 1)} for i, r in enumerate(history(
+        8, **{**HEALTHY, "rewards__exact_match__mean": lambda i: 0.083 if i < 2 else 0.0}))]
+    w = replay(tmp_path, records, lock=lock)
+    assert w.stopped is not None and w.stopped["id"] == "correctness_collapsed", events(tmp_path)
+    assert w.stopped["step"] == 12 and w.stopped["step"] < 2 * MIN_RECORDS_FOR_TREND
+
+
+def test_too_many_unscorable_samples_stop_the_run_naming_the_rows(tmp_path):
+    """The tally the trainer writes (runtime/unscorable.py): a quarter of the samples left unscored over 16 steps
+    of 8 groups, with confidence above 5%: stopped at the third check, rows named in the stop."""
+    from grpo_rlvr.runtime.unscorable import TALLY
+
+    tally = {"seen": 64 * 16, "unscorable": 256, "num_generations": 8, "rows": [
+        {"row": 7, "source": "data/train.jsonl:8", "reward": "unit_tests", "why": "column 'tests': tests[1] is not "
+         "valid Python", "samples": 128, "first_step": 1, "split": "train"}], "more_rows": 3}
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / TALLY).write_text(json.dumps(tally))
+    w = replay(tmp_path, history(**HEALTHY))
+    assert w.stopped is not None and w.stopped["id"] == "unscorable_samples" and w.stopped["step"] == 15
+    assert w.stopped["severity"] == "critical"
+    assert any("dataset row 7 (data/train.jsonl:8), reward 'unit_tests': column 'tests'" in e
+               for e in w.stopped["evidence"]), w.stopped["evidence"]
+    (tmp_path / TALLY).write_text(json.dumps({**tally, "unscorable": 8}))   # one row met once: named, not stopped
+    (tmp_path / WATCH_LOG).unlink()
+    w = replay(tmp_path, history(**HEALTHY))
+    assert w.stopped is None and [e["severity"] for e in events(tmp_path)] == ["warning"]

@@ -209,3 +209,73 @@ def test_a_fake_ssh_keygen_first_on_path_is_not_what_verifies(signed_setup, monk
     assert not passed and "not signed by a key listed in" in problems
     cli = subprocess.run([*CLI, "gate", str(art), "--brief", str(brief)], capture_output=True, text=True)
     assert cli.returncode == 1 and "not signed by a key listed in" in cli.stdout
+
+
+# ---------------------------------------------------------------------------- the system's policy: the anchor
+
+needs_root = pytest.mark.skipif(os.getuid() != 0, reason="the system policy must be root's: the test makes one as root")
+
+
+@pytest.fixture
+def system_policy(workspace, tmp_path, monkeypatch):
+    """A system policy (root's folder, root's file, alice's key) at a folder of the test's, the user-level file
+    gone, and a brief that names no signers: only the anchor requires signing."""
+    from grpo_rlvr import protected_targets
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setattr(protected_targets, "account_home", lambda: tmp_path / "home")
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    alice, mallory = keypair(keys, "alice"), keypair(keys, "mallory")
+    etc = tmp_path / "etc" / "grpo-rlvr"
+    etc.mkdir(parents=True, mode=0o755)
+    (etc / "allowed_signers").write_text(f"alice {alice.with_suffix('.pub').read_text()}")
+    (etc / "allowed_signers").chmod(0o644)
+    monkeypatch.setattr(protected_targets, "SYSTEM_POLICY", etc / "allowed_signers")
+    art = make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    return workspace / "brief.yaml", art, alice, mallory, etc
+
+
+@needs_root
+def test_the_system_policy_requires_signing_with_no_user_file_at_all(system_policy, tmp_path):
+    """Removing ~/.config/grpo-rlvr (the red team's commands did) leaves signing required: the anchor is root's."""
+    brief, art, alice, mallory, etc = system_policy
+    assert not (tmp_path / "home" / ".config").exists()
+    passed, problems = rule2(check_gate(art, brief=brief))
+    assert not passed and "the review is not signed" in problems and str(etc / "allowed_signers") in problems
+    sign(art, mallory)
+    passed, problems = rule2(check_gate(art, brief=brief))
+    assert not passed and "not signed by a key listed in" in problems
+    sign(art, alice)
+    assert rule2(check_gate(art, brief=brief)) == (True, "")
+
+
+@needs_root
+@pytest.mark.parametrize("change,said", [
+    (lambda etc: (etc / "allowed_signers").chmod(0o646), "is writable by others"),
+    (lambda etc: etc.chmod(0o775), "is writable by its group"),
+    (lambda etc: os.chown(etc / "allowed_signers", 65534, -1), "is owned by uid 65534, not root"),
+    (lambda etc: os.chown(etc.parent, 65534, -1), "is owned by uid 65534, not root"),   # a folder above it
+    (lambda etc: (etc / "allowed_signers").unlink(), "exists but holds no allowed_signers"),
+])
+def test_a_system_policy_that_is_not_roots_alone_fails_closed(system_policy, change, said):
+    """A policy someone else could change anchors nothing: the gate fails, naming why and the fix, even with a
+    review signed by the listed key."""
+    brief, art, alice, _, etc = system_policy
+    sign(art, alice)
+    change(etc)
+    passed, problems = rule2(check_gate(art, brief=brief))
+    assert not passed and said in problems, problems
+    assert "sudo" in problems
+
+
+@needs_root
+def test_the_system_policy_is_recorded_at_inspect_and_held_by_the_gate(system_policy, workspace):
+    """inspect records the anchor in the sealed manifest; a later change of its content fails the gate."""
+    brief, art, alice, mallory, etc = system_policy
+    recorded = load_artifact(art).manifest["signing"]
+    assert recorded["required"] is True and recorded["allowed_signers"][0]["path"] == str(etc / "allowed_signers")
+    sign(art, alice)
+    (etc / "allowed_signers").write_text(f"alice {mallory.with_suffix('.pub').read_text()}")
+    passed, problems = rule2(check_gate(art, brief=brief))
+    assert not passed and "changed since the inspection was made" in problems

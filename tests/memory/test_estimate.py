@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from grpo_rlvr.brief.types import Hardware
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.memory import (
     ANCHORS,
@@ -215,8 +216,13 @@ def _apply(changes: dict, method: str = "full") -> SimpleNamespace:
             merged[key].update(value)
         else:
             merged[key] = value
-    return SimpleNamespace(method=merged["method"], grpo=merged["grpo"], lora={},
-                           hardware=SimpleNamespace(**merged["hardware"]))
+    return SimpleNamespace(method=merged["method"], grpo=merged["grpo"], lora={}, hardware=_gpus(**merged["hardware"]))
+
+
+def _gpus(**hardware) -> Hardware:
+    """One node's GPUs as the brief's hardware section resolves them."""
+    return Hardware(accelerator="gpu", num_nodes=hardware.pop("num_nodes", 1), gpu_type=None,
+                    **{"vllm_gpus": 0, "sharding": "none", **hardware})
 
 
 def test_7b_full_on_24gb_finds_a_fitting_configuration():
@@ -373,9 +379,21 @@ def test_bad_inputs_name_every_problem_and_unknown_gpu_suggests():
 
 def test_inputs_from_brief_counts_vllm_gpus_out_of_training_gpus():
     brief = SimpleNamespace(method="lora", lora={"r": 32}, grpo={"vllm_mode": "server", "optim": "adamw_8bit"},
-                            hardware=SimpleNamespace(num_gpus=4, vllm_gpus=1, sharding="zero3"))
+                            hardware=_gpus(num_gpus=4, vllm_gpus=1, sharding="zero3"))
     inputs = inputs_from_brief(brief, size="7B")
     assert (inputs.num_gpus, inputs.vllm_gpus, inputs.lora_rank, inputs.optimizer) == (3, 1, 32, "adamw_8bit")
+
+
+def test_inputs_from_brief_shard_over_every_training_node_and_size_the_server_at_its_split():
+    """Three nodes of 8 GPUs in server mode: node 0 generates (tensor parallel 2 × data parallel 4), nodes 1-2
+    train, so ZeRO-3 shards over 16 processes and the server holds half the weights per GPU."""
+    brief = SimpleNamespace(method="full", lora={}, grpo={"vllm_mode": "server"},
+                            hardware=_gpus(num_gpus=8, num_nodes=3, vllm_gpus=8, sharding="zero3",
+                                           vllm_tensor_parallel=2, vllm_data_parallel=4))
+    inputs = inputs_from_brief(brief, size="14B")
+    assert (inputs.num_gpus, inputs.vllm_gpus, inputs.vllm_tensor_parallel_size) == (16, 8, 2)
+    # sharded over 16 processes, not the 8 of one node
+    assert estimate_memory(inputs, "80GB").total_gib < estimate_memory(replace(inputs, num_gpus=8), "80GB").total_gib
 
 
 # ---------------------------------------------------------------------------- anchors

@@ -257,3 +257,22 @@ def test_finetune_says_what_the_review_records():
     calls = {c.args[2].value: {k.arg for k in c.keywords} for c in ast.walk(tree) if isinstance(c, ast.Call)
              and getattr(c.func, "id", None) == "make_verdict" and isinstance(c.args[2], ast.Constant)}
     assert "note" not in calls["agree"] and "note" in calls["disagree"], calls
+
+
+def test_each_row_of_what_the_gate_cannot_stop_names_its_test():
+    """The README's table of what no check on the same machine stops: every row ends with the test that shows
+    where its line is (a test file, or a file and a test function, that exist), or says why none can."""
+    text = (REPO / "README.md").read_text()
+    table = text[text.index("**What the gate cannot stop on the same machine**"):]
+    body = table[table.index("| --- |"):table.index("\n\n", table.index("| --- |"))]
+    rows = [line for line in body.splitlines()[1:] if line.startswith("| ")]
+    assert len(rows) >= 12, rows
+    for row in rows:
+        cell = row.rstrip(" |").rsplit(" | ", 1)[-1]
+        if cell.startswith("(none:"):
+            continue
+        named = re.findall(r"`(tests/[\w/]+\.py)(?:::(\w+))?`", cell)
+        assert named, f"a row without its test: {row[:80]}"
+        for path, function in named:
+            source = (REPO / path).read_text()
+            assert not function or f"def {function}(" in source, (path, function)

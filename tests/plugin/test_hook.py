@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,12 +26,19 @@ def hook_command() -> str:
     return hook["command"]
 
 
-def call(tool: str, tool_input: dict, cwd: str = "/home/u/project") -> subprocess.CompletedProcess:
+def hook_env(**extra) -> dict:
+    """The environment Claude Code runs the hook in, with this interpreter's folder first on PATH: its
+    ``python3`` has the parser (tree-sitter-bash), as the plugin's environment does."""
+    return {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ.get('PATH', '')}",
+            "CLAUDE_PLUGIN_ROOT": str(REPO), **extra}
+
+
+def call(tool: str, tool_input: dict, cwd: str = "/home/u/project", **env) -> subprocess.CompletedProcess:
     event = {"session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": cwd,
              "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool,
              "tool_input": tool_input, "tool_use_id": "toolu_01"}
     return subprocess.run(["bash", "-c", hook_command()], input=json.dumps(event), capture_output=True, text=True,
-                          env={**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO)}, timeout=30)
+                          env=hook_env(**env), timeout=30)
 
 
 def test_hooks_json_is_claude_codes_format():
@@ -118,7 +127,7 @@ def test_everything_else_is_allowed(tool, tool_input):
 
 def test_unparseable_input_is_allowed_not_crashed():
     out = subprocess.run(["bash", "-c", hook_command()], input="not json", capture_output=True, text=True,
-                         env={**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO)}, timeout=30)
+                         env=hook_env(), timeout=30)
     assert out.returncode == 0 and "Traceback" not in out.stderr
 
 
@@ -212,7 +221,7 @@ def test_startup_hooks_and_the_installed_package_are_not_written(tool, tool_inpu
 
 def test_the_plugin_itself_and_the_hash_cache_are_not_written(tmp_path):
     cache = tmp_path / "cache"
-    env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO), "GRPO_RLVR_CACHE": str(cache)}
+    env = hook_env(GRPO_RLVR_CACHE=str(cache))
     for tool, tool_input in (
             ("Edit", {"file_path": str(REPO / "hooks" / "guard_review.py"), "old_string": "a", "new_string": "b"}),
             ("Bash", {"command": f"echo '{{}}' > {cache}/file-hashes/1-2.json"})):
@@ -228,7 +237,7 @@ def test_the_account_homes_allowed_signers_is_not_written_whatever_home_says(tmp
     import pwd
 
     target = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config" / "grpo-rlvr" / "allowed_signers"
-    env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    env = hook_env(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path))
     for tool, tool_input in (("Write", {"file_path": str(target), "content": "agent ssh-ed25519 AAAA"}),
                              ("Bash", {"command": f"echo 'agent ssh-ed25519 AAAA' >> {target}"})):
         event = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "cwd": str(tmp_path)}
@@ -301,7 +310,7 @@ def test_red_team_an_artifact_under_another_name_is_protected_from_edit_tools(pr
 
 @pytest.mark.parametrize("command", [
     "find . -name '*.py' -exec grep -l reward {} \\;",
-    "git status && git diff && git checkout main && git stash",
+    "git status && git diff && git log --oneline -5 && git stash list",
     "cat > notes.md <<'EOF'\nNext: run `grpo-rlvr gate out/inspection`\nEOF",
     "jq .seal out/inspection/manifest.json",
     "python -m json.tool out/inspection/manifest.json",
@@ -508,3 +517,208 @@ def test_the_run_key_is_neither_read_nor_written(tool, tool_input, tmp_path):
     out = call(tool, tool_input, cwd=str(tmp_path))
     assert out.returncode == 2 and "run key" in out.stderr and "neither reads nor writes" in out.stderr, \
         (tool_input, out.stderr)
+
+
+# ------------------------------------------------------------------- issue 45: bash read as bash reads it (tree-sitter)
+
+
+@pytest.mark.parametrize("command", [
+    r"cp /tmp/forged.jsonl $'out/inspectio\x6e/samples.jsonl'",           # ANSI-C quoting, a hex escape
+    r"echo '{}' > $'out/\151nspection/samples.jsonl'",                    # an octal escape
+    r"cp /tmp/f $'out/\u0069nspection/samples.jsonl'",                    # a \u escape
+    "cp /tmp/forged.jsonl $\"out/inspection/samples.jsonl\"",            # locale quoting
+    r"cat /tmp/f > out/insp\ection/samples.jsonl",                        # a backslash bash drops
+    "D=out; E=inspection; cp /tmp/f $D/${E}/samples.jsonl",              # variables set earlier
+    "cp /tmp/f ${NOT_SET_ANYWHERE:-out/inspection}/samples.jsonl",       # a default bash would use
+])
+def test_bash_quoting_and_variables_do_not_hide_a_path(project, command):
+    out = call("Bash", {"command": command}, cwd=str(project))
+    assert out.returncode == 2 and "denied" in out.stderr, (command, out.stderr)
+
+
+def test_the_signers_file_spelled_in_ansi_c_is_not_written(tmp_path):
+    home = tmp_path / "home"
+    (home / ".config" / "grpo-rlvr").mkdir(parents=True)
+    for command in (rf"echo 'agent ssh-ed25519 AAAA' >> $'{home}/.config/grpo-rlv\x72/allowed_signers'",
+                    rf"cp /tmp/mine $'{home}/.config/\147rpo-rlvr/allowed_signers'",
+                    f"cp /tmp/mine $\"{home}/.config/grpo-rlvr/allowed_signers\""):
+        out = call("Bash", {"command": command}, cwd=str(tmp_path), HOME=str(home), XDG_CONFIG_HOME="")
+        assert out.returncode == 2 and "denied" in out.stderr, (command, out.stderr)
+
+
+def test_the_reader_decodes_ansi_c_octal_hex_and_locale_quoting():
+    sys.path.insert(0, str(REPO / "hooks"))
+    try:
+        from grpo_guard.bash_reading import ansi_c, read_command
+    finally:
+        sys.path.remove(str(REPO / "hooks"))
+    assert ansi_c(r"inspectio\x6e") == "inspection" and ansi_c(r"\151nspection") == "inspection"
+    assert ansi_c(r"a\tb\u00e9\U0001F600\cA\e") == "a\tb\u00e9\U0001F600\x01\x1b"
+    [seg] = read_command("printf %s $\"out/inspection\" 'x'\\''y' \"a\\\"b\" $'\\''").segments
+    assert seg == ["printf", "%s", "out/inspection", "x'y", 'a"b', "'"]
+
+
+@pytest.fixture
+def repo(project):
+    """The project as a git repository that tracks its inspection, with a second branch and a patch. Where git is
+    not installed (the torch-free lanes' roots), a ``.git`` folder: all the hook looks at is where the tree is."""
+    def git(*args):
+        subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True,
+                       env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                            "GIT_COMMITTER_EMAIL": "t@t"})
+    if shutil.which("git") is None:
+        (project / ".git").mkdir()
+    else:
+        git("init", "-q", "-b", "main")
+        git("add", "out/inspection")
+        git("commit", "-q", "-m", "review")
+        git("branch", "other")
+    (project / "fix.diff").write_text("--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+x\n")
+    return project
+
+
+@pytest.mark.parametrize("command", [
+    "git checkout other", "git switch other", "git merge other", "git rebase other", "git pull", "git pull origin main",
+    "git cherry-pick abc123", "git revert HEAD", "git reset --hard HEAD~1", "git stash pop", "git apply fix.diff",
+    "git am fix.diff", "patch -p1 -i fix.diff", "patch -p1 < fix.diff", "git -C . checkout other",
+])
+def test_writers_that_name_no_target_write_the_whole_tree(repo, command):
+    """A branch switch, a merge, a rebase, a pull, a cherry-pick, `git apply`, `patch`: the files they write are
+    named nowhere in the command, so the tree they write is what counts, and this one holds the inspection."""
+    out = call("Bash", {"command": command}, cwd=str(repo / "out"))
+    assert out.returncode == 2 and "denied" in out.stderr, (command, out.stderr)
+
+
+def test_git_commands_that_only_read_stay_allowed_in_that_repository(repo):
+    for command in ("git status", "git log --oneline -3", "git diff other", "git stash list", "git show HEAD:x",
+                    "git checkout -b feature", "git switch -c feature", "git reset --soft HEAD", "git reset HEAD x"):
+        out = call("Bash", {"command": command}, cwd=str(repo))
+        assert out.returncode == 0 and not out.stderr, (command, out.stderr)
+
+
+@pytest.mark.parametrize("command", [
+    "python3 -c \"import os; os.rename(os.path.expanduser('~/.config'), '/tmp/c')\"",
+    "python3 -c \"import shutil; shutil.rmtree('{home}/.config')\"",
+    "tar --remove-files -cf /tmp/c.tar ~/.config",
+    "zip -m -r /tmp/c.zip ~/.config",
+    "perl -e 'rename \"{home}/.config\", \"/tmp/c\"'",
+    "busybox mv ~/.config /tmp/c",
+    "busybox rm -rf {home}",
+    "rsync -a --remove-source-files ~/.config/ /tmp/c/",
+    "cd ~ && python3 -c \"import os; os.rename('.config', '/tmp/c')\"",
+])
+def test_a_folder_above_the_signers_is_named_by_no_program_but_a_reader(tmp_path, command):
+    """The red team moved or emptied a folder above ~/.config/grpo-rlvr with programs off the writer list."""
+    home = tmp_path / "home"
+    (home / ".config" / "grpo-rlvr").mkdir(parents=True)
+    (home / ".config" / "grpo-rlvr" / "allowed_signers").write_text("alice ssh-ed25519 AAAA\n")
+    out = call("Bash", {"command": command.format(home=home)}, cwd=str(tmp_path), HOME=str(home),
+               XDG_CONFIG_HOME="")
+    assert out.returncode == 2 and "denied" in out.stderr, (command, out.stderr)
+    assert "a folder above" in out.stderr or "this command writes ~/.config" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("command", ["ls -la ~/.config", "du -sh ~", "cat ~/.config/grpo-rlvr/allowed_signers",
+                                     "python3 -c 'print(1)' > /tmp/out.txt", "find ~ -name '*.yaml'"])
+def test_readers_may_name_those_folders(tmp_path, command):
+    home = tmp_path / "home"
+    (home / ".config" / "grpo-rlvr").mkdir(parents=True)
+    out = call("Bash", {"command": command}, cwd=str(tmp_path), HOME=str(home), XDG_CONFIG_HOME="")
+    assert out.returncode == 0 and not out.stderr, (command, out.stderr)
+
+
+def test_a_command_it_cannot_read_is_denied_near_a_protected_path(project):
+    out = call("Bash", {"command": "head -n \"$N\" out/inspection/samples.jsonl"}, cwd=str(project))
+    assert out.returncode == 2 and "cannot read all of it" in out.stderr and "$N" in out.stderr, out.stderr
+    out = call("Bash", {"command": "head -n 3 out/inspection/samples.jsonl"}, cwd=str(project))
+    assert out.returncode == 0, out.stderr
+    out = call("Bash", {"command": "head -n \"$N\" notes.txt"}, cwd=str(project))      # nothing protected near it
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("command", [
+    "LD_LIBRARY_PATH=/tmp/lib grpo-rlvr gate out/inspection", "export LD_LIBRARY_PATH=/tmp/lib",
+    "OPENSSL_CONF=/tmp/evil.cnf grpo-rlvr train out/run", "env GCONV_PATH=/tmp/g python train.py",
+])
+def test_loader_and_library_variables_are_not_set(command):
+    out = call("Bash", {"command": command})
+    assert out.returncode == 2 and "LD_*" in out.stderr, (command, out.stderr)
+
+
+@pytest.mark.parametrize("tool,tool_input", [
+    ("Bash", {"command": "sed -i 's/temperature/t/' .venv/lib/python3.11/site-packages/trl/trainer/grpo_trainer.py"}),
+    ("Edit", {"file_path": "/home/u/.venv/lib/python3.11/site-packages/transformers/generation/utils.py",
+              "old_string": "a", "new_string": "b"}),
+    ("Bash", {"command": "echo x >> /usr/lib/python3/dist-packages/datasets/load.py"}),
+    ("Write", {"file_path": "/etc/grpo-rlvr/allowed_signers", "content": "agent ssh-ed25519 AAAA"}),
+])
+def test_installed_libraries_and_the_system_policy_are_not_written(tool, tool_input):
+    out = call(tool, tool_input)
+    assert out.returncode == 2 and "denied" in out.stderr, (tool_input, out.stderr)
+
+
+def _hook_without_parser(command: str, cwd: str, **env) -> subprocess.CompletedProcess:
+    """The hook under an interpreter that cannot import the parser (no site-packages), told not to look for
+    another: what runs when neither the user's python3 nor any grpo-rlvr environment has it."""
+    event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "cwd": cwd}
+    return subprocess.run([sys.executable, "-I", "-S", str(REPO / "hooks" / "guard_review.py"), "--parser-python"],
+                          input=json.dumps(event), capture_output=True, text=True, env=hook_env(**env), timeout=30)
+
+
+def test_without_the_parser_the_hook_fails_closed_near_a_protected_path(project):
+    probe = subprocess.run([sys.executable, "-I", "-S", "-c", "import tree_sitter_bash"], capture_output=True)
+    assert probe.returncode != 0   # the interpreter really has no parser
+    out = _hook_without_parser("head -n 3 out/inspection/samples.jsonl", str(project))
+    assert out.returncode == 2 and "cannot read it as bash does" in out.stderr and "tree-sitter-bash" in out.stderr
+    assert _hook_without_parser("ls -la notes && pytest -q tests", str(project)).returncode == 0
+    assert _hook_without_parser("cat $F", str(project)).returncode == 2   # a variable could spell any path
+
+
+def test_a_python3_without_the_parser_hands_over_to_grpo_rlvrs_interpreter(project, tmp_path):
+    """The user's python3 lacks the parser: the hook runs again under the interpreter of the grpo-rlvr the plugin
+    uses (here GRPO_RLVR_BIN, a console script whose #! names this environment's python) and reads as bash does."""
+    script = tmp_path / "grpo-rlvr"
+    script.write_text(f"#!{sys.executable}\nprint('stand-in')\n")
+    script.chmod(0o755)
+    event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(project),
+             "tool_input": {"command": r"cp /tmp/f $'out/inspectio\x6e/samples.jsonl'"}}
+    base = getattr(sys, "_base_executable", sys.executable)
+    if subprocess.run([base, "-c", "import tree_sitter_bash"], capture_output=True).returncode == 0:
+        pytest.skip(f"{base} has the parser itself")
+    out = subprocess.run([base, str(REPO / "hooks" / "guard_review.py")], input=json.dumps(event),
+                         capture_output=True, text=True, env=hook_env(GRPO_RLVR_BIN=str(script)), timeout=30)
+    assert out.returncode == 2 and "denied" in out.stderr and "cannot read it" not in out.stderr, out.stderr
+    unread = _hook_without_parser(event["tool_input"]["command"], str(project))   # and without it: closed
+    assert unread.returncode == 2 and "cannot read it as bash does" in unread.stderr
+
+
+def test_the_signers_anchor_survives_every_command_the_hook_allows(workspace, tmp_path):
+    """Each way the red team removed the allowed-signers file, aimed at the one the environment names
+    ($XDG_CONFIG_HOME/grpo-rlvr): the hook denies it, or it is allowed and run for real (bash, the real grpo-rlvr)
+    and the file is still there, unchanged."""
+    from paths import CLI
+
+    xdg = tmp_path / "xdg"
+    (xdg / "grpo-rlvr").mkdir(parents=True)
+    anchor = xdg / "grpo-rlvr" / "allowed_signers"
+    anchor.write_text("alice ssh-ed25519 AAAA\n")
+    grpo = " ".join(CLI)
+    brief = workspace / "brief.yaml"
+    commands = [f"{grpo} inspect {brief} --out {xdg}/grpo-rlvr", f"{grpo} inspect {brief} --out {xdg}",
+                f"{grpo} merge {workspace}/model --out {xdg}/grpo-rlvr --force",
+                f"{grpo} diagnose {workspace} --apply {anchor}", f"{grpo} preflight {brief} --filter {anchor}",
+                f"{grpo} render {brief} --out {xdg}/grpo-rlvr", f"{grpo} diagnose {workspace} --out {xdg}/grpo-rlvr",
+                f"python3 -c \"import os; os.rename('{xdg}', '{tmp_path}/moved')\"",
+                f"tar --remove-files -cf {tmp_path}/c.tar {xdg}", f"zip -q -m -r {tmp_path}/c.zip {xdg}",
+                f"perl -e 'rename \"{xdg}\", \"{tmp_path}/moved\"'", f"busybox mv {xdg} {tmp_path}/moved",
+                f"mv {xdg} {tmp_path}/moved", f"rm -rf {xdg}/grpo-rlvr", f"cp /dev/null $'{xdg}/grpo-rlvr/allowed_signer\\x73'",
+                f"echo > $\"{anchor}\"", f"D={xdg}; : > $D/grpo-rlvr/allowed_signers"]
+    env = hook_env(XDG_CONFIG_HOME=str(xdg))
+    allowed = []
+    for command in commands:
+        out = call("Bash", {"command": command}, cwd=str(workspace), XDG_CONFIG_HOME=str(xdg))
+        if out.returncode == 0:
+            allowed.append(command)
+            subprocess.run(["bash", "-c", command], cwd=workspace, env=env, capture_output=True, timeout=300)
+        assert anchor.read_text() == "alice ssh-ed25519 AAAA\n", (command, out.stderr)
+    assert all(c.startswith(grpo) for c in allowed), allowed   # only grpo-rlvr's own commands, which refuse

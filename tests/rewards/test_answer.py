@@ -312,3 +312,49 @@ def test_choices_rule():
     assert MATH(completions=["The answer is (C) 12."], answer=["12"]) == [1.0]  # the label before a value goes
     off = build_reward("math", {"choices": False, "workers": 1})
     assert off(completions=["The answer is (C) 12."], answer=["C"]) == [0.0]
+
+
+def test_the_math_worker_runs_no_startup_code(tmp_path, monkeypatch):
+    """The worker starts as `python -I -S` with this process's module path: a sitecustomize on PYTHONPATH or a .pth
+    file cannot patch the math comparison it runs (the gate's clean check scores with it)."""
+    import subprocess
+
+    from grpo_rlvr.rewards import math_answer
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('patched')\n")
+    monkeypatch.setenv("PYTHONPATH", str(hook))
+    proc = math_answer._spawn()
+    try:
+        assert b'"ready"' in proc.stdout.readline()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not (tmp_path / "ran").exists()
+    assert subprocess.run([sys.executable, "-c", "pass"], env={"PYTHONPATH": str(hook)}).returncode == 0
+    assert (tmp_path / "ran").read_text() == "patched"   # the hook does run in an ordinary interpreter
+
+
+def test_the_math_worker_ignores_folders_put_first_on_this_process_path(tmp_path, monkeypatch):
+    """A folder a test or a reward put first on sys.path (here one holding a broken json.py) is not the worker's:
+    it rebuilds the interpreter's own module path (CI found every math test failing after such a test)."""
+    from grpo_rlvr.rewards import math_answer
+
+    (tmp_path / "json.py").write_text("raise ImportError('a shadowing json module')\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    proc = math_answer._spawn()
+    try:
+        assert b'"ready"' in proc.stdout.readline()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_math_worker_that_ends_before_it_is_ready_says_its_last_words(monkeypatch):
+    from grpo_rlvr.rewards import math_answer
+
+    monkeypatch.setattr(math_answer, "_CLEAN_START", math_answer._CLEAN_START.with_name("no_such_start.py"))
+    worker = math_answer.MathWorker(timeout_s=1.0, rel_tol=1e-6)
+    with pytest.raises(RewardError, match=r"ended before it was ready .*last words: .*no_such_start"):
+        worker.wait_ready()

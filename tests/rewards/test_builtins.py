@@ -61,8 +61,19 @@ def test_trl_calling_contract_plain_and_conversational():
 
 
 def test_missing_ground_truth_column_is_a_config_error_not_a_score():
+    """Outside training a missing column is bad input; in TRL's call it is no score (None), named for the trainer,
+    and counted: never a made-up 0."""
+    reward = build_reward("exact_match")
     with pytest.raises(RewardError, match="needs the dataset column 'answer'"):
-        build_reward("exact_match")(completions=["<answer>1</answer>"])
+        reward.explain(["<answer>1</answer>"])
+    logged = []
+    out = reward(completions=["<answer>1</answer>", "<answer>2</answer>"], answer=["1", None],
+                 log_metric=lambda name, value: logged.append((name, value)))
+    assert out == [1.0, None]
+    assert reward.unscorable == [(1, "reward 'exact_match': the dataset column 'answer' holds no answer (None); give "
+                                     "the row its ground truth, or drop the row")]
+    assert logged == [("rewards/exact_match/unscorable", 0.5)]
+    assert reward(completions=["<answer>1</answer>"]) == [None]
 
 
 def test_correctness_does_not_pay_for_malformed_output():
@@ -172,7 +183,10 @@ def test_unit_tests_reward_rejects_bad_params_and_bad_test_data():
     with pytest.raises(RewardError, match="memory_mb"):
         build_reward("unit_tests", {"memory_mb": 1})
     with pytest.raises(RewardError, match="column 'tests'"):
-        build_reward("unit_tests")(completions=["x = 1"], tests=[42])
+        build_reward("unit_tests").explain(["x = 1"], tests=[42])
+    reward = build_reward("unit_tests")   # in training: that sample unscored and named, the rest scored
+    assert reward(completions=["x = 1", "x = 1"], tests=[42, ["assert x == 1"]]) == [None, 1.0]
+    assert [(i, why.split(":")[1].strip()) for i, why in reward.unscorable] == [(0, "column 'tests'")]
 
 
 def test_length_penalty_soft_overlong_and_linear():

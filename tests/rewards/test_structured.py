@@ -122,7 +122,7 @@ def test_json_schema_params_and_missing_column():
         with pytest.raises(RewardError, match="params.partial_credit"):
             json_schema_reward(partial_credit=bad)
     with pytest.raises(RewardError, match="needs the dataset column 'schema'"):
-        json_schema_reward()(completions=['{"a": 1}'])
+        json_schema_reward().explain(['{"a": 1}'])
     r = json_schema_reward()
     assert r.name == r.__name__ == "json_schema" and r.kind == "correctness" and r.columns == ("schema",)
 

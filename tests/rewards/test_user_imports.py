@@ -105,7 +105,7 @@ def test_a_name_built_while_importing_is_found_from_what_python_imported(tmp_pat
 def test_a_module_reward_in_a_package_binds_its_package_helpers(tmp_path, clean_imports, monkeypatch):
     pkg = tmp_path / "src" / "myrewards_d"
     _write(pkg / "__init__.py", "")
-    _write(pkg / "score/scoring.py", "from .util import pay\n\ndef reward(completions, **kw):\n    return [pay() for _ in completions]\n")
+    _write(pkg / "scoring.py", "from .util import pay\n\ndef reward(completions, **kw):\n    return [pay() for _ in completions]\n")
     _write(pkg / "util.py", "def pay():\n    return 0.0\n")
     monkeypatch.syspath_prepend(str(tmp_path / "src"))
     reviewed = build_reward("myrewards_d.scoring:reward", {}, base_dir=tmp_path / "elsewhere").fingerprint

@@ -47,10 +47,10 @@ def test_another_task_through_the_same_module():
 
 def test_bad_entry_data_raise_and_model_output_never_does():
     r = _reward()
-    # bad data raises inside the reward; the wrapper scores it 0 and keeps what was raised, which score and
-    # inspect report (exit 2) and training counts (rewards/NAME/raised)
+    # bad data raises inside the reward; the wrapper gives no score and keeps what was raised, which score and
+    # inspect report (exit 2) and training leaves out of its step and counts (rewards/NAME/unscorable)
     (bad,) = r.explain(["<answer>x</answer>"], entry=['{"answer": "x"}'])
-    assert bad.score == 0.0 and "ValueError" in bad.raised and "not a reasoning-gym entry" in bad.raised
+    assert bad.score is None and "ValueError" in bad.raised and "not a reasoning-gym entry" in bad.raised
     entry = make_rows("spell_backward", 1, seed=0)[0]["entry"]
     odd = ["<answer>" + "\x00" * 5000 + "</answer>", "<answer></answer>", "<answer>\ud800</answer>"]
     assert all(0.0 <= s.score <= 1.0 for s in r.explain(odd, entry=[entry] * 3))

@@ -1,12 +1,15 @@
-"""vLLM server mode: launch.sh for 8 GPUs (2 vLLM + 6 training) and for 2 nodes, checked by its dry run; and
-the server lifecycle (health deadline, teardown on success, failure, Ctrl-C, SIGTERM and SIGKILL of the
-launcher) exercised with STAND-IN processes: a fake `vllm.entrypoints.openai.api_server` module (on PYTHONPATH)
-that serves /health on loopback, and a fake `accelerate` on PATH. This lane has no GPU and no vLLM; the stand-ins
+"""vLLM server mode: launch.sh for 8 GPUs (2 vLLM + 6 training) and for 2 and 3 nodes (node 0 generates, the others
+train on every GPU), checked by its dry run; and the server lifecycle (health deadline, teardown on success,
+failure, Ctrl-C, SIGTERM and SIGKILL of the launcher) exercised with STAND-IN processes: a fake
+`vllm.entrypoints.openai.api_server` module (on PYTHONPATH) that serves /health on loopback, and a fake
+`accelerate` on PATH. The multi-node layout runs as two or three launch.sh processes on this one machine, each with
+its node's role, the nodes' addresses all loopback. This lane has no GPU, no vLLM and one machine; the stand-ins
 are named as such. The same lifecycle with a real vLLM server is tests/vllm_lane/test_server.py (the vLLM lane)."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import stat
@@ -42,6 +45,7 @@ STAND_IN_ACCELERATE = r'''#!/usr/bin/env bash
 # STAND-IN for `accelerate launch ... train.py`: records its arguments, then behaves as TRAIN_BEHAVIOUR says.
 echo $$ > "$STANDIN_DIR/train.pid"
 echo "$CUDA_VISIBLE_DEVICES $*" > "$STANDIN_DIR/train.args"
+echo "$CUDA_VISIBLE_DEVICES $*" >> "$STANDIN_DIR/train.args.every-node"
 env > "$STANDIN_DIR/train.env"
 case "${TRAIN_BEHAVIOUR:-ok}" in
   ok) exit 0 ;;
@@ -102,24 +106,74 @@ def test_dry_run_8_gpus_prints_exact_commands(workspace):
     assert yaml.safe_load((run / "accelerate.yaml").read_text())["num_processes"] == 6
 
 
-def test_dry_run_two_nodes(workspace):
-    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "num_nodes": 2, "vllm_gpus": 2})
-    def dry(**env):
-        return subprocess.run(["bash", str(run / "launch.sh")], env={**os.environ, "GRPO_RLVR_DRY_RUN": "1", **env},
-                              capture_output=True, text=True)
+def dry(run, **env):
+    return subprocess.run(["bash", str(run / "launch.sh")], env={**os.environ, "GRPO_RLVR_DRY_RUN": "1", **env},
+                          capture_output=True, text=True)
 
-    missing = dry()
-    assert missing.returncode != 0 and "set MACHINE_RANK" in missing.stderr
-    node0 = dry(MACHINE_RANK="0", MAIN_PROCESS_IP="node0.example")
-    assert node0.returncode == 0
-    lines = node0.stdout.splitlines()
-    assert lines[0].startswith("CUDA_VISIBLE_DEVICES=0,1 env VLLM_SERVER_DEV_MODE=1 python -m vllm.entrypoints")
-    assert lines[-1] == ("CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml "
-                         "--machine_rank 0 --main_process_ip node0.example train.py --vllm-server-host node0.example ")
-    node1 = dry(MACHINE_RANK="1", MAIN_PROCESS_IP="node0.example").stdout.splitlines()
-    assert len(node1) == 1 and "--machine_rank 1" in node1[0] and "vllm.entrypoints" not in node1[0]
+
+def test_dry_run_two_nodes_one_generation_node_and_every_training_gpu_busy(workspace):
+    """2 nodes × 8 GPUs: node 0 only serves (vllm serve on GPUs 0-7, data parallel over all 8 by default), node 1
+    trains on GPUs 0-7 (8 processes, accelerate's only machine) against node 0's server."""
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "num_nodes": 2})
+    missing = dry(run)
+    assert missing.returncode != 0 and "set NODE_ROLE=generation on node 0 and NODE_ROLE=training on node 1" in \
+        missing.stderr
+    assert "set VLLM_SERVER_HOST" in dry(run, NODE_ROLE="training").stderr
+    node0 = dry(run, NODE_ROLE="generation")
+    assert node0.returncode == 0, node0.stderr
+    assert node0.stdout.splitlines() == [
+        "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 env VLLM_SERVER_DEV_MODE=1 python -m vllm.entrypoints.openai.api_server "
+        f"--model {(workspace / 'model').resolve()} --tensor-parallel-size 1 --data-parallel-size 8 --weight-transfer-config "
+        '{"backend": "nccl"} --logprobs-mode processed_logprobs --max-logprobs -1 --port 8000',
+        "wait for http://127.0.0.1:8000/health (deadline 600s)",
+        "serve until stopped (Ctrl-C or SIGTERM stops the server)"]
+    node1 = dry(run, NODE_ROLE="training", VLLM_SERVER_HOST="node0")
+    assert node1.returncode == 0, node1.stderr
+    assert node1.stdout.splitlines() == [
+        "wait for http://node0:8000/health (deadline 600s)",
+        "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml train.py "
+        "--vllm-server-host node0 "]
     acc = yaml.safe_load((run / "accelerate.yaml").read_text())
-    assert acc["num_machines"] == 2 and acc["num_processes"] == 12 and acc["main_process_port"] == 29500
+    assert (acc["num_machines"], acc["num_processes"]) == (1, 8)
+    # `grpo-rlvr train --dry-run` prints each node's command from the same dry runs
+    res = train(run, dry_run=True)
+    assert res.command == ["bash", str(run / "launch.sh")] and not res.refused
+    assert res.plan[0] == "node 0 (generation): NODE_ROLE=generation bash launch.sh"
+    assert res.plan[1:4] == [f"  {x}" for x in node0.stdout.splitlines()]
+    assert res.plan[4] == "node 1 (training, machine rank 0): NODE_ROLE=training VLLM_SERVER_HOST=node0 bash launch.sh"
+    assert res.plan[5:] == [f"  {x}" for x in node1.stdout.splitlines()]
+    lock = json.loads((run / "brief.lock.json").read_text())["launch"]
+    assert (lock["nodes"], lock["processes"], lock["generation_node"]) == (2, 8, True)
+
+
+def test_dry_run_three_nodes_two_training_machines(workspace):
+    """3 nodes × 8 GPUs, tensor parallel 2: node 0 serves (2 × 4), nodes 1 and 2 are machine ranks 0 and 1 of 16
+    training processes, both pointed at node 1 for accelerate's rendezvous and at node 0 for generation."""
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "num_nodes": 3, "vllm_tensor_parallel": 2})
+    assert "set MACHINE_RANK (0..1)" in dry(run, NODE_ROLE="training", VLLM_SERVER_HOST="node0").stderr
+    res = train(run, dry_run=True)
+    plan = "\n".join(res.plan)
+    assert "--tensor-parallel-size 2 --data-parallel-size 4" in res.plan[1]
+    for rank in (0, 1):
+        head = res.plan.index(f"node {rank + 1} (training, machine rank {rank}): NODE_ROLE=training "
+                              f"VLLM_SERVER_HOST=node0 MACHINE_RANK={rank} MAIN_PROCESS_IP=node1 bash launch.sh")
+        assert res.plan[head + 2] == (
+            "  CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml --machine_rank "
+            f"{rank} --main_process_ip node1 train.py --vllm-server-host node0 ")
+    assert plan.count("vllm.entrypoints") == 1   # one server, on node 0
+    acc = yaml.safe_load((run / "accelerate.yaml").read_text())
+    assert (acc["num_machines"], acc["num_processes"], acc["main_process_port"]) == (2, 16, 29500)
+
+
+def test_one_node_server_layout_is_unchanged(workspace):
+    """One node of 8: GPUs 0-1 serve (tensor parallel 2, as before), 2-7 train; no role or address to set."""
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2})
+    out = dry(run)
+    assert out.returncode == 0 and "NODE_ROLE" not in (run / "launch.sh").read_text()
+    lines = out.stdout.splitlines()
+    assert "--tensor-parallel-size 2 --weight-transfer-config" in lines[0] and "--data-parallel-size" not in lines[0]
+    assert lines[-1] == ("CUDA_VISIBLE_DEVICES=2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml train.py "
+                         "--vllm-server-host 127.0.0.1 ")
 
 
 def test_dry_run_with_signals_ignored_and_no_python_on_path(workspace, tmp_path):
@@ -213,7 +267,6 @@ def test_the_gate_is_checked_once_before_the_server_starts(workspace, standins, 
     """`grpo-rlvr train` checks the gate (one re-score of the review) and launch.sh does not check again; run by
     hand, launch.sh makes that check itself. (train.py's own check, the door for every other way in, is not
     reached here: the stand-in accelerate does not run it.)"""
-    import json
 
     port = free_port()
     run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "vllm_gpus": 2}, port=port)
@@ -304,3 +357,70 @@ def test_red_team_a_grpo_rlvr_folder_in_the_run_cannot_answer_launch_shs_check(w
     out, _ = p.communicate(timeout=120)
     assert p.returncode == 1 and "training refused (no server started" in out and "without a verdict" in out, out
     assert not (standins / "vllm.pid").exists() and not (standins / "train.args").exists()
+
+
+@pytest.mark.parametrize("nodes", [2, 3])
+def test_nodes_on_one_machine_with_stand_ins(workspace, standins, nodes):
+    """STAND-INS on ONE machine (no GPU, no second host here): each node is a launch.sh process with its role, every
+    address loopback. The training nodes start first and wait for the generation node's health; then node 0
+    (NODE_ROLE=generation) starts the stand-in server, the training nodes start the stand-in accelerate on GPUs 0-7
+    with their machine ranks, and node 0 serves until SIGTERM (what slurm.sh sends when training ends), which
+    tears the server down."""
+    port = free_port()
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "num_nodes": nodes}, port=port)
+    ranks = {} if nodes == 2 else {"MAIN_PROCESS_IP": "127.0.0.1"}
+    trainers = [launch(run, standins, port, NODE_ROLE="training", VLLM_SERVER_HOST="127.0.0.1",
+                       **({"MACHINE_RANK": str(r)} if ranks else {}), **ranks) for r in range(nodes - 1)]
+    server = None
+    try:
+        time.sleep(3)
+        assert all(t.poll() is None for t in trainers) and not (standins / "train.args").exists()  # waiting
+        server = launch(run, standins, port, NODE_ROLE="generation", HEALTHY_AFTER_S="1")
+        for t in trainers:
+            out, _ = t.communicate(timeout=120)
+            assert t.returncode == 0 and "vLLM is healthy; training on GPUs 0,1,2,3,4,5,6,7" in out, out
+        started = sorted((standins / "train.args.every-node").read_text().splitlines())
+        gpus = "0,1,2,3,4,5,6,7 launch --config_file accelerate.yaml"
+        if nodes == 2:
+            assert started == [f"{gpus} train.py --vllm-server-host 127.0.0.1"]
+        else:
+            assert started == [f"{gpus} --machine_rank {r} --main_process_ip 127.0.0.1 train.py --vllm-server-host "
+                               "127.0.0.1" for r in range(nodes - 1)]
+        assert server.poll() is None   # the generation node serves until it is stopped
+        os.kill(server.pid, signal.SIGTERM)
+        out, _ = server.communicate(timeout=120)
+        assert server.returncode == 143 and "vLLM is healthy on port" in out and "stopping the vLLM server" in out, out
+        assert server_gone(standins)
+    finally:
+        for p in [*trainers, server]:
+            if p is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+
+
+def test_a_training_node_gives_up_on_a_server_that_never_answers(workspace, standins):
+    port = free_port()
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "num_nodes": 2}, port=port)
+    p = launch(run, standins, port, NODE_ROLE="training", VLLM_SERVER_HOST="127.0.0.1", VLLM_HEALTH_TIMEOUT_S="3")
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 1 and f"server at http://127.0.0.1:{port}/health was not healthy after 3s" in out, out
+    assert not (standins / "train.args").exists()
+
+
+def test_a_generation_node_whose_server_stops_fails(workspace, standins):
+    """The stand-in server is killed after it was healthy: node 0's launch.sh says so and exits 1 (slurm.sh then
+    stops the training nodes)."""
+    port = free_port()
+    run = server_run(workspace, {"accelerator": "gpu", "num_gpus": 8, "num_nodes": 2}, port=port)
+    p = launch(run, standins, port, NODE_ROLE="generation", HEALTHY_AFTER_S="0.5")
+    try:
+        seen = []
+        while not any("vLLM is healthy on port" in line for line in seen):
+            seen.append(p.stdout.readline())
+            assert seen[-1], "".join(seen)   # launch.sh ended before it said the server was healthy
+        os.kill(int((standins / "vllm.pid").read_text()), signal.SIGKILL)
+        out, _ = p.communicate(timeout=60)
+        assert p.returncode == 1 and "the vLLM server exited (status 137)" in out, "".join(seen) + out
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)

@@ -20,7 +20,10 @@ MATRIX = {
                    "grpo": {"vllm_mode": "colocate"}},
     "gpu4-fsdp2": {"hardware": {"accelerator": "gpu", "num_gpus": 4, "vllm_gpus": 0, "sharding": "fsdp2"},
                    "grpo": {"vllm_mode": "colocate"}},
-    "2nodes-server": {"hardware": {"accelerator": "gpu", "num_gpus": 8, "num_nodes": 2, "vllm_gpus": 2}},
+    "2nodes-server": {"hardware": {"accelerator": "gpu", "num_gpus": 8, "num_nodes": 2}},
+    "3nodes-server": {"hardware": {"accelerator": "gpu", "num_gpus": 8, "num_nodes": 3, "vllm_tensor_parallel": 2,
+                                   "sharding": "zero3"}},
+    "2nodes-colocate": {"hardware": {"accelerator": "gpu", "num_gpus": 4, "num_nodes": 2}, "grpo": {"vllm_mode": "colocate"}},
     "lora": {"method": "lora", "lora": {"r": 8, "alpha": 16}},
     "no-vllm-gpu": {"hardware": {"accelerator": "gpu", "num_gpus": 1}, "grpo": {"use_vllm": False}},
 }
@@ -32,7 +35,7 @@ def test_rendered_run_is_valid(workspace, name):
 
     brief = brief_for(workspace, name, MATRIX[name])
     res = render(brief, out=workspace / "runs" / name)
-    extra = ["slurm.sh"] if name == "2nodes-server" else []
+    extra = ["slurm.sh"] if "nodes" in name else []
     assert sorted(p.name for p in res.dir.iterdir()) == sorted([*RUN_FILES, *extra])
     cfg = yaml.safe_load((res.dir / "grpo_config.yaml").read_text())
     # TRL itself accepts every key and value. GPU configs set bf16, which transformers refuses on a machine
@@ -42,7 +45,9 @@ def test_rendered_run_is_valid(workspace, name):
     GRPOConfig(**{**cfg, "output_dir": str(workspace / "o"), **extra})
     assert cfg["loss_type"] == "grpo" and cfg["num_generations"] >= 8
     py_compile.compile(str(res.dir / "train.py"), doraise=True)
-    assert subprocess.run(["bash", "-n", str(res.dir / "launch.sh")]).returncode == 0
+    for script in ("launch.sh", "slurm.sh"):
+        if (res.dir / script).exists():
+            assert_shell_parses(res.dir / script)
     acc = yaml.safe_load((res.dir / "accelerate.yaml").read_text())
     header = (res.dir / "train.py").read_text().splitlines()[1]
     assert "Rendered by grpo-rlvr" in header and "fingerprint" in header
@@ -58,13 +63,38 @@ def test_rendered_run_is_valid(workspace, name):
         assert acc["distributed_type"] == "DEEPSPEED" and acc["deepspeed_config"]["zero_stage"] == 3
     if name == "gpu4-fsdp2":
         assert acc["distributed_type"] == "FSDP" and acc["fsdp_config"]["fsdp_version"] == 2
-    if name == "2nodes-server":
-        assert acc["num_machines"] == 2 and acc["num_processes"] == 12 and "MACHINE_RANK" in (res.dir / "launch.sh").read_text()
+    if name == "2nodes-server":   # node 0 generates on all 8 GPUs; node 1 is accelerate's only machine, all 8 train
+        assert (acc["num_machines"], acc["num_processes"]) == (1, 8) and "main_process_port" not in acc
         slurm = (res.dir / "slurm.sh").read_text()
-        assert "#SBATCH --nodes=2" in slurm and "#SBATCH --gres=gpu:8" in slurm and "MACHINE_RANK=$SLURM_NODEID" in slurm
-        assert subprocess.run(["bash", "-n", str(res.dir / "slurm.sh")]).returncode == 0
+        assert "#SBATCH --nodes=2" in slurm and "#SBATCH --gres=gpu:8" in slurm
+        assert "VLLM_SERVER_HOST=${HOSTS[0]}" in slurm and "MAIN_PROCESS_IP=${HOSTS[1]}" in slurm
+        assert "env NODE_ROLE=generation bash launch.sh &" in slurm and "NODE_ROLE=training MACHINE_RANK=$SLURM_PROCID" in slurm
+        assert "--nodes=1 --ntasks=1 --ntasks-per-node=1" in slurm   # the training step: the one training host
+    if name == "3nodes-server":   # two training machines, 16 processes, ranks from each node's MACHINE_RANK
+        assert (acc["num_machines"], acc["num_processes"], acc["main_process_port"]) == (2, 16, 29500)
+        assert acc["deepspeed_config"]["deepspeed_multinode_launcher"] == "standard"
+        assert "--tensor-parallel-size 2 --data-parallel-size 4" in (res.dir / "launch.sh").read_text()
+        assert "--nodes=2 --ntasks=2" in (res.dir / "slurm.sh").read_text()
+    if name == "2nodes-colocate":  # no server: both nodes train, each on its 4 GPUs
+        assert (acc["num_machines"], acc["num_processes"]) == (2, 8)
+        slurm = (res.dir / "slurm.sh").read_text()
+        assert "MAIN_PROCESS_IP=${HOSTS[0]}" in slurm and "NODE_ROLE" not in slurm
     if name == "cpu":
         assert acc["distributed_type"] == "NO" and acc["use_cpu"] is True
+
+
+def assert_shell_parses(script):
+    """bash -n, and ShellCheck at warning level where it is installed (the info notes it gives on these scripts are
+    functions run by traps and words quoted for the node's own shell)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    check = shutil.which("shellcheck") or shutil.which("shellcheck", path=str(Path(sys.executable).parent))
+    if check:
+        out = subprocess.run([check, "-S", "warning", str(script)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout
 
 
 def test_rendering_is_deterministic(workspace):

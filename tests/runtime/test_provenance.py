@@ -274,3 +274,42 @@ def test_every_rank_waits_for_the_others_before_rank_0_records_a_checkpoint(star
     args = type("Args", (), {"output_dir": str(output)})()
     checkpoint_ledger.ledger_callback(output, passed(started)).on_save(args, state, TrainerControl())
     assert order == (["barrier", "record"] if rank == 0 else ["barrier"])
+
+
+# ---------------------------------------------------------------------------- a resume belongs to its run
+
+
+def test_a_checkpoint_saved_under_another_lock_does_not_resume_and_diagnose_flags_it(tmp_path):
+    """The red team's shape: a checkpoint saved under brief A and its review; the folder rendered again for brief
+    B (other rows, its own review) and the outputs moved back. The ledger's proof holds (the same run id, the same
+    bytes), but the start names lock A: --resume is refused, saying what changed, and the audit flags it."""
+    run = tmp_path / "run"
+    (run / "output").mkdir(parents=True)
+    lock_a = {"fingerprint": "a" * 64, "brief": "/p/brief_a.yaml", "inspection": "/p/a/inspection"}
+    (run / "brief.lock.json").write_text(json.dumps(lock_a))
+    start = provenance.new_start(run, lock_a, "grpo-rlvr train", os.getpid(), None)
+    provenance.append_start(run / "output", start)
+    ckpt = _checkpoint(run / "output")
+    checkpoint_ledger.record(run / "output", ckpt, RunCheck(lock_a, [], {"checked": {}, "rewards": {}}, start))
+    assert checkpoint_ledger.resume_problems(run / "output", str(ckpt)) == []      # under its own lock: resumes
+    assert provenance.audit(run / "output") == []
+    lock_b = {"fingerprint": "b" * 64, "brief": "/p/brief_b.yaml", "inspection": "/p/b/inspection"}
+    (run / "brief.lock.json").write_text(json.dumps(lock_b))                        # rendered again for brief B
+    [problem] = checkpoint_ledger.resume_problems(run / "output", str(ckpt))
+    assert "saved under another lock than this run folder's now" in problem
+    assert "brief /p/brief_a.yaml → /p/brief_b.yaml" in problem and "inspection /p/a/inspection → /p/b/inspection" \
+        in problem and f"fingerprint {'a' * 64} → {'b' * 64}" in problem
+    assert "a re-rendered folder starts a new run" in problem and "grpo-rlvr render BRIEF --out NEW_RUN" in problem
+    [finding] = provenance.audit(run / "output")
+    assert finding.startswith(f"{ckpt}: saved by a training under another lock") and "brief_b.yaml" in finding
+    (run / "brief.lock.json").write_text(json.dumps(lock_a))                        # rendered for A again
+    assert checkpoint_ledger.resume_problems(run / "output", str(ckpt)) == []
+
+
+def test_a_lock_that_differs_only_in_its_rendered_files_is_another_lock(started):
+    output = started / "output"
+    ckpt = _checkpoint(output)
+    checkpoint_ledger.record(output, ckpt, passed(started))
+    (started / "brief.lock.json").write_text(json.dumps({"fingerprint": "f" * 64, "files": {"train.py": "0" * 64}}))
+    [problem] = checkpoint_ledger.resume_problems(output, str(ckpt))
+    assert "the rendered files or settings" in problem

@@ -87,9 +87,10 @@ def test_always_equal_object():
 
 
 def test_int_subclass_with_patched_eq():
+    # It crosses as the int it holds (read with int's own methods): its __eq__ decides nothing here.
     verdict = run("class I(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n"
                   "def solve(n):\n    return I(0)\n")
-    assert "not plain data" in verdict.details[0]
+    assert "returned 0 (a I, compared as a int)" in verdict.details[0]
 
 
 def test_str_subclass_and_container_of_impostors():
@@ -113,13 +114,13 @@ def test_settrace_skipping_lines():
 
 def test_monkeypatched_encoder_sends_a_wildcard():
     verdict = run("import sys\nchild = sys.modules['grpo_rlvr.sandbox.isolation.child']\n"
-                  "child.encode = lambda value, depth=0: ['anything']\ndef solve(n):\n    return 0\n")
+                  "child.encode_as_python = lambda value, depth=0: ['anything']\ndef solve(n):\n    return 0\n")
     assert "tampered" in verdict.reason
 
 
 def test_monkeypatched_encoder_claims_true_for_weak_checks():
     # A weak (in-sandbox) check still needs a truthy plain value; a forged one must still be well-formed.
-    run("import sys\nchild = sys.modules['grpo_rlvr.sandbox.isolation.child']\nchild.encode = lambda v, d=0: ['b', 1]\n"
+    run("import sys\nchild = sys.modules['grpo_rlvr.sandbox.isolation.child']\nchild.encode_as_python = lambda v, d=0: ['b', 1]\n"
         "def solve(n):\n    return 0\n", tests=["assert solve(3) > 271828"])
 
 

@@ -36,14 +36,16 @@ def probe(program: str, test: str):
 def test_every_layer_of_this_lane_is_active(layers):
     # CI's lanes: as root, as a plain user (scripts/test-unprivileged.sh) and in a simulated default container
     # (scripts/test-container.sh, which sets GRPO_RLVR_TEST_LANE=container).
-    common = {"caps_dropped", "seccomp", "nondumpable", "oom_first", "tree_cap"}
+    common = {"caps_dropped", "seccomp", "no_file_locks", "metadata_frozen", "nondumpable", "oom_first", "tree_cap"}
     if os.environ.get("GRPO_RLVR_TEST_LANE") == "container":
+        if os.geteuid() != 0:  # a plain user in a container: no capability to start with, none to lock away
+            common -= {"caps_dropped"}
         assert common | {"landlock_fs", "landlock_net", "landlock_scope"} <= set(layers)
-        assert not {"pidns", "netns", "fs_jail", "userns"} & set(layers)
+        assert not {"pidns", "netns", "fs_jail", "private_shm", "userns"} & set(layers)
     elif os.geteuid() == 0:
-        assert common | {"pidns", "netns", "fs_jail", "uid_drop"} <= set(layers)
+        assert common | {"pidns", "netns", "fs_jail", "private_shm", "uid_drop"} <= set(layers)
     else:  # needs user namespaces, which this CI machine allows
-        assert common | {"userns", "pidns", "netns", "fs_jail"} <= set(layers)
+        assert common | {"userns", "pidns", "netns", "fs_jail", "private_shm"} <= set(layers)
 
 
 def test_no_capability_is_left_in_any_set(need):
@@ -171,11 +173,12 @@ def test_huge_int_against_isclose_is_a_failed_test_not_an_overflow():
 
 
 def test_a_set_of_colliding_hashes_is_refused_by_a_bound():
-    # Written straight onto the result channel (building the set would cost the child as much as the parent).
+    # Written straight onto the result channel (building the set would cost the child as much as the parent), as
+    # the answer to the test's probe (a frame written before the probe was sent is refused unread).
     program = ("import json, os\nM = (1 << 61) - 1\n"
-               "value = ['S', [['i', hex(M * k)] for k in range(1, 35001)]]\n"
-               "os.write(3, b'{\"k\": \"load\"}\\n' + json.dumps({'k': 'r', 'i': 0, 'v': [value]}).encode() + b'\\n')\n"
-               "os._exit(0)\n")
+               "def solve(n):\n    value = ['S', [['i', hex(M * k)] for k in range(1, 35001)]]\n"
+               "    os.write(3, json.dumps({'k': 'r', 'i': 0, 'v': [value]}).encode() + b'\\n')\n"
+               "    os._exit(0)\n")
     limits = SandboxLimits(timeout_s=10.0, cpu_s=10.0, max_output_bytes=4_000_000)
     verdict = run_unit_tests(program, ["assert solve(3) == {1, 2}"], limits=limits)
     assert verdict.passed == 0 and "with one hash" in verdict.reason

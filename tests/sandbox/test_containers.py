@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import resource
 import socket
+import tempfile
 import threading
 import uuid
 from pathlib import Path
@@ -155,14 +156,18 @@ def test_the_projects_own_source_is_not_readable(every_mode):
 
 
 def test_per_user_directories_are_removed(every_mode):
-    tmp = os.environ.get("TMPDIR") or "/tmp"
-    before = {n for n in os.listdir(tmp) if n.startswith("grpo-rlvr-sandbox-")}
+    tmps = {os.environ.get("TMPDIR") or "/tmp", "/tmp"}
+
+    def ours() -> set:
+        return {os.path.join(t, n) for t in tmps for n in os.listdir(t) if n.startswith("grpo-rlvr-sandbox-")}
+
+    before = ours()
     pool = Pool(1, without=every_mode.without)
     try:
         assert probe(pool, "def probe():\n    open('x', 'w').write('x')\n    return 'denied'\n").passed == 1
     finally:
         pool.close()
-    assert {n for n in os.listdir(tmp) if n.startswith("grpo-rlvr-sandbox-")} <= before
+    assert ours() <= before
 
 
 def test_a_killed_supervisors_directory_is_removed_by_the_pool():
@@ -315,3 +320,98 @@ def test_the_process_cap_counts_only_the_samples_tree(trainers_uid):
         for t in threads:
             t.join()
     assert verdict.passed == 1, verdict.reason
+
+
+# --- no channel between programs that run at once; nothing outside the working directory changes ---------------
+
+
+@pytest.fixture(params=[(), ("namespaces",), ("namespaces", "uid")], ids=["all-layers", "no-namespaces", "trainers-uid"],
+                scope="module")
+def two_at_once(request):
+    pool = Pool(2, without=request.param)
+    yield pool
+    pool.close()
+
+
+# Every execution can open the interpreter's own files (read-only) and /dev/null: a sender marks one, a receiver
+# running at the same time looks. Each pair: (sender, receiver); the receiver returns what it saw.
+_SHARED = "import os, fcntl, time, ctypes, struct, select\nSHARED = os.__file__\n"
+CHANNELS = {
+    "flock": (_SHARED + "def mark():\n    fd = os.open(SHARED, os.O_RDONLY)\n    fcntl.flock(fd, fcntl.LOCK_EX)\n"
+              "    time.sleep(1.5)\n    return 'sent'\n",
+              _SHARED + "def look():\n    time.sleep(0.5)\n    fd = os.open(SHARED, os.O_RDONLY)\n    try:\n"
+              "        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n        return 'free'\n"
+              "    except OSError:\n        return 'held'\n"),
+    "posix lock": (_SHARED + "def mark():\n    fd = os.open('/dev/null', os.O_RDWR)\n    fcntl.lockf(fd, fcntl.LOCK_EX)\n"
+                   "    time.sleep(1.5)\n    return 'sent'\n",
+                   _SHARED + "def look():\n    time.sleep(0.5)\n    fd = os.open('/dev/null', os.O_RDWR)\n    try:\n"
+                   "        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n        return 'free'\n"
+                   "    except OSError:\n        return 'held'\n"),
+    "F_GETLK": (_SHARED + "def mark():\n    fd = os.open(SHARED, os.O_RDONLY)\n    fcntl.lockf(fd, fcntl.LOCK_SH)\n"
+                "    time.sleep(1.5)\n    return 'sent'\n",
+                _SHARED + "def look():\n    time.sleep(0.5)\n    fd = os.open(SHARED, os.O_RDONLY)\n"
+                "    query = struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 0, 0)\n    try:\n"
+                "        answer = fcntl.fcntl(fd, fcntl.F_GETLK, query)\n    except OSError:\n        return 'refused'\n"
+                "    return 'held' if struct.unpack('hhqqi', answer)[0] != fcntl.F_UNLCK else 'free'\n"),
+    "inotify": (_SHARED + "def mark():\n    time.sleep(0.8)\n    for _ in range(5):\n        open(SHARED, 'rb').read(1)\n"
+                "        time.sleep(0.1)\n    return 'sent'\n",
+                _SHARED + "def look():\n    libc = ctypes.CDLL(None, use_errno=True)\n    fd = libc.inotify_init1(0)\n"
+                "    if fd < 0:\n        return 'refused'\n    libc.inotify_add_watch(fd, SHARED.encode(), 0x20 | 0x1)\n"
+                "    ready, _, _ = select.select([fd], [], [], 2.5)\n    return 'held' if ready else 'free'\n"),
+}
+
+
+@pytest.mark.parametrize("channel", list(CHANNELS))
+def test_no_bit_passes_between_programs_running_at_once(two_at_once, channel):
+    sender, receiver = CHANNELS[channel]
+    sent, seen = run_batch([(sender, ["assert mark() == 'sent'"]), (receiver, ["assert look() == 'x'"])],
+                           LIMITS, 2, two_at_once)
+    assert sent.passed == 1, sent.reason
+    assert "returned 'held'" not in seen.details[0], seen.details[0]
+
+
+def test_a_program_still_locks_its_own_files_and_uses_sqlite(every_mode):
+    program = ("import fcntl, sqlite3\ndef probe():\n    f = open('a', 'w')\n    fcntl.flock(f, fcntl.LOCK_EX)\n"
+               "    fcntl.lockf(f, fcntl.LOCK_EX)\n    con = sqlite3.connect('db.sqlite')\n"
+               "    con.execute('create table t (x)')\n    con.execute('insert into t values (1)')\n    con.commit()\n"
+               "    return con.execute('select x from t').fetchall() == [(1,)] and 'denied'\n")
+    assert probe(every_mode, program).passed == 1
+
+
+def test_nothing_outside_the_working_directory_changes_mode_times_or_xattrs(each_uid_mode, tmp_path):
+    # A checkpoint of the trainer's: without the jail a program at the trainer's uid (or root's) owned it, and
+    # chmod 000, a setuid bit, times and xattrs all went through (Landlock does not govern them).
+    target = tmp_path / "checkpoint"
+    target.mkdir()
+    (target / "weights").write_text("w")
+    for path, mode in ((tmp_path, 0o755), (target, 0o755), (target / "weights", 0o644)):
+        os.chmod(path, mode)
+    before = {p: (p.stat().st_mode, p.stat().st_mtime_ns, os.listxattr(p)) for p in (tmp_path, target, target / "weights")}
+    attempts = [f"os.chmod({str(target)!r}, 0)", f"os.chmod({str(target / 'weights')!r}, 0o4777)",
+                f"os.utime({str(target / 'weights')!r}, (1, 1))", f"os.setxattr({str(target / 'weights')!r}, 'user.x', b'1')",
+                f"os.chown({str(target / 'weights')!r}, 1, 1)", f"os.chmod({str(tmp_path)!r}, 0)"]
+    program = "import os\ndef probe():\n" + "".join(
+        f"    try:\n        {a}\n    except OSError:\n        pass\n" for a in attempts) + "    return 'denied'\n"
+    assert probe(each_uid_mode, program).passed == 1
+    after = {p: (p.stat().st_mode, p.stat().st_mtime_ns, os.listxattr(p)) for p in before}
+    assert after == before
+
+
+def test_a_program_still_copies_and_touches_its_own_files(each_uid_mode):
+    program = ("import os, shutil, pathlib\ndef probe():\n    open('a', 'w').write('1')\n    shutil.copy('a', 'b')\n"
+               "    shutil.copy2('a', 'c')\n    pathlib.Path('a').touch()\n    shutil.copytree('.', '../copy') if False else None\n"
+               "    return [open(n).read() for n in 'bc'] == ['1', '1'] and 'denied'\n")
+    assert probe(each_uid_mode, program).passed == 1
+
+
+def test_the_supervisors_folder_is_not_in_the_trainers_tmpdir(monkeypatch, tmp_path):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    pool = Pool(1, without={"namespaces"})
+    try:
+        program = "import os\ndef probe():\n    return os.getcwd()\n"
+        verdict = probe(pool, program, "assert probe() == ''")
+    finally:
+        pool.close()
+    assert str(tmp_path) not in verdict.details[0] and "/tmp/grpo-rlvr-sandbox-" in verdict.details[0], verdict.details
+    assert not list(tmp_path.iterdir())

@@ -1,9 +1,11 @@
 """The ``unit_tests`` reward follows what the test's own Python does to its values: an expected value the
 test mutates (item, slice, ``+=``, ``append``/``extend``/``sort``/``del``, aliasing, a ``setUp`` or a loop
 that fills it), an argument the program changes in place (rotate, sort, reverse, transpose, remove duplicates
-and return the length, a dict or a set filled), and ``!=`` / ``not in`` where ``True == 1``. The corpus is
-``mutation_corpus.CORPUS``: each task in three formats (an assert list, pytest functions or a ``unittest``
-class, HumanEval's ``check``), a right program, wrong ones (a "cheater" first) and others Python accepts.
+and return the length, a dict or a set filled), and ``!=`` / ``not in`` where ``True == 1``; and Python's own
+types and lazy values returned (``Counter``, ``defaultdict``, ``namedtuple``, a keys view, generators, ``map``),
+round trips tested both ways, and test classes keeping state on ``self``. The corpus is ``mutation_corpus.CORPUS``
+and ``types_corpus.CORPUS``: each task in three formats (an assert list, pytest functions or a test class,
+HumanEval's ``check``), a right program, wrong ones (a "cheater" first) and others Python accepts.
 
 First the corpus is checked in plain Python (no sandbox): the right programs pass every test of every format,
 each wrong program fails at least one in every format. Then through the sandbox: every right program scores
@@ -19,7 +21,11 @@ import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
 
-from .mutation_corpus import CORPUS, FORMATS, KINDS, Task
+from . import types_corpus
+from .mutation_corpus import CORPUS as MUTATION_CORPUS
+from .mutation_corpus import FORMATS, KINDS, Task
+
+CORPUS = MUTATION_CORPUS + types_corpus.CORPUS
 
 LIMITS = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
 
@@ -29,6 +35,25 @@ LIMITS = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
 
 def _is_test_case(obj) -> bool:
     return isinstance(obj, type) and issubclass(obj, unittest.TestCase) and obj is not unittest.TestCase
+
+
+def _is_pytest_class(name: str, obj) -> bool:
+    return name.startswith("Test") and isinstance(obj, type) and not issubclass(obj, unittest.TestCase)
+
+
+def _pytest_class_failures(cls) -> list[str]:
+    """A pytest ``class Test*`` as pytest runs it: a fresh instance per test method, ``setup_method`` and
+    ``teardown_method`` around it."""
+    failures = []
+    for name in [n for n in vars(cls) if n.startswith("test")]:
+        instance = cls()
+        try:
+            if hasattr(instance, "setup_method"):
+                instance.setup_method(getattr(cls, name))
+            getattr(instance, name)()
+        except Exception as e:
+            failures.append(f"{cls.__name__}.{name}: {type(e).__name__}")
+    return failures
 
 
 def _python_failures(program: str, task: Task, fmt: str) -> list[str]:
@@ -55,6 +80,8 @@ def _python_failures(program: str, task: Task, fmt: str) -> list[str]:
                     obj()
                 except Exception as e:
                     failures.append(f"{name}: {type(e).__name__}")
+            elif _is_pytest_class(name, obj):
+                failures += _pytest_class_failures(obj)
             elif _is_test_case(obj):
                 suite = unittest.defaultTestLoader.loadTestsFromTestCase(obj)
                 result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
@@ -73,18 +100,19 @@ def _python_failures(program: str, task: Task, fmt: str) -> list[str]:
 def _ran_something(task: Task) -> bool:
     ns: dict = {"__name__": "corpus_under_test"}
     exec(compile(task.pytest, "<tests>", "exec"), ns)
-    return any(k.startswith("test_") or _is_test_case(v) for k, v in ns.items())
+    return any(k.startswith("test_") or _is_test_case(v) or _is_pytest_class(k, v) for k, v in ns.items())
 
 
 def test_the_corpus_means_what_it_says_in_plain_python():
     problems = []
     names = [t.name for t in CORPUS]
     assert len(names) == len(set(names)), "task names repeat"
-    assert len(CORPUS) >= 24
-    kinds = {k: [t.name for t in CORPUS if t.kind == k] for k in KINDS}
-    assert {t.kind for t in CORPUS} <= set(KINDS)
+    assert len(CORPUS) >= 34
+    kinds = {k: [t.name for t in CORPUS if t.kind == k] for k in KINDS + types_corpus.KINDS}
+    assert {t.kind for t in CORPUS} <= set(KINDS + types_corpus.KINDS)
     assert len(kinds["in_place"]) >= 10 and len(kinds["mutated_expected"]) >= 10, kinds
     assert len(kinds["python_semantics"]) >= 3, kinds
+    assert all(len(kinds[k]) >= 2 for k in types_corpus.KINDS), kinds
     assert any(t.uses_unittest for t in CORPUS) and not all(t.uses_unittest for t in CORPUS)
     for task in CORPUS:
         assert next(iter(task.wrong)) == "cheater", f"{task.name}: the cheater comes first"

@@ -16,8 +16,9 @@ SHORT = SandboxLimits(timeout_s=1.0, cpu_s=2.0)  # the wall clock, not the CPU l
 
 def test_public_names():
     assert sorted(sandbox.__all__) == sorted(
-        ["SandboxLimits", "UnitTestVerdict", "degraded_isolation_notes", "isolation_layers", "isolation_problems",
-         "missing_layers", "run_unit_tests", "run_unit_tests_batch", "weak_sample_counts"]
+        ["CodeRun", "SandboxLimits", "UnitTestVerdict", "degraded_isolation_notes", "isolation_layers",
+         "isolation_problems", "missing_layers", "run_code", "run_unit_tests", "run_unit_tests_batch",
+         "weak_sample_counts"]
     )
 
 

@@ -13,7 +13,19 @@ from grpo_rlvr.sandbox.judging.plan import judge_value, make_plan
 def leaves(plan, i=0):
     """What probe ``i`` sends to the sandbox: the sources of its leaves (strong) or its whole condition."""
     kind, payload, _ = plan.probes[i]
-    return [spec[1] if spec[0] == "e" else f"{spec[1]}.{spec[2]}" for spec in payload] if kind == "leaves" else payload
+    return [_source(spec) for spec in payload] if kind == "leaves" else payload
+
+
+def _source(spec) -> str:
+    """A leaf spec written back as Python: an expression, a method of an earlier leaf, or a consuming built-in."""
+    if spec[0] in ("e", "b"):
+        return spec[1]
+    if spec[0] == "m":
+        return f"{spec[1]}.{spec[2]}"
+    args = [_source(a) for a in spec[2]] + [f"{k}={_source(a)}" for k, a in spec[3]]
+    if spec[1] == "str.join":
+        return f"{args[0]}.join({args[1]})"
+    return f"{spec[1]}({', '.join(args)})"
 
 
 def test_equality_assert_sends_only_the_call():
@@ -38,10 +50,13 @@ def test_assert_message_is_dropped():
         ("assert is_prime(7)", ["is_prime(7)"]),
         ("assert not is_prime(8)", ["is_prime(8)"]),
         ("assert math.isclose(area(2), 12.566, rel_tol=1e-3)", ["area(2)"]),
-        ("assert set(f(3)) == set([1, 2])", ["f(3)"]),
+        ("assert set(f(3)) == set([1, 2])", ["set(f(3))"]),
         ("assert f(1) > 3", ["f(1)"]),
         ("assert abs(f(1.33) - 0.33) < 1e-06", ["f(1.33)"]),
-        ("assert sorted(f(3)) == [1, 2] and len(f(4)) == 3", ["f(3)", "f(4)"]),
+        ("assert sorted(f(3)) == [1, 2] and len(f(4)) == 3", ["sorted(f(3))", "len(f(4))"]),
+        ("assert list(gen(3)) == [0, 1, 2]", ["list(gen(3))"]),
+        ("assert ' '.join(words('a b')) == 'A B'", ["' '.join(words('a b'))"]),
+        ("assert sum(map(f, [1, 2])) == 6", ["sum(map(f, [1, 2]))"]),
         ("assert f([3, 5, 7]) == (3 + 5 + 7, 3 * 5 * 7)", ["f([3, 5, 7])"]),
         ("assert shout('abc').startswith('ABC')", ["shout('abc')", "0.startswith"]),
         ("assert Solution().two_sum([2, 7], 9) == [0, 1]", ["Solution().two_sum([2, 7], 9)"]),

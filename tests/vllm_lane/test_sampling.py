@@ -83,7 +83,9 @@ def test_the_rollout_and_training_vllm_engines_sample_alike(ws, tmp_path):
     run = render(ws / "colocate.yaml", out=tmp_path / "run").dir
     cfg = yaml.safe_load((run / "grpo_config.yaml").read_text())
     cfg["output_dir"] = str(tmp_path / "out")
-    trainer = build_trainer(trainer_setup(brief), grpo_config(cfg), from_brief(brief), None)
+    from datasets import Dataset
+
+    trainer = build_trainer(trainer_setup(brief), grpo_config(cfg), from_brief(brief), Dataset.from_list(rows))
     assert {k: getattr(trainer.vllm_generation, k) for k in keys} == used
     assert used["generation_kwargs"] == {"max_tokens": 5}
     assert (trainer.model.config.to_dict(), str(trainer.model.dtype)) == model

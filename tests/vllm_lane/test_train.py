@@ -28,7 +28,7 @@ def test_colocate_training_logs_the_sampler_metrics_and_diagnose_reads_them(tmp_
     assert validate.returncode == 0, validate.stdout + validate.stderr
     make_artifact(ws / "brief.yaml", ws / "out" / "inspection")
     run = render(ws / "brief.yaml").dir
-    assert "prepare_colocate(kv_cache_gib=1)" in (run / "train.py").read_text()
+    assert "'vllm_cpu_kv_cache_gib': 1" in (run / "train.py").read_text()   # the one builder prepares it
 
     p = subprocess.run([sys.executable, "-m", "grpo_rlvr", "train", str(run), "--json"], capture_output=True,
                        text=True, timeout=900)

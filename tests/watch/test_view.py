@@ -78,7 +78,7 @@ def test_once_prints_one_frame_with_progress_roles_and_the_stop(tmp_path):
     (run / "output" / "watch.jsonl").write_text(json.dumps({**stop, "event": "finding"}) + "\n" + json.dumps(stop)
                                                 + "\n")
     out = subprocess.run([*CLI, "watch", str(run), "--once"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 1, out.stderr   # stopped: --once says so in its exit status too
     text = out.stdout
     assert f"{run}: step 10/20 (50%) | reward 0.100 → 0.200" in text   # stopped: no ETA
     assert "  correctness exact_match: 0.100 → 0.200" in text and "  format      format: 0.550 → 0.600" in text
@@ -131,3 +131,21 @@ def test_a_cleared_finding_leaves_the_list_and_is_shown_as_cleared(tmp_path):
     text = format_view(w.view)
     assert "step 10: [critical] KL blows up" in text and "step 10: cleared: Many completions are truncated" in text
     assert "[warning] Many completions are truncated" not in text
+
+
+def test_watch_shows_tool_use_in_a_run_with_tools(tmp_path):
+    run = make_run(tmp_path)
+    rec = {**record(5, 0.2), "tools/call_frequency": 1.25, "tools/failure_frequency": 0.1, "tools/unavailable": 2.0,
+           "completions/clipped_ratio": 0.05}
+    (run / "output" / "metrics.jsonl").write_text(json.dumps(rec) + "\n")
+    w = Watcher(run)
+    w.poll()
+    text = format_view(w.view)
+    assert ("tools: 1.250 calls a rollout, 0.100 of them raised, 2.000 rollouts unscored (a tool failing on its "
+            "own), 0.050 cut by the completion budget") in text
+    assert w.view.to_dict()["tools"]["calls_per_rollout"] == 1.25
+    plain = make_run(tmp_path / "plain")
+    (plain / "output" / "metrics.jsonl").write_text(json.dumps(record(5, 0.2)) + "\n")
+    w = Watcher(plain)
+    w.poll()
+    assert "tools:" not in format_view(w.view) and w.view.to_dict()["tools"] is None

@@ -3,7 +3,7 @@
 A name transformers does not know fails only when the Trainer is built, after the model has loaded, and a
 dashboard whose package is missing fails there too, with a traceback. ``validate`` refuses the first and warns of
 the second (the run may train on another machine); the rendered train.py asks transformers itself, before the
-model loads, and stops with a message (``runtime.run_guard.refuse_missing_dashboards``).
+model loads, and stops with a message (``run.guard.refuse_missing_dashboards``).
 
 Limits: the names and modules below are transformers 5.17's; a test holds the names to transformers'
 ``INTEGRATION_TO_CALLBACK``. Whether a dashboard can reach its server (an account, a network) is not checked.

@@ -319,6 +319,12 @@ def _vllm_gpus(s: _Settings) -> list[str]:
     if g.get("use_vllm") and g.get("vllm_mode") == "colocate" and hw.vllm_gpus > 0:
         return [f"grpo.vllm_mode: 'colocate' but hardware.vllm_gpus is {hw.vllm_gpus}; colocate shares the training "
                 "GPUs: set vllm_gpus: 0, or vllm_mode: server"]
+    if not g.get("use_vllm") and hw.vllm_gpus > 0:
+        return [f"grpo.use_vllm: false but hardware.vllm_gpus is {hw.vllm_gpus}: the GPUs set aside for a vLLM server "
+                "would sit idle; set vllm_gpus: 0 (every GPU trains), or use_vllm: true"]
+    if g.get("use_vllm") and g.get("vllm_mode") == "server" and g.get("vllm_tensor_parallel_size", 1) != 1:
+        return [f"grpo.vllm_tensor_parallel_size: {g['vllm_tensor_parallel_size']!r} is applied by TRL to colocate mode "
+                "only; the vLLM server's split is hardware.vllm_tensor_parallel (and vllm_data_parallel): move it there"]
     return []
 
 

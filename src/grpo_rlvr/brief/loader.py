@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from grpo_rlvr import work_trace
-from grpo_rlvr.brief import data_checks, methods, model_probe, recipe
+from grpo_rlvr.brief import data_checks, layout, methods, model_probe, recipe
 from grpo_rlvr.brief.bound_settings import bound_settings
 from grpo_rlvr.brief.grpo_rules import (
     NUMERIC_TEXT,
@@ -39,6 +39,7 @@ from grpo_rlvr.brief.types import (
     ModelSpec,
     PreflightSpec,
     RewardSpec,
+    ToolsSpec,
     Variant,
     Watch,
 )
@@ -150,10 +151,11 @@ def _fingerprint(model: ModelSpec, dataset: DatasetSpec, rewards, sampling: dict
     return fingerprint(model_identity(model), dataset_identity(dataset), reward_identity(rewards), sampling)
 
 
-def sampling_identity(grpo, model=None, method: str | None = None) -> dict:
-    """The settings a review is bound to: the resolved GRPOConfig but for ``bound_settings.UNBOUND``, and the
-    model-loading settings that change the model that samples (``brief/bound_settings.py``)."""
-    return bound_settings(grpo, model, method)
+def sampling_identity(grpo, model=None, method: str | None = None, tools=None) -> dict:
+    """The settings a review is bound to: the resolved GRPOConfig but for ``bound_settings.UNBOUND``, the
+    model-loading settings that change the model that samples, and the tools section (``brief/bound_settings.py``).
+    ``tools``: a ``ToolsSpec`` or None."""
+    return bound_settings(grpo, model, method, None if tools is None else tools.to_dict())
 
 
 def reward_identity(rewards) -> list[dict]:
@@ -204,10 +206,11 @@ def load_brief(path: str | Path) -> Brief:
     model = found.take(_model_section(data, base))
     dataset, row, held_row = found.take(_dataset_section(data, base))
     rewards = found.take(_rewards_section(data, base, dataset, row, held_row))
-    hw = found.take(_hardware_section(data))
+    hw = found.take(_hardware_section(data, model))
     method, lora, lora_origin = found.take(_method_section(data, hw, model))
     variant = found.take(_variant_section(data, base, model))
-    grpo, origin = found.take(_grpo_section(data, base, model, dataset, rewards, hw, method, variant))
+    tools = found.take(_tools_section(data, base))
+    grpo, origin = found.take(_grpo_section(data, base, model, dataset, rewards, hw, method, variant, tools))
     sampling_engine = found.take(_sampling_section(data))
     found.warnings.extend(methods.method_warnings(method, dict(data.get("lora") or {}), grpo, origin))
     dynamic_sampling = found.take(_dynamic_sampling_section(data, variant))
@@ -221,7 +224,7 @@ def load_brief(path: str | Path) -> Brief:
         grpo=MappingProxyType(grpo), origin=MappingProxyType(origin), variant=variant,
         inspection=_inspection_spec(data, grpo, base), preflight=_preflight_spec(data, grpo),
         output_dir=Path(_resolve_local(base, data.get("output_dir", f"./runs/{path.stem}"))[0]),
-        fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo, model, method)),
+        fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo, model, method, tools)),
         warnings=tuple(found.warnings),
         as_written=MappingProxyType(data),
         dynamic_sampling=dynamic_sampling,
@@ -231,6 +234,7 @@ def load_brief(path: str | Path) -> Brief:
         lora_section="lora" in data,
         stated_deviations=MappingProxyType(stated),
         watch=Watch(**{**WATCH_DEFAULTS, **(data.get("watch") or {})}),
+        tools=tools,
     )
 
 
@@ -372,35 +376,23 @@ def _reward_column_problems(built: list, dataset: DatasetSpec, row: dict | None,
 
 # --- hardware and method -----------------------------------------------------------------------------------------
 
-def _hardware_section(data: dict) -> Section:
-    hw = _hardware(data)
+def _hardware_section(data: dict, model: ModelSpec | None = None) -> Section:
+    heads = layout.attention_heads(getattr(getattr(model, "facts", None), "config", None))
+    hw = layout.resolve_hardware(data, heads)
+    written = data.get("hardware") or {}
     problems, warnings = [], []
-    if hw.accelerator == "gpu" and (data.get("hardware") or {}).get("cpu_processes"):
+    if hw.accelerator == "gpu" and written.get("cpu_processes"):
         problems.append("hardware.cpu_processes: only for accelerator 'cpu'; on GPUs there is one process per "
                         "training GPU (set num_gpus)")
     if hw.accelerator == "gpu" and hw.num_gpus < 1:
         problems.append("hardware.num_gpus: 0 GPUs with accelerator 'gpu'; set num_gpus ≥ 1 or accelerator: cpu")
-    if hw.accelerator == "gpu" and hw.num_processes < 1:
-        problems.append(f"hardware.vllm_gpus: {hw.vllm_gpus} vLLM GPUs leave no GPU for training out of "
-                        f"{hw.num_gpus * hw.num_nodes}; lower vllm_gpus or add GPUs")
+    problems.extend(layout.layout_problems(hw, written, heads))
     if hw.accelerator == "cpu" and hw.sharding == "fsdp2" and hw.num_processes > 1:
         # accelerate 1.15 (state.py) picks MULTI_CPU for cpu=True and applies an FSDP plugin only to GPU-like types
         warnings.append("hardware.sharding: 'fsdp2' is not applied on CPU: accelerate trains CPU processes with "
                         "DDP over gloo whatever its config says, so every process holds the whole model; set "
                         "sharding: ddp on CPU (FSDP2 shards on GPUs)")
     return Section(hw, problems, warnings)
-
-
-def _hardware(data: dict) -> Hardware:
-    """The hardware section with its defaults: one GPU; on several GPUs or nodes, one of them for vLLM and DDP."""
-    hw = data.get("hardware") or {}
-    accelerator = hw.get("accelerator") or ("cpu" if hw.get("num_gpus", 1) == 0 else "gpu")
-    num_gpus = 0 if accelerator == "cpu" else int(hw.get("num_gpus", 1))
-    default_vllm = 1 if num_gpus > 1 or hw.get("num_nodes", 1) > 1 else 0
-    return Hardware(accelerator=accelerator, num_gpus=num_gpus, num_nodes=int(hw.get("num_nodes", 1)),
-                    vllm_gpus=int(hw.get("vllm_gpus", default_vllm)) if accelerator == "gpu" else 0,
-                    gpu_type=hw.get("gpu_type"), sharding=hw.get("sharding", "none" if num_gpus <= 1 else "ddp"),
-                    cpu_processes=int(hw.get("cpu_processes", 1)) if accelerator == "cpu" else 1)
 
 
 def _method_section(data: dict, hw: Hardware, model: ModelSpec | None = None) -> Section:
@@ -454,7 +446,7 @@ def _variant_section(data: dict, base: Path, model: ModelSpec) -> Section:
 # --- GRPO config -------------------------------------------------------------------------------------------------
 
 def _grpo_section(data: dict, base: Path, model: ModelSpec, dataset: DatasetSpec, rewards: list[RewardSpec],
-                  hw: Hardware, method: str, variant: Variant | None) -> Section:
+                  hw: Hardware, method: str, variant: Variant | None, tools: ToolsSpec | None = None) -> Section:
     """The GRPOConfig kwargs, layered (``brief.recipe``) and checked; the spec is (values, origin of each)."""
     overrides = dict(data.get("grpo") or {})
     fields = _grpo_fields()
@@ -469,6 +461,10 @@ def _grpo_section(data: dict, base: Path, model: ModelSpec, dataset: DatasetSpec
     problems.extend(loading_problems)
     layers.put("model", loading)
     layers.put("rewards", {"reward_weights": [r.weight for r in rewards]})
+    if tools is not None and "max_tool_calling_iterations" not in overrides:
+        # TRL's own default is no limit: a policy that learns to call tools in a loop would spend the whole
+        # completion budget on calls. The brief may set another bound.
+        layers.put("tools", {"max_tool_calling_iterations": TOOL_CALL_ROUNDS})
     if dataset.eval_path:
         layers.put("eval", {k: v for k, v in eval_defaults(layers.values).items() if k not in overrides})
     grpo = layers.values
@@ -503,6 +499,32 @@ def _accepted_overrides(overrides: dict, fields: dict, mistyped: set[str]) -> tu
         elif k not in mistyped:
             accepted[k] = val
     return accepted, problems
+
+
+# --- tools ----------------------------------------------------------------------------------------------------
+
+TOOL_CALL_ROUNDS = 8   # tool-calling rounds per rollout unless the brief sets grpo.max_tool_calling_iterations
+
+
+def _tools_section(data: dict, base: Path) -> Section:
+    """The brief's ``tools:`` as a ``ToolsSpec``, its code imported and checked (``tools.loading``)."""
+    section = data.get("tools")
+    if section is None:
+        return Section(None, [], [])
+    python = section.get("python")
+    spec = ToolsSpec(functions=tuple(section.get("functions") or ()), environment=section.get("environment"),
+                     python=None if not python else dict(python) if isinstance(python, dict) else {},
+                     call_timeout_s=float(section.get("call_timeout_s", 30.0)))
+    if not (spec.functions or spec.environment or spec.python is not None):
+        return Section(None, ["tools: names no tool; list tools.functions, an environment, or python: true (or "
+                              "remove the section)"], [])
+    from grpo_rlvr.tools.loading import load_tools
+
+    try:
+        load_tools(spec.to_dict(), base)
+    except ConfigError as e:
+        return Section(None, e.problems, [])
+    return Section(spec, [], [])
 
 
 # --- sampling, dynamic sampling, inspection and preflight ------------------------------------------------------

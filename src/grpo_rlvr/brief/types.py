@@ -7,6 +7,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from grpo_rlvr.runtime.unscorable import DEFAULT_MAX_UNSCORABLE
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -60,22 +62,44 @@ class RewardSpec:
 
 @dataclass(frozen=True)
 class Hardware:
+    """The machines a run uses (``brief.layout`` resolves the defaults and refuses idle GPUs).
+
+    One node: GPUs 0..vllm_gpus-1 serve vLLM (server mode), the rest train. Several nodes with ``vllm_gpus`` (server
+    mode): node 0 is the generation node, its ``vllm_gpus`` (all its GPUs) serve vLLM, and nodes 1.. train on every
+    GPU. Several nodes without: every node trains on every GPU."""
+
     accelerator: str   # "cpu" | "gpu"
     num_gpus: int      # GPUs per node, all of them (0 on CPU)
-    num_nodes: int
-    vllm_gpus: int     # of those, GPUs 0..vllm_gpus-1 serve vLLM on node 0 (server mode; 0 otherwise)
+    num_nodes: int     # all nodes, the generation node included
+    vllm_gpus: int     # GPUs of the vLLM server (server mode; 0 otherwise): on node 0, GPUs 0..vllm_gpus-1
     gpu_type: str | None
     sharding: str      # none | ddp | zero2 | zero3 | fsdp2
     cpu_processes: int = 1  # training processes on CPU (DDP over gloo)
+    vllm_tensor_parallel: int = 1  # the server's split: tensor parallel × data parallel = vllm_gpus
+    vllm_data_parallel: int = 1
+
+    @property
+    def generation_node(self) -> bool:
+        """Node 0 only generates (``vllm serve``) and the other nodes train: server mode on several nodes."""
+        return self.accelerator == "gpu" and self.num_nodes > 1 and self.vllm_gpus > 0
+
+    @property
+    def training_nodes(self) -> int:
+        return self.num_nodes - 1 if self.generation_node else self.num_nodes
+
+    @property
+    def training_gpus_per_node(self) -> int:
+        """GPUs that train on each training node (accelerate wants the same count on every machine)."""
+        if self.accelerator == "cpu":
+            return 0
+        return self.num_gpus if self.generation_node else self.num_gpus - self.vllm_gpus
 
     @property
     def num_processes(self) -> int:
-        """Training processes across all nodes (one per training GPU; one on CPU)."""
+        """Training processes across all nodes, the training world size (one per training GPU; on CPU as set)."""
         if self.accelerator == "cpu":
             return self.cpu_processes
-        # Every node trains on the same GPUs (accelerate wants the same count per node); the first vllm_gpus
-        # GPUs serve vLLM on node 0 and stay free on the others.
-        return (self.num_gpus - self.vllm_gpus) * self.num_nodes
+        return self.training_gpus_per_node * self.training_nodes
 
 
 @dataclass(frozen=True)
@@ -109,6 +133,20 @@ DYNAMIC_SAMPLING_DEFAULTS = {"max_rounds": 3, "tolerance": 1e-6}  # what `dynami
 
 
 @dataclass(frozen=True)
+class ToolsSpec:
+    """The tools the model may call during its rollouts (TRL's ``tools=`` and ``environment_factory=``)."""
+
+    functions: tuple[str, ...] = ()        # user functions: ``module:function`` or ``file.py:function``
+    environment: str | None = None         # a class with TRL's environment contract: ``module:Class``, ``file.py:Class``
+    python: dict | None = None             # the built-in sandboxed ``python`` tool's limits; None: not offered
+    call_timeout_s: float | None = 30.0    # a call past this is the machinery's failure: the rollout is not scored
+
+    def to_dict(self) -> dict:
+        return {"functions": list(self.functions), "environment": self.environment,
+                "python": None if self.python is None else dict(self.python), "call_timeout_s": self.call_timeout_s}
+
+
+@dataclass(frozen=True)
 class DynamicSampling:
     """DAPO's dynamic sampling (brief section ``dynamic_sampling``; see ``runtime/dynamic_sampling.py``)."""
 
@@ -120,7 +158,8 @@ class DynamicSampling:
         return {"max_rounds": self.max_rounds, "tolerance": self.tolerance}
 
 
-WATCH_DEFAULTS = {"stop_on": "critical", "every": 1, "window": 3}   # the brief's ``watch`` section when absent
+WATCH_DEFAULTS = {"stop_on": "critical", "every": 1, "window": 3,   # the brief's ``watch`` section when absent
+                  "max_unscorable": DEFAULT_MAX_UNSCORABLE}
 
 
 @dataclass(frozen=True)
@@ -130,9 +169,11 @@ class Watch:
     stop_on: str = "critical"   # "critical": stop on a persistent stopping finding; "never": only record it
     every: int = 1              # check every this many training logs
     window: int = 3             # consecutive checks a stopping finding must be present at
+    max_unscorable: float = DEFAULT_MAX_UNSCORABLE  # share of training samples left unscored above which it stops
 
     def to_dict(self) -> dict:
-        return {"stop_on": self.stop_on, "every": self.every, "window": self.window}
+        return {"stop_on": self.stop_on, "every": self.every, "window": self.window,
+                "max_unscorable": self.max_unscorable}
 
 
 @dataclass(frozen=True)
@@ -168,6 +209,7 @@ class Brief:
     # ``deviations:``: grpo key -> the brief's stated reason for departing from the recipe before a base run
     stated_deviations: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     watch: Watch = Watch()           # the watchdog inside training
+    tools: ToolsSpec | None = None   # tools the model calls during rollouts (None: a single turn, no tools)
 
     @property
     def overrides(self) -> dict[str, Any]:

@@ -46,7 +46,8 @@ EXIT_CODES = {
     "render": ("the run folder was written", "never"),
     "train": ("training finished; with --dry-run, the gate passes and training would start",
               "the gate refuses, training failed, or the watchdog stopped it (a checkpoint is saved)"),
-    "watch": ("the run ended (or --once printed a frame)", "the watchdog stopped the run, or --timeout passed"),
+    "watch": ("the run ended (or, with --once, is running or not started)",
+              "the watchdog stopped the run, it died (its crash record names why), or --timeout passed"),
     "diagnose": ("healthy: no failure mode found", "a failure mode was found"),
     "memory": ("the estimate fits the GPU", "it does not fit"),
     "merge": ("the merged model was written", "never"),
@@ -333,8 +334,9 @@ def _watch_args(sp) -> None:
     sp.add_argument("--timeout", type=float, default=None, help="give up after this many seconds (exit 1)")
     sp.add_argument("--json", action="store_true", help="one JSON object a line: each frame that changed")
     sp.epilog = (exit_code_help("watch") + " Reads output/metrics.jsonl and output/watch.jsonl as they grow "
-                 "(progress, rewards by role, held-out results, the watchdog's findings); returns when the run logs "
-                 "its summary or the watchdog stops it.")
+                 "(progress, rewards by role, held-out results, the watchdog's findings, samples no reward could "
+                 "score by dataset row); returns when the run logs its summary, the watchdog stops it, or it dies "
+                 "(output/crash.json: the exception, where it was raised, the fix).")
 
 
 def _merge_args(sp) -> None:

@@ -38,7 +38,10 @@ def _memory_lines(m: dict) -> list[str]:
     terms = ", ".join(f"{k} {v:.1f}" for k, v in m["terms"].items() if v >= 0.05)
     return [f"Memory: ~{m['total_gib']} GiB peak per GPU on {m['gpu']} ({m['gpu_gib']} GiB): fits",
             f"  sized for {m['params_b']:g}B parameters from {m['size_from']} (shape {m['shape']})",
-            f"  terms (GiB): {terms}"] + ([f"  {m['caveat']}"] if m.get("caveat") else [])
+            f"  terms (GiB): {terms}"] + ([f"  {m['caveat']}"] if m.get("caveat") else []) + (
+        [f"  vLLM server: {s['vllm_gpus']} GPU(s), tensor parallel {s['tensor_parallel_size']}: "
+         f"~{s['needed_gib_one_sequence']} GiB per GPU to start, {s['needed_gib_whole_batch']} GiB for the whole "
+         f"batch, {s['usable_gib_per_gpu']} GiB usable"] if (s := m.get("vllm_server")) else [])
 
 
 def format_validate_report(r: dict) -> str:
@@ -57,6 +60,7 @@ def format_validate_report(r: dict) -> str:
              "  rewards      " + ", ".join(f"{x['name']}×{x['weight']:g}" for x in r["rewards"]),
              f"  hardware     {r['hardware']['accelerator']}, {r['hardware']['training_processes']} training process(es)"
              + (f", {r['hardware']['vllm_gpus']} vLLM GPU(s)" if r["hardware"]["vllm_gpus"] else ""),
+             *[f"    {line}" for line in r["hardware"]["layout"]],
              f"  method       {r['method']}",
              f"  variant      {_variant_line(r['variant'])}",
              "  dynamic sampling  " + (f"on: up to {ds['max_rounds']} refill round(s), tolerance {ds['tolerance']:g}"

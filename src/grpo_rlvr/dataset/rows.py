@@ -119,7 +119,32 @@ def load_split(spec: dict, prompt_column: str, columns: dict, prompt: dict | Non
                 raise InputFileError(f"dataset.columns.{arg}: {col!r} is not a column of {spec['path']} "
                                      f"(columns: {', '.join(ds.column_names)})")
             ds = ds.add_column(arg, ds[col])
-    return ds
+    return with_row_names(ds, spec)
+
+
+def with_row_names(ds, spec: dict):
+    """``ds`` with two columns that name each row wherever its samples go (``runtime/unscorable.py``): its index
+    (``ROW_COLUMN``) and its source (``SOURCE_COLUMN``: ``FILE:LINE`` for a JSON Lines file, whose blank lines
+    ``datasets`` skips as the JSONL reader does; ``PATH, row N`` otherwise).
+
+    Raises:
+        InputFileError: the data already has a column of either name.
+    """
+    from grpo_rlvr.jsonl import record_lines
+    from grpo_rlvr.runtime.unscorable import ROW_COLUMN, SOURCE_COLUMN
+
+    taken = [c for c in (ROW_COLUMN, SOURCE_COLUMN) if c in ds.column_names]
+    if taken:
+        raise InputFileError(f"{spec.get('field', 'dataset.path')}: {spec['path']} has a column {taken[0]!r}, a name "
+                             "grpo-rlvr gives the row's index and source during training; rename that column")
+    p = Path(spec["path"])
+    lines = record_lines(p) if spec.get("local") and p.is_file() and p.suffix == ".jsonl" else None
+    if lines is not None and len(lines) != len(ds):
+        lines = None   # not the rows datasets read: name them by index
+    n = len(ds)
+    sources = [f"{p}:{lines[i]}" for i in range(n)] if lines is not None else \
+        [f"{spec['path']}, row {i}" for i in range(n)]
+    return ds.add_column(ROW_COLUMN, list(range(n))).add_column(SOURCE_COLUMN, sources)
 
 
 def map_columns(row: dict, prompt_column: str, columns: dict, prompt: dict | None = None,

@@ -29,6 +29,7 @@ from grpo_rlvr.demo import arithmetic_task as task
 from grpo_rlvr.demo.model_cache import cache_key, cache_root
 from grpo_rlvr.files import move_aside, write_json_atomic, write_jsonl_atomic
 from grpo_rlvr.jsonl import read_jsonl
+from grpo_rlvr.protected_targets import refuse_target
 from grpo_rlvr.runtime.run_outputs import prior_outputs
 
 TRAIN_ROWS = 2000
@@ -205,7 +206,7 @@ def run_demo(workdir=None, grpo_steps: int | None = None, seed: int = 0, eval_sa
     it to stderr so that stdout holds only the JSON document), and so does the trainer's own output.
     """
     out = summary_stream or sys.stdout
-    work = Path(workdir or default_workdir(task_name)).resolve()
+    work = refuse_target(Path(workdir or default_workdir(task_name)), "--workdir").resolve()
     refuse_a_persons_review(work)   # before anything is written
     t = _task_module(task_name)
     if getattr(t, "TOOLS", None):   # the tool road until the brief's tools section reaches every phase (#47)

@@ -18,6 +18,7 @@ from grpo_rlvr.diagnosis.roles import ROLES, infer_roles, parse_stated
 from grpo_rlvr.diagnosis.zero_signal import snippet
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_json_atomic, write_text_atomic
+from grpo_rlvr.protected_targets import refuse_target
 
 __all__ = ["DETECTORS", "LOG_CHECKS", "ROLES", "DiagnosisResult", "Finding", "diagnose", "infer_roles", "load_run_logs",
            "recommended_dynamic_sampling", "recommended_variant"]
@@ -111,6 +112,10 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
     bad = [f"--role {n}={r}: unknown role; use one of {', '.join(ROLES)}" for n, r in stated.items() if r not in ROLES]
     if bad:
         raise ConfigError(bad)
+    if apply_to:
+        refuse_target(apply_to, "--apply")   # before anything is read: the new brief never lands on a review
+    if out_dir:
+        refuse_target(out_dir, "--out")
     logs = load_run_logs(target)
     logs.roles = infer_roles(logs, stated)
     findings = run_detectors(logs)

@@ -599,8 +599,184 @@ def sampler_mismatch(logs: RunLogs) -> Finding | None:
                    cause=cause)
 
 
+COLLAPSE_CHANCE = 1e-6   # how unlikely "every sample of the zero logs wrong" must be at the start's rate
+
+
+def _samples_per_log(logs: RunLogs) -> int:
+    """The fewest completions a training log can average over: per-device batch × accumulation × logging steps
+    from the brief lock (one process: a lower bound); one group of 8 without a lock."""
+    cfg = (logs.brief_lock or {}).get("grpo_config") or {}
+    try:
+        n = int(cfg.get("per_device_train_batch_size", 8)) * int(cfg.get("gradient_accumulation_steps", 1)) \
+            * int(cfg.get("logging_steps", 1))
+    except (TypeError, ValueError):
+        n = 8
+    return max(8, n)
+
+
+def correctness_collapsed(logs: RunLogs) -> Finding | None:
+    """A correctness reward that started above zero and fell to exactly zero: a destroyed policy, judged from the
+    first logs (no trend window). Its first log (or the mean of its first two) is above ``ZERO_RATE`` and its last
+    two or more logs are 0, and that many zeros are not chance at the starting rate: every sample of those logs
+    wrong has probability ``(1 - start) ** samples`` below ``COLLAPSE_CHANCE`` (samples: the fewest the logs
+    averaged, ``_samples_per_log``; for a partial-credit reward the start is a lower bound of a sample's chance of
+    scoring, so the test is conservative). With a KL to the reference that rose meanwhile, the evidence says so.
+    Guard: a healthy run at a low rate logs a zero now and then; two logs in a row of all-wrong samples that the
+    starting rate makes unlikely are not chance. A run whose correctness started at zero is not judged here, nor
+    one whose correctness rewards all weigh 0 (nothing pays for it: its fall is the reward's doing)."""
+    cor = _names(logs, "correctness")
+    if not cor or _unpaid(logs, cor):
+        return None
+    q = logs.series(f"rewards/{cor[0]}/mean")
+    if len(q) < 3:
+        return None
+    start = statistics.fmean(v for _, v in q[:2]) if q[1][1] > 0 else q[0][1]
+    zeros = 0
+    for _, v in reversed(q):
+        if v > 1e-12:
+            break
+        zeros += 1
+    if start <= ZERO_RATE or zeros < 2:
+        return None
+    n = _samples_per_log(logs) * zeros
+    chance = (1 - min(start, 1.0)) ** n
+    if chance >= COLLAPSE_CHANCE:
+        return None
+    first_zero = q[-zeros][0]
+    evidence = [f"{cor[0]} mean {start:.3f} at the start (step {q[0][0]}), 0 in each of the last {zeros} logs "
+                f"(from step {first_zero} to {q[-1][0]})",
+                f"at the starting rate, at least {n} samples all wrong has probability {chance:.1e} (threshold "
+                f"{COLLAPSE_CHANCE:g}): the policy lost the skill it had"]
+    kl = logs.series("kl")
+    if len(kl) >= 2 and kl[-1][1] > kl[0][1]:
+        evidence.append(f"kl to the reference {kl[0][1]:.4f} (step {kl[0][0]}) → {kl[-1][1]:.4f} (step {kl[-1][0]})")
+    fmt = _names(logs, "format")
+    if fmt:
+        f = logs.series(f"rewards/{fmt[0]}/mean")
+        evidence.append(f"{fmt[0]} mean {f[0][1]:.3f} → {f[-1][1]:.3f} meanwhile")
+    return Finding("correctness_collapsed", "Correctness fell to zero after starting above it (a destroyed policy)",
+                   "critical", evidence,
+                   "Training broke a policy that solved some of these: lower the learning rate (a tenth) and start "
+                   "again from the base model (or a checkpoint from before the fall); more steps at this rate will "
+                   "not bring it back.",
+                   brief_change=_scaled(logs, "learning_rate", 0.1, "divide grpo.learning_rate by 10"))
+
+
+# nats per token: far from the reference at any length of run. The demo's healthy runs (tiny model, lr 2e-4) log up
+# to 0.30 at a single step and 0.14 over five; a learning rate that destroyed the policy (3e-3) logged 2.6 at its
+# second step; on real models a per-token KL of 1 is a different policy.
+KL_JUMP = 1.0
+
+
+def kl_jump(logs: RunLogs) -> Finding | None:
+    """The latest kl (logged when beta > 0) is at least ``KL_JUMP`` nats per token: the policy jumped far from the
+    reference, judged from any log (``kl_blowup`` judges the trend of a longer run). A warning: the watchdog reports
+    it and does not stop for it (a destroyed policy shows in its correctness: ``correctness_collapsed``).
+    Guard: healthy runs, even at the demo's high learning rate, stay well below it; a finding that clears when
+    the KL falls back is said to have gone."""
+    kl = logs.series("kl")
+    if not kl or kl[-1][1] < KL_JUMP:
+        return None
+    first = next(((s, v) for s, v in kl if v >= KL_JUMP), kl[-1])
+    qname, q = _quality(logs)
+    evidence = [f"kl {kl[-1][1]:.3f} at step {kl[-1][0]} (threshold {KL_JUMP:g} nat per token); first above it at "
+                f"step {first[0]} ({first[1]:.3f}), {kl[0][1]:.4f} at the first log (step {kl[0][0]})"]
+    if q:
+        evidence.append(f"{qname} mean {q[0][1]:.3f} (step {q[0][0]}) → {q[-1][1]:.3f} (step {q[-1][0]})")
+    change = _scaled(logs, "learning_rate", 0.1, "divide grpo.learning_rate by 10")
+    return Finding("kl_jump", "KL to the reference jumped (the policy moved far in a few steps)", "warning",
+                   evidence, "The learning rate moves the policy too far per step: lower it (a tenth) and start again "
+                   "from the base model or a checkpoint from before the jump.", brief_change=change)
+
+
+def unscorable_samples(logs: RunLogs) -> Finding | None:
+    """Training left samples unscored (``runtime/unscorable.py``: a row whose ground-truth column is missing or bad,
+    a user reward that raised on it), each left out of its step and named by dataset row in
+    ``output/unscorable.json``. A warning naming the rows; critical (the watchdog stops the run) when their share
+    of the samples so far is above ``watch.max_unscorable`` (default 5%) with 95% confidence, each group of
+    ``num_generations`` samples counting as one draw.
+    Guard: one bad row met early in a run (its whole group left out) is named, not stopped for: its share is not
+    yet evidence that more than a few per cent of the data is bad."""
+    from grpo_rlvr.runtime.unscorable import DEFAULT_MAX_UNSCORABLE, share_above, summary
+
+    tally = logs.unscorable
+    if not tally or not (tally.get("unscorable") or tally.get("held_out_unscorable")):
+        return None
+    limit = logs.max_unscorable
+    if limit is None:
+        limit = ((((logs.brief_lock or {}).get("resolved") or {}).get("watch") or {})
+                 .get("max_unscorable", DEFAULT_MAX_UNSCORABLE))
+    above = share_above(tally, float(limit))
+    evidence = summary(tally, rows=5)
+    if tally.get("held_out_unscorable"):
+        evidence.append(f"{tally['held_out_unscorable']} held-out samples were left out of their evaluations too")
+    if above:
+        evidence.append(f"their share is above watch.max_unscorable ({float(limit):g}) with 95% confidence (each "
+                        f"group of {tally.get('num_generations')} samples one draw): the run trains on what is left")
+    n = tally.get("unscorable", 0)
+    return Finding("unscorable_samples", f"{n} training sample{'s' if n != 1 else ''} no reward could score, left "
+                   "out of their steps", "critical" if above else "warning", evidence,
+                   "Fix or drop the rows named (every one, with the reason, in output/unscorable.json): `grpo-rlvr "
+                   "validate BRIEF` checks every row's columns through the rewards' own checks before training; a "
+                   "user reward should return None (not applicable) or 0 for what it cannot score instead of "
+                   "raising. Their samples were never given a made-up score.")
+
+
 # Order matters among findings of one severity: the first with a variant is recommended. Length–reward
 # coupling comes before degenerate repetition, because a reward that pays for length is the cause the
 # repetition is a symptom of.
-DETECTORS = (no_learning_signal, refill_exhausted, entropy_collapse, length_reward_coupling, degenerate_length, reward_hacking,
-             truncation, kl_blowup, clipping_saturation, moe_without_gspo, sampler_mismatch)
+def _tool_run(logs: RunLogs) -> bool:
+    """The run gave the model tools: its lock names them, or TRL logged its tool metrics."""
+    lock = logs.brief_lock or {}
+    return bool((lock.get("resolved") or {}).get("tools")) or bool(logs.series("tools/call_frequency"))
+
+
+def tools_never_called(logs: RunLogs) -> Finding | None:
+    """A run with tools whose policy calls them (almost) never: tools/call_frequency (calls per rollout, TRL's) under
+    0.02 over the last quarter of at least 8 logs.
+    Guard: a run without tools; too few logs to judge."""
+    s = logs.series("tools/call_frequency")
+    if not _tool_run(logs) or len(s) < MIN_RECORDS_FOR_TREND:
+        return None
+    late = _last_quarter(s)
+    if late >= 0.02:
+        return None
+    return Finding("tools_never_called", "The policy never calls its tools", "warning",
+                   [f"tools/call_frequency averaged {late:.3f} calls per rollout over the last quarter of "
+                    f"{len(s)} logs"],
+                   "The model does not use the tools it was given, so GRPO has no tool use to reinforce: warm it up "
+                   "on demonstrations that call them (SFT), check that the prompt or system message says the tools "
+                   "exist, and that the chat template renders their schema (grpo-rlvr validate).")
+
+
+def tool_errors_rising(logs: RunLogs) -> Finding | None:
+    """tools/failure_frequency (the share of calls that raised, TRL's) rises by ≥ 0.1 from the first logs to the last
+    quarter and ends ≥ 0.2, or tools/unavailable (rollouts left unscored: a failure outside the model's control) is
+    above 0 in most of the last quarter.
+    Guard: a flat or falling error share (the model learning its tools' arguments); a run without tools."""
+    if not _tool_run(logs):
+        return None
+    evidence, change = [], {}
+    w = _windows(logs.series("tools/failure_frequency"))
+    if w and w[3] - w[2] >= 0.1 and w[3] >= 0.2:
+        evidence.append(f"tools/failure_frequency {w[2]:.2f} → {w[3]:.2f} (calls that raised, the model's errors)")
+    gone = logs.series("tools/unavailable")
+    late = gone[-max(3, len(gone) // 4):] if len(gone) >= MIN_RECORDS_FOR_TREND else []
+    if late and sum(v > 0 for _, v in late) > len(late) / 2:
+        evidence.append(f"tools/unavailable above 0 in {sum(v > 0 for _, v in late)} of the last {len(late)} logs "
+                        f"(up to {max(v for _, v in late):g} rollouts a step left unscored: a tool or environment "
+                        "failing outside the model's control)")
+        change = {"tools": {"call_timeout_s": "raise it if the tools are slow, not down"}}
+    if not evidence:
+        return None
+    return Finding("tool_errors_rising", "Tool errors are rising", "warning", evidence,
+                   "Calls that raise are the model's mistakes fed back to it: if they rise, read the logged "
+                   "completions for the arguments it sends (a schema the model misreads, a docstring that says too "
+                   "little). Rollouts left unscored mean a tool or environment is failing on its own: fix the service "
+                   "(or its time limit) before the share of unscored rollouts starves the groups of signal.",
+                   brief_change=change)
+
+
+DETECTORS = (unscorable_samples, no_learning_signal, correctness_collapsed, kl_jump, refill_exhausted, entropy_collapse,
+             length_reward_coupling, degenerate_length, reward_hacking, truncation, kl_blowup, clipping_saturation,
+             moe_without_gspo, sampler_mismatch, tools_never_called, tool_errors_rising)

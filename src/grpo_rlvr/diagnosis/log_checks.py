@@ -24,8 +24,27 @@ def _logging_hint(logs: RunLogs) -> str:
     return f" (this run logged every {steps} steps)" if isinstance(steps, int) else ""
 
 
+def crashed(logs: RunLogs) -> Finding | None:
+    """The run died (``output/crash.json``, ``runtime/crash_record.py``): the exception, its last frame in the
+    user's or grpo-rlvr's code, and the fix. Whatever the logs say, a run that died is not healthy."""
+    if logs.crash is None:
+        return None
+    from grpo_rlvr.runtime.crash_record import TAIL, crash_lines
+
+    c = logs.crash
+    lines = crash_lines(c)
+    evidence = lines[:-1]
+    tail = [x for x in str(c.get("stderr_tail") or "").splitlines() if x.strip()]
+    if tail and not c.get("exception"):
+        evidence += [f"stderr: {x[:200]}" for x in tail[-3:]]
+    elif c.get("exception"):
+        evidence.append(f"the traceback and the stderr before it: output/{TAIL}, output/crash.json")
+    return Finding("crashed", f"The run died: {c.get('exception') or c.get('signal') or 'exit ' + str(c.get('exit_code'))}",
+                   "critical", evidence, str(c.get("fix")))
+
+
 def no_records(logs: RunLogs) -> Finding | None:
-    if len(logs.history):
+    if len(logs.history) or logs.crash is not None:   # a run that died before logging: its crash says why
         return None
     evidence = [f"{logs.source}: no training log records (objects with a step and a loss or reward)"] + logs.notes
     return Finding("no_records", "The log has no training records: nothing to judge", "critical", evidence,
@@ -106,4 +125,4 @@ def missing_key_metrics(logs: RunLogs) -> Finding | None:
                    "drop them), or state what a reward is with --role NAME=correctness|format|length|other.")
 
 
-LOG_CHECKS = (no_records, too_few_records, non_finite_metrics, missing_key_metrics)
+LOG_CHECKS = (crashed, no_records, too_few_records, non_finite_metrics, missing_key_metrics)

@@ -225,6 +225,9 @@ class RunLogs:
     eval_history: MetricTable      # held-out evaluations ("eval_reward", …), in order
     notes: list[str] = field(default_factory=list)   # what was skipped or chosen while reading
     roles: dict = field(default_factory=dict)        # reward name → roles.Role, set by diagnose
+    unscorable: dict | None = None   # output/unscorable.json: the samples training left unscored (runtime/unscorable)
+    max_unscorable: float | None = None   # the watchdog's limit on their share (None: the brief lock's, or default)
+    crash: dict | None = None        # output/crash.json: how the run died (runtime/crash_record), when it did
 
     def series(self, key: str) -> list[tuple[int, float]]:
         return self.history.series(key)
@@ -297,14 +300,27 @@ def load_run_logs(target) -> RunLogs:
     """Find and read the logs of a run.
 
     Raises:
-        InputFileError: nothing to read, or a log file that is damaged beyond its last line.
+        InputFileError: nothing to read (no log, no completions, no crash record), or a log file that is damaged
+            beyond its last line.
     """
     p = Path(target)
     if not p.exists():
         raise InputFileError(f"{p}: not found; pass a run folder, a TRL output_dir, a trainer_state.json or a "
                              "metrics.jsonl")
     notes: list[str] = []
-    src, comp_dir, out = _locate(p, notes)
+    from grpo_rlvr.runtime.crash_record import read_crash
+    from grpo_rlvr.runtime.unscorable import read_tally
+
+    try:
+        src, comp_dir, out = _locate(p, notes)
+    except InputFileError:   # nothing logged: a run that died before its first log still has its crash record
+        out = p / "output" if (p / "output").is_dir() else p
+        crash = read_crash(out) if p.is_dir() else None
+        if crash is None:
+            raise
+        history, eval_history = read_tables([], notes)
+        return RunLogs(out / "metrics.jsonl", history, [], _brief_lock(out, notes), eval_history, notes,
+                       unscorable=read_tally(out), crash=crash)
     lock = _brief_lock(out, notes)
     if src is None:
         history, eval_history = read_tables([], notes)
@@ -324,7 +340,8 @@ def load_run_logs(target) -> RunLogs:
             except (OSError, pa.ArrowException) as e:
                 notes.append(f"{f.name}: unreadable parquet ({e}): skipped")
         completions = [r for r in completions if isinstance(r.get("step"), int) and "completion" in r]
-    return RunLogs(src or comp_dir, history, completions, lock, eval_history, notes)
+    return RunLogs(src or comp_dir, history, completions, lock, eval_history, notes, unscorable=read_tally(out),
+                   crash=read_crash(out))
 
 
 MAX_COMPLETION_FILES = (100, 300)   # a long run's first and last completions files; the middle adds no evidence

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
+from grpo_rlvr.runtime.unscorable import DEFAULT_MAX_UNSCORABLE, read_tally
 from grpo_rlvr.runtime.watch_log import WATCH_LOG
 
 COMPLETION_FILES = (20, 60)   # completions files kept: the run's first ones (its start) and its latest ones
@@ -41,6 +42,10 @@ COMPLETION_FILES = (20, 60)   # completions files kept: the run's first ones (it
 # correctness went 0.06 → 0.05, which is what format hacking looks like, and ended healthy (correctness 0.29 at
 # step 150). Mid-run, the two cannot be told apart from the log; diagnose judges the whole run.
 STOPPING_WARNINGS = ("length_reward_coupling", "degenerate_length")
+# Findings that state a fact of the run so far, not a trend, so they may stop it before it has the records a trend
+# needs (MIN_RECORDS_FOR_TREND): too many samples no reward could score; a correctness that fell to zero (a destroyed
+# policy is a fact at any length of run).
+AT_ANY_LENGTH = ("unscorable_samples", "correctness_collapsed")
 # A run whose correctness gained this much since its start is still learning: a warning does not stop it.
 STILL_LEARNING = 0.02
 # The share of training's wall time the checks may take. A check costs a few ms on a young run and grows with
@@ -70,12 +75,13 @@ class Watch:
     """The detectors over a growing log, independent of the Trainer (the callback and the tests feed it)."""
 
     def __init__(self, output_dir: Path, lock: dict | None = None, stop_on: str = "critical", every: int = 1,
-                 window: int = 3, stream=None):
+                 window: int = 3, stream=None, max_unscorable: float = DEFAULT_MAX_UNSCORABLE):
         from grpo_rlvr.diagnosis.metrics import GrowingTables
 
         self.output = Path(output_dir)
         self.lock = lock
         self.stop_on, self.every, self.window = stop_on, max(1, int(every)), max(1, int(window))
+        self.max_unscorable = float(max_unscorable)
         self.stream = stream or sys.stderr
         self.records = GrowingTables()
         self.first_rows: list[dict] = []
@@ -142,7 +148,8 @@ class Watch:
         history, held = self.records.tables()
         if self._rows is None:   # one list until new completions arrive: the detectors' groupings of it are kept
             self._rows = self.first_rows + [r for f in self.last_rows for r in f]
-        return RunLogs(self.output / "metrics.jsonl", history, self._rows, self.lock, held, [])
+        return RunLogs(self.output / "metrics.jsonl", history, self._rows, self.lock, held, [],
+                       unscorable=read_tally(self.output), max_unscorable=self.max_unscorable)
 
     def within_budget(self) -> bool:
         """Whether a due check fits ``TIME_BUDGET``; counts the ones put off."""
@@ -192,8 +199,10 @@ class Watch:
             self._event({"event": "cleared", "step": step, "id": gone, "severity": severity, "title": title})
             self.stream.write(f"  watch: cleared: {title} (step {step})\n")
             self.stream.flush()
-        if self.stopped is None and not last_step and len(logs.history) >= MIN_RECORDS_FOR_TREND:
-            due = next((f for f in findings if f.id in present and self.streak[f.id] >= self.window), None)
+        if self.stopped is None and not last_step:
+            judged = len(logs.history) >= MIN_RECORDS_FOR_TREND   # trends need the records; facts do not
+            due = next((f for f in findings if f.id in present and self.streak[f.id] >= self.window
+                        and (judged or f.id in AT_ANY_LENGTH)), None)
             if due is not None:
                 self.stopped = self._stop_event(due, step)
                 self._event(self.stopped)
@@ -260,7 +269,7 @@ class Watchdog(TrainerCallback):
     """``Watch`` on the Trainer's logs (rank 0): stops training on a persistent stopping finding."""
 
     def __init__(self, run_dir: Path, output_dir: Path, stop_on: str = "critical", every: int = 1, window: int = 3,
-                 stream=None):
+                 stream=None, max_unscorable: float = DEFAULT_MAX_UNSCORABLE):
         self.run_dir = Path(run_dir)
         lock = None
         try:
@@ -268,7 +277,7 @@ class Watchdog(TrainerCallback):
         except (OSError, ValueError):
             pass
         self.stream = stream or sys.stderr
-        self.watch = Watch(output_dir, lock, stop_on, every, window, self.stream)
+        self.watch = Watch(output_dir, lock, stop_on, every, window, self.stream, max_unscorable)
         self.trainer_callbacks: list = []   # the Trainer's own (report_through): its dashboards are among them
         self.dashboards_failed: set[str] = set()   # each failing dashboard is said once
         self._stopped_everywhere = False   # rank 0's stop, once every rank has it (stopped_run)

@@ -216,6 +216,11 @@ def reward_files_changed(manifest: dict, base_dir: Path) -> str | None:
         if changed:
             return (f"reward {r.get('name')!r}: source code changed since the inspection (fingerprint mismatch) in "
                     f"{', '.join(changed)}; it was not imported (importing runs its code); re-inspect and review")
+    tools = manifest.get("tools")
+    changed = changed_sources(tools.get("sources"), base_dir) if isinstance(tools, dict) else []
+    if changed:   # the brief's tools are imported when it loads, as its rewards are
+        return (f"tools: source code changed since the inspection in {', '.join(changed)}; it was not imported "
+                "(importing runs its code); re-inspect and review")
     return None
 
 
@@ -297,10 +302,29 @@ def rewards_reproduce(ctx: GateContext) -> tuple[list[str], str]:
                             f"brief {w!r}")
     problems += [f"reward {name!r} was inspected but is no longer in the brief"
                  for name in set(stored) - {r.name for r in ctx.rewards}]
+    problems += _tools_changed(ctx)
     if ctx.rewards and not problems and 1 not in ctx.failing:  # re-score only an intact artifact
         problems += _rescore(ctx.rewards, ctx.brief.reward_weights, ctx.samples)
     return problems, ("the reward code or params changed, or stored scores were edited: re-run `grpo-rlvr inspect` "
                       "and review the new samples")
+
+
+def _tools_changed(ctx: GateContext) -> list[str]:
+    """The tools' code is the inspected code: the fingerprint the manifest recorded is the one the brief's tools
+    give now (their spec is compared with the other bound settings, rule 4)."""
+    recorded = ctx.manifest.get("tools")
+    spec = ctx.brief.tools
+    if spec is None or not isinstance(recorded, dict):
+        return []    # tools added or removed: rule 4 names it
+    from grpo_rlvr.tools.loading import load_tools
+
+    try:
+        now = load_tools(spec.to_dict(), ctx.brief.base_dir).record
+    except GrpoRlvrError as e:
+        return [f"tools: {e}"]
+    if now["fingerprint"] != recorded.get("fingerprint"):
+        return ["tools: their code changed since the inspection (fingerprint mismatch)"]
+    return []
 
 
 def artifact_belongs_to_brief(ctx: GateContext) -> tuple[list[str], str]:
@@ -321,7 +345,7 @@ def artifact_belongs_to_brief(ctx: GateContext) -> tuple[list[str], str]:
         # what changed, by part: the weights, an adapter, a data file or a pinned commit, a setting, said as such
         problems += model_changes(m.get("model"), model_identity(b.model))
         problems += dataset_changes(m.get("dataset"), dataset_identity(b.dataset), b.dataset.path)
-        problems += setting_changes(m.get("bound_settings"), sampling_identity(b.grpo, b.model, b.method))
+        problems += setting_changes(m.get("bound_settings"), sampling_identity(b.grpo, b.model, b.method, b.tools))
         parts = []
         if [(r.name, r.weight) for r in b.rewards] != [(r.get("name"), r.get("weight")) for r in m.get("rewards", [])]:
             parts.append("reward specs")

@@ -33,11 +33,17 @@ def hub_dir() -> Path:
     ``$XDG_CACHE_HOME/huggingface/hub``, ``~/.cache/huggingface/hub``, in that order (only the first that is
     set counts, as there)."""
     env = os.environ
+    hub = env.get("HF_HUB_CACHE") or env.get("HUGGINGFACE_HUB_CACHE") or os.path.join(hf_home(), "hub")
+    return Path(os.path.expandvars(os.path.expanduser(hub)))
+
+
+def hf_home() -> Path:
+    """Hugging Face's home folder: ``$HF_HOME``, else ``$XDG_CACHE_HOME/huggingface``, else
+    ``~/.cache/huggingface``."""
+    env = os.environ
     home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.join(
         os.path.expanduser("~"), ".cache"), "huggingface")
-    home = os.path.expandvars(os.path.expanduser(home))
-    hub = env.get("HF_HUB_CACHE") or env.get("HUGGINGFACE_HUB_CACHE") or os.path.join(home, "hub")
-    return Path(os.path.expandvars(os.path.expanduser(hub)))
+    return Path(os.path.expandvars(os.path.expanduser(home)))
 
 
 def _git_blob_sha1(path: Path) -> str:

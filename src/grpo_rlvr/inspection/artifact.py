@@ -32,7 +32,8 @@ MANIFEST, SAMPLES, REPORT = "manifest.json", "samples.jsonl", "report.html"
 VERDICTS = ("agree", "disagree")
 # A sample's trajectory, as ``rollout.trajectory.Trajectory.to_record`` writes it: the prompt as the model saw it,
 # the completion as TRL hands it to rewards, the token ids, the loss mask (tool output), and why it stopped.
-TRAJECTORY = ("prompt", "completion", "prompt_ids", "completion_ids", "loss_mask", "stop")
+TRAJECTORY = ("prompt", "completion", "prompt_ids", "completion_ids", "loss_mask", "stop", "unavailable",
+              "environment_state")
 _SAMPLED = ("id", *TRAJECTORY, "columns")   # what inspect wrote for a sample and the digests cover
 
 

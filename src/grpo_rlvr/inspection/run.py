@@ -32,9 +32,11 @@ from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.review_lock import holder
 from grpo_rlvr.inspection.selection import outcome, select
 from grpo_rlvr.inspection.signing_policy import policy_record
+from grpo_rlvr.protected_targets import refuse_target
 from grpo_rlvr.rewards import from_brief
 from grpo_rlvr.rollout.road import roll_out
 from grpo_rlvr.rollout.scoring import score_trajectories
+from grpo_rlvr.tools.loading import load_tools
 
 log = logging.getLogger(__name__)
 MIN_SAMPLES, MAX_SAMPLES = 50, 100
@@ -128,7 +130,8 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, progre
     n = samples or brief.inspection.samples
     if not MIN_SAMPLES <= n <= MAX_SAMPLES:
         raise ConfigError(f"--samples: {n} is outside {MIN_SAMPLES}–{MAX_SAMPLES}; a person reads 50 to 100 samples")
-    out = Path(out_dir) if out_dir else brief.output_dir / "inspection"
+    out = refuse_target(Path(out_dir) if out_dir else brief.output_dir / "inspection", "--out", own="inspection",
+                        replaces=True)
     if not force:
         protect_review(out, force=False)  # fail before sampling; with force the folder moves aside at write time
     rows = load_rows(brief)
@@ -183,7 +186,7 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
     samples_out = [{"id": f"s{i:03d}", **c, "verdict": None} for i, c in enumerate(picked)]
     # Identities taken now, after sampling: a hub id without a revision is pinned to the commit just loaded.
     model_id, data_id = model_identity(brief.model), dataset_identity(brief.dataset)
-    settings = sampling_identity(brief.grpo, brief.model, brief.method)
+    settings = sampling_identity(brief.grpo, brief.model, brief.method, brief.tools)
     bound = fingerprint(model_id, data_id, reward_identity(brief.rewards), settings)
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -199,6 +202,8 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         "rewards": [{"name": r.name, "kind": r.kind, "weight": w, "params": r.params, "fingerprint": r.fingerprint,
                      "notes": dict(r.notes)}  # e.g. the sandbox's isolation layers for unit_tests
                     for r, w in zip(rewards, brief.reward_weights, strict=True)],
+        # the tools' code by its bytes (the gate compares it before the brief, which imports it, loads)
+        "tools": None if brief.tools is None else load_tools(brief.tools.to_dict(), brief.base_dir).record,
         "sample_count": len(samples_out),
         "prompt_count": len({x["prompt_index"] for x in samples_out}),
         "samples_digest": sample_digest(samples_out),

@@ -3,6 +3,13 @@ by the gate, and the ``ssh-keygen`` that verifies.
 
 The policy files:
 
+- the system's, ``/etc/grpo-rlvr/allowed_signers`` (``protected_targets.SYSTEM_POLICY``): the anchor that code running as this
+  user cannot remove. It counts once its folder exists, and must then be root's: the file owned by root and not
+  writable by group or others, and so every folder above it (a root-owned folder with the sticky bit, such as
+  ``/tmp``, counts as not writable: only root may rename or delete what root owns there). A folder that exists
+  without the file, or a file or folder this user (or anyone but root) could change, fails the gate: signing
+  stays required and nothing signs against it (:func:`system_policy_problems`). The person creates it once
+  (``sudo install -d -m 755 /etc/grpo-rlvr`` and ``sudo install -m 644 allowed_signers /etc/grpo-rlvr/``);
 - the brief's ``inspection.signing.allowed_signers``, when it sets one;
 - the user's, at ``<home>/.config/grpo-rlvr/allowed_signers``, where ``<home>`` is the account's home directory
   from the password database (``pwd.getpwuid(os.getuid()).pw_dir``), never ``$HOME``: pointing ``HOME`` or
@@ -10,7 +17,9 @@ The policy files:
 - ``$XDG_CONFIG_HOME/grpo-rlvr/allowed_signers`` too, when that names another file that exists: it can only add
   a file to sign against, never take one away.
 
-Signing is required when any of them applies, and the signature must verify against every one.
+Signing is required when any of them applies, and the signature must verify against every one. So a user-level
+file only adds: with the system's in place, deleting or emptying ``~/.config/grpo-rlvr`` leaves signing required
+against the system's file.
 
 ``inspect`` records the policy in the manifest (``signing``: required or not, and each file's path, SHA-256 and
 principals), so the manifest's seal, which every verdict and the signature carry, covers it. The gate verifies
@@ -28,20 +37,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pwd
+import stat
 from pathlib import Path
 
+from grpo_rlvr import protected_targets
 from grpo_rlvr.errors import ReviewError
+from grpo_rlvr.protected_targets import account_home
 
 USER_POLICY = Path(".config") / "grpo-rlvr" / "allowed_signers"
 # Where OpenSSH installs ssh-keygen; the first that exists, is executable and (unless we are root) is not writable
 # by this user is used.
 SSH_KEYGEN_PATHS = ("/usr/bin/ssh-keygen", "/bin/ssh-keygen", "/usr/local/bin/ssh-keygen")
-
-
-def account_home() -> Path:
-    """This user's home directory as the password database has it (``$HOME`` is not read)."""
-    return Path(pwd.getpwuid(os.getuid()).pw_dir)
 
 
 def user_allowed_signers() -> Path:
@@ -66,10 +72,54 @@ def _unique(paths) -> list[Path]:
     return out
 
 
+def _system_files() -> list[Path]:
+    """The system policy, once its folder exists (a missing file then fails the gate: signing stays required)."""
+    anchor = protected_targets.SYSTEM_POLICY
+    return [anchor] if anchor.parent.exists() or os.path.lexists(anchor) else []
+
+
+def _not_roots(path: Path, folder: bool) -> str | None:
+    """Why ``path`` could be changed by someone other than root (None when only root can)."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        return f"{path} cannot be read ({e.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a symbolic link (whoever owns it can point it elsewhere)"
+    if st.st_uid != 0:
+        return f"{path} is owned by uid {st.st_uid}, not root"
+    writable = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if writable and not (folder and st.st_mode & stat.S_ISVTX):
+        who = [w for bit, w in ((stat.S_IWGRP, "its group"), (stat.S_IWOTH, "others")) if st.st_mode & bit]
+        return f"{path} is writable by {' and '.join(who)}"
+    return None
+
+
+def system_policy_problems() -> list[str]:
+    """Why the system policy (``protected_targets.SYSTEM_POLICY``) cannot anchor signed reviews (empty when it can,
+    or when its folder does not exist): the file and every folder above it must be root's and writable by no one
+    else."""
+    anchor = protected_targets.SYSTEM_POLICY
+    if not _system_files():
+        return []
+    if not os.path.lexists(anchor):
+        return [f"{anchor.parent} exists but holds no allowed_signers: signing is required and nothing can be "
+                f"verified against it; put the reviewers' keys there (`sudo install -m 644 FILE {anchor}`) or "
+                "remove the folder"]
+    chain = [(anchor, False), *((d, True) for d in anchor.parents)]
+    found = [why for path, folder in chain if (why := _not_roots(path, folder))]
+    if not found:
+        return []
+    return [f"the system allowed-signers file {anchor} is not root's alone ({'; '.join(found)}), so code running as "
+            "you could change or remove it: make the file and every folder above it owned by root and not writable "
+            f"by group or others (`sudo chown root: {anchor} {anchor.parent}` and `sudo chmod go-w {anchor} "
+            f"{anchor.parent}`)"]
+
+
 def policy_files(brief) -> list[Path]:
     """The allowed-signers files that apply to ``brief`` now (empty: signing is not required)."""
     own = [brief.inspection.allowed_signers] if brief.inspection.allowed_signers is not None else []
-    return _unique([*own, *_user_files()])
+    return _unique([*_system_files(), *own, *_user_files()])
 
 
 def _describe(path: Path) -> dict:
@@ -93,13 +143,13 @@ def files_to_verify(manifest: dict, brief) -> tuple[list[Path], list[str]]:
     why the recorded policy does not hold any more (a recorded file's content changed)."""
     rec = manifest.get("signing")
     if rec is None:
-        return policy_files(brief), []
+        return policy_files(brief), system_policy_problems()
     entries = rec.get("allowed_signers") if isinstance(rec, dict) else None
     if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("path"), str)
                                                 for e in entries):
         return policy_files(brief), ["manifest.json: its `signing` record is not what `grpo-rlvr inspect` writes "
                                      "(the manifest was edited); re-run `grpo-rlvr inspect BRIEF`"]
-    problems = []
+    problems = system_policy_problems()
     for e in entries:
         now = _describe(Path(e["path"]))
         if e.get("sha256") is not None and now["sha256"] != e["sha256"]:

@@ -168,7 +168,10 @@ def inputs_from_brief(brief: Any, *, size: str | None = None, params_b: float | 
     """MemoryInputs from a validated Brief (read by attribute: ``method``, ``lora``, ``grpo``, ``hardware``).
 
     The model is given separately (``shape`` from its config.json, or ``size`` / ``params_b``): the brief
-    names a checkpoint, not its architecture. ``hardware.num_gpus`` includes ``vllm_gpus``.
+    names a checkpoint, not its architecture. The training GPUs are the training world size (every training
+    process on every training node: ZeRO-3 and FSDP2 shard over all of them); in server mode the server's GPUs
+    and tensor parallel size are the hardware section's (TRL applies grpo.vllm_tensor_parallel_size to colocate
+    only).
     """
     grpo = dict(getattr(brief, "grpo", {}) or {})
     hw = brief.hardware
@@ -177,7 +180,9 @@ def inputs_from_brief(brief: Any, *, size: str | None = None, params_b: float | 
         kwargs["optimizer"] = "adamw_8bit"
     server = grpo.get("use_vllm", True) and grpo.get("vllm_mode", "colocate") == "server"
     vllm_gpus = max(getattr(hw, "vllm_gpus", 0) or 0, 1)
-    train_gpus = max(getattr(hw, "num_gpus", 1) - (vllm_gpus if server else 0), 1)
+    train_gpus = max(hw.num_processes, 1)
+    if server:
+        kwargs["vllm_tensor_parallel_size"] = hw.vllm_tensor_parallel
     rank = (getattr(brief, "lora", {}) or {}).get("r")
     inputs = MemoryInputs(size=size, params_b=params_b, shape=shape, method=brief.method,
                           max_prompt_length=max_prompt_length, num_gpus=train_gpus, vllm_gpus=vllm_gpus,
@@ -207,7 +212,30 @@ def brief_memory(brief) -> dict | None:
         out["caveat"] = (f"no config.json: sized on the {inputs.model_shape.name} shape scaled to "
                          f"{facts.params / 1e9:.3g}B" + (" (a dense stand-in for a mixture-of-experts model: activations "
                                                         "and LoRA targets are over-counted)" if facts.moe else ""))
+    server = _server_sizing(inputs, brief.hardware.gpu_type)
+    if server is not None:
+        out["vllm_server"] = server
+        if not server["fits"]:
+            out["vllm_server"]["fix"] = _server_fix(inputs, brief)
     if not est.fits:
         tactics = fit_tactics(inputs, brief.hardware.gpu_type)
+        if brief.hardware.num_nodes > 1:   # the tactics' GPU counts are one node's; the node count is the person's
+            tactics = [t for t in tactics if "hardware" not in t.changes]
         out["tactics"] = [{"description": t.description, "changes": t.changes} for t in tactics[:3]]
     return out
+
+
+def _server_fix(inputs: MemoryInputs, brief) -> str:
+    """The brief change that lets the vLLM server start: the smallest tensor parallel size that holds the model
+    and splits its heads, or more GPUs."""
+    from grpo_rlvr.brief.layout import attention_heads, tp_fits_heads
+
+    hw, heads = brief.hardware, attention_heads(getattr(brief.model.facts, "config", None))
+    for tp in range(hw.vllm_tensor_parallel + 1, hw.vllm_gpus + 1):
+        if hw.vllm_gpus % tp or not tp_fits_heads(tp, heads):
+            continue
+        if _server_sizing(replace(inputs, vllm_tensor_parallel_size=tp), hw.gpu_type)["fits"]:
+            return (f"set hardware.vllm_tensor_parallel: {tp} (with vllm_data_parallel: {hw.vllm_gpus // tp}): each "
+                    f"server GPU then holds 1/{tp} of the weights")
+    return ("no split of the server's GPUs holds the model: give the server more GPUs (hardware.vllm_gpus, "
+            "num_gpus) or larger ones, or use a smaller model")

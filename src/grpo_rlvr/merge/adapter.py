@@ -20,6 +20,7 @@ from pathlib import Path
 from grpo_rlvr.brief.model_probe import adapter_base, folder_problem
 from grpo_rlvr.errors import ConfigError, InputFileError
 from grpo_rlvr.files import atomic_directory
+from grpo_rlvr.protected_targets import refuse_target
 
 
 @dataclass
@@ -48,6 +49,7 @@ def merge_adapter(adapter, out, force: bool = False) -> MergeResult:
         ConfigError: ``out`` exists and ``force`` is not set, or ``out`` is the adapter folder itself.
     """
     t0 = time.monotonic()
+    refuse_target(out, "--out", replaces=True)
     adapter, out = Path(adapter).resolve(), Path(out).resolve()
     if not adapter.is_dir():
         raise InputFileError(f"{adapter}: not a folder; give the adapter folder SFT saved "

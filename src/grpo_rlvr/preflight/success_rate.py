@@ -39,6 +39,7 @@ from grpo_rlvr.cpu_time import check_sampling_time
 from grpo_rlvr.dataset.rows import load_rows
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_jsonl_atomic
+from grpo_rlvr.protected_targets import refuse_target
 from grpo_rlvr.rewards import from_brief
 from grpo_rlvr.rollout.road import roll_out
 from grpo_rlvr.rollout.scoring import score_trajectories
@@ -165,6 +166,8 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
         CpuTimeRefused: sampling the brief's model on this CPU would take too long, and ``allow_cpu`` is not set.
     """
     t0 = time.monotonic()
+    if filter_out:
+        refuse_target(filter_out, "--filter")   # before sampling: the subset never lands on a review or a record
     brief = load_brief(brief_path)
     k = k or brief.preflight.k
     if k < 2:

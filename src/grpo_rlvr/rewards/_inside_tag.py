@@ -115,4 +115,4 @@ def inside_tag(reward: Reward, structure: Structure, params: dict) -> Reward:
 
     fp = source_fingerprint(inside_tag, Structure, extra={"inner": reward.fingerprint, **structure.params()})
     return Reward(reward.name, reward.kind, params, scorer, fp, columns=reward.columns, notes=reward.notes,
-                  warmer=reward.warmer)
+                  warmer=reward.warmer, check_row=reward.check_row)

@@ -3,6 +3,13 @@
 A ``Reward`` is callable with TRL's contract, ``reward(prompts=..., completions=..., completion_ids=..., **columns)``
 returning one ``float | None`` per completion, and also ``explain(...)`` returning a ``Scored`` (score + reason)
 per completion for inspection. Model output is data: a scorer never raises on it.
+
+A row's own data can be bad (a ground-truth column missing, tests that do not parse). A built-in reads its columns
+through one function, ``check_row``, which ``validate`` also runs on every row of the data (``validate/rows.py``), so the
+two cannot disagree. Outside training (``score``, ``inspect``, preflight, the gate's re-score) such a row, or a user
+reward that raises, is bad input (``RewardError``, exit 2). During training (``__call__``) the samples of that row
+score None with the reason kept in ``unscorable`` (by batch position), for the trainer to leave them out of the
+step and name their dataset rows (``runtime/unscorable.py``): a reward never invents a score for them.
 """
 
 from __future__ import annotations
@@ -10,15 +17,14 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grpo_rlvr.errors import BadColumn, MissingColumn, RowError
 from grpo_rlvr.rollout.trajectory import final_text
-
-log = logging.getLogger(__name__)
+from grpo_rlvr.runtime.tool_failures import unavailable_in
 
 # What a reward measures. The gate's composite rule needs one "format" and one "correctness" reward.
 KINDS = ("format", "correctness", "shaping", "judge", "custom")
@@ -28,10 +34,14 @@ KINDS = ("format", "correctness", "shaping", "judge", "custom")
 class Scored:
     score: float | None
     reason: str
-    # Set when a user reward raised on this completion: where it raised (``file.py:LINE: ValueError: ...``). The
-    # score is then 0. Inspection and ``score`` refuse such a result (exit 2, naming the sample); training keeps
-    # the 0 and counts it in ``rewards/<name>/raised``.
+    # Set when the reward could not score this sample: where a user reward raised (``file.py:LINE: ValueError:
+    # ...``), or (training only) what is wrong with the row's column. The score is then None. Inspection and
+    # ``score`` refuse such a result (exit 2, naming the sample); training leaves the sample out of its step and
+    # counts it in ``rewards/<name>/unscorable``.
     raised: str | None = None
+    # Set when the rollout met a tool or an environment that failed outside the model's control: why. The score is
+    # then None for every reward alike, so TRL leaves the completion out of its group (``runtime.tool_failures``).
+    outside: str | None = None
 
 
 # A scorer takes the completion texts and, for each, its row of dataset columns, and returns one Scored each.
@@ -69,6 +79,11 @@ class Reward:
     notes: dict = field(default_factory=dict)  # JSON-able facts recorded in the inspection manifest
     # Starts helper processes (math's workers) and, with wait=True, blocks until they are ready; None: nothing
     warmer: Callable[[bool], None] | None = field(default=None, repr=False)
+    # The reward's check of one row's columns, the function its scorer reads them with (raises RowError naming the
+    # column); None: nothing to check (format, user rewards). ``validate`` runs it on every row (``validate/rows.py``).
+    check_row: Callable[[dict], object] | None = field(default=None, repr=False)
+    # After a training call: (batch position, why) of the samples it could not score (``runtime/unscorable.py``)
+    unscorable: list = field(default_factory=list, repr=False)
 
     def warm(self, wait: bool = True) -> None:
         """Start what the reward needs before its first batch (so no item pays for a start-up)."""
@@ -80,12 +95,61 @@ class Reward:
         self.__name__ = self.name
 
     def explain(self, completions: Sequence, **columns) -> list[Scored]:
-        """Score with reasons. ``columns`` hold one value per completion (TRL passes them so)."""
+        """Score with reasons. ``columns`` hold one value per completion (TRL passes them so). A completion whose
+        rollout met a tool that was unavailable (``tool_unavailable``, recorded with a stored trajectory; else read
+        from the completion's tool messages) is not scored: None, for every reward alike, so TRL leaves it out.
+
+        Raises:
+            RowError: a row's column is missing or bad (checked before any completion is read).
+        """
+        return self._outside_first(completions, columns, tolerant=False)
+
+    def _outside_first(self, completions: Sequence, columns: dict, tolerant: bool) -> list[Scored]:
+        """Rollouts a tool failed outside the model's control get ``Scored(None, why, outside=why)``; the rest are
+        scored (``explain_tolerant``'s way when ``tolerant``)."""
+        n = len(completions)
+        unavailable = columns.get("tool_unavailable")
+        if not (isinstance(unavailable, (list, tuple)) and len(unavailable) == n):   # in training: read it here
+            envs = columns.get("environments")
+            envs = envs if isinstance(envs, (list, tuple)) and len(envs) == n else [None] * n
+            unavailable = [unavailable_in(c, e) for c, e in zip(completions, envs, strict=True)]
+        if any(unavailable):
+            keep = [i for i, why in enumerate(unavailable) if not why]
+            rest = {k: [v[i] for i in keep] if isinstance(v, (list, tuple)) and len(v) == n else v
+                    for k, v in columns.items() if k != "tool_unavailable"}
+            scored = self._outside_first([completions[i] for i in keep], {**rest, "tool_unavailable": [None] * len(keep)},
+                                         tolerant) if keep else []
+            out = [Scored(None, f"not scored: {why} (outside the model's control)", outside=why) for why in unavailable]
+            for i, s in zip(keep, scored, strict=True):
+                out[i] = s
+            return out
+        texts, rows = self._texts_and_rows(completions, columns)
+        if tolerant:
+            return self._tolerant(texts, rows)
+        if self.check_row is not None:
+            for row in rows:
+                self.check_row(row)
+        return self._scored(texts, rows)
+
+    def _scored(self, texts: list[str], rows: list[dict]) -> list[Scored]:
+        out = self.scorer(texts, rows)
+        if len(out) != len(texts):
+            raise RuntimeError(f"reward {self.name!r} returned {len(out)} scores for {len(texts)} completions")
+        return [_finite(s) for s in out]
+
+    def _texts_and_rows(self, completions: Sequence, columns: dict) -> tuple[list[str], list[dict]]:
+        """The completions' texts and, per completion, its row of dataset columns (``prompt`` and
+        ``completion_ids`` included)."""
         texts = [completion_text(c) for c in completions]
         n = len(texts)
+        unavailable = columns.get("tool_unavailable")
+        if not (isinstance(unavailable, (list, tuple)) and len(unavailable) == n):   # in training: read it here
+            envs = columns.get("environments")
+            envs = envs if isinstance(envs, (list, tuple)) and len(envs) == n else [None] * n
+            unavailable = [unavailable_in(c, e) for c, e in zip(completions, envs, strict=True)]
         rows = [{} for _ in range(n)]
         for key, values in columns.items():
-            if key in ("trainer_state", "log_extra", "log_metric", "completion_ids", "prompts"):
+            if key in ("trainer_state", "log_extra", "log_metric", "completion_ids", "prompts", "tool_unavailable"):
                 continue
             if isinstance(values, (list, tuple)) and len(values) == n:
                 for row, v in zip(rows, values, strict=True):
@@ -98,22 +162,59 @@ class Reward:
         if isinstance(ids, (list, tuple)) and len(ids) == n:
             for row, i in zip(rows, ids, strict=True):
                 row["completion_ids"] = i
-        out = self.scorer(texts, rows)
-        if len(out) != n:
-            raise RuntimeError(f"reward {self.name!r} returned {len(out)} scores for {n} completions")
-        return [_finite(s) for s in out]
+        return texts, rows
+
+    def explain_tolerant(self, completions: Sequence, **columns) -> list[Scored]:
+        """``explain`` as training needs it: a row whose column ``check_row`` refuses, or that the scorer refuses
+        with a ``RowError``, or that a user reward raised on, gives ``Scored(None, reason, raised=why)`` for its
+        samples while the rest of the batch is scored. Anything else raises as in ``explain`` (a broken sandbox,
+        a reward returning the wrong number of scores). Rollouts a tool failed are left out as in ``explain``."""
+        return self._outside_first(completions, columns, tolerant=True)
+
+    def _tolerant(self, texts: list[str], rows: list[dict]) -> list[Scored]:
+        out: list[Scored | None] = [None] * len(texts)
+        ok = []
+        for i, row in enumerate(rows):
+            try:
+                if self.check_row is not None:
+                    self.check_row(row)
+                ok.append(i)
+            except RowError as e:
+                out[i] = _unscorable(str(e))
+        try:
+            got = self._scored([texts[i] for i in ok], [rows[i] for i in ok]) if ok else []
+        except RowError:   # a row the check passed and the scorer refused: score one row at a time to find it
+            got = []
+            for i in ok:
+                try:
+                    got.extend(self._scored([texts[i]], [rows[i]]))
+                except RowError as e:
+                    got.append(_unscorable(str(e)))
+        for i, s in zip(ok, got, strict=True):
+            out[i] = s
+        return out  # type: ignore[return-value]
 
     def __call__(self, prompts=None, completions=(), **kwargs) -> list[float | None]:
-        """TRL's call during training. A completion the reward raised on scores 0, with a warning naming where it
-        raised, and the count goes to TRL's logs as ``rewards/<name>/raised`` (mean per reward call)."""
-        scored = self.explain(completions, prompts=prompts, **kwargs)
-        raised = [s.raised for s in scored if s.raised]
-        if raised:
-            log.warning("reward %r raised on %d of %d completions, scored 0: %s", self.name, len(raised),
-                        len(scored), raised[0])
+        """TRL's call during training. A sample the reward cannot score (``explain_tolerant``) gets None, never a
+        made-up score; ``self.unscorable`` keeps (batch position, why) for the trainer, which leaves the whole
+        sample out of its step and names its dataset row, and the share of such samples in this call goes to
+        TRL's logs as ``rewards/<name>/unscorable``."""
+        scored = self.explain_tolerant(completions, prompts=prompts, **kwargs)
+        self.unscorable = [(i, s.raised) for i, s in enumerate(scored) if s.raised]
         if callable(kwargs.get("log_metric")):
-            kwargs["log_metric"](f"rewards/{self.name}/raised", float(len(raised)))
-        return [s.score for s in scored]
+            kwargs["log_metric"](f"rewards/{self.name}/unscorable", len(self.unscorable) / max(1, len(scored)))
+            if any(s.outside for s in scored) or _tool_rollouts(completions, kwargs):
+                # every reward logs it alike; TRL averages them to the same value
+                kwargs["log_metric"]("tools/unavailable", float(sum(bool(s.outside) for s in scored)))
+        return [None if s.raised else s.score for s in scored]
+
+
+def _tool_rollouts(completions: Sequence, columns: dict) -> bool:
+    """The batch comes from a run with tools: TRL passed environments, or a rollout has a tool call or result."""
+    if columns.get("environments") is not None:
+        return True
+    return any(isinstance(c, (list, tuple)) and any(isinstance(m, dict) and (m.get("role") == "tool" or m.get("tool_calls"))
+                                                    for m in c) for c in completions)
 
 
 def refuse_raised(name: str, scored: Sequence[Scored], completions: Sequence) -> None:
@@ -128,9 +229,39 @@ def refuse_raised(name: str, scored: Sequence[Scored], completions: Sequence) ->
     count = sum(bool(s.raised) for s in scored)
     text = completion_text(completions[first])
     raise RewardError(f"reward {name!r} raised on sample {first} ({count} of {len(scored)} samples), completion "
-                      f"{text[:60]!r}{'…' if len(text) > 60 else ''}: {scored[first].raised}. Model output is data: make the reward return 0 (or None, not "
-                      "applicable) for a completion it cannot score instead of raising; during training such a "
-                      f"completion scores 0 and is counted as rewards/{name}/raised")
+                      f"{text[:60]!r}{'…' if len(text) > 60 else ''}: {scored[first].raised}. Model output is data: "
+                      "make the reward return 0 (or None, not applicable) for a completion it cannot score instead "
+                      "of raising; during training such a sample is left out of its step, unscored, and counted as "
+                      f"rewards/{name}/unscorable")
+
+
+def row_value(reward: str, row: dict, column: str, param: str) -> object:
+    """The row's value of ``column``, read by the reward ``reward`` through its parameter ``param``.
+
+    Raises:
+        MissingColumn: the row has no such column.
+    """
+    if column not in row:
+        raise MissingColumn(reward, column, param, sorted(row))
+    return row[column]
+
+
+def ground_truth_check(reward: str, column: str, param: str = "answer_column") -> Callable[[dict], object]:
+    """The row check of a reward that compares with a ground-truth answer (``exact_match``, ``math``): the column
+    is there and holds an answer (not null, not blank). Returns the value."""
+
+    def check(row: dict) -> object:
+        value = row_value(reward, row, column, param)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise BadColumn(reward, column, f"reward {reward!r}: the dataset column {column!r} holds no answer "
+                            f"({value!r}); give the row its ground truth, or drop the row")
+        return value
+
+    return check
+
+
+def _unscorable(why: str) -> Scored:
+    return Scored(None, f"not scored: {why}", raised=why)
 
 
 def _finite(s: Scored) -> Scored:

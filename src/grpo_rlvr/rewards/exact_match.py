@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, DecimalException
 
-from grpo_rlvr.errors import MissingColumn, RewardError
+from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards._answer import EXTRACT_MODES, describe_missing, find_answer
-from grpo_rlvr.rewards._reward import Reward, Scored, per_item, source_fingerprint
+from grpo_rlvr.rewards._reward import Reward, Scored, ground_truth_check, per_item, source_fingerprint
 
 WHITESPACE = ("collapse", "remove", "keep")
 _GROUPED = re.compile(r"^[-+]?\d{1,3}(?:([,_ \u00a0\u202f])\d{3})(?:\1\d{3})*(?:\.\d+)?$")
@@ -88,14 +88,14 @@ def exact_match_reward(extract: str = "auto", tag: str = "answer", case_sensitiv
         if not isinstance(v, bool):
             raise RewardError(f"reward 'exact_match': params.{key} is {v!r}; use true or false")
     norm = dict(case_sensitive=case_sensitive, whitespace=whitespace, thousands=thousands, numeric=numeric)
+    truth = ground_truth_check("exact_match", answer_column)
 
     def score(text: str, row: dict) -> Scored:
-        if answer_column not in row:
-            raise MissingColumn('exact_match', answer_column, "answer_column", sorted(row))
+        want = truth(row)
         found = find_answer(text, extract, tag)
         if found is None:
             return Scored(0.0, describe_missing(extract, tag))
-        got, want = found.text, row[answer_column]
+        got = found.text
         if normalize(got, **norm) == normalize(want, **norm):
             return Scored(1.0, f"answer {got!s:.40} = {want!s:.40}")
         return Scored(0.0, f"answer {got!s:.40} ≠ {want!s:.40}")
@@ -104,4 +104,4 @@ def exact_match_reward(extract: str = "auto", tag: str = "answer", case_sensitiv
               **norm}
     return Reward("exact_match", "correctness", params, per_item(score),
                   source_fingerprint(exact_match_reward, normalize, find_answer, extra=params),
-                  columns=(answer_column,))
+                  columns=(answer_column,), check_row=truth)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from grpo_rlvr.errors import MissingColumn, RewardError
+from grpo_rlvr.errors import BadColumn, RewardError, RowError
 from grpo_rlvr.rewards._json_extract import (
     extract_json,
     load_json_column,
@@ -23,7 +23,7 @@ from grpo_rlvr.rewards._json_extract import (
     short,
     validation_problem,
 )
-from grpo_rlvr.rewards._reward import Reward, Scored, per_item, source_fingerprint
+from grpo_rlvr.rewards._reward import Reward, Scored, per_item, row_value, source_fingerprint
 
 NAME = "json_schema"
 
@@ -52,16 +52,26 @@ def json_schema_reward(schema_column: str = "schema", partial_credit: float = 0.
                           "after the JSON) or false (text after it is ignored)")
     partial = float(partial_credit)
 
+    def schema_of(row: dict):
+        """The row check: the row's schema, parsed and compiled (a jsonschema validator)."""
+        value = row_value(NAME, row, schema_column, "schema_column")
+        try:
+            return schema_validator(load_json_column(value, NAME, schema_column), NAME, schema_column)
+        except RowError:
+            raise
+        except RewardError as e:
+            raise BadColumn(NAME, schema_column, str(e)) from None
+
     def score(text: str, row: dict) -> Scored:
-        if schema_column not in row:
-            raise MissingColumn(NAME, schema_column, "schema_column", sorted(row))
-        schema = load_json_column(row[schema_column], NAME, schema_column)
         # Bad data raise before the text is looked at, so a broken schema never hides behind bad output.
-        validator = schema_validator(schema, NAME, schema_column)
+        validator = schema_of(row)
         found = extract_json(text)
         if not found.ok:
             return Scored(0.0, found.problem)
-        problem = validation_problem(validator, found.value, NAME, schema_column)
+        try:
+            problem = validation_problem(validator, found.value, NAME, schema_column)
+        except RewardError as e:   # a $ref the schema cannot resolve: the row's data, found while validating
+            raise BadColumn(NAME, schema_column, str(e)) from None
         if problem is not None:
             return Scored(partial, f"invalid {problem}")
         if found.duplicates:
@@ -74,4 +84,4 @@ def json_schema_reward(schema_column: str = "schema", partial_credit: float = 0.
     params = {"schema_column": schema_column, "partial_credit": partial, "strict": strict}
     return Reward(NAME, "correctness", params, per_item(score),
                   source_fingerprint(json_schema_reward, extract_json, extra=params),
-                  columns=(schema_column,))
+                  columns=(schema_column,), check_row=schema_of)

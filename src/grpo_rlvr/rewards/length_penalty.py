@@ -106,4 +106,4 @@ def length_penalty_reward(reward: str = "exact_match", reward_params: dict | Non
               "cache": cache, "weight": weight, "tokenizer": tokenizer}
     return Reward("length_penalty", inner.kind, params, scorer,
                   source_fingerprint(length_penalty_reward, extra={**params, "inner": inner.fingerprint}),
-                  columns=inner.columns, warmer=inner.warmer)
+                  columns=inner.columns, warmer=inner.warmer, check_row=inner.check_row)

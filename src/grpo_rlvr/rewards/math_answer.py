@@ -26,10 +26,12 @@ import os
 import selectors
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
-from grpo_rlvr.errors import MissingColumn, RewardError
+from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards._answer import (
     BOXES,
     EXTRACT_MODES,
@@ -40,14 +42,39 @@ from grpo_rlvr.rewards._answer import (
 )
 from grpo_rlvr.rewards._math_compare import REL_TOL, install
 from grpo_rlvr.rewards._math_text import gold_choice, written
-from grpo_rlvr.rewards._reward import Reward, Scored, completion_text, source_fingerprint
+from grpo_rlvr.rewards._reward import Reward, Scored, completion_text, ground_truth_check, source_fingerprint
+
+# The clean start the gate's check uses: site-packages set up as ``site`` does (the venv, ``.pth`` path lines,
+# an editable install's package folders) with no ``.pth`` code and no sitecustomize run.
+_CLEAN_START = Path(__file__).resolve().parents[1] / "run" / "_clean_start.py"
 
 
 def _spawn() -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # `-I -S`: no PYTHONPATH, no user site, no working directory, no .pth code, no sitecustomize. The module path
+    # is the interpreter's own, rebuilt by the clean start, never this process's sys.path (a test or a reward may
+    # have put a folder first on it), so a worker started by the gate's clean check is as clean as the check.
+    boot = (f"import runpy; runpy.run_path({str(_CLEAN_START)!r})['setup_site'](); "
+            "from grpo_rlvr.rewards._math_worker import main; main()")
     # Unbuffered binary pipes: lines are split here (``_read_line``), so none can sit in a buffer unseen by select.
-    return subprocess.Popen([sys.executable, "-m", "grpo_rlvr.rewards._math_worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, env=env)
+    # stderr goes to a file, read back only to explain a worker that did not start.
+    errors = tempfile.TemporaryFile()
+    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", boot], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=errors, bufsize=0, env=env)
+    proc.errors = errors
+    return proc
+
+
+def _stderr_tail(proc: subprocess.Popen) -> str:
+    errors = getattr(proc, "errors", None)
+    if errors is None:
+        return ""
+    try:
+        errors.seek(0)
+        text = errors.read()[-2000:].decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+        return ""
+    return f"; its last words: {text.splitlines()[-1][:300]}" if text else ""
 
 
 class Spare:
@@ -126,10 +153,13 @@ class MathWorker:
         if not self._ready:
             line = self._read_line(self.STARTUP_S)
             if not line or b'"ready"' not in line:
+                ended = line == b""
                 self._kill()
-                raise RewardError(f"reward 'math': the math-verify worker did not start within {self.STARTUP_S:.0f} s "
-                                  f"({sys.executable} -m grpo_rlvr.rewards._math_worker); check that math-verify "
-                                  "is installed in this environment")
+                said = _stderr_tail(proc)
+                raise RewardError(f"reward 'math': the math-verify worker "
+                                  f"{'ended before it was ready' if ended else f'was not ready within {self.STARTUP_S:.0f} s'}"
+                                  f" ({sys.executable} -I -S: grpo_rlvr.rewards._math_worker){said}; check that "
+                                  "math-verify is installed in this environment")
             self._ready = True
         return proc
 
@@ -286,14 +316,13 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
         if not isinstance(value, bool):
             raise RewardError(f"reward 'math': params.{key} is {value!r}; use true or false")
     pool = MathPool(float(timeout_s), workers or min(4, os.cpu_count() or 1), float(rel_tol), approximate_fractions)
+    truth = ground_truth_check("math", answer_column)
 
     def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
         out: list[Scored | None] = [None] * len(texts)
         jobs, where = [], []
         for i, (text, row) in enumerate(zip(texts, rows, strict=True)):
-            if answer_column not in row:
-                raise MissingColumn('math', answer_column, "answer_column", sorted(row))
-            gold = str(row[answer_column])
+            gold = str(truth(row))
             found = [a for a in find_answers(text, extract, tag, several, boxes) if a.text.strip()]
             if not found:
                 out[i] = Scored(0.0, describe_missing(extract, tag))
@@ -323,7 +352,7 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
               "rel_tol": rel_tol, "several": several, "boxes": boxes, **flags}
     return Reward("math", "correctness", params, scorer,
                   source_fingerprint(math_reward, MathWorker, find_answer, install, written, extra=params),
-                  columns=(answer_column,), warmer=pool.warm)
+                  columns=(answer_column,), warmer=pool.warm, check_row=truth)
 
 
 def prompt_text(prompt: object) -> str:

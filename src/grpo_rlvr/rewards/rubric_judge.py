@@ -22,7 +22,6 @@ import http.client
 import json
 import logging
 import math
-import os
 import re
 import threading
 import time
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from grpo_rlvr.caller_env import getenv, proxies
 from grpo_rlvr.errors import RewardError
 from grpo_rlvr.files import write_json_atomic
 from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
@@ -110,7 +110,7 @@ class _Endpoint:
         self.url = cfg.base_url.rstrip("/") + "/chat/completions"
         # A loopback judge (a local vLLM) must not be sent through an HTTP proxy set in the environment.
         local = (urlsplit(cfg.base_url).hostname or "").startswith(_LOOPBACK)
-        self._opener = urllib.request.build_opener(*([urllib.request.ProxyHandler({})] if local else []))
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({} if local else proxies()))
 
     def post(self, messages: list) -> str:
         """The judge's answer text. Raises _JudgeFailure (retryable or not); nothing else on a bad server."""
@@ -118,7 +118,7 @@ class _Endpoint:
         body = json.dumps({"model": cfg.model, "messages": messages, "temperature": cfg.temperature,
                            "max_tokens": cfg.max_tokens}).encode()
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = os.environ.get(cfg.api_key_env, "") if cfg.api_key_env else ""  # read per call, never stored
+        key = getenv(cfg.api_key_env, "") if cfg.api_key_env else ""  # read per call, never stored
         if key:
             headers["Authorization"] = f"Bearer {key}"
         raw = self._read(urllib.request.Request(self.url, data=body, headers=headers, method="POST"))
@@ -351,7 +351,7 @@ def _check_params(base_url, model, api_key_env, scale, timeout_s, retries, concu
         if not isinstance(api_key_env, str) or not api_key_env:
             raise RewardError(f"reward {NAME!r}: params.api_key_env is {api_key_env!r}; name an environment "
                               "variable, or leave it unset for a server without a key")
-        if not os.environ.get(api_key_env):
+        if not getenv(api_key_env):
             raise RewardError(f"reward {NAME!r}: params.api_key_env names ${api_key_env}, which is not set; "
                               f"export {api_key_env}=<key>, or drop api_key_env for a server without a key")
     _check_number(scale, "scale", 0, True, "a positive number (the judge's top score)")

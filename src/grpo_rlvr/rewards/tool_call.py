@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import math
 
-from grpo_rlvr.errors import MissingColumn, RewardError
+from grpo_rlvr.errors import BadColumn, RewardError, RowError
 from grpo_rlvr.rewards._json_extract import extract_json_values, schema_validator, short, validation_problem
-from grpo_rlvr.rewards._reward import Reward, Scored, per_item, source_fingerprint
+from grpo_rlvr.rewards._reward import Reward, Scored, per_item, row_value, source_fingerprint
 from grpo_rlvr.rewards._tool_calls import Call, argument_diff, completion_calls, expected_of
 
 NAME = "tool_call"
@@ -57,13 +57,29 @@ def tool_call_reward(tool_column: str = "tool", partial_credit_name: float = 0.2
     credit_name, credit_args = float(partial_credit_name), float(partial_credit_args)
     schema_col = f"{tool_column}.parameters"
 
+    def expected_for(row: dict):
+        """The row check: what the row's tool value expects (its calls or its schema), every schema compiled."""
+        value = row_value(NAME, row, tool_column, "tool_column")
+        try:
+            expected = expected_of(value, tool_column)
+            for s in (expected.schemas or {}).values():
+                schema_validator(s, NAME, schema_col)
+        except RowError:
+            raise
+        except RewardError as e:
+            raise BadColumn(NAME, tool_column, str(e)) from None
+        return expected
+
     def pair(want: Call | None, got: Call, schema: object) -> Scored:
         """One call of the right function against the expected call (None: against the schema only)."""
         if got.problem:
             return Scored(credit_args, f"called {got.name}: {got.problem}")
         if schema is not None:
-            problem = validation_problem(schema_validator(schema, NAME, schema_col), got.arguments, NAME,
-                                         schema_col)
+            try:
+                problem = validation_problem(schema_validator(schema, NAME, schema_col), got.arguments, NAME,
+                                             schema_col)
+            except RewardError as e:   # a $ref the row's schema cannot resolve: its data, found while validating
+                raise BadColumn(NAME, tool_column, str(e)) from None
             if problem is not None:
                 return Scored(credit_args, f"called {got.name}: arguments invalid {problem}")
         if got.duplicates:
@@ -76,11 +92,7 @@ def tool_call_reward(tool_column: str = "tool", partial_credit_name: float = 0.2
         return Scored(credit_args + (1 - credit_args) * share, f"called {got.name}: arguments differ ({diff})")
 
     def score(text: str, row: dict) -> Scored:
-        if tool_column not in row:
-            raise MissingColumn(NAME, tool_column, "tool_column", sorted(row))
-        expected = expected_of(row[tool_column], tool_column)
-        for s in (expected.schemas or {}).values():  # bad data raise before the output is looked at
-            schema_validator(s, NAME, schema_col)
+        expected = expected_for(row)   # bad data raise before the output is looked at
         calls, problem = completion_calls(text)
         wants = expected.calls if expected.calls is not None else (None,)
         names = [w.name if w is not None else expected.name for w in wants]
@@ -117,4 +129,4 @@ def tool_call_reward(tool_column: str = "tool", partial_credit_name: float = 0.2
               "partial_credit_args": credit_args}
     return Reward(NAME, "correctness", params, per_item(score),
                   source_fingerprint(tool_call_reward, completion_calls, extract_json_values, extra=params),
-                  columns=(tool_column,))
+                  columns=(tool_column,), check_row=expected_for)

@@ -11,13 +11,15 @@ are recorded in ``reward.notes["isolation_layers"]``, and why any is missing in
 well enough (a container without user namespaces and without Landlock, see ``grpo_rlvr.sandbox``) it refuses
 to score unless ``allow_degraded_isolation`` is true; then ``reward.notes["degraded_isolation"]`` records
 what is missing, the inspection artifact keeps it and the gate shows it. A broken sandbox raises
-SandboxError (never a silent 0); malformed ``tests`` data, or test code that runs no test, raise RewardError.
+SandboxError (never a silent 0); malformed ``tests`` data, or test code that runs no test, raise RowError
+(``BadColumn``): the row check (``check_row``, also run by ``validate`` on every row) plans each row's tests exactly
+as a batch does (``sandbox.plan_tests``), so a row that passes it runs.
 """
 
 from __future__ import annotations
 
-from grpo_rlvr.errors import MissingColumn, RewardError
-from grpo_rlvr.rewards._reward import Reward, Scored, source_fingerprint
+from grpo_rlvr.errors import BadColumn, RewardError
+from grpo_rlvr.rewards._reward import Reward, Scored, row_value, source_fingerprint
 
 
 def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memory_mb: int = 512,
@@ -28,7 +30,10 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
 
     Args:
         tests_column: the dataset column holding the tests.
-        timeout_s: wall and CPU seconds per program execution.
+        timeout_s: wall and CPU seconds per program execution (one per sample for assert tests, one per
+            stdin/stdout case). Some right programs need more than the 5 s default (a correct but slow solution,
+            a large input, a loaded machine): they score 0 with "timed out after 5.0 s" in the reason. Raise it
+            in the brief's params (``timeout_s: 20``) or with ``--option timeout_s=20``.
         memory_mb: memory of each process, and of each execution's processes together, in MiB (≥ 128).
         threshold: None for the fraction passed; a share in (0, 1] for a binary score.
         workers: programs run at once (default: CPU count).
@@ -40,7 +45,13 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
     Raises:
         RewardError: bad parameters.
     """
-    from grpo_rlvr.sandbox import SandboxLimits, isolation_problems, missing_layers, run_unit_tests_batch
+    from grpo_rlvr.sandbox import (
+        SandboxLimits,
+        isolation_problems,
+        missing_layers,
+        plan_tests,
+        run_unit_tests_batch,
+    )
 
     try:
         limits = SandboxLimits(timeout_s=timeout_s, cpu_s=timeout_s, memory_mb=memory_mb,
@@ -56,21 +67,28 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
         raise RewardError(f"reward 'unit_tests': params.workers is {workers!r}; use a positive integer or null")
     notes: dict = {}
 
+    def job_of(row: dict) -> tuple[object, str | None]:
+        """The row check: (tests, entry point) of the row, its tests planned as the batch will plan them."""
+        tests = row_value("unit_tests", row, tests_column, "tests_column")
+        entry_point = row.get(entry_point_column)
+        if entry_point is not None and not isinstance(entry_point, str):
+            raise BadColumn("unit_tests", entry_point_column, f"reward 'unit_tests': column {entry_point_column!r} "
+                            f"must hold a function name, got {type(entry_point).__name__}")
+        try:
+            plan_tests(tests, entry_point)
+        except ValueError as e:  # malformed tests in the dataset: bad input, not model output
+            raise BadColumn("unit_tests", tests_column, f"reward 'unit_tests': column {tests_column!r}: {e}") \
+                from None
+        return tests, entry_point
+
     def scorer(texts: list[str], rows: list[dict]) -> list[Scored]:
-        jobs = []
-        for text, row in zip(texts, rows, strict=True):
-            if tests_column not in row:
-                raise MissingColumn('unit_tests', tests_column, "tests_column", sorted(row))
-            entry_point = row.get(entry_point_column)
-            if entry_point is not None and not isinstance(entry_point, str):
-                raise RewardError(f"reward 'unit_tests': column {entry_point_column!r} must hold a function name, "
-                                  f"got {type(entry_point).__name__}")
-            jobs.append((text, row[tests_column], entry_point))
+        jobs = [(text, *job_of(row)) for text, row in zip(texts, rows, strict=True)]
         try:
             verdicts = run_unit_tests_batch(jobs, limits=limits, workers=workers,
                                             allow_degraded_isolation=allow_degraded_isolation)
-        except ValueError as e:  # malformed tests in the dataset: bad input, not model output
-            raise RewardError(f"reward 'unit_tests': column {tests_column!r}: {e}") from None
+        except ValueError as e:  # planned above: only a shape the row check cannot see (never seen)
+            raise BadColumn("unit_tests", tests_column, f"reward 'unit_tests': column {tests_column!r}: {e}") \
+                from None
         out = []
         for v in verdicts:
             if v.layers:
@@ -91,6 +109,6 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
               "entry_point_column": entry_point_column, "sample_timeout_s": sample_timeout_s,
               "allow_degraded_isolation": allow_degraded_isolation}
     reward = Reward("unit_tests", "correctness", params, scorer, source_fingerprint(unit_tests_reward, extra=params),
-                    columns=(tests_column,))
+                    columns=(tests_column,), check_row=job_of)
     reward.notes = notes
     return reward

@@ -31,16 +31,17 @@ def load_callable(ref: str, base_dir: Path | None = None):
     return _load(ref, base_dir)[1]
 
 
-def _load(ref: str, base_dir: Path | None):
-    """(the module ``ref`` names, the function in it)."""
+def _load(ref: str, base_dir: Path | None, what: str = "user reward", default: str = "reward"):
+    """(the module ``ref`` names, the function (or class) in it). ``what`` names the kind of user code in messages,
+    ``default`` the name taken when ``ref`` names none (a tool module's function must be named)."""
     target, _, func_name = ref.partition(":") if not ref.endswith(".py") else (ref, "", "")
-    func_name = func_name or "reward"
+    func_name = func_name or default
     if target.endswith(".py"):
         path = Path(target)
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         if not path.is_file():
-            raise RewardError(f"user reward {ref!r}: file {path} not found; give a path relative to the brief")
+            raise RewardError(f"{what} {ref!r}: file {path} not found; give a path relative to the brief")
         mod_name = f"grpo_rlvr_user_reward_{abs(hash(str(path.resolve())))}"
         user_imports.import_from_source()   # the reviewed sources run, not bytecode put beside them
         spec = importlib.util.spec_from_file_location(mod_name, path,
@@ -51,7 +52,7 @@ def _load(ref: str, base_dir: Path | None):
         try:
             spec.loader.exec_module(module)
         except Exception as e:
-            raise RewardError(f"user reward {ref!r}: importing {path} failed: {type(e).__name__}: {e}") from e
+            raise RewardError(f"{what} {ref!r}: importing {path} failed: {type(e).__name__}: {e}") from e
         user_imports.end_import(path.resolve(), before, user_tree(module, base_dir))
     else:
         user_imports.import_from_source()
@@ -61,14 +62,14 @@ def _load(ref: str, base_dir: Path | None):
         try:
             module = importlib.import_module(target)
         except Exception as e:
-            raise RewardError(f"user reward {ref!r}: cannot import module {target!r}: {type(e).__name__}: {e}; "
+            raise RewardError(f"{what} {ref!r}: cannot import module {target!r}: {type(e).__name__}: {e}; "
                               "install it or use a path to a .py file") from e
         if origin is not None:
             user_imports.end_import(origin, before, user_tree(module, base_dir))
     fn = getattr(module, func_name, None)
     if not callable(fn):
         names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
-        raise RewardError(f"user reward {ref!r}: no function {func_name!r} in {module.__name__}; "
+        raise RewardError(f"{what} {ref!r}: no function {func_name!r} in {module.__name__}; "
                           f"functions there: {', '.join(sorted(names)) or 'none'}")
     return module, fn
 
@@ -123,6 +124,16 @@ def imports_fingerprint(module, fn, base_dir: Path | None) -> dict[str, str]:
     return _hashes(_closure(module, fn, base_dir))
 
 
+def code_record(module, obj, base_dir: Path | None) -> tuple[dict[str, str], dict[str, str]]:
+    """What user code (a reward, a tool) is made of: ``(imports, sources)``. ``imports``: module name → SHA-256 of
+    each local module it imports (its fingerprint's part); ``sources``: every file of its code by the path the
+    manifest records → SHA-256, which the gate compares before it imports anything."""
+    closure = _closure(module, obj, base_dir)
+    src = inspect.getsourcefile(obj)
+    own = [f for f in (getattr(module, "__file__", None), src) if f]
+    return _hashes(closure), _hashes({_as_recorded(f, base_dir): f for f in [*own, *closure.values()]})
+
+
 def _as_recorded(file: str, base_dir: Path | None) -> str:
     """A reward file's name in ``notes["sources"]``: relative to the brief's folder when under it (the folder may
     move, as a model folder may), else absolute."""
@@ -148,6 +159,19 @@ def changed_sources(recorded, base_dir: Path | None = None) -> list[str]:
         if not same:
             out.append(str(path))
     return out
+
+
+def _is_score(v) -> bool:
+    """What ``_scored`` reads: a number, None, or a (number or None, reason) pair."""
+    if isinstance(v, tuple) and len(v) == 2:
+        v = v[0]
+    if v is None:
+        return True
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _scored(v) -> Scored:
@@ -207,20 +231,21 @@ def user_reward(ref: str, name: str | None = None, kind: str = "custom", params:
             values = call([text], [row])
         except Exception as e:  # noqa: BLE001 - a user reward's bug is reported where it raised, not as a crash
             where = raised_at(e, src)
-            return Scored(0.0, f"scored 0: the reward raised at {where}", raised=where)
+            return Scored(None, f"not scored: the reward raised at {where}", raised=where)
         return checked(values, 1)[0]
 
     def checked(values, n: int) -> list[Scored]:
         if values is None or len(values) != n:
             raise RewardError(f"user reward {label!r} returned {None if values is None else len(values)} "
                               f"values for {n} completions; return one per completion")
-        return [_scored(v) for v in values]
+        try:
+            return [_scored(v) for v in values]
+        except (TypeError, ValueError):
+            bad = next(v for v in values if not _is_score(v))
+            raise RewardError(f"user reward {label!r} returned {bad!r} ({type(bad).__name__}) for a completion; "
+                              "return a number, None (not applicable) or a (number, reason) pair for each") from None
 
-    closure = _closure(module, fn, base_dir)
-    imports = _hashes(closure)
+    imports, sources = code_record(module, fn, base_dir)
     fp = source_fingerprint(fn, extra={"ref": ref, "params": params, "source": src and Path(src).name,
                                        **({"imports": imports} if imports else {})})
-    # every file of the reward's code by path, recorded in the manifest: the gate checks them before it imports
-    own = [f for f in (getattr(module, "__file__", None), src) if f]
-    sources = _hashes({_as_recorded(f, base_dir): f for f in [*own, *closure.values()]})
     return Reward(label, kind, {"ref": ref, **params}, scorer, fp, notes={"sources": sources})

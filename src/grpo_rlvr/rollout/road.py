@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from grpo_rlvr.errors import InputFileError, MachineError
+from grpo_rlvr.errors import ConfigError, InputFileError, MachineError
 from grpo_rlvr.rollout.trainer_setup import grpo_config_dict, trainer_setup
 from grpo_rlvr.rollout.trajectory import Trajectory
 
@@ -125,23 +125,32 @@ def _trainer(brief, setup: dict, cfg: dict, rewards: list | None):
     (the old one released first)."""
     global _kept, builds
     key = json.dumps({"setup": setup, "config": {k: v for k, v in cfg.items() if k != "seed"},
-                      "rewards": [(r.name, dict(r.params)) for r in brief.rewards], "brief": str(brief.path)},
+                      "rewards": [(r.name, dict(r.params)) for r in brief.rewards], "brief": str(brief.path),
+                      "tools": None if brief.tools is None else brief.tools.to_dict()},
                      sort_keys=True, default=str)
     if _kept is not None and _kept[0] == key:
         return _kept[1]
     release()
+    from grpo_rlvr.tools.check import brief_tool_problems
+
+    problems = brief_tool_problems(brief)
+    if problems:
+        raise ConfigError(problems, source=str(brief.path))
     from datasets import Dataset
 
     from grpo_rlvr.rewards import from_brief
     from grpo_rlvr.runtime.rollout_trainer import RolloutTrainer
     from grpo_rlvr.runtime.trainer_build import build_trainer, grpo_config
+    from grpo_rlvr.tools.build import trainer_tools
 
     out = tempfile.mkdtemp(prefix="grpo-rlvr-rollout-")
     config = grpo_config({**cfg, "output_dir": out})
     rewards = rewards if rewards is not None else from_brief(brief)
+    tools, environment_factory = trainer_tools(None if brief.tools is None else brief.tools.to_dict(), brief.base_dir)
     # The trainer takes its prompts from roll_out; its dataset only has to exist.
     try:
-        trainer = build_trainer(setup, config, rewards, Dataset.from_list([{"prompt": ""}]), cls=RolloutTrainer)
+        trainer = build_trainer(setup, config, rewards, Dataset.from_list([{"prompt": ""}]), cls=RolloutTrainer,
+                                tools=tools, environment_factory=environment_factory)
     except OSError as e:   # TRL's load of a model folder or hub id that is not here
         raise InputFileError(f"model.name_or_path: cannot load {brief.model.name_or_path!r} "
                              f"({setup['model']}): {e}") from None
@@ -219,7 +228,8 @@ def roll_out(brief, rows: Sequence[dict], n: int, seed: int, temperature: float 
         for (i, row), rec in zip(chunk, records, strict=True):
             trajectories.append(Trajectory(rec["prompt"], rec["completion"], tuple(rec["prompt_ids"]),
                                            tuple(rec["completion_ids"]),
-                                           None if rec["loss_mask"] is None else tuple(rec["loss_mask"]), rec["stop"]))
+                                           None if rec["loss_mask"] is None else tuple(rec["loss_mask"]), rec["stop"],
+                                           rec["unavailable"], rec["environment_state"]))
             index.append(i)
             kept_rows.append(row)
         if progress:

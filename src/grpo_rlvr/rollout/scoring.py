@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from grpo_rlvr.dataset.rows import reward_columns
 from grpo_rlvr.rewards import combine
-from grpo_rlvr.rollout.trajectory import Trajectory
+from grpo_rlvr.rollout.trajectory import EnvironmentState, Trajectory
 
 
 def score_trajectories(rewards: list, weights: list[float], trajectories: Sequence[Trajectory],
@@ -19,6 +19,10 @@ def score_trajectories(rewards: list, weights: list[float], trajectories: Sequen
     Raises:
         RewardError: a user reward raised on a sample (outside training that is a bug in the reward).
     """
+    extra = {}
+    if any(t.environment_state is not None for t in trajectories):   # rewards read the environment by its state
+        extra["environments"] = [EnvironmentState(t.environment_state) for t in trajectories]
     return combine(rewards, weights, [t.completion for t in trajectories],
                    prompts=[t.prompt for t in trajectories],
-                   completion_ids=[list(t.completion_ids) for t in trajectories], **reward_columns(list(rows)))
+                   completion_ids=[list(t.completion_ids) for t in trajectories],
+                   tool_unavailable=[t.unavailable for t in trajectories], **extra, **reward_columns(list(rows)))

@@ -11,6 +11,7 @@ from grpo_rlvr.brief.methods import QLORA_QUANTIZATION
 from grpo_rlvr.brief.types import Brief
 
 VLLM_PORT = 8000  # the default vllm_server_port of a server-mode run
+VLLM_GROUP_PORT = 51216  # TRL 1.16's default vllm_group_port: the weight sync's rendezvous, on the main trainer
 
 
 def grpo_config_dict(brief: Brief) -> dict:

@@ -55,6 +55,8 @@ class Trajectory:
     completion_ids: tuple[int, ...] = ()
     loss_mask: tuple[int, ...] | None = None   # over completion_ids: 1 trained (the model's), 0 masked (tool output)
     stop: str = "eos"                     # "eos" | "length"
+    unavailable: str | None = None        # a tool failed outside the model's control: why (the rollout is not scored)
+    environment_state: dict | None = None  # the environment's ``state`` when the rollout ended (rewards read it)
 
     @property
     def text(self) -> str:
@@ -90,6 +92,10 @@ class Trajectory:
                "completion_ids": list(self.completion_ids), "stop": self.stop}
         if self.loss_mask is not None:
             out["loss_mask"] = list(self.loss_mask)
+        if self.unavailable is not None:
+            out["unavailable"] = self.unavailable
+        if self.environment_state is not None:
+            out["environment_state"] = self.environment_state
         return out
 
     @classmethod
@@ -97,7 +103,7 @@ class Trajectory:
         mask = record.get("loss_mask")
         return cls(record["prompt"], record["completion"], tuple(record.get("prompt_ids") or ()),
                    tuple(record.get("completion_ids") or ()), None if mask is None else tuple(mask),
-                   record.get("stop", "eos"))
+                   record.get("stop", "eos"), record.get("unavailable"), record.get("environment_state"))
 
 
 def turns(conversation) -> list[tuple[str, str]]:
@@ -133,3 +139,11 @@ def last_user_text(prompt) -> str:
         return "" if prompt is None else str(prompt)
     users = [m for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
     return _content(users[-1].get("content")) if users else ""
+
+
+class EnvironmentState:
+    """A finished rollout's environment as a reward reads it outside training (the gate's re-score of a stored
+    trajectory): only its ``state``, as recorded when the rollout ended."""
+
+    def __init__(self, state: dict | None):
+        self.state = state

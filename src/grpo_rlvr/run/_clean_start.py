@@ -6,7 +6,8 @@ that starts with ``import`` and import ``sitecustomize`` / ``usercustomize``. Th
 site-packages the way ``site`` does (``site.main``: the venv, its site-packages, ``.pth`` path lines) but runs
 none of that code: an ``import`` line of a ``.pth`` file is skipped, except setuptools' editable-install finder,
 whose package folders are read from its ``MAPPING`` literal instead of running it. Then it runs the check named
-on the command line (arguments as JSON on stdin) and writes its result as JSON on stdout.
+on the command line (its arguments, and the caller's environment as data, as JSON on stdin) and writes its result
+as JSON on stdout. It was started with the allowed environment of ``clean_interpreter.clean_environment``.
 """
 
 from __future__ import annotations
@@ -84,11 +85,14 @@ def main() -> int:
     import grpo_rlvr.run.clean_interpreter as clean
 
     clean.mark_clean(skipped)
-    request = json.loads(sys.stdin.read() or "{}")
+    message = json.loads(sys.stdin.read() or "{}")
+    from grpo_rlvr.caller_env import use_caller_environment
+
+    use_caller_environment(message.get("caller_env") or {})   # as data only; the process keeps its clean one
     real_stdout = sys.stdout
     sys.stdout = sys.stderr   # what the check prints goes to stderr; stdout carries only the result
     try:
-        reply = clean.answer(sys.argv[1], request)
+        reply = clean.answer(sys.argv[1], message.get("request") or {})
     finally:
         sys.stdout = real_stdout
     real_stdout.write(json.dumps(reply, default=str))

@@ -3,8 +3,9 @@
 
 It composes what it checks from the rooms above the runtime: the lock and the rendered files (``lock``),
 the files ``render`` makes from the brief now (``render.rendered``), the brief's fingerprint, the gate on the
-recorded inspection, and the checkpoint to resume from (``runtime.checkpoint_ledger``). It returns a
-``runtime.checked_run.RunCheck``; ``runtime.run_guard`` asks for it by name through the clean interpreter, so
+recorded inspection, the checkpoint to resume from (``runtime.checkpoint_ledger``), and the installed libraries
+that sample and score against their installer's record (``identity.installed``). It returns a
+``runtime.checked_run.RunCheck``; ``run.guard`` asks for it by name through the clean interpreter, so
 the runtime imports nothing above itself, and this module imports nothing of ``run_guard``.
 """
 
@@ -17,6 +18,7 @@ from grpo_rlvr.brief import load_brief
 from grpo_rlvr.errors import GateError, GrpoRlvrError
 from grpo_rlvr.gate.check import check_gate, reward_files_changed
 from grpo_rlvr.identity.hash_cache import checked_files, start_checking
+from grpo_rlvr.identity.installed import installed_problems
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.run.lock import LOCK, changed_files, read_lock, sha256_file
 from grpo_rlvr.run.render import rendered
@@ -54,6 +56,7 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
     else:
         problems += not_as_rendered(run, lock, brief)
     problems += resume_problems(run / "output", resume)
+    problems += installed_problems()   # the libraries training imports are the ones pip installed
     if smoke:
         return RunCheck(lock, problems)
     try:

@@ -1,11 +1,21 @@
 """The checks that decide whether a review holds and training may start, run in an interpreter nothing outside the
 installed environment can patch.
 
-``grpo-rlvr gate``, ``grpo-rlvr train`` and the rendered ``train.py`` (through ``runtime.run_guard.check_run``) ask
+``grpo-rlvr gate``, ``grpo-rlvr train`` and the rendered ``train.py`` (through ``run.guard.check_run``) ask
 :func:`run_check`, which starts ``python -I -S _clean_start.py`` (see that file): no ``PYTHONPATH``,
 ``PYTHONSTARTUP``, ``PYTHONHOME``, user site-packages or working directory on the path, no ``sitecustomize`` or
-``usercustomize``, no code from ``.pth`` files, no ``LD_PRELOAD``. A ``sitecustomize.py`` that patches
-``grpo_rlvr.gate.check.check_gate`` in the calling process therefore changes nothing the check sees.
+``usercustomize``, no code from ``.pth`` files. A ``sitecustomize.py`` that patches ``grpo_rlvr.gate.check.check_gate``
+in the calling process therefore changes nothing the check sees.
+
+The child starts from an allowed environment (:func:`clean_environment`), not from the caller's less a list of
+names: the dynamic loader, glibc, OpenSSL, Python and every library read variables that load code or change what
+is read (``LD_LIBRARY_PATH`` loads a library from any folder into the process that decides), and a list of the
+dangerous ones would always miss one. What it keeps (:data:`KEPT_ENV`): the locale (plain locale names only),
+``HOME``, ``USER`` and ``LOGNAME`` from the password database, a fixed system ``PATH``, and the few settings the
+check needs to read the same data as its caller, resolved by the caller: the grpo-rlvr cache folder, the work
+trace, ``--verbose``, and where Hugging Face's cache is and whether it is offline. The caller's other variables
+reach the check only as data (:mod:`grpo_rlvr.caller_env`), for the one thing that reads a variable by a name the
+brief chooses: a judge reward's API key.
 
 The child also looks for startup hooks that grpo-rlvr did not install and that name it (a ``sitecustomize`` or
 ``usercustomize`` on the path or on ``PYTHONPATH``, a ``.pth`` line that runs code, or the module it imports),
@@ -31,11 +41,16 @@ from grpo_rlvr.errors import GrpoRlvrError, StartupHookError
 
 _START = Path(__file__).with_name("_clean_start.py")
 _NAMES_US = re.compile(r"grpo", re.IGNORECASE)
-_DROPPED_ENV = ("LD_PRELOAD", "LD_AUDIT")
-# torchrun's rendezvous variables: the check is one process, not a rank. With them, a library the check loads
-# (accelerate's state) could join rank 0's process group from the child and wait for a world that never comes.
-_DISTRIBUTED_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
-                    "MASTER_ADDR", "MASTER_PORT")
+# The environment the check starts with; nothing else of the caller's reaches it as a variable. torchrun's
+# rendezvous variables are not on it either: the check is one process, not a rank (with them, accelerate's state
+# in the child could join rank 0's process group and wait for a world that never comes).
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"   # nothing in the check runs a program found by name
+_LOCALE_NAMES = ("LANG", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME", "LC_MONETARY")
+_LOCALE_VALUE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")   # a locale's name, never a path (glibc reads files by it)
+_PASSED_SETTINGS = ("GRPO_RLVR_CACHE", "GRPO_RLVR_TRACE", "GRPO_RLVR_VERBOSE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE",
+                    "TRANSFORMERS_OFFLINE", "HF_DATASETS_CACHE")
+KEPT_ENV = (*_LOCALE_NAMES, "HOME", "USER", "LOGNAME", "PATH", "HF_HOME", "HF_HUB_CACHE",
+            *_PASSED_SETTINGS, "OMP_WAIT_POLICY", "HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
 _clean = False
 _skipped: list[str] = []
 
@@ -66,7 +81,46 @@ def _run(run: str, smoke: bool, resume: str | None = None, start: str | None = N
     return check_run_here(Path(run), smoke=smoke, resume=resume, start=start, trainer=os.getppid()).to_dict()
 
 
-CHECKS = {"gate": _gate, "run": _run}
+def _environment() -> dict:
+    """The environment this process was started with, as the kernel handed it to the dynamic loader
+    (``/proc/self/environ``), and as Python sees it now: what :func:`clean_environment` let through."""
+    try:
+        raw = Path("/proc/self/environ").read_bytes()
+        started = dict(e.decode(errors="replace").split("=", 1) for e in raw.split(b"\0") if b"=" in e)
+    except OSError:
+        started = None
+    return {"started": started, "os_environ": dict(os.environ)}
+
+
+CHECKS = {"gate": _gate, "run": _run, "environment": _environment}
+
+
+# ---------------------------------------------------------------------------- the environment it starts from
+
+
+def clean_environment(environ: dict | None = None) -> dict[str, str]:
+    """The environment the clean check starts with (:data:`KEPT_ENV` and nothing else).
+
+    The locale as set (a value that is not a plain locale name is dropped); ``HOME``, ``USER`` and ``LOGNAME``
+    from the password database, whatever the caller's say; :data:`SYSTEM_PATH`; Hugging Face's home and hub cache
+    as the caller resolves them (so both read the same snapshot, wherever ``HOME`` points; its files are checked
+    against the hashes they are named by); ``GRPO_RLVR_CACHE`` (the hash cache ``gate`` trusts) only when the
+    caller sets it, else under the password database's home, not a ``HOME`` the caller chose; the work trace,
+    ``--verbose`` and the offline switches as set; idle OpenMP threads that sleep.
+    """
+    import pwd
+
+    from grpo_rlvr.identity.hub_cache import hf_home, hub_dir
+
+    environ = os.environ if environ is None else environ
+    account = pwd.getpwuid(os.getuid())
+    env = {k: environ[k] for k in _LOCALE_NAMES if _LOCALE_VALUE.match(environ.get(k, ""))}
+    env.update({k: environ[k] for k in _PASSED_SETTINGS if environ.get(k)})
+    env.update({"HOME": account.pw_dir, "USER": account.pw_name, "LOGNAME": account.pw_name, "PATH": SYSTEM_PATH,
+                "HF_HOME": str(hf_home()), "HF_HUB_CACHE": str(hub_dir()),
+                "OMP_WAIT_POLICY": "PASSIVE", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+                "HF_DATASETS_DISABLE_PROGRESS_BARS": "1"})
+    return env
 
 
 def answer(check: str, request: dict) -> dict:
@@ -91,10 +145,9 @@ def run_check(check: str, **request):
     if _clean:
         reply = answer(check, request)
     else:
-        env = {k: v for k, v in os.environ.items()
-               if k not in _DROPPED_ENV and k not in _DISTRIBUTED_ENV and not k.startswith("TORCHELASTIC_")}
-        proc = subprocess.run([sys.executable, "-I", "-S", str(_START), check], input=json.dumps(request),
-                              stdout=subprocess.PIPE, stderr=None, text=True, env=env)
+        message = {"check": check, "request": request, "caller_env": dict(os.environ)}
+        proc = subprocess.run([sys.executable, "-I", "-S", str(_START), check], input=json.dumps(message),
+                              stdout=subprocess.PIPE, stderr=None, text=True, env=clean_environment())
         try:
             reply = json.loads(proc.stdout)
         except json.JSONDecodeError:
@@ -168,7 +221,10 @@ def startup_hooks(site_dirs: list[str] | None = None, search: list[str] | None =
     if site_dirs is None:
         site_dirs = [*site.getsitepackages(), site.getusersitepackages()]
     if search is None:
-        search = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + sys.path + [
+        # the caller's PYTHONPATH (this process has none): the run's other processes start with it
+        from grpo_rlvr.caller_env import getenv
+
+        search = [p for p in (getenv("PYTHONPATH") or "").split(os.pathsep) if p] + sys.path + [
             site.getusersitepackages()]
     ours = _ours()
     return (_pth_beside_interpreter(interpreter_dirs if interpreter_dirs is not None else _interpreter_dirs())

@@ -34,6 +34,7 @@ from grpo_rlvr.run.guard import SMOKE_MAX_STEPS, check_run, demo_acceptance
 from grpo_rlvr.run.lock import LOCK
 from grpo_rlvr.run.plan import LaunchPlan
 from grpo_rlvr.runtime.checked_run import RunCheck
+from grpo_rlvr.runtime.crash_record import crash_lines, read_crash, record_exit
 from grpo_rlvr.runtime.provenance import STARTED_BY
 from grpo_rlvr.runtime.run_outputs import second_run_problem
 
@@ -57,13 +58,14 @@ class TrainResult:
     cpu_needs_flag: bool = False  # dry run: the estimate is over the limit and --allow-cpu was not given
     notes: list[str] = field(default_factory=list)  # what was changed from the request (a smoke test's step cap)
     watch_stop: dict | None = None  # the watchdog's stop event (output/watch.jsonl) when it stopped this launch
+    crash: dict | None = None  # how the trainer died (output/crash.json, runtime/crash_record.py), when it did
 
     def to_dict(self) -> dict:
         return {"run": str(self.run), "ok": self.ok, "returncode": self.returncode, "command": self.command,
                 "resumed_from": self.resumed_from, "seconds": round(self.seconds, 1),
                 "global_step": self.global_step, "dry_run": self.dry_run, "env": self.env, "plan": self.plan,
                 "refused": self.refused, "cpu_estimate_s": self.cpu_estimate_s, "notes": self.notes,
-                "watch_stop": self.watch_stop}
+                "watch_stop": self.watch_stop, "crash": self.crash}
 
     def format(self) -> str:
         cmd = " ".join(self.command)
@@ -86,8 +88,9 @@ class TrainResult:
                               f"and the next command are printed above and in {self.run / 'output' / 'watch.jsonl'}",
                               f"Next: grpo-rlvr diagnose {self.run}"])
         state = "finished" if self.ok else f"FAILED (exit {self.returncode})"
+        died = [f"  {line}" for line in crash_lines(self.crash)] if self.crash else []
         return "\n".join([*self.notes, f"Training {state} after {self.seconds:.0f}s at step {self.global_step}; "
-                          f"outputs in {self.run / 'output'}", f"Next: grpo-rlvr diagnose {self.run}"])
+                          f"outputs in {self.run / 'output'}", *died, f"Next: grpo-rlvr diagnose {self.run}"])
 
 
 _CKPT = re.compile(r"^checkpoint-(\d+)$")
@@ -212,10 +215,8 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         res = TrainResult(run, not refused, None, cmd, str(ckpt) if ckpt else None, dry_run=True, env=env_extra,
                           refused=refused, cpu_estimate_s=cpu_s, notes=notes,
                           cpu_needs_flag=cpu_s is not None and cpu_s > CPU_LIMIT_S and not allow_cpu)
-        if plan.server:  # launch.sh prints the exact commands it would run
-            shown = subprocess.run(cmd, cwd=run, capture_output=True, text=True,
-                                   env={**os.environ, **env_extra, "GRPO_RLVR_DRY_RUN": "1"})
-            res.plan = shown.stdout.splitlines()
+        if plan.server or plan.nodes > 1:  # launch.sh prints the exact commands it would run, on each node
+            res.plan = _node_plans(plan, cmd, run, env_extra)
         return res
     brief = load_brief(lock["brief"])
     check_training_time(brief, max_steps, allow_cpu, count_rows=count_rows(brief))
@@ -227,9 +228,37 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
                                              stream)
     from grpo_rlvr.runtime.watch_log import stop_event
 
+    stopped = stop_event(run / "output", started) if returncode == 1 else None
+    crash = None
+    if returncode != 0 and stopped is None:   # a death the trainer could not record itself is recorded here
+        crash = record_exit(run / "output", returncode, started) or read_crash(run / "output")
     return TrainResult(run, returncode == 0, returncode, cmd, str(ckpt) if ckpt else None,
                        time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started),
-                       notes=notes, watch_stop=stop_event(run / "output", started) if returncode == 1 else None)
+                       notes=notes, watch_stop=stopped, crash=crash)
+
+
+def _node_role(plan: LaunchPlan, node: int) -> str:
+    if plan.generation_node:
+        return "generation" if node == 0 else f"training, machine rank {node - 1}"
+    return f"machine rank {node}"
+
+
+def _node_plans(plan: LaunchPlan, cmd: list[str], run: Path, env_extra: dict) -> list[str]:
+    """What launch.sh runs (its dry run), on one node, or on each node with the variables that node sets (node
+    n's address shown as ``node<n>``)."""
+    if plan.nodes == 1:
+        shown = subprocess.run(cmd, cwd=run, capture_output=True, text=True,
+                               env={**os.environ, **env_extra, "GRPO_RLVR_DRY_RUN": "1"})
+        return shown.stdout.splitlines() + shown.stderr.splitlines() * (shown.returncode != 0)
+    lines = []
+    for node in range(plan.nodes):
+        node_env = plan.node_env(node)
+        shown = subprocess.run(cmd, cwd=run, capture_output=True, text=True,
+                               env={**os.environ, **env_extra, **node_env, "GRPO_RLVR_DRY_RUN": "1"})
+        words = " ".join(f"{k}={v}" for k, v in node_env.items())
+        lines.append(f"node {node} ({_node_role(plan, node)}): {words} bash launch.sh")
+        lines += [f"  {x}" for x in shown.stdout.splitlines() + shown.stderr.splitlines() * (shown.returncode != 0)]
+    return lines
 
 
 def _path_with_this_python() -> str:

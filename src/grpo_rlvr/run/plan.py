@@ -5,7 +5,9 @@ run's lock (``launch``); ``launch.sh`` is rendered from it (each command joined 
 Modes: ``local`` (one process, no vLLM), ``colocate`` (vLLM inside the trainer), ``server`` (a vLLM server on
 GPUs of its own, started and stopped by ``launch.sh``). Launchers: ``python`` (one process), ``torchrun`` (several
 CPU processes: ``accelerate launch`` would start only one), ``accelerate`` (several GPU processes or nodes).
-Shell variables that each node sets (``$MACHINE_RANK``, ``$MAIN_PROCESS_IP``) stay variables in ``launch.sh``.
+Server mode on several nodes has a generation node (node 0 runs only the server) and training nodes (every GPU
+trains). Shell variables that each node sets (``$MACHINE_RANK``, ``$MAIN_PROCESS_IP``) stay variables in
+``launch.sh``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from grpo_rlvr.brief.layout import node_names
 from grpo_rlvr.errors import LaunchError
 from grpo_rlvr.rollout.trainer_setup import VLLM_PORT  # the default server port
 
@@ -33,18 +36,47 @@ MODES = ("local", "colocate", "server")
 class LaunchPlan:
     mode: str                               # local | colocate | server
     launcher: str                           # python | torchrun | accelerate
-    processes: int                          # training processes per node
-    nodes: int
+    processes: int                          # training processes per training node
+    nodes: int                              # all nodes, the generation node included
     train_argv: tuple[str, ...]             # run in the run folder; "train.py" is its last word
     vllm_argv: tuple[str, ...] = ()         # server mode: the vLLM server (launch.sh adds --port)
     vllm_devices: str = ""                  # server mode: CUDA_VISIBLE_DEVICES of the server, and of training
     train_devices: str = ""
     vllm_port: int = VLLM_PORT
     health_timeout_s: int = HEALTH_TIMEOUT_S
+    generation_node: bool = False           # node 0 only serves vLLM; nodes 1.. train on every GPU
 
     @property
     def server(self) -> bool:
         return self.mode == "server"
+
+    @property
+    def training_nodes(self) -> int:
+        return self.nodes - 1 if self.generation_node else self.nodes
+
+    @property
+    def training_node_names(self) -> str:
+        """The training nodes in words: ``node 1``, ``nodes 1-3`` (``nodes 0-3`` when every node trains)."""
+        return node_names(1 if self.generation_node else 0, self.training_nodes)
+
+    @property
+    def layout(self) -> str:
+        """How launch.sh runs on the nodes: ``one_node``, ``generation_node`` (node 0 serves, the others train) or
+        ``all_train`` (several nodes, each trains)."""
+        if self.generation_node:
+            return "generation_node"
+        return "all_train" if self.nodes > 1 else "one_node"
+
+    def node_env(self, node: int, address=lambda n: f"node{n}") -> dict[str, str]:
+        """The variables node ``node`` sets to run launch.sh (``address(n)``: node n's address)."""
+        if self.generation_node:
+            if node == 0:
+                return {"NODE_ROLE": "generation"}
+            env = {"NODE_ROLE": "training", "VLLM_SERVER_HOST": address(0)}
+            if self.training_nodes > 1:
+                env.update(MACHINE_RANK=str(node - 1), MAIN_PROCESS_IP=address(1))
+            return env
+        return {"MACHINE_RANK": str(node), "MAIN_PROCESS_IP": address(0)} if self.nodes > 1 else {}
 
     @property
     def one_process(self) -> bool:
@@ -97,7 +129,7 @@ def shell_join(argv) -> str:
 
 
 def training_argv(accelerator: str, processes: int, nodes: int) -> tuple[str, tuple[str, ...]]:
-    """The launcher and the training command for ``processes`` per node on ``nodes`` machines."""
+    """The launcher and the training command for ``processes`` per node on ``nodes`` training machines."""
     if accelerator == "cpu" and processes > 1 and nodes == 1:
         # `accelerate launch` starts ONE process for a MULTI_CPU config unless mpirun is set up (accelerate's
         # simple_launcher); torch's own launcher starts them all, and accelerate picks gloo from its environment.
@@ -111,10 +143,12 @@ def training_argv(accelerator: str, processes: int, nodes: int) -> tuple[str, tu
     return "python", ("python", "train.py")
 
 
-def server_argv(model: str, commit: str | None, tensor_parallel: int) -> tuple[str, ...]:
-    """The vLLM server launch.sh starts (it adds ``--port``): the model at the reviewed commit, weights taken
-    from the trainer over NCCL, and the logprobs TRL's importance-sampling correction needs."""
+def server_argv(model: str, commit: str | None, tensor_parallel: int, data_parallel: int = 1) -> tuple[str, ...]:
+    """The vLLM server launch.sh starts (it adds ``--port``): the model at the reviewed commit, split over
+    ``tensor_parallel`` × ``data_parallel`` GPUs, weights taken from the trainer over NCCL, and the logprobs TRL's
+    importance-sampling correction needs."""
     pinned = ("--revision", commit, "--tokenizer-revision", commit) if commit else ()
-    return (*VLLM_SERVER, "--model", model, *pinned, "--tensor-parallel-size", str(tensor_parallel),
+    replicas = ("--data-parallel-size", str(data_parallel)) if data_parallel > 1 else ()
+    return (*VLLM_SERVER, "--model", model, *pinned, "--tensor-parallel-size", str(tensor_parallel), *replicas,
             "--weight-transfer-config", '{"backend": "nccl"}', "--logprobs-mode", "processed_logprobs",
             "--max-logprobs", "-1")

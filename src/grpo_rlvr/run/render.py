@@ -24,7 +24,8 @@ from grpo_rlvr import __version__
 from grpo_rlvr.brief import Brief, load_brief
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import move_aside, write_text_atomic
-from grpo_rlvr.rollout.trainer_setup import grpo_config_dict, pinned_revision, trainer_setup
+from grpo_rlvr.protected_targets import refuse_target
+from grpo_rlvr.rollout.trainer_setup import VLLM_GROUP_PORT, grpo_config_dict, pinned_revision, trainer_setup
 from grpo_rlvr.run.lock import LOCK, read_lock_if_any, with_hashes, write_lock
 from grpo_rlvr.run.plan import VLLM_PORT, LaunchPlan, server_argv, training_argv
 from grpo_rlvr.templating import environment
@@ -50,12 +51,12 @@ class RenderResult:
 def accelerate_config(brief: Brief) -> tuple[dict, str]:
     """The accelerate config dict and a one-line description."""
     hw = brief.hardware
-    nproc = hw.num_processes
+    nproc, machines = hw.num_processes, hw.training_nodes   # a generation node is no machine of accelerate's
     base = {"compute_environment": "LOCAL_MACHINE", "debug": False, "machine_rank": 0, "main_training_function": "main",
-            "num_machines": hw.num_nodes, "num_processes": nproc, "rdzv_backend": "static", "same_network": True,
+            "num_machines": machines, "num_processes": nproc, "rdzv_backend": "static", "same_network": True,
             "use_cpu": hw.accelerator == "cpu", "mixed_precision": "bf16" if brief.grpo.get("bf16") else "no",
             "main_process_ip": None, "main_process_port": None}
-    if hw.num_nodes > 1:  # the address comes from launch.sh's --main_process_ip "$MAIN_PROCESS_IP"
+    if machines > 1:  # the address comes from launch.sh's --main_process_ip "$MAIN_PROCESS_IP"
         base.update(main_process_port=29500)
     if hw.sharding in ("zero2", "zero3"):
         stage = 3 if hw.sharding == "zero3" else 2
@@ -63,15 +64,15 @@ def accelerate_config(brief: Brief) -> tuple[dict, str]:
             "deepspeed_multinode_launcher": "standard", "offload_optimizer_device": "none",
             "offload_param_device": "none", "zero3_init_flag": stage == 3, "zero3_save_16bit_model": stage == 3,
             "zero_stage": stage})
-        desc = f"DeepSpeed ZeRO-{stage} over {nproc} processes on {hw.num_nodes} node(s)"
+        desc = f"DeepSpeed ZeRO-{stage} over {nproc} processes on {machines} training node(s)"
     elif hw.sharding == "fsdp2":
         base.update(distributed_type="FSDP", fsdp_config={
             "fsdp_version": 2, "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP", "fsdp_cpu_ram_efficient_loading": True,
             "fsdp_offload_params": False, "fsdp_reshard_after_forward": True, "fsdp_state_dict_type": "SHARDED_STATE_DICT"})
-        desc = f"FSDP2 over {nproc} processes on {hw.num_nodes} node(s)"
+        desc = f"FSDP2 over {nproc} processes on {machines} training node(s)"
     elif nproc > 1:
         base.update(distributed_type="MULTI_CPU" if hw.accelerator == "cpu" else "MULTI_GPU")
-        desc = f"DDP over {nproc} processes on {hw.num_nodes} node(s)"
+        desc = f"DDP over {nproc} processes on {machines} training node(s)"
     else:
         base.update(distributed_type="NO")
         desc = "single process (" + ("CPU" if hw.accelerator == "cpu" else "one GPU, vLLM colocated") + ")"
@@ -85,15 +86,19 @@ def _devices(start: int, count: int) -> str:
 def launch_plan(brief: Brief) -> LaunchPlan:
     """How this brief's run starts (stored in the lock; launch.sh and ``train --dry-run`` show the same)."""
     hw = brief.hardware
-    launcher, train = training_argv(hw.accelerator, hw.num_processes, hw.num_nodes)
+    per_node = hw.num_processes if hw.accelerator == "cpu" else hw.training_gpus_per_node
+    launcher, train = training_argv(hw.accelerator, per_node, hw.training_nodes)
     mode = brief.vllm_mode or "local"
     if mode != "server":
-        return LaunchPlan(mode, launcher, hw.num_processes, hw.num_nodes, train)
-    return LaunchPlan(mode, launcher, hw.num_processes, hw.num_nodes, train,
-                      vllm_argv=server_argv(brief.model.base_path, pinned_revision(brief), hw.vllm_gpus),
-                      vllm_devices=_devices(0, hw.vllm_gpus), train_devices=_devices(hw.vllm_gpus,
-                                                                                      hw.num_gpus - hw.vllm_gpus),
-                      vllm_port=int(brief.grpo.get("vllm_server_port") or VLLM_PORT))
+        return LaunchPlan(mode, launcher, per_node, hw.num_nodes, train)
+    first_training_gpu = 0 if hw.generation_node else hw.vllm_gpus
+    return LaunchPlan(mode, launcher, per_node, hw.num_nodes, train,
+                      vllm_argv=server_argv(brief.model.base_path, pinned_revision(brief), hw.vllm_tensor_parallel,
+                                            hw.vllm_data_parallel),
+                      vllm_devices=_devices(0, hw.vllm_gpus),
+                      train_devices=_devices(first_training_gpu, hw.training_gpus_per_node),
+                      vllm_port=int(brief.grpo.get("vllm_server_port") or VLLM_PORT),
+                      generation_node=hw.generation_node)
 
 
 def _split_spec(resolved: str, local: bool, split: str, field: str, subset: str | None,
@@ -124,7 +129,7 @@ def render(brief_path, out=None, inspection=None, force: bool = False) -> Render
             ``force`` is not set.
     """
     brief = load_brief(brief_path)
-    out = Path(out) if out else brief.output_dir / "run"
+    out = refuse_target(Path(out) if out else brief.output_dir / "run", "--out", own="run")
     insp = Path(inspection) if inspection else brief.output_dir / "inspection"
     files, lock = rendered(brief, insp)
     _protect_outputs(out, lock, files, force)
@@ -156,7 +161,8 @@ def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
                  if ds.eval_path else None},
         prompt_column=ds.prompt_column, column_map=dict(ds.columns), prompt=dict(ds.prompt) or None,
         rewards=[{"name": r.name, "params": dict(r.params), "kind": r.kind} for r in brief.rewards],
-        brief_dir=str(brief.base_dir), watch=brief.watch.to_dict(), use_vllm=brief.vllm_mode is not None)
+        brief_dir=str(brief.base_dir), watch=brief.watch.to_dict(), use_vllm=brief.vllm_mode is not None,
+        tools=None if brief.tools is None else brief.tools.to_dict())
 
     acc, desc = accelerate_config(brief)
     files["accelerate.yaml"] = env.get_template("accelerate.yaml.j2").render(
@@ -165,12 +171,14 @@ def rendered(brief: Brief, insp: Path) -> tuple[dict[str, str], dict]:
     files["launch.sh"] = env.get_template("launch.sh.j2").render(
         **common, description=f"{plan.mode} mode; {desc}", mode=plan.mode, train_command=plan.train_command,
         vllm_devices=plan.vllm_devices, train_devices=plan.train_devices, vllm_command=plan.vllm_command,
-        vllm_port=plan.vllm_port, health_timeout_s=plan.health_timeout_s, multinode=plan.nodes > 1,
-        num_nodes=plan.nodes)
-    if brief.hardware.num_nodes > 1:
+        vllm_port=plan.vllm_port, health_timeout_s=plan.health_timeout_s, layout=plan.layout,
+        num_nodes=plan.nodes, training_nodes=plan.training_nodes, training_node_names=plan.training_node_names,
+        vllm_group_port=int(brief.grpo.get("vllm_group_port") or VLLM_GROUP_PORT))
+    if plan.nodes > 1:
         files["slurm.sh"] = env.get_template("slurm.sh.j2").render(
-            **common, num_nodes=brief.hardware.num_nodes, gpus_per_node=brief.hardware.num_gpus,
-            job_name=brief.name)
+            **common, num_nodes=plan.nodes, training_nodes=plan.training_nodes, layout=plan.layout,
+            training_node_names=plan.training_node_names,
+            gpus_per_node=brief.hardware.num_gpus, job_name=brief.name, description=desc)
     lock = {
         "tool": f"grpo-rlvr {__version__}", "brief": str(brief.path), "fingerprint": brief.fingerprint,
         "inspection": str(insp.resolve()), "launch": plan.to_dict(), "accelerate": desc,

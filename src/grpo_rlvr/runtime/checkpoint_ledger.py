@@ -10,7 +10,9 @@ digests and the ``run_id`` of the start the run check signed for this process (`
 passed no check (a wrapper that replaced the guard) writes its entries without one. The run check
 (:func:`resume_problems`) then accepts a resume only from a ``checkpoint-N`` folder of this run's output that
 the ledger lists with a valid proof, bound to a valid start of this run, with the same bytes: a ledger written
-by hand, or copied with its checkpoint from another run, is refused.
+by hand, or copied with its checkpoint from another run, is refused. And a resume belongs to its run: the start
+that saved the checkpoint names the lock it trained under, and a run folder rendered again since (another brief,
+another review) does not continue it, whatever the outputs hold.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def entry_problem(output: Path, name: str, entry, starts: dict, key: bytes | Non
 
 def resume_problems(output: Path, resume: str | None) -> list[str]:
     """Why training may not resume from ``resume`` (empty when it may, or when there is no resume)."""
-    from grpo_rlvr.runtime.provenance import valid_starts
+    from grpo_rlvr.runtime.provenance import lock_change, valid_starts
 
     if not resume:
         return []
@@ -113,10 +115,17 @@ def resume_problems(output: Path, resume: str | None) -> list[str]:
         key = run_key.load_key()
     except GrpoRlvrError as e:
         return [f"--resume {resume}: its proof cannot be checked: {e}"]
-    problem = entry_problem(output, ckpt.name, entry, valid_starts(output, key) if entry else {}, key)
+    starts = valid_starts(output, key) if entry else {}
+    problem = entry_problem(output, ckpt.name, entry, starts, key)
     if problem:
         return [f"--resume {resume}: {problem}; resume from a checkpoint this run saved through `grpo-rlvr train` "
                 "(or train.py), untouched, or start fresh"]
+    changed = lock_change(starts[entry["run_id"]], output.parent)
+    if changed is not None:
+        return [f"--resume {resume}: it was saved under another lock than this run folder's now ({changed}): the "
+                "folder was rendered again (another brief or review), and a re-rendered folder starts a new run. "
+                "Train the new run fresh in its own folder (`grpo-rlvr render BRIEF --out NEW_RUN`, then `grpo-rlvr "
+                "train NEW_RUN`), or render the brief it was saved under again to continue it"]
     return []
 
 

@@ -3,7 +3,7 @@
 The rendered ``train.py`` asks for the run check (``run_guard.refuse_unless_gated``) with the door it was started
 through (``grpo-rlvr train``, ``launch.sh``, ``accelerate launch``/``torchrun``, ``python train.py``, the demo).
 When the check passes, the check itself (in the clean interpreter) makes a *start* record: a fresh ``run_id``,
-the output folder, the lock's SHA-256 and fingerprint, the door, the process it passed for (pid and its start
+the output folder, the lock's SHA-256, fingerprint, brief and inspection, the door, the process it passed for (pid and its start
 time in ``/proc``), the host and time, and the checkpoint it resumes; it signs it with the user's run key
 (``run_key``), and ``train.py`` appends it to ``output/provenance.json`` once the output folder is ready. Each
 checkpoint the trainer saves, and ``final/``, is then listed in ``checkpoints.json`` with a proof bound to that
@@ -57,16 +57,41 @@ def process_start(pid: int) -> str | None:
 def new_start(run: Path, lock: dict, started_by: str, trainer_pid: int, resume: str | None) -> dict:
     """A signed start record for ``run``'s output folder (made by the run check when it passes)."""
     run = Path(run).resolve()
-    try:
-        lock_sha = hashlib.sha256((run / "brief.lock.json").read_bytes()).hexdigest()
-    except OSError:
-        lock_sha = None
     record = {"kind": "start", "run_id": secrets.token_hex(16), "output": str(run / "output"),
-              "lock_sha256": lock_sha, "fingerprint": lock.get("fingerprint"), "door": str(started_by)[:80],
+              "lock_sha256": lock_sha256(run), "fingerprint": lock.get("fingerprint"), "brief": lock.get("brief"),
+              "inspection": lock.get("inspection"), "door": str(started_by)[:80],
               "trainer_pid": trainer_pid, "trainer_started": process_start(trainer_pid),
               "host": socket.gethostname(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "resume": resume}
     return {**record, "proof": run_key.sign(record)}
+
+
+def lock_sha256(run: Path) -> str | None:
+    """The SHA-256 of ``run/brief.lock.json`` as it is now (None when it cannot be read)."""
+    try:
+        return hashlib.sha256((Path(run) / "brief.lock.json").read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def lock_change(start: dict, run: Path) -> str | None:
+    """What changed between the lock ``start`` trained under and ``run``'s lock now (None when it is the same
+    lock): the brief, the inspection it was gated on, the brief's fingerprint, or the rendered files."""
+    now = lock_sha256(run)
+    if start.get("lock_sha256") == now:
+        return None
+    try:
+        lock = json.loads((Path(run) / "brief.lock.json").read_text())
+    except (OSError, ValueError):
+        lock = {}
+    lock = lock if isinstance(lock, dict) else {}
+    changed = [f"{label} {start.get(key)} → {lock.get(key)}" for key, label in
+               (("brief", "brief"), ("inspection", "inspection"), ("fingerprint", "fingerprint"))
+               if key in start and start.get(key) != lock.get(key)]
+    if not changed:
+        changed = ["the rendered files or settings"]
+    was, is_now = str(start.get("lock_sha256"))[:12], str(now)[:12]
+    return f"brief.lock.json {was} → {is_now}: {'; '.join(changed)}"
 
 
 def _unsigned(record: dict) -> dict:
@@ -136,7 +161,12 @@ def audit(output: Path) -> list[str]:
     saved = sorted(p.name for p in output.iterdir() if p.is_dir() and (p.name.startswith("checkpoint-")
                                                                           or p.name == "final"))
     for name in saved:
-        problem = entry_problem(output, name, ledger.get(name), starts, key)
+        entry = ledger.get(name)
+        problem = entry_problem(output, name, entry, starts, key)
         if problem:
             out.append(f"{output / name}: {problem} (see {LEDGER})")
+        elif (changed := lock_change(starts[entry["run_id"]], output.parent)) is not None:
+            out.append(f"{output / name}: saved by a training under another lock than the run folder's now "
+                       f"({changed}): the folder was rendered again for another brief or review, so these outputs "
+                       "are another run's; do not count them as this run's: train the new run in its own folder")
     return out

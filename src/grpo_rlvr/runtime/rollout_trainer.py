@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import torch
 
+from grpo_rlvr.runtime.tool_failures import unavailable_in
 from grpo_rlvr.runtime.trainers import GRPOTrainerWithHeldOut
 
 
@@ -33,7 +34,9 @@ class RolloutTrainer(GRPOTrainerWithHeldOut):
         side by side, ``num_generations`` of them (vLLM's server mode asks for that many per prompt).
 
         Returns one record per row: ``prompt`` (as the rewards get it), ``completion``, ``prompt_ids``,
-        ``completion_ids``, ``loss_mask`` (None without tools), ``stop``, ``row`` (the row's other columns).
+        ``completion_ids``, ``loss_mask`` (None without tools), ``stop``, ``unavailable`` (a tool failed outside the
+        model's control: why), ``environment_state`` (the environment's ``state`` at the end), ``row`` (the row's
+        other columns).
         """
         self._recorded = {}
         self.model.train()   # TRL generates inside training_step, with the policy in training mode
@@ -44,14 +47,17 @@ class RolloutTrainer(GRPOTrainerWithHeldOut):
             raise RuntimeError("TRL generated without passing _generate and _calculate_rewards: this TRL version "
                                "changed the seams the rollout road records at")
         prompt_ids, completion_ids, tool_mask, _completions, *_ = gen
-        inputs, prompts, completions, completion_ids_list = scored
+        inputs, prompts, completions, completion_ids_list, environments = scored
         stops = set(self.eos_token_ids)
         out = []
         for i, row in enumerate(inputs):
             ids = list(completion_ids_list[i])
+            env = environments[i] if environments else None
             out.append({"prompt": prompts[i], "completion": completions[i], "prompt_ids": list(prompt_ids[i]),
                         "completion_ids": ids, "loss_mask": None if tool_mask is None else list(tool_mask[i]),
                         "stop": "eos" if ids and ids[-1] in stops else "length",
+                        "unavailable": unavailable_in(completions[i]),
+                        "environment_state": None if env is None else getattr(env, "state", None),
                         "row": {k: v for k, v in row.items() if k != "prompt"}})
         return out
 
@@ -62,7 +68,8 @@ class RolloutTrainer(GRPOTrainerWithHeldOut):
         return result
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
-        self._recorded["rewards"] = (list(inputs), list(prompts), list(completions), list(completion_ids_list))
+        self._recorded["rewards"] = (list(inputs), list(prompts), list(completions), list(completion_ids_list),
+                                     list(self.environments or ()))
         return torch.zeros(len(prompts), len(self.reward_funcs), device=self.accelerator.device)
 
 

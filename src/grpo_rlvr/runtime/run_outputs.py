@@ -15,7 +15,7 @@ from pathlib import Path
 
 # What a training (TRL and our callbacks) or its diagnosis writes into the output folder.
 OUTPUT_NAMES = ("metrics.jsonl", "train_summary.json", "checkpoints.json", "final", "completions",
-                "diagnosis.json", "diagnosis.md")
+                "unscorable.json", "diagnosis.json", "diagnosis.md")
 SMOKE_MARKER = "UNREVIEWED_SMOKE_TEST.json"
 
 
@@ -25,8 +25,10 @@ def prior_outputs(output: Path) -> list[str]:
     output = Path(output)
     if not output.is_dir() or (output / SMOKE_MARKER).is_file():
         return []
-    return sorted(p.name for p in output.iterdir()
-                  if p.name in OUTPUT_NAMES or (p.name.startswith("checkpoint-") and p.is_dir()))
+    found = sorted(p.name for p in output.iterdir()
+                   if p.name in OUTPUT_NAMES or (p.name.startswith("checkpoint-") and p.is_dir()))
+    # a diagnosis alone is of a run that died before it trained (its crash record): nothing to mix with
+    return [] if set(found) <= {"diagnosis.json", "diagnosis.md"} else found
 
 
 def second_run_problem(output: Path, run: Path, resuming: bool) -> str | None:

@@ -60,10 +60,10 @@ def trainer_class(setup: dict):
 
 
 def build_trainer(setup: dict, config, reward_funcs: list, train_dataset, eval_dataset=None, callbacks=None,
-                  cls=None):
+                  cls=None, tools=None, environment_factory=None):
     """TRL's trainer for a rendered run (``cls``: a subclass to use instead of the run's own, such as the rollout
     road's). Loads the model, the adapter's tokenizer, LoRA, and on vLLM's CPU build prepares TRL's colocated
-    engine before TRL builds it.
+    engine before TRL builds it. ``tools`` and ``environment_factory`` go to TRL as they are (``tools.build``).
 
     Raises:
         InputFileError, MachineError: the model or its pinned snapshot cannot load, a 4-bit base on a machine
@@ -85,7 +85,9 @@ def build_trainer(setup: dict, config, reward_funcs: list, train_dataset, eval_d
         prepare_colocate(kv_cache_gib=setup.get("vllm_cpu_kv_cache_gib"))
     kwargs = dict(model=model, reward_funcs=reward_funcs, args=config, train_dataset=train_dataset,
                   eval_dataset=eval_dataset, peft_config=peft_config,
-                  processing_class=adapter_tokenizer(setup.get("adapter")), callbacks=callbacks)
+                  processing_class=adapter_tokenizer(setup.get("adapter")), callbacks=callbacks,
+                  **({"tools": tools} if tools else {}),
+                  **({"environment_factory": environment_factory} if environment_factory else {}))
     if cls is None:
         cls = trainer_class(setup)
         if cls is GRPOTrainerWithDynamicSampling:

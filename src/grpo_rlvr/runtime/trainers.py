@@ -31,6 +31,7 @@ from grpo_rlvr.runtime.group_filter import (
     rows_for_rank,
 )
 from grpo_rlvr.runtime.held_out_trainer import empty_like
+from grpo_rlvr.runtime.unscorable import ROW_COLUMN, SOURCE_COLUMN, Tally, say_new_rows
 
 DEFAULT_MAX_ROUNDS = 3      # extra generate-and-score rounds per generation batch
 DEFAULT_TOLERANCE = 1e-6    # a group whose combined rewards lie within this has no signal
@@ -49,7 +50,49 @@ def _unbounded_like(logs: dict) -> dict:
 
 
 class GRPOTrainerWithHeldOut(GRPOTrainer):
-    """TRL's GRPOTrainer; each evaluation fills a completions buffer of its own, and the training one is put back."""
+    """TRL's GRPOTrainer; each evaluation fills a completions buffer of its own, and the training one is put back;
+    a sample a reward could not score is left out of its step and named by its dataset row (``unscorable``)."""
+
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        for func in self.reward_funcs:   # each of our rewards sets it anew on its call; nothing stale is read
+            if isinstance(getattr(func, "unscorable", None), list):
+                func.unscorable = []
+        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        return self._leave_out_unscorable(inputs, rewards)
+
+    def _leave_out_unscorable(self, inputs: list[dict], rewards: torch.Tensor) -> torch.Tensor:
+        """Every reward of a sample that some reward could not score becomes NaN in the gathered (samples ×
+        functions) tensor, so that TRL leaves the sample out of its group's statistics and gives it advantage 0
+        (why: ``unscorable``); rank 0 counts and names the rows."""
+        local = [{"sample": pos, "row": inputs[pos].get(ROW_COLUMN), "source": inputs[pos].get(SOURCE_COLUMN),
+                  "reward": name, "why": str(why)}
+                 for name, func in zip(self.reward_func_names, self.reward_funcs, strict=True)
+                 for pos, why in (getattr(func, "unscorable", None) or ())]
+        mask = torch.zeros(len(inputs), dtype=torch.float32, device=rewards.device)
+        for r in local:
+            mask[r["sample"]] = 1.0
+        records = local
+        if self.accelerator.num_processes > 1:   # the tensor holds every rank's samples, rank by rank
+            from accelerate.utils import gather_object
+
+            mask = self.accelerator.gather(mask)
+            records = [{**r, "sample": r["sample"] + k * len(inputs)}
+                       for k, part in enumerate(gather_object([local])) for r in part]
+        left_out = mask.bool()
+        if bool(left_out.any()):
+            rewards[left_out] = torch.nan
+        mode = "train" if self.model.training else "eval"
+        self._metrics[mode]["unscorable/frac"].append(left_out.float().mean().item())
+        if self.accelerator.is_main_process:
+            if getattr(self, "_unscorable_tally", None) is None:
+                self._unscorable_tally = Tally(self.num_generations)
+            tally = self._unscorable_tally
+            new = tally.add(self.state.global_step, int(left_out.numel()), records,
+                            "train" if mode == "train" else "held_out")
+            if tally.unscorable or tally.held_out:
+                tally.write(Path(self.args.output_dir))
+            say_new_rows(new, tally)
+        return rewards
 
     def evaluate(self, *args, **kwargs):
         saved = getattr(self, "_logs", None)

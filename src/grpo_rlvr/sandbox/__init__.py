@@ -13,14 +13,18 @@ container), Landlock (files: the same read-only directories and its private work
 signals and abstract sockets kept in its own domain). In every mode: a uid of its own when run as root (and
 Python is readable by it), no capability in any set, no-new-privs, a seccomp filter (``isolation.seccomp``: ptrace,
 the keyring, namespaces, mounts, bpf, io_uring, memfd, System V and POSIX IPC, every socket family but
-AF_UNIX, AF_VSOCK included, reaching a socket by address, ``bind``, and acting on another process by pid), ``oom_score_adj`` 1000 (the OOM killer's
+AF_UNIX, AF_VSOCK included, reaching a socket by address, ``bind``, acting on another process by pid, file locks,
+leases and inotify, and without the jail metadata changes), ``oom_score_adj`` 1000 (the OOM killer's
 first choice; the trainer's own is left alone), a non-dumpable supervisor and template, and the whole tree
 killed afterwards: the PID namespace's teardown, which the kernel completes before the execution can be
-reaped, or else a subreaper sweep. Where the sandbox lacks the layers ``isolation.policy`` requires (files, signals,
+reaped, or else a subreaper sweep. The execution loads the program, then gets its probes one test at a time
+(``isolation.feeder``) and forks a process for each test body that Python runs on its own (a test function or
+method); the supervisor measures and sweeps those with the rest of the tree. Where the sandbox lacks the layers
+``isolation.policy`` requires (files, signals,
 seccomp and the sweep held), it refuses to score (``SandboxError``) unless the caller sets
 ``allow_degraded_isolation``, which the reward records. Which layers are in effect: ``isolation_layers()``, and
-every verdict carries those of its own run; a missing layer is logged with why. Layer names: process, userns, pidns, netns, fs_jail, tmpdir, env_scrubbed, uid_drop,
-caps_dropped, no_new_privs, landlock_fs, landlock_net, landlock_scope, seccomp, nondumpable, oom_first,
+every verdict carries those of its own run; a missing layer is logged with why. Layer names: process, userns, pidns, netns, fs_jail, private_shm, tmpdir, env_scrubbed, uid_drop,
+caps_dropped, no_new_privs, landlock_fs, landlock_net, landlock_scope, seccomp, no_file_locks, metadata_frozen, nondumpable, oom_first,
 rlimit_cpu, rlimit_as, rlimit_nproc, rlimit_fsize, tree_cap, pgroup_kill, sweep.
 
 Tools (decided on measurements on this 2-CPU machine, Linux 6.18): the seccomp filter is built with
@@ -33,13 +37,47 @@ per finishing program, the whole corpus in 1.17x the time its looping programs a
 
 Plans are made in a planner process (``judging.planner``), where the test's own code runs; verdicts are decided in this
 process (``judging.parent_expr``, ``judging.verdict``): for an assert, only the calls into the
-program go to the sandbox, which returns their values as plain data (``judging.plaindata``); comparisons, expected
-values and the builtins applied to results stay here; stdin/stdout cases are compared here. What is covered,
+program go to the sandbox, which returns their values as plain data (``judging.plaindata``; a built-in the test
+applies to a program value is applied there, with the built-ins as they were before the program ran); comparisons,
+expected values and arithmetic stay here, within a CPU budget per sample (``judging.budget``); stdin/stdout cases
+are compared here. What is covered,
 weak and not covered, each line with the tests in ``tests/sandbox`` that show it:
 
 - covered:
   - nothing of another sample's is readable, in any mode (``test_run_safety::test_a_program_finds_nothing_of_the_samples_before_it``);
+  - each test sees only its own inputs: the probes reach the program one test at a time (the next test's only
+    once this one has answered; a frame written before its test was sent or after the next one was is refused),
+    and each test body (a pytest function, a unittest method) runs in a process forked from the loaded program,
+    which never held another body's inputs or results; one body's asserts (an assert list, a ``check``) run in
+    order in one process, as in Python: a later one sees what earlier ones did, never a later one's inputs
+    (``test_feeder``, all tests);
   - expected values and the test's own named values never reach the sandbox (``test_sandbox_plan::test_equality_assert_sends_only_the_call``, ``test_named_and_computed_expected_values_stay_in_the_parent``, ``test_strong_shapes::test_an_expected_value_the_test_names_is_not_in_the_programs_reach``, ``test_adversarial::test_expected_values_are_nowhere_in_the_child``);
+  - Python's own types are judged as Python judges them: a ``Counter``, ``defaultdict`` or ``OrderedDict`` compares
+    as its dict, a ``namedtuple`` as its tuple, a numpy scalar as its ``.item()``, a keys view as a set, a subclass
+    of a built-in as the built-in value it holds (its own ``__eq__`` never runs in the trainer), the type's name kept
+    for the reason; a built-in the test applies to a program value (``list(gen(3))``, ``sum(map(...))``,
+    ``len(range(n))``, ``sorted(d.keys())``, ``' '.join(genexpr)``, ``len(obj)``) is applied in the sandbox with the
+    built-ins as they were before the program ran, and only its result crosses (``test_python_types``, all tests:
+    each assert agrees with plain Python, right and wrong programs, four formats);
+  - test classes and hooks as pytest and unittest run them: ``self`` a fresh instance of the class per test, state
+    kept on it (``self.s = Stack()`` makes ``self.s`` the program's: its values cross, so an object that says yes
+    to everything earns nothing), ``setUp``/``setup_method``/``setUpClass``/``setup_class`` and their tear-downs,
+    ``setup_function``/``setup_module``/``setUpModule``, class constants kept out of the sandbox
+    (``test_plan_classes``, all tests);
+  - ``multiprocessing``: with the jail each execution has a ``/dev/shm`` of its own (``private_shm``), so ``Pool``,
+    ``Queue``, ``Lock``, ``Value`` and ``ProcessPoolExecutor`` work, fork being the default start method on every
+    Python; without it (a default container) processes, pipes, ``Process`` and ``Pipe`` work, and what needs a POSIX
+    semaphore fails with PermissionError: the only ``/dev/shm`` there is shared by every program
+    (``test_multiprocessing``, all tests);
+  - no channel between programs that run at once: ``flock`` and record locks do nothing (each execution is alone
+    with its files), ``F_GETLK``, leases, directory notification and inotify are refused (``no_file_locks``), in
+    every mode; nothing outside the working directory changes mode, owner, times or extended attributes: the jail's
+    mounts are read-only, and without it the filter makes those calls do nothing (``metadata_frozen``); without
+    the jail the supervisor's folder is in the system's shared temp directory, not the trainer's ``TMPDIR``
+    (``test_containers::test_no_bit_passes_between_programs_running_at_once``,
+    ``test_nothing_outside_the_working_directory_changes_mode_times_or_xattrs``,
+    ``test_a_program_still_locks_its_own_files_and_uses_sqlite``, ``test_a_program_still_copies_and_touches_its_own_files``,
+    ``test_the_supervisors_folder_is_not_in_the_trainers_tmpdir``);
   - comparisons are Python's own on plain data (``True == 1``, ``1 == 1.0``, so ``1 != True`` fails; ``is`` only
     against ``None``, ``True``, ``False``, ``...`` or a type) (``test_sandbox_api::test_floats_and_containers_compare_as_python_does``,
     ``test_python_semantics``, the python_semantics tasks);
@@ -51,6 +89,9 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     aliasing, in-place functions, ``!=``/``not in`` with bools) in asserts, pytest/unittest and ``check`` form:
     every right program scores 1.0, every wrong one less (``test_python_semantics``, all tests; the corpus is
     ``tests/sandbox/mutation_corpus.py``, checked in plain Python by ``test_the_corpus_means_what_it_says_in_plain_python``);
+    and 10 more tasks (``tests/sandbox/types_corpus.py``): a ``Counter``, ``defaultdict``, ``namedtuple`` or keys view
+    returned, generators and ``map`` objects consumed by the test, round trips tested both ways, test classes
+    keeping state on ``self``;
   - strong asserts: ``==``/``!=``/``is``, order comparisons, ``in``, ``math.isclose`` and ``pytest.approx``, bare and negated calls, arithmetic, the listed builtins and ``str`` methods on results, expected values the test computes or names (``setUp`` included), loops over the test's own values unrolled (``test_strong_shapes``, all tests; ``test_sandbox_plan::test_strong_forms_send_only_the_calls_into_the_program``, ``test_loops_over_the_tests_values_are_unrolled_into_strong_asserts``, ``test_set_up_values_are_the_parents``; ``test_sandbox_api::test_order_comparisons_are_judged_in_the_parent``, ``test_floats_and_containers_compare_as_python_does``);
   - early exits, always-equal objects and impostor subclasses, patched builtins, tracing, patched test frameworks, fake "PASSED" prints, forged result frames (``test_adversarial``, the tests up to ``test_deeply_nested_forged_frame_does_not_crash_the_parent``; ``test_adversarial_batch::test_patching_unittest_pytest_and_sys_modules_earns_nothing``, ``test_forged_frames_for_a_check_function_earn_nothing``);
   - the tests file, other files, ``/proc`` of the parent, the environment, in every mode (``test_adversarial::test_reading_*``, ``test_environment_secret_is_not_visible``; ``test_containers::test_the_tests_file_and_the_parents_proc_are_out_of_reach``; ``test_isolation::test_fs_jail_*``, ``test_environment_is_the_allowlist``);
@@ -67,6 +108,10 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - the test's own computations never run in the trainer: plans are made in a planner process of their own
     (``judging.planner``), bounded in wall time and memory; a test value too costly to compute is a ``ValueError``
     naming the bound (``test_planner``, all tests);
+  - judging is bounded: the trainer's thread spends at most ``judging.budget.JUDGE_CPU_S`` (2 s) of CPU on one
+    sample's values (past it the sample scores 0, with the reason), and ``//``, ``%`` and ``math.gcd`` of ints too
+    large to judge quickly fail their test, naming the bound; ``sum`` of lists is linear (``test_budget``, all
+    tests);
   - values that could crash or stall the parent (``test_adversarial::test_huge_int_result_is_judged_not_crashing``; ``test_adversarial_batch::test_huge_int_against_isclose_is_a_failed_test_not_an_overflow``, ``test_a_set_of_colliding_hashes_is_refused_by_a_bound``, ``test_decoding_bounds_raise_value_limit_not_crash``; ``test_plaindata``);
   - a lost supervisor or template: retried once, then 0, never an exception out of the reward (``test_sandbox_pool``);
   - too little isolation refuses to score unless accepted, and the acceptance is recorded (``test_containers::test_too_little_isolation_refuses_to_score``, ``test_accepted_degraded_isolation_is_recorded_by_the_reward``);
@@ -74,7 +119,9 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - the shapes of ``tests``: assert lists, stdin/stdout cases, scripts, pytest functions, ``unittest`` classes,
     HumanEval's ``check``, and the limits, validated before anything runs (``test_test_formats``,
     ``test_sandbox_api``, ``test_sandbox_plan``, ``test_sandbox_limits``);
-  - HumanEval: every canonical solution passes, no broken one does (``test_humaneval``).
+  - HumanEval: every canonical solution passes, no broken one does (``test_humaneval``);
+  - ``run_code``: one code string run as a script under the same isolation, what it printed returned and nothing
+    judged (``test_run_code``, all tests).
 - weak (counted in ``UnitTestVerdict.weak`` and marked "(weak: test code ran in the sandbox)" in the reason;
   the program could forge them):
   - asserts the parent cannot judge: a helper the test defines, a comparison of the program with itself, a
@@ -89,7 +136,13 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     script (``test_sandbox_plan::test_a_loop_over_program_values_stays_weak``, ``test_a_plain_script_is_one_weak_test``;
     ``test_test_formats::test_reward_counts_weakly_scored_samples``).
 - not covered: kernel exploits and side channels (timing, CPU and memory contention between programs that run
-  at once), GPU access, the test data itself (``tests`` are trusted: their own values are computed in this
+  at once, pid numbers without a PID namespace), a program that remembers an earlier assert's argument of the same
+  body (an assert list, one ``check``) and answers a later assert with it (Python lets state carry from one assert
+  to the next there; a later assert's arguments never reach an earlier one), a program that rewrites the sandbox's
+  own loop in its loaded process to carry one test body's inputs into the next body's fork (earlier bodies' only),
+  module state one test function changes for the next (each body starts from the loaded program, as under
+  pytest-xdist), POSIX semaphores without the jail (``Pool``, ``Queue``, ``Lock``: PermissionError), changing a
+  file's mode or times without the jail (the call does nothing), GPU access, the test data itself (``tests`` are trusted: their own values are computed in this
   process), short-circuiting inside an assert (every call into the program in it is evaluated), memory
   allocated faster than one 10 ms tick (the OOM killer then takes a sandbox process first), memory that a
   program's processes share after it forked (each counts it: such a program may be stopped early), kernel memory
@@ -100,13 +153,14 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
 
 from __future__ import annotations
 
-from ._run import run_unit_tests, run_unit_tests_batch
+from ._run import CodeRun, plan_tests, run_code, run_unit_tests, run_unit_tests_batch
 from .isolation.limits import SandboxLimits
 from .isolation.policy import isolation_problems
 from .judging.verdict import WEAK_NOTE, UnitTestVerdict
 
-__all__ = ["SandboxLimits", "UnitTestVerdict", "degraded_isolation_notes", "isolation_layers", "isolation_problems",
-           "missing_layers", "run_unit_tests", "run_unit_tests_batch", "weak_sample_counts"]
+__all__ = ["CodeRun", "SandboxLimits", "UnitTestVerdict", "degraded_isolation_notes", "isolation_layers",
+           "isolation_problems", "missing_layers", "plan_tests", "run_code", "run_unit_tests", "run_unit_tests_batch",
+           "weak_sample_counts"]
 
 
 def missing_layers() -> list[str]:

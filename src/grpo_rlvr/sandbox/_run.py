@@ -7,16 +7,26 @@ worker). Not covered: per-job limits within one batch (one ``SandboxLimits`` for
 
 from __future__ import annotations
 
+import base64
 import functools
 import os
+from dataclasses import dataclass
 
 from ..errors import SandboxError
 from .isolation.limits import SandboxLimits
 from .isolation.pool import Pool, shared_pool
+from .judging.budget import OverBudget
 from .judging.extract import extract_program
 from .judging.plan import Plan, make_plan
 from .judging.planner import plan_elsewhere
-from .judging.verdict import UnitTestVerdict, decide, no_code_verdict, unjudged_verdict
+from .judging.verdict import (
+    UnitTestVerdict,
+    death_reason,
+    decide,
+    no_code_verdict,
+    ordered_layers,
+    unjudged_verdict,
+)
 
 _DEFAULT_LIMITS = SandboxLimits()
 
@@ -77,11 +87,8 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool,
     for i, job in enumerate(jobs):
         if not isinstance(job, (tuple, list)) or len(job) not in (2, 3):
             raise ValueError(f"jobs[{i}] must be a (program, tests) pair, got {type(job).__name__}")
-        entry_point = job[2] if len(job) == 3 else None
-        if entry_point is not None and not isinstance(entry_point, str):
-            raise ValueError(f"jobs[{i}]: entry_point must be a function name, got {type(entry_point).__name__}")
         try:
-            plans.append(_plan(job[1], entry_point))
+            plans.append(plan_tests(job[1], job[2] if len(job) == 3 else None))
         except ValueError as e:
             raise ValueError(f"jobs[{i}]: {e}") from e
         programs.append(extract_program(job[0]))
@@ -95,6 +102,8 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool,
             return decide(plans[i], reply["reports"], limits)
         except (KeyError, TypeError) as e:  # our own supervisor's report: not something a program writes
             raise SandboxError(f"the sandbox sent a malformed report: {type(e).__name__}: {e}") from e
+        except OverBudget as e:  # the sample's values cost the trainer too much to judge: 0, with the reason
+            return unjudged_verdict(plans[i], str(e))
         except (ArithmeticError, RecursionError, MemoryError, ValueError) as e:  # a value no bound foresaw
             return unjudged_verdict(plans[i], f"{type(e).__name__}: {e}")
 
@@ -102,6 +111,69 @@ def run_batch(jobs, limits: SandboxLimits, workers: int, pool: Pool,
     for i, verdict in zip(todo, pool.map(one, todo, workers), strict=True):
         verdicts[i] = verdict
     return verdicts
+
+
+@dataclass(frozen=True)
+class CodeRun:
+    """What one code string did in the sandbox (``run_code``).
+
+    Attributes:
+        stdout: what it printed (up to ``max_output_bytes``), decoded as UTF-8 with replacement.
+        stderr: the end of what it wrote to stderr (``STDERR_TAIL`` bytes at most).
+        exit_code: its exit code (negative: the signal that ended it), None when it could not be reaped.
+        timed_out: it hit the wall-clock limit.
+        reason: "" when it ran to the end and exited 0; else why not ("timed out after 5.0 s", "killed by
+            SIGKILL", "the process exited with code 1 before finishing", "output limit exceeded").
+        layers: the isolation layers of its run.
+    """
+
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    timed_out: bool
+    reason: str
+    layers: tuple[str, ...]
+
+
+def run_code(code: str, stdin: str = "", *, limits: SandboxLimits = _DEFAULT_LIMITS,
+             allow_degraded_isolation: bool = False) -> CodeRun:
+    """Run one code string as a script (``__name__ == "__main__"``) under the same isolation as ``run_unit_tests``,
+    with ``stdin`` as its standard input, and return what it printed. Nothing is judged.
+
+    Raises:
+        ValueError: ``limits`` is not a ``SandboxLimits``, or ``code``/``stdin`` not a string.
+        SandboxError: the sandbox itself is broken, or cannot isolate programs here (and that is not accepted).
+    """
+    if not isinstance(limits, SandboxLimits):
+        raise ValueError(f"limits must be a SandboxLimits, got {type(limits).__name__}")
+    if not isinstance(code, str) or not isinstance(stdin, str):
+        raise ValueError("code and stdin must be strings")
+    message = {"mode": "stdio", "program": code, "probes": [], "deliveries": [], "stdin": [stdin],
+               "keep_stdout": [limits.max_output_bytes], "limits": limits.as_dict()}
+    reply = shared_pool(1).run(message, allow_degraded_isolation)
+    if "lost" in reply:
+        return CodeRun("", "", None, False, reply["lost"], ())
+    report = reply["reports"][0]
+    finished = not report["timed_out"] and not report["output_exceeded"] and report["exit_code"] == 0 and not (
+        report.get("overrun") or report.get("budget_exceeded"))
+    why = "" if finished else report.get("overrun") or death_reason(report, limits.timeout_s, limits.cpu_s)
+    return CodeRun(base64.b64decode(report["stdout"]).decode("utf-8", "replace"),
+                   base64.b64decode(report["stderr"]).decode("utf-8", "replace"), report["exit_code"],
+                   bool(report["timed_out"]), why, ordered_layers(report["layers"]))
+
+
+def plan_tests(tests, entry_point: str | None = None) -> Plan:
+    """The plan a batch runs ``tests`` by (``entry_point``: the function ``check(candidate)`` test code checks):
+    the same function, and the same cache, ``run_unit_tests_batch`` plans with, so a row that plans here runs
+    there. The ``unit_tests`` reward's row check (and so ``validate``) calls it.
+
+    Raises:
+        ValueError: ``tests`` or ``entry_point`` is malformed (what is wrong and what works).
+        SandboxError: the planner process cannot be started.
+    """
+    if entry_point is not None and not isinstance(entry_point, str):
+        raise ValueError(f"entry_point must be a function name, got {type(entry_point).__name__}")
+    return _plan(tests, entry_point)
 
 
 def _plan(tests, entry_point: str | None) -> Plan:
@@ -135,6 +207,7 @@ def _message(plan: Plan, program: str, limits: SandboxLimits) -> dict:
         "mode": plan.mode,
         "program": program,
         "probes": [list(p) for p in plan.probes],
+        "deliveries": [[unit, list(indices), last] for unit, indices, last in plan.deliveries],
         "stdin": stdin,
         "keep_stdout": keep,
         "limits": limits.as_dict(),

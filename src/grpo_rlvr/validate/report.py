@@ -3,7 +3,9 @@ report the resolved config with where each value came from (recipe, method, hard
 model's facts and their sources, and the memory estimate. The CLI prints it as text with
 ``cli.validate.format_validate_report``.
 
-The machine checks (QLoRA: bitsandbytes and a CUDA GPU) are errors by default; ``remote=True`` (``--remote``:
+Every row of a local dataset (and held-out set) goes through the prompt and every reward's own column check, in
+one pass (``validate/rows.py``): a row a reward could not score is refused here by file, line and column, not hours into
+training. The machine checks (QLoRA: bitsandbytes and a CUDA GPU) are errors by default; ``remote=True`` (``--remote``:
 the brief is for another machine) reports them as warnings. ``render`` never runs them: a run directory is
 often rendered at a desk for a GPU box. A brief with ``prompt.examples`` also has its example contract checked
 (``brief.contract``): its rewards must rank the correct example above the wrong one above the malformed one.
@@ -17,10 +19,13 @@ from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.bound_settings import UNBOUND
 from grpo_rlvr.brief.contract import contract_problems
 from grpo_rlvr.brief.deviations import as_json, override_variants, recipe_deviations
+from grpo_rlvr.brief.layout import describe_layout
 from grpo_rlvr.brief.methods import SOURCES
 from grpo_rlvr.brief.recipe import RECIPE, hardware_defaults
 from grpo_rlvr.errors import ConfigError, MachineError
 from grpo_rlvr.memory.report import brief_memory
+from grpo_rlvr.tools.check import brief_tool_problems
+from grpo_rlvr.validate.rows import check_rows
 
 
 def machine_problems(brief) -> list[str]:
@@ -30,26 +35,6 @@ def machine_problems(brief) -> list[str]:
     from grpo_rlvr.runtime.model_loading import quantization_problems
 
     return [f"method: 'qlora' cannot run on this machine: {p}" for p in quantization_problems()]
-
-
-def read_local_data(brief) -> None:
-    """Read a local JSON Lines or JSON dataset (and held-out set) whole, as preflight, inspect and training will:
-    a bad line is refused here, with the same message (file and line) those commands would give later. The brief
-    loader reads only the first row, for its column checks. Parquet, CSV and hub data are read when they load.
-
-    Raises:
-        InputFileError: a line that is not one JSON object, or a file that is not JSON.
-    """
-    from grpo_rlvr.dataset.rows import load_rows
-    from grpo_rlvr.jsonl import iter_jsonl
-
-    ds = brief.dataset
-    if ds.is_local and Path(ds.resolved).suffix in (".jsonl", ".json") and Path(ds.resolved).is_file():
-        load_rows(brief)   # what preflight and inspect read, with their messages
-    if ds.eval_path and ds.eval_is_local and Path(ds.eval_resolved).suffix == ".jsonl" \
-            and Path(ds.eval_resolved).is_file():
-        for _ in iter_jsonl(Path(ds.eval_resolved), "dataset"):
-            pass
 
 
 def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
@@ -63,7 +48,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         MachineError: this machine cannot run the brief (and ``remote`` is False).
     """
     brief = load_brief(brief_path)
-    read_local_data(brief)
+    rows = check_rows(brief)   # every row through the prompt and every reward's column check (the loader: one row)
     facts = brief.model.facts
     machine = machine_problems(brief)
     if machine and not remote:
@@ -71,6 +56,9 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
     contract, broken = contract_problems(brief)
     if broken:
         raise ConfigError(broken, source=str(brief.path))
+    tool_problems = brief_tool_problems(brief)
+    if tool_problems:
+        raise ConfigError(tool_problems, source=str(brief.path))
     origins = {k: brief.origin.get(k, "brief") for k in brief.grpo}
     deviations, deviation_warnings = recipe_deviations(brief, RECIPE, hardware_defaults(brief.hardware))
     report = {
@@ -82,16 +70,15 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
                   "params_b": None if facts.params is None else round(facts.params / 1e9, 3),
                   "params_from": facts.params_from, "moe_from": facts.moe_from, "vision": facts.vision,
                   "vision_from": facts.vision_from, "config": facts.config_path, "adapter": _adapter_report(brief)},
-        "dataset": {"path": brief.dataset.resolved, "local": brief.dataset.is_local,
+        "dataset": {"path": brief.dataset.resolved, "local": brief.dataset.is_local, "rows_checked": rows,
                     "prompt_column": brief.dataset.prompt_column, "columns": dict(brief.dataset.columns),
                     "prompt": dict(brief.dataset.prompt)},
         "rewards": [{"name": r.name, "weight": r.weight, "params": dict(r.params)} for r in brief.rewards],
-        "hardware": {"accelerator": brief.hardware.accelerator, "num_gpus": brief.hardware.num_gpus,
-                     "num_nodes": brief.hardware.num_nodes, "vllm_gpus": brief.hardware.vllm_gpus,
-                     "training_processes": brief.hardware.num_processes, "sharding": brief.hardware.sharding},
+        "hardware": _hardware_report(brief),
         "method": brief.method,
         "lora": {k: {"value": v, "from": brief.lora_origin.get(k, "brief")} for k, v in brief.lora.items()},
         "variant": _variant_report(brief),
+        "tools": None if brief.tools is None else brief.tools.to_dict(),
         "dynamic_sampling": None if brief.dynamic_sampling is None else {
             **brief.dynamic_sampling.to_dict(), "from": brief.dynamic_sampling.origin},
         "grpo_config": {k: {"value": v, "from": origins[k], "bound": k not in UNBOUND} for k, v in brief.grpo.items()},
@@ -115,7 +102,23 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         raise ConfigError(f"hardware.gpu_type: the estimated peak memory {mem['total_gib']} GiB per GPU does not fit "
                           f"{mem['gpu']} ({mem['gpu_gib']} GiB){guess}; what makes it fit: {fix}",
                           source=str(brief.path))
+    server = (mem or {}).get("vllm_server")
+    if server is not None and not server["fits"]:
+        hw = brief.hardware
+        raise ConfigError(f"hardware.vllm_tensor_parallel: at tensor parallel {hw.vllm_tensor_parallel} the vLLM "
+                          f"server needs ~{server['needed_gib_one_sequence']} GiB per GPU to start, more than the "
+                          f"{server['usable_gib_per_gpu']} GiB it may use of a {mem['gpu']} GPU; {server['fix']}",
+                          source=str(brief.path))
     return report
+
+
+def _hardware_report(brief) -> dict:
+    hw = brief.hardware
+    return {"accelerator": hw.accelerator, "num_gpus": hw.num_gpus, "num_nodes": hw.num_nodes,
+            "vllm_gpus": hw.vllm_gpus, "vllm_tensor_parallel": hw.vllm_tensor_parallel,
+            "vllm_data_parallel": hw.vllm_data_parallel, "generation_node": hw.generation_node,
+            "training_nodes": hw.training_nodes, "training_processes": hw.num_processes, "sharding": hw.sharding,
+            "layout": describe_layout(hw, brief.vllm_mode)}
 
 
 def _adapter_report(brief) -> dict | None:

@@ -1,8 +1,8 @@
 """``grpo-rlvr watch RUN``: a run seen from another terminal while it trains: progress (step / max_steps, ETA),
 the rewards by role, the latest held-out evaluation, and the watchdog's findings so far (``output/watch.jsonl``,
 written by ``diagnosis/watchdog.py`` inside training). Refreshes as the files grow (each read takes only the lines
-added since the last one) and returns when the run ends: its summary record (``train_runtime``) is logged, or
-the watchdog stopped it. Reads files only; imports no training library.
+added since the last one) and returns when the run ends: its summary record (``train_runtime``) is logged, the
+watchdog stopped it, or it died (``output/crash.json``: the exception, where, the fix; exit 1). Reads files only; imports no training library.
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
+from grpo_rlvr.runtime.crash_record import CRASH, crash_lines, read_crash
+from grpo_rlvr.runtime.unscorable import TALLY, read_tally
+from grpo_rlvr.runtime.unscorable import summary as unscorable_summary
 from grpo_rlvr.runtime.watch_log import WATCH_LOG, JsonlTail
 
 METRICS = "metrics.jsonl"
@@ -36,10 +39,13 @@ class RunView:
     summary: dict | None = None                        # the run's summary record: training ended
     started: float | None = None                       # when the first record arrived (for the ETA)
     started_step: int | None = None
+    unscorable: dict | None = None                     # output/unscorable.json: samples left unscored, by row
+    crash: dict | None = None                          # output/crash.json: the run died (runtime/crash_record)
 
     @property
     def ended(self) -> bool:
-        return self.summary is not None or (self.stop is not None and self.stop.get("event") == "stop")
+        return self.summary is not None or self.crash is not None or \
+            (self.stop is not None and self.stop.get("event") == "stop")
 
     def to_dict(self) -> dict:
         last = self.last or {}
@@ -49,7 +55,20 @@ class RunView:
                 "findings": [{k: f.get(k) for k in ("step", "id", "severity", "title", "recommendation")}
                              for f in self.findings],
                 "cleared": [{k: c.get(k) for k in ("step", "id", "title")} for c in self.cleared],
-                "stop": self.stop, "ended": self.ended}
+                "stop": self.stop, "ended": self.ended, "crash": None if self.crash is None else {
+                    k: self.crash.get(k) for k in ("exception", "message", "signal", "at", "fix", "last_step")},
+                "unscorable": None if not self.unscorable else {
+                    k: self.unscorable.get(k) for k in ("seen", "unscorable", "held_out_unscorable", "rows")},
+                "tools": self.tool_use()}
+
+    def tool_use(self) -> dict | None:
+        """The latest tool use, as TRL logs it (and the rollouts left unscored): None in a run without tools."""
+        last = self.last or {}
+        keys = {"calls_per_rollout": "tools/call_frequency", "failure_share": "tools/failure_frequency",
+                "unscored_rollouts": "tools/unavailable", "truncated_share": "completions/clipped_ratio"}
+        if "tools/call_frequency" not in last:
+            return None
+        return {name: last.get(key) for name, key in keys.items()}
 
     def rewards(self) -> dict:
         """name → {role, first, last} of each reward's mean."""
@@ -87,7 +106,9 @@ def _num(v) -> str:
 
 def format_view(v: RunView) -> str:
     d = v.to_dict()
-    if not v.records:
+    if not v.records and v.crash is not None:
+        lines = [f"{v.run}: no training record logged"]
+    elif not v.records:
         lines = [f"{v.run}: no training record logged yet ({v.output / METRICS})"]
     else:
         eta = d["eta_s"]
@@ -97,10 +118,17 @@ def format_view(v: RunView) -> str:
                  + f" | reward {_num(d['reward_start'])} → {_num(d['reward'])}"]
         for name, r in sorted(d["rewards"].items(), key=lambda x: (x[1]["role"], x[0])):
             lines.append(f"  {r['role']:<11} {name}: {_num(r['first'])} → {_num(r['last'])}")
+    if d["tools"]:
+        t = d["tools"]
+        lines.append(f"  tools: {_num(t['calls_per_rollout'])} calls a rollout, {_num(t['failure_share'])} of them "
+                     f"raised, {_num(t['unscored_rollouts'])} rollouts unscored (a tool failing on its own), "
+                     f"{_num(t['truncated_share'])} cut by the completion budget")
     if d["held_out"]:
         h = d["held_out"]
         lines.append(f"  held-out at step {h['step']}: " + ", ".join(f"{k} {_num(x)}" for k, x in h.items()
                                                                     if k != "step"))
+    if v.unscorable and (v.unscorable.get("unscorable") or v.unscorable.get("held_out_unscorable")):
+        lines += [f"  {line}" for line in unscorable_summary(v.unscorable)]
     if v.findings:
         lines.append(f"  watchdog findings ({len(v.findings)}):")
         lines += [f"    step {f.get('step')}: [{f.get('severity')}] {f.get('title')}" for f in v.findings]
@@ -115,6 +143,9 @@ def format_view(v: RunView) -> str:
     if v.summary is not None:
         lines.append(f"  training ended at step {v.summary.get('step')} "
                      f"({_num(v.summary.get('train_runtime'))} s); next: grpo-rlvr diagnose {v.run}")
+    elif v.crash is not None:
+        lines += [f"  {line}" for line in crash_lines(v.crash)]
+        lines.append(f"  next: grpo-rlvr diagnose {v.run}")
     return "\n".join(lines)
 
 
@@ -137,6 +168,7 @@ class Watcher:
         self.view = RunView(run, output, max_steps if isinstance(max_steps, int) and max_steps > 0 else None)
         self.lock = lock
         self.metrics, self.watch = JsonlTail(output / METRICS), JsonlTail(output / WATCH_LOG)
+        self._tally_mtime: float | None = None
 
     def poll(self) -> bool:
         """Read what was added; True when something changed."""
@@ -167,7 +199,26 @@ class Watcher:
                 v.cleared = [c for c in v.cleared if c.get("id") != e.get("id")] + [e]
             elif e.get("event") in ("stop", "would_stop"):
                 v.stop = e
-        return changed
+        return self._read_crash() | self._read_tally() or changed
+
+    def _read_crash(self) -> bool:
+        if self.view.crash is None and ((self.view.output / CRASH).is_file()
+                                        or any(self.view.output.glob("crash-rank*.json"))):
+            self.view.crash = read_crash(self.view.output)
+            return self.view.crash is not None
+        return False
+
+    def _read_tally(self) -> bool:
+        """Re-read output/unscorable.json when it changed (rank 0 rewrites it after a generation batch)."""
+        try:
+            mtime = (self.view.output / TALLY).stat().st_mtime
+        except OSError:
+            return False
+        if mtime == self._tally_mtime:
+            return False
+        self._tally_mtime = mtime
+        self.view.unscorable = read_tally(self.view.output)
+        return True
 
     def _roles(self, record: dict) -> None:
         from grpo_rlvr.diagnosis.roles import _lock_roles, role_from_name
@@ -189,8 +240,8 @@ def _read_json(p: Path) -> dict | None:
 
 def watch(run, once: bool = False, as_json: bool = False, interval: float = 2.0, out=None,
           timeout: float | None = None) -> int:
-    """Print frames until the run ends (or once). Returns 0 when training ended (or ``once``), 1 when the
-    watchdog stopped it. On a terminal each frame replaces the last; otherwise (and with ``as_json``, one JSON
+    """Print frames until the run ends (or once). Returns 0 when training ended (or, with ``once``, is going
+    on), 1 when the watchdog stopped it or it died (``output/crash.json``). On a terminal each frame replaces the last; otherwise (and with ``as_json``, one JSON
     object a line) a frame is printed when something changed. ``timeout``: give up after this many seconds
     (exit 1)."""
     import sys
@@ -209,10 +260,9 @@ def watch(run, once: bool = False, as_json: bool = False, interval: float = 2.0,
                 out.write(("\x1b[H\x1b[2J" if tty else ("" if first else "\n")) + format_view(w.view) + "\n")
             out.flush()
             first = False
-        if once:
-            return 0
-        if w.view.ended:
-            return 1 if (w.view.stop or {}).get("event") == "stop" else 0
+        failed = w.view.crash is not None or (w.view.stop or {}).get("event") == "stop"
+        if once or w.view.ended:
+            return 1 if failed else 0
         if timeout is not None and time.monotonic() - t0 > timeout:
             return 1
         time.sleep(interval)

@@ -17,13 +17,17 @@ from __future__ import annotations
 import builtins
 import fcntl
 import json
+import marshal
 import math
 import os
 import resource
 import signal
 import sys
+import time
+import types
 
-from ..judging.plaindata import NotPlainData, encode
+from ..judging.plaindata import CONSUMERS, NotPlainData, encode_as_python
+from . import framing as _framing
 from . import jail as _jail
 from . import landlock as _landlock
 from . import syscalls as sc
@@ -35,6 +39,7 @@ _LANDLOCK_FD = 6
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
 FILE_SIZE_LIMIT = 16 * 1024 * 1024  # bytes, per file the program writes
 OPEN_FILES_LIMIT = 256
+_REAP_BOUND_S = 0.2  # seconds a finished test body waits for what it started to die
 MAX_JOB_BYTES = 512 * 1024 * 1024  # what the supervisor may send (it bounds programs and probes far below)
 
 
@@ -77,14 +82,15 @@ def _install_fds(fds: list[int], state: _jail.SandboxState) -> None:
 
 
 def _read_job() -> dict:
-    chunks, size = [], 0
-    while chunk := os.read(_JOB_FD, 1 << 20):
-        size += len(chunk)
-        if size > MAX_JOB_BYTES:
-            raise OSError("the job is larger than the child accepts")
-        chunks.append(chunk)
-    os.close(_JOB_FD)
-    return json.loads(b"".join(chunks))
+    """The first message on the job pipe: mode, program, limits, uid. The pipe stays open: the probes come on it
+    later, one test at a time (``_serve``)."""
+    try:
+        job = _framing.recv(_JOB_FD, None, MAX_JOB_BYTES)
+    except _framing.ChannelError as e:
+        raise OSError(f"the job could not be read: {e}") from e
+    if not isinstance(job, dict):
+        raise OSError("no job on the job pipe")
+    return job
 
 
 def child_environment(workdir: str) -> dict[str, str]:
@@ -105,9 +111,38 @@ def prepare_template(state: _jail.SandboxState) -> None:
     """
     os.environ.clear()
     os.environ.update(child_environment(workdir_inside(state)))
+    sys.meta_path.insert(0, _ForkByDefault())
     sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+
+
+class _ForkByDefault:
+    """Makes ``fork`` multiprocessing's default start method when a program imports it, as on Linux up to Python
+    3.13. From 3.14 the default is ``forkserver``, which needs a UNIX socket bound to a path (the seccomp filter
+    denies ``bind``) and a program it can import by name (a program here is no file): with it, a program that
+    uses a ``Pool`` as a script would fails here. A program that asks for a start method still gets it."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "multiprocessing.context":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            concrete = getattr(module, "_concrete_contexts", {})
+            default = getattr(module, "_default_context", None)
+            if "fork" in concrete and default is not None:
+                default._default_context = concrete["fork"]
+
+        spec.loader.exec_module = exec_module
+        return spec
 
 
 def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
@@ -124,7 +159,7 @@ def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
     workdir = workdir_inside(state)
     if state.root is not None:
         _jail.enter_jail(state.root)
-        layers += ["fs_jail", "tmpdir"]
+        layers += ["fs_jail", "tmpdir", "private_shm"]
     else:
         os.chdir(workdir)
         layers.append("tmpdir")
@@ -156,7 +191,9 @@ def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
             layers += state.landlock.layers
         if state.seccomp is not None:
             sc.load_seccomp(state.seccomp)
-            layers.append("seccomp")
+            layers += ["seccomp", "no_file_locks", "metadata_frozen"]
+    if state.root is not None and "metadata_frozen" not in layers:
+        layers.append("metadata_frozen")  # the jail's mounts are read-only: nothing outside the working dir changes
     return layers
 
 
@@ -209,16 +246,58 @@ def _describe(exc: BaseException) -> str:
     return text[:300]
 
 
+# The built-ins a test applies to program values (``judging.plain_ops.CONSUMERS``), as they are before any program
+# runs: a program that rebinds ``builtins.sorted`` changes what its own code calls, not what the test applies.
+REAL = {**{name: getattr(builtins, name) for name in CONSUMERS}, "str.join": str.join}
+# What the probe loop uses, bound before the program runs: a program that rebinds a builtin or a module function
+# for its own use (``builtins.len``, ``json.dumps``) does not break the loop that runs its tests.
+_dumps, _unmarshal, _write, _read, _len, _compile, _eval, _exec = (
+    json.dumps, marshal.loads, os.write, os.read, len, compile, eval, exec)
+_monotonic, _sleep = time.monotonic, time.sleep
+
+
 def _send(frame: dict) -> None:
-    data = (json.dumps(frame, ensure_ascii=True) + "\n").encode()
+    data = (_dumps(frame, ensure_ascii=True) + "\n").encode()
     while data:
-        data = data[os.write(RESULT_FD, data) :]
+        data = data[_write(RESULT_FD, data) :]
+
+
+def _recv() -> dict | None:
+    """The next message of the job pipe (4-byte length, ``marshal``: C code only, where ``json`` would call the
+    program's builtins), None at its end. Written by ``isolation.feeder``."""
+    header = _read_exactly(4)
+    if header is None:
+        return None
+    body = _read_exactly(int.from_bytes(header, "big"))
+    return _unmarshal(body) if body is not None else None
+
+
+def _read_exactly(size: int) -> bytes | None:
+    if size > MAX_JOB_BYTES:
+        return None
+    chunks, got = [], 0
+    while got < size:
+        try:
+            chunk = _read(_JOB_FD, size - got)
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += _len(chunk)
+    return b"".join(chunks)
 
 
 def _run(job: dict) -> int:
-    """Run the program, then each probe; return the process exit code (stdio mode cares)."""
+    """Run the program, then serve its probes (``_serve``); return the process exit code (stdio mode cares)."""
     stdio = job["mode"] == "stdio"
-    namespace = {"__name__": "__main__" if stdio else "__sandbox__", "__builtins__": builtins}
+    # A real module, in sys.modules: pickle finds the program's functions by their module's name, as
+    # multiprocessing does to send one to a Pool's workers (__sandbox__: its ``if __name__ == "__main__"`` block is
+    # a script's own business, not the tests').
+    module = types.ModuleType("__main__" if stdio else "__sandbox__")
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
+    namespace["__builtins__"] = builtins
     try:
         exec(compile(job["program"], "<program>", "exec"), namespace)
     except SystemExit as e:
@@ -238,45 +317,136 @@ def _run(job: dict) -> int:
     if stdio:
         return 0
     _send({"k": "load"})
-    scopes: dict[int, dict] = {}  # per-test copies of the module namespace (a test function's locals)
-    for i, (kind, source, scope) in enumerate(job["probes"]):
+    return _serve(namespace)
+
+
+class _Scope(dict):
+    """A test body's own names (its locals), over the program's module namespace, which it reads live: a global
+    the program rebinds during the test is seen as it is now, as a test function would see it."""
+
+    __slots__ = ("module",)
+
+    def __init__(self, module: dict):
+        super().__init__()
+        self.module = module
+
+    def __missing__(self, name):
+        return self.module[name]
+
+
+def _serve(namespace: dict) -> int:
+    """Answer the supervisor's messages until it closes the job pipe: ``{"p": probes, "last": bool}`` runs probes
+    here (one test's, with the setup before it: the next test's come only once these have answered);
+    ``{"f": 1}`` forks a process for the next test body, which runs that body's probes and ends, while this one
+    waits for it and reports how it ended (``{"k": "s"}``). A body's process starts from the loaded program: it
+    never holds another body's inputs or results."""
+    scopes: dict[int, dict] = {}  # per-test-body names (a test function's locals)
+    body = own_group = False
+    while True:
         try:
-            if scope < 0:
-                where = namespace
-            elif scope in scopes:
-                where = scopes[scope]
-            else:
-                where = scopes[scope] = dict(namespace)
-            if kind == "eval":
-                value = eval(compile(source, f"<test {i + 1}>", "eval"), where)
-                frame = {"k": "r", "i": i, "v": encode(value)}
-            elif kind == "leaves":
-                frame = {"k": "r", "i": i, "v": [_encode_or_mark(v) for v in _leaves(source, i, where)]}
-            else:
-                exec(compile(source, f"<test {i + 1}>", "exec"), where)
-                frame = {"k": "r", "i": i}
-        except BaseException as e:  # noqa: BLE001 - includes SystemExit raised by the program
-            frame = {"k": "r", "i": i, "e": _describe(e)}
-        _send(frame)
-    return 0
+            message = _recv()
+        except (ValueError, EOFError, TypeError):
+            return 0
+        if type(message) is not dict:
+            return 0
+        if message.get("f"):
+            _flush()  # or the fork would print what is buffered here a second time
+            pid = os.fork()
+            if pid == 0:
+                body, scopes = True, {}
+                try:
+                    os.setpgid(0, 0)  # its processes end with it (_end_body), not with the loaded program
+                    own_group = True
+                    if sc.available():  # and its orphans come back to it, to be reaped, not left to the program
+                        sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)
+                except OSError:
+                    pass
+                continue
+            _send(_ended(pid))
+            continue
+        for i, kind, source, scope in message.get("p", ()):
+            _send(_probe(i, kind, source, namespace if scope < 0 else scopes.setdefault(scope, _Scope(namespace))))
+        if body and message.get("last"):
+            _flush()
+            try:
+                if own_group:
+                    _end_body()
+            finally:
+                os._exit(0)
+        if message.get("end"):  # the last test: nothing more will come
+            return 0
+
+
+def _end_body() -> None:
+    """Kill what the test body started (its process group) and reap it, so that no zombie is left to the loaded
+    program, whose process cap it would count against: the body leaves its group first, then kills it."""
+    group = os.getpgid(0)
+    os.setpgid(0, os.getpgid(os.getppid()))
+    os.killpg(group, signal.SIGKILL)
+    deadline = _monotonic() + _REAP_BOUND_S
+    while _monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:  # alive: dying of the SIGKILL, or one that left the group (the execution's end kills it)
+            _sleep(0.001)
+
+
+def _probe(i: int, kind: str, source: str, where: dict) -> dict:
+    """The frame for probe ``i``: its value (``eval``), its leaves' values (``leaves``), or only whether it ran."""
+    try:
+        if kind == "eval":
+            return {"k": "r", "i": i, "v": encode_as_python(_eval(_compile(source, f"<test {i + 1}>", "eval"), where))}
+        if kind == "leaves":
+            return {"k": "r", "i": i, "v": [_encode_or_mark(v) for v in _leaves(source, i, where)]}
+        _exec(_compile(source, f"<test {i + 1}>", "exec"), where)
+        return {"k": "r", "i": i}
+    except BaseException as e:  # noqa: BLE001 - includes SystemExit raised by the program
+        return {"k": "r", "i": i, "e": _describe(e)}
+
+
+def _ended(pid: int) -> dict:
+    """Wait for a test body's process; how it ended: exit code (negative: the signal) and CPU seconds."""
+    while True:
+        try:
+            _, status, usage = os.wait4(pid, 0)
+        except InterruptedError:
+            continue
+        except OSError:  # the program reaped it itself (SIGCHLD ignored, or its own wait)
+            return {"k": "s", "x": None, "c": 0.0}
+        return {"k": "s", "x": os.waitstatus_to_exitcode(status), "c": usage.ru_utime + usage.ru_stime}
 
 
 def _leaves(specs: list, i: int, where: dict) -> list:
-    """The values of a strong assert's leaves: ``["e", source]`` evaluated, or ``["m", k, name, args]``: the
-    method ``name`` of leaf k's value called (the parent recomputes it when that value is plain data)."""
+    """The values of a strong assert's leaves: ``["e", source]`` evaluated, ``["m", k, name, args]``: the method
+    ``name`` of leaf k's value called (the parent recomputes it when that value is plain data), or ``["c", ...]``:
+    a built-in applied to a program value (``_consumed``)."""
     values: list = []
     for spec in specs:
-        if spec[0] == "e":
-            values.append(eval(compile(spec[1], f"<test {i + 1}>", "eval"), where))
-        else:
-            args = eval(compile(spec[3], f"<test {i + 1}>", "eval"), where)
+        if spec[0] == "m":
+            args = _eval(_compile(spec[3], f"<test {i + 1}>", "eval"), where)
             values.append(getattr(values[spec[1]], spec[2])(*args))
+        else:
+            values.append(_value(spec, i, where))
     return values
+
+
+def _value(spec: list, i: int, where: dict):
+    """``["e", source]``: evaluated here; ``["b", name]``: the built-in as it was before the program ran;
+    ``["c", name, args, kwargs]``: that built-in called on the values of its argument specs."""
+    if spec[0] == "e":
+        return _eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where)
+    if spec[0] == "b":
+        return REAL[spec[1]]
+    args = [_value(a, i, where) for a in spec[2]]
+    kwargs = {name: _value(a, i, where) for name, a in spec[3]}
+    return REAL[spec[1]](*args, **kwargs)
 
 
 def _encode_or_mark(value):
     try:
-        return encode(value)
+        return encode_as_python(value)
     except NotPlainData as e:
         return ["x", str(e)[:200]]
 

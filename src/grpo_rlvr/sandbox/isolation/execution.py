@@ -27,8 +27,10 @@ import select
 import signal
 import time
 
+from . import framing as _framing
 from . import jail as _jail
 from . import tree as _tree
+from .feeder import Feeder
 from .jail import SandboxState
 from .template import Template
 
@@ -91,14 +93,21 @@ def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_
         _close_all(*mine)
         return {"error": why}
     setup, watch, status, cpu_s = {}, {}, None, 0.0
+    feeder = Feeder(job_w, job.get("probes", []), job.get("deliveries", []))
+    job_w = -1  # the feeder's now
     try:
-        _send_job(job_w, {**job, "uid": uid})
-        job_w = -1
+        _send_job(feeder.fd, {"mode": job["mode"], "program": job["program"], "limits": limits, "uid": uid})
+        if job["mode"] == "stdio":  # nothing more goes to the program
+            feeder.close()
+        else:
+            feeder.prefetch()
         setup = _parse(_read_setup(setup_r))
         if "error" not in setup:
             owned, stdin_w = stdin_w, -1  # _watch closes it
-            watch = _watch(pid, job["stdin"].encode(), owned, bufs, limits, env, sample_deadline)
+            watch = _watch(pid, job["stdin"].encode(), owned, bufs, limits, env, sample_deadline,
+                           feeder if feeder.fd >= 0 else None)
     finally:
+        feeder.close()
         _kill(pid)
         status, cpu_s = _reap(pid)
         # With a PID namespace per execution the kernel has swept already.
@@ -123,6 +132,7 @@ def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_
         "stderr": base64.b64encode(bytes(bufs[err_r][-STDERR_TAIL:])).decode(),
         # stdin/stdout cases judge no probe: their result channel is never sent on, however much a program wrote
         "result": base64.b64encode(bytes(bufs[res_r][:cap]) if job["mode"] != "stdio" else b"").decode(),
+        "sent_at": feeder.skipped() if job["mode"] != "stdio" else [],
         **watch,
         **({"retire": unswept} if unswept else {}),
     }
@@ -155,27 +165,24 @@ def _parse(text: str) -> dict:
 
 
 def _send_job(fd: int, job: dict) -> None:
-    """The whole job, then EOF (the child reads until it). Blocking: the child reads it before anything else."""
-    data = memoryview(json.dumps(job).encode())
+    """The job, one message; the pipe stays open for the probes (``isolation.feeder``). Blocking: the child reads it
+    before anything else."""
     try:
-        while data:
-            data = data[os.write(fd, data[:1 << 20]) :]
-    except BrokenPipeError:
+        _framing.send(fd, job)
+    except _framing.ChannelError:
         pass  # the child died before reading it: its setup report says why
-    finally:
-        os.close(fd)
 
 
 def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict, env: Env,
-           sample_deadline: float) -> dict:
+           sample_deadline: float, feeder: Feeder | None) -> dict:
     """Pump the pipes until the child exits, the clock or the sample's budget runs out, the output cap is hit,
-    or the tree passes a cap. Closes ``stdin_w``."""
+    or the tree passes a cap; feed the probes as the child answers (``feeder``). Closes ``stdin_w``."""
     start = time.monotonic()
     deadline = min(start + limits["timeout_s"], sample_deadline)
     cap = limits["max_output_bytes"]
     memory_cap = limits["memory_mb"] * 1024 * 1024
     out_r, err_r, res_r = bufs
-    for fd in (stdin_w, *bufs):
+    for fd in (stdin_w, *bufs, *([feeder.fd] if feeder else [])):
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
     pidfd = os.pidfd_open(pid)
     pending = memoryview(stdin_data)
@@ -188,6 +195,8 @@ def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict, 
         poller.register(fd, select.POLLIN)
     if stdin_open:
         poller.register(stdin_w, select.POLLOUT)
+    feeding = None  # the job pipe's fd while it is registered for POLLOUT
+    fed = -1  # the result channel's length when the feeder last read it
     timed_out = exceeded = budget = False
     overrun = ""
     peak = 0
@@ -228,9 +237,24 @@ def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict, 
                         poller.unregister(fd)  # end of stream (POLLHUP would repeat forever)
                     elif chunk:
                         bufs[fd] += chunk
+                elif fd == feeding:
+                    feeder.write()
             if len(bufs[out_r]) + len(bufs[err_r]) > cap or len(bufs[res_r]) > cap:
                 exceeded = True
                 break
+            if feeder and feeder.fd >= 0:
+                if len(bufs[res_r]) != fed:
+                    fed = len(bufs[res_r])
+                    feeder.feed(bufs[res_r])
+                if (feeder.pending or feeder.finished) and feeding is None:
+                    feeder.write()  # most messages fit the pipe at once: no extra poll round
+            want = feeder.fd if feeder and feeder.fd >= 0 and feeder.pending else None
+            if want != feeding:
+                if feeding is not None:
+                    poller.unregister(feeding)
+                if want is not None:
+                    poller.register(want, select.POLLOUT)
+                feeding = want
             if any(fd == pidfd for fd, _ in events):
                 break
     finally:

@@ -9,12 +9,13 @@ then enters a fresh network namespace (only a loopback device, left down) and a 
 which it builds a jail root on a tmpfs mounted over the temp directory (in that namespace only: the host sees
 nothing): read-only, nosuid bind mounts of the system directories and of the Python paths, never this
 project's own source. Before each execution a fresh size-capped tmpfs is mounted at ``/sandbox`` with an empty
-working directory owned by the execution's uid; afterwards it is detached whole, so clean-up takes constant
+working directory owned by the execution's uid, and its own ``/dev/shm`` (a link into that tmpfs: POSIX semaphores
+and shared memory, which ``multiprocessing`` needs, private to the execution); afterwards it is detached whole, so clean-up takes constant
 time whatever tree the program left (deep, unwritable, symlinked, full). The child ``chroot``s into the jail,
 so the home directory, datasets, the test files, the rest of ``/tmp`` and ``/proc`` are not visible, then
 drops every capability (``isolation.child``).
 Without a jail (no namespaces: a default container), the working directory is ``run`` inside a private
-directory of the supervisor's (``workbase``), emptied after each execution by ``remove_tree`` (iterative,
+directory of the supervisor's (``workbase``, in the system's shared temp directory, never the trainer's ``TMPDIR``), emptied after each execution by ``remove_tree`` (iterative,
 bounded, never follows a symlink) and removed when the supervisor exits (by the pool, when it was killed);
 Landlock (``isolation.landlock``) then confines the execution to it and to the read-only system and Python paths.
 Not covered: the contents of the Python paths and system directories (read-only, but readable), kernel
@@ -35,9 +36,11 @@ from . import syscalls as sc
 UID_BASE = 1_500_000_000  # + the supervisor's pid: the uid of its executions (see execution_uid)
 SANDBOX_DIR = "/sandbox"  # inside the jail: a tmpfs holding the working directory of the running execution
 WORKDIR = SANDBOX_DIR + "/run"
+SHM_DIR = SANDBOX_DIR + "/shm"  # the jail's /dev/shm: on the execution's own tmpfs, gone with it
 SANDBOX_TMPFS_MB = 64  # disk for the running execution, in MiB (tmpfs pages count in host RAM)
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
+SYSTEM_TMP = ("/tmp", "/var/tmp")  # shared temp directories, where a supervisor without the jail keeps its own
 MAX_TREE_ENTRIES = 1_000_000  # remove_tree gives up past this many entries (the supervisor is then replaced)
 _NAME_TAKEN = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR)
 _OWN_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # .../grpo_rlvr: kept out of the jail
@@ -83,19 +86,21 @@ def host_pid() -> int:
     return _host_pid
 
 
-def setup_supervisor(without: set[str], seccomp: bytes | None, no_seccomp: str) -> SandboxState:
+def setup_supervisor(without: set[str], seccomp: tuple[bytes | None, bytes | None], no_seccomp: str) -> SandboxState:
     """Enter the supervisor-wide namespaces and build the jail, or else the private working directory and the
     Landlock ruleset. Every step is optional; failures are noted in ``problems``.
 
-    ``without`` names layers to leave out (tests simulate machines with it, see ``WITHOUT``); ``seccomp`` is the
-    child's filter (built by the parent), ``no_seccomp`` why there is none.
+    ``without`` names layers to leave out (tests simulate machines with it, see ``WITHOUT``); ``seccomp`` are the
+    child's filters (built by the parent) for an execution in the jail and for one outside it, ``no_seccomp`` why
+    there are none.
     """
     state = SandboxState()
     state.use_clone = "clone" not in without
+    filters = None
     if sc.available():
         state.last_cap = sc.last_capability()
-        if seccomp and "seccomp" not in without:
-            state.seccomp = sc.SeccompProgram(seccomp)
+        if all(seccomp) and "seccomp" not in without:
+            filters = seccomp
         else:
             state.problems.append(no_seccomp or "no seccomp filter (switched off)")
     if os.geteuid() == 0 and "uid" not in without and sc.available():
@@ -104,6 +109,8 @@ def setup_supervisor(without: set[str], seccomp: bytes | None, no_seccomp: str) 
         state.problems.append("no namespaces (switched off)" if sc.available() else "not Linux: no namespaces")
     else:
         _enter_namespaces(state)
+    if filters:  # outside the jail, files beyond the working directory are writable by their owner: see seccomp
+        state.seccomp = sc.SeccompProgram(filters[0] if state.root is not None else filters[1])
     if state.root is None:
         _make_workbase(state, without)
         hidden = _unreadable_by_others(_python_paths())
@@ -141,7 +148,7 @@ def _enter_namespaces(state: SandboxState) -> None:
 
 def _make_workbase(state: SandboxState, without: set[str]) -> None:
     """Without a jail: our private directory (0711: nobody lists it) and the Landlock ruleset confining to it."""
-    state.workbase = os.path.join(state.tmp_base, f"grpo-rlvr-sandbox-{os.urandom(8).hex()}")
+    state.workbase = os.path.join(_workbase_parent(state.tmp_base), f"grpo-rlvr-sandbox-{os.urandom(8).hex()}")
     os.mkdir(state.workbase, 0o711)
     if "landlock" in without:
         state.problems.append("no Landlock (switched off)")
@@ -154,6 +161,21 @@ def _make_workbase(state: SandboxState, without: set[str]) -> None:
     state.landlock, why = _landlock.build(read_only, devices, state.workbase)
     if state.landlock is None:
         state.problems.append(why)
+
+
+def _workbase_parent(tmp_base: str) -> str:
+    """Where the private directory goes: the system's shared temp directory (sticky, writable by all, so no
+    trainer owns it), not the trainer's own ``TMPDIR`` (which a program keeping the trainer's uid would own and
+    whose path it would learn from its working directory); the trainer's only where there is no such directory."""
+    for path in SYSTEM_TMP:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX and st.st_mode & stat.S_IWOTH \
+                and os.access(path, os.W_OK | os.X_OK):
+            return path
+    return tmp_base
 
 
 def _unreadable_by_others(paths: list[str]) -> str:
@@ -293,6 +315,7 @@ def _build_root(tmp_base: str) -> str:
     for name in _DEVICES:
         if os.path.exists("/dev/" + name):
             _bind("/dev/" + name, f"{root}/dev/{name}", devices=True)
+    os.symlink(SHM_DIR, root + "/dev/shm")  # each execution's own (make_workdir): POSIX semaphores, multiprocessing
     os.makedirs(root + SANDBOX_DIR, mode=0o755)
     sc.mount(None, root, None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV)
     return root
@@ -333,11 +356,14 @@ def make_workdir(state: SandboxState, uid: int | None) -> str:
         opts = f"size={SANDBOX_TMPFS_MB}m,nr_inodes=8192,mode=711"
         sc.mount("tmpfs", state.root + SANDBOX_DIR, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, opts)
         path = state.root + WORKDIR
+        paths = [path, state.root + SHM_DIR]
     else:
         path = os.path.join(state.workbase, "run")
-    os.mkdir(path, 0o700)
-    if uid is not None:
-        os.chown(path, uid, uid)
+        paths = [path]
+    for made in paths:
+        os.mkdir(made, 0o700)
+        if uid is not None:
+            os.chown(made, uid, uid)
     return path
 
 

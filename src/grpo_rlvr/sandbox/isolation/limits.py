@@ -21,7 +21,9 @@ class SandboxLimits:
 
     Args:
         timeout_s: wall-clock limit of one execution, in seconds. For stdin/stdout tests each case is one
-            execution; for assert tests all asserts of a program share one execution.
+            execution; for assert tests all asserts of a program share one execution (its test bodies too). The
+            5 s default is too short for some right programs (slow but correct, large inputs): they score 0 with
+            "timed out". The ``unit_tests`` reward sets it from its ``timeout_s`` param (``cpu_s`` too).
         cpu_s: CPU-time limit (``RLIMIT_CPU``), rounded up to whole seconds by the kernel interface.
         memory_mb: in MiB, at least 128: the address space of each process (``RLIMIT_AS``), and the memory of
             the execution's whole process tree together (measured from outside, see ``isolation.tree``).

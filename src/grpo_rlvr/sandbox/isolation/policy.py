@@ -30,6 +30,9 @@ def isolation_problems(layers) -> list[str]:
     if not {"pidns", "sweep"} & have:
         problems.append("no PID namespace and no sweep of the program's processes (/proc cannot be walked): a "
                         "daemon it starts outlives it")
+    if "fs_jail" not in have and "metadata_frozen" not in have:
+        problems.append("no file-system jail and the mode, owner, times and extended attributes of files outside the "
+                        "working directory are not frozen (the program can chmod the trainer's checkpoints)")
     if not {"uid_drop", "pidns", "landlock_scope"} & have:
         problems.append("no uid of its own, no PID namespace and no Landlock scoping (the program can signal the "
                         "trainer and read its /proc)")

@@ -58,10 +58,11 @@ class _Supervisor:
             raise SandboxError("cannot start the sandbox: sys.executable is empty (embedded interpreter?)")
         here = Path(__file__).resolve().parent.parent  # the sandbox package
         boot = _BOOT.format(pkg=str(here.parent), sandbox=str(here))
-        program, why = _seccomp_program()
-        seccomp = f"--seccomp={program.hex()}" if program else f"--no-seccomp={why}"
-        args = [sys.executable, "-I", "-B", "-c", boot, seccomp] + ([f"--without={','.join(sorted(without))}"]
-                                                                     if without else [])
+        (program, outside_jail), why = _seccomp_program()
+        seccomp = [f"--seccomp={program.hex()}", f"--seccomp-outside-jail={outside_jail.hex()}"] if program \
+            else [f"--no-seccomp={why}"]
+        args = [sys.executable, "-I", "-B", "-c", boot, *seccomp] + ([f"--without={','.join(sorted(without))}"]
+                                                                      if without else [])
         env = {**_ENV, "TMPDIR": tempfile.gettempdir()}  # the supervisor's only setting from us; not its children's
         try:
             self.proc = subprocess.Popen(
@@ -115,11 +116,13 @@ _seccomp_built: tuple | None = None
 MISSING_LAYERS: dict[str, None] = {}  # why a layer is missing, as supervisors reported it (insertion-ordered)
 
 
-def _seccomp_program() -> tuple[bytes | None, str | None]:
-    """The child's seccomp filter, built once here: pyseccomp in the supervisor would make every fork ~1 ms dearer."""
+def _seccomp_program() -> tuple[tuple[bytes | None, bytes | None], str | None]:
+    """The child's seccomp filters (in the jail, outside it), built once here: pyseccomp in the supervisor would
+    make every fork ~1 ms dearer."""
     global _seccomp_built
     if _seccomp_built is None:
-        _seccomp_built = _seccomp.build()
+        (jail, why), (outside, why_outside) = _seccomp.build(), _seccomp.build(outside_jail=True)
+        _seccomp_built = ((jail, outside), why or why_outside) if jail and outside else ((None, None), why or why_outside)
     return _seccomp_built
 
 

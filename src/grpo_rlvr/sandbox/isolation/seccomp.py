@@ -19,6 +19,17 @@ programs running at once could pass bits by holding names. A ``socketpair`` (asy
 still works. Acting on another process by pid fails (``OWN_PROCESS_ONLY``, ``setpriority``, ``ioprio_set``):
 its limits, priority, affinity, scheduler, I/O priority and memory placement; the program's own (pid 0) stay
 its to change. In every mode, namespaces or not.
+No channel between programs that run at once (layer ``no_file_locks``): ``flock`` and the ``fcntl`` commands
+that set a record lock (classic and open-file-description) do nothing and return success, as locks are only
+ever seen by another process (an execution is alone with its files: a program keeps working as it would alone,
+``sqlite3`` included), and asking for another process's lock (``F_GETLK``), leases, directory notification and
+inotify fail with EPERM: on the read-only files and ``/dev`` nodes every execution can open, each carried bits
+from one program to a sibling.
+Without the file-system jail (``build(outside_jail=True)``; layer ``metadata_frozen`` there, which the jail's
+read-only mounts give otherwise): changing a file's mode, owner, times or extended attributes does nothing and
+returns success. Landlock does not govern those calls, and a program keeping the trainer's uid (or root's, without
+capabilities) owns the checkpoints, the interpreter and site-packages; nothing a test checks needs them (a copy
+that keeps the mode, ``shutil.copy``, still works, keeping none).
 Not covered: machines without libseccomp or pyseccomp (the layer is then reported missing, with the fix).
 """
 
@@ -57,8 +68,20 @@ AF_UNIX = 1  # the one socket family a test program may open (socketpair, asynci
 _CLONE_NEW = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 
 
-def build() -> tuple[bytes | None, str | None]:
-    """(raw BPF program, None), or (None, why the filter is unavailable and how to get it)."""
+# fcntl commands (the same numbers on every Linux architecture; 12-14 are F_*LK64 where they differ).
+F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 5, 6, 7, 36, 37, 38
+F_SETLEASE, F_GETLEASE, F_NOTIFY = 1024, 1025, 1026
+LOCKS_DONE_NOTHING = (F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW, 13, 14)
+LOCKS_REFUSED = (F_GETLK, F_OFD_GETLK, 12, F_SETLEASE, F_GETLEASE, F_NOTIFY)
+NO_SIBLING_CHANNEL = ("inotify_init", "inotify_init1", "inotify_add_watch")
+METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
+            "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
+            "fremovexattr", "setxattrat", "removexattrat")
+
+
+def build(outside_jail: bool = False) -> tuple[bytes | None, str | None]:
+    """(raw BPF program, None), or (None, why the filter is unavailable and how to get it). ``outside_jail``: the
+    filter for executions without the file-system jail (module docstring)."""
     try:
         import pyseccomp as seccomp
     except ImportError as e:
@@ -85,6 +108,17 @@ def build() -> tuple[bytes | None, str | None]:
         for call, own in (("setpriority", PRIO_PROCESS), ("ioprio_set", IOPRIO_WHO_PROCESS)):
             _add_optional(f, deny, call, seccomp.Arg(0, seccomp.NE, own))
             _add_optional(f, deny, call, seccomp.Arg(1, seccomp.NE, 0))
+        nothing = seccomp.ERRNO(0)  # the call returns success and does nothing
+        _add_optional(f, nothing, "flock")
+        for call in ("fcntl", "fcntl64"):
+            for cmd in LOCKS_DONE_NOTHING:
+                _add_optional(f, nothing, call, seccomp.Arg(1, seccomp.EQ, cmd))
+            for cmd in LOCKS_REFUSED:
+                _add_optional(f, deny, call, seccomp.Arg(1, seccomp.EQ, cmd))
+        for call in NO_SIBLING_CHANNEL:
+            _add_optional(f, deny, call)
+        for call in METADATA if outside_jail else ():
+            _add_optional(f, nothing, call)
         r, w = os.pipe()
         try:
             with open(w, "wb", closefd=False) as sink:

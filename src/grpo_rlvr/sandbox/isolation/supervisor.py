@@ -38,9 +38,9 @@ def main() -> None:
     os.dup2(null, 1)
     os.close(null)
     flags = {a.split("=", 1)[0]: a.split("=", 1)[1] if "=" in a else "" for a in sys.argv[1:]}
-    program = bytes.fromhex(flags["--seccomp"]) if flags.get("--seccomp") else None
+    programs = tuple(bytes.fromhex(flags[k]) if flags.get(k) else None for k in ("--seccomp", "--seccomp-outside-jail"))
     without = set(filter(None, flags.get("--without", "").split(",")))
-    state = _jail.setup_supervisor(without, program, flags.get("--no-seccomp", ""))
+    state = _jail.setup_supervisor(without, programs, flags.get("--no-seccomp", ""))
     atexit.register(_jail.remove_workbase, state)
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
@@ -79,8 +79,11 @@ def static_layers(state: _jail.SandboxState, env: execution.Env) -> list[str]:
     """The layers every execution of this supervisor gets, known before any runs (the policy reads them)."""
     layers = ["process", "tmpdir", "env_scrubbed"]
     layers += [name for name, on in (("userns", state.userns), ("pidns", state.pid1), ("netns", state.netns),
-                                     ("fs_jail", state.root is not None), ("uid_drop", state.privileged),
+                                     ("fs_jail", state.root is not None), ("private_shm", state.root is not None),
+                                     ("uid_drop", state.privileged),
                                      ("caps_dropped", state.caps_locked), ("seccomp", state.seccomp is not None),
+                                     ("no_file_locks", state.seccomp is not None),
+                                     ("metadata_frozen", state.root is not None or state.seccomp is not None),
                                      ("tree_cap", env.tree_ok), ("sweep", env.sweeps)) if on]
     layers += list(state.landlock.layers) if state.landlock is not None else []
     return layers + list(env.template.layers)
@@ -93,6 +96,7 @@ def _handle(request: dict, env: execution.Env) -> dict:
     reports = []
     for stdin, keep in zip(request["stdin"], request["keep_stdout"], strict=True):
         job = {key: request[key] for key in ("mode", "program", "probes", "limits")}
+        job["deliveries"] = request.get("deliveries", [])
         job["stdin"] = stdin
         try:
             report = execution.execute(job, env, sample_deadline, keep)

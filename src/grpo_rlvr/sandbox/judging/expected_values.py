@@ -198,6 +198,8 @@ class Env:
         if not isinstance(node, _HERE_STATEMENTS):
             return False
         stored = _stored_names(node)
+        if "self" in stored:  # ``self = Cls()``: an object of the sandbox, never a value of the test's
+            return False
         for sub in ast.walk(node):
             if isinstance(sub, ast.Lambda):
                 stored.update(a.arg for a in sub.args.args)
@@ -249,8 +251,11 @@ class Env:
             or name in self.program
 
     def program_rooted(self, node: ast.expr) -> bool:
-        """A call into the program, a program name, or an attribute/subscript of one."""
+        """A call into the program, a program name (``self.sol`` too, set to a program value in ``setUp``), or an
+        attribute/subscript of one."""
         while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+            if isinstance(node, ast.Attribute) and target_name(node) in self.program:
+                return True
             node = node.func if isinstance(node, ast.Call) else node.value
         if not isinstance(node, ast.Name):
             return False
@@ -263,12 +268,16 @@ class Env:
         for sub in ast.walk(node):
             if isinstance(sub, ast.Lambda):
                 bound.update(a.arg for a in sub.args.args)
+        held = {id(sub.value) for sub in ast.walk(node) if isinstance(sub, ast.Attribute)
+                and target_name(sub) in self.consts}  # ``self`` of ``self.expected``, a value of the test's
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in bound:
                 name = sub.id
                 if name in self.consts or self.module(name) is not None or name in self.functions:
                     continue
                 if name in _FOLD_BUILTINS and not self.known(name):
+                    continue
+                if name == "self" and id(sub) in held:
                     continue
                 return False
         return True
@@ -279,6 +288,7 @@ class Env:
             raise Unplannable(f"{short_source(node)} depends on the program or on the test's helpers")
         defaults = {name: module for name, module in STDLIB.items() if not self.known(name)}
         scope = {"__builtins__": _FOLD_BUILTINS, **defaults, **self.modules, **self.functions, **self.consts}
+        scope["self"] = types.SimpleNamespace(**{k[5:]: v for k, v in self.consts.items() if k.startswith("self.")})
         try:
             code = compile(ast.fix_missing_locations(ast.Expression(body=node)), "<test>", "eval")
             value = eval(code, scope)  # noqa: S307 - the test's own text, trusted like the dataset

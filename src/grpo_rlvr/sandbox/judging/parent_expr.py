@@ -45,7 +45,7 @@ from .plain_ops import (
     isclose_number,
     literal_source,
 )
-from .plaindata import short_repr
+from .plaindata import CONSUMERS, short_repr
 
 __all__ = ["Env", "Leaf", "Strong", "Unplannable", "inline_constants", "literal_source", "not_plain", "plan_condition"]
 
@@ -55,14 +55,16 @@ __all__ = ["Env", "Leaf", "Strong", "Unplannable", "inline_constants", "literal_
 
 @dataclass(frozen=True)
 class Leaf:
-    """A part the sandbox evaluates: an expression (``method`` None), or a listed method called on the value of
-    an earlier leaf (``receiver``), with arguments the test gave (``args_source``, ``args``)."""
+    """A part the sandbox evaluates: an expression (``method`` None), a listed method called on the value of an
+    earlier leaf (``receiver``), with arguments the test gave (``args_source``, ``args``), or a built-in that
+    consumes a program value (``consumed``: the spec ``isolation.child`` evaluates with the real built-ins)."""
 
     source: str
     receiver: int = -1
     method: str = ""
     args_source: str = "()"
     args: tuple = ()
+    consumed: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -75,11 +77,14 @@ class Strong:
 
     def probe(self) -> list:
         """The sandbox's side: ``["e", source]`` or ``["m", receiver, method, args source]`` per leaf."""
-        return [["e", x.source] if not x.method else ["m", x.receiver, x.method, x.args_source] for x in self.leaves]
+        return [list(x.consumed) if x.consumed else ["e", x.source] if not x.method
+                else ["m", x.receiver, x.method, x.args_source] for x in self.leaves]
 
-    def judge(self, values: list) -> tuple[bool, str, bool]:
-        """(passed, why not, weak) for the leaf values (plain data, or ``NOT_PLAIN`` markers)."""
+    def judge(self, values: list, names: list | None = None) -> tuple[bool, str, bool]:
+        """(passed, why not, weak) for the leaf values (plain data, or ``NOT_PLAIN`` markers); ``names``: per leaf,
+        the type it had in the sandbox when it crossed as a built-in (``Counter``), for the reason."""
         values = list(values)
+        names = list(names or [""] * len(values))
         weak = False
         for i, leaf in enumerate(self.leaves):
             if leaf.method:
@@ -104,9 +109,9 @@ class Strong:
             return False, f"assert {self.text} raised {type(e).__name__}: {e}"[:300], weak
         if ok:
             return True, "", weak
-        return False, self._why(values), weak
+        return False, self._why(values, names), weak
 
-    def _why(self, values: list) -> str:
+    def _why(self, values: list, names: list) -> str:
         tree = self.tree
         if tree[0] == "cmp" and len(tree[2]) == 1 and tree[1][0] == "leaf" and tree[2][0][1][0] == "const":
             op, (_, _, expected) = tree[2][0][0], tree[2][0][1]
@@ -114,7 +119,11 @@ class Strong:
             label = self.leaves[tree[1][1]].source
             if op in ("==", "is"):
                 g, w = short_repr(got), short_repr(expected)
-                if g == w or type(got) is not type(expected):
+                crossed_as = names[tree[1][1]]
+                if crossed_as:
+                    g = f"{g} (a {crossed_as}, compared as a {type(got).__name__})"
+                    w = f"{w} ({type(expected).__name__})" if type(got) is not type(expected) else w
+                elif g == w or type(got) is not type(expected):
                     g, w = f"{g} ({type(got).__name__})", f"{w} ({type(expected).__name__})"
                 return f"{label} returned {g}, expected {w}"
             if op in ("!=", "is not"):
@@ -256,8 +265,53 @@ class _Builder:
                 return ("call", isclose_number, (self.build(probe), ("const", None, expected)), kwargs)
         return None
 
+    def _consumer(self, node: ast.expr) -> tuple | None:
+        """The sandbox's spec of a built-in applied to a program value (``list(gen(3))``, ``sum(map(f, xs))``,
+        ``len(range(n))``, ``sorted(d.keys())``, ``' '.join(words(s))``, ``type(f(x))``), nested as written; None
+        when ``node`` is not one. Python applies it to the value where the value lives, calling the value's own
+        ``__iter__``, ``__len__``...: the sandbox does the same, with the built-ins as they were before the
+        program ran, and only the result crosses (a generator or a ``map`` never would)."""
+        if not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords):
+            return None
+        env, func = self.env, node.func
+        if isinstance(func, ast.Name) and func.id in CONSUMERS and not env.known(func.id):
+            name, parts = func.id, list(node.args)
+        elif (isinstance(func, ast.Attribute) and func.attr == "join" and isinstance(func.value, ast.Constant)
+              and type(func.value.value) is str and len(node.args) == 1 and not node.keywords):
+            name, parts = "str.join", [func.value, node.args[0]]
+        else:
+            return None
+        specs, reaches_program = [], False
+        for part in parts + [k.value for k in node.keywords]:
+            inner = self._consumer(part)
+            if inner is not None or env.program_rooted(part):
+                reaches_program = True
+                specs.append(inner if inner is not None else ["e", ast.unparse(self._sent(part))])
+            elif isinstance(part, ast.Name) and part.id in CONSUMERS and not env.known(part.id):
+                specs.append(["b", part.id])  # map(str, ...): the real built-in too
+            elif env.leaf_free(part):
+                specs.append(["e", ast.unparse(self._sent(part))])
+            else:
+                return None
+        if not reaches_program:
+            return None
+        args, kwargs = specs[:len(parts)], [[k.arg, spec] for k, spec in zip(node.keywords, specs[len(parts):],
+                                                                              strict=True)]
+        return ("c", name, args, kwargs)
+
+    def _sent(self, node: ast.expr) -> ast.expr:
+        sent, exposed = inline_constants(node, self.env)
+        if exposed:
+            raise Unplannable(f"{short_source(node)} binds a name the test also uses as a value")
+        return sent
+
     def _call(self, node: ast.Call) -> tuple:
         env, func = self.env, node.func
+        consumed = self._consumer(node)
+        if consumed is not None:
+            self.leaves.append(Leaf(ast.unparse(self._sent(node)), consumed=consumed))
+            return ("leaf", len(self.leaves) - 1)
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise Unplannable(f"{short_source(node)}: starred arguments")
         fn = None

@@ -1,7 +1,9 @@
 """What the parent does to plain values a program returned: the operators, builtins, ``math`` functions and
 ``str``/``list``/``dict``/``set`` methods a strong assert may apply (``judging.parent_expr``), each bounded so that no
 value can make the parent build something huge or stall: sizes of products, powers, shifts, repeats and
-replacements are checked first, and a set or dict is never built from values that mostly hash alike.
+replacements are checked first, ``//``, ``%`` and ``gcd`` of ints too large to judge quickly are refused, ``sum``
+of lists is linear, every step spends from the sample's CPU budget (``judging.budget``), and a set or dict is
+never built from values that mostly hash alike.
 Comparisons are Python's own on plain data (``True == 1``, ``1 == 1.0``, ``1 != True`` is False): the values
 crossed as plain data, so no ``__eq__`` of the program's runs here.
 Covered: the operations listed here, on plain data. Not covered: anything else (``judging.parent_expr`` sends it to
@@ -14,6 +16,7 @@ import ast
 import math
 import operator
 
+from .budget import quadratic, spend
 from .plaindata import NotPlainData, _no_flooding, encode
 
 MAX_SIZE = 10_000_000  # elements (or characters) a parent-side operation may build
@@ -58,10 +61,17 @@ UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
 def _check_mod(a, b):
     if isinstance(a, (str, bytes)):
         raise TypeError("string formatting with % is not judged in the parent")
+    quadratic(a, b, "%")
     return operator.mod(a, b)
 
 
+def _floordiv(a, b):
+    quadratic(a, b, "//")
+    return operator.floordiv(a, b)
+
+
 BINOPS[ast.Mod] = _check_mod
+BINOPS[ast.FloorDiv] = _floordiv
 
 
 def _hashable_members(values) -> list:
@@ -94,6 +104,30 @@ def _sorted(x, reverse=False):
     return sorted(x, reverse=reverse)
 
 
+def _sum(values, start=0):
+    """``sum``, in linear time for lists and tuples too (``sum(list_of_lists, [])`` builds a new list per item)."""
+    if type(start) not in (list, tuple):
+        return sum(values, start)
+    out = list(start)
+    for value in values:
+        if type(value) is not type(start):
+            raise TypeError(f'can only concatenate {type(start).__name__} (not "{type(value).__name__}") to '
+                            f"{type(start).__name__}")
+        out.extend(value)
+        if len(out) > MAX_SIZE:
+            raise OverflowError("the result would be too large to build")
+    return out if type(start) is list else tuple(out)
+
+
+def _gcd(*values):
+    """``math.gcd``, refusing ints too large to judge: its cost grows with the product of the two largest sizes
+    (the first step reduces the largest modulo the next)."""
+    ints = sorted((v for v in values if type(v) is int), key=int.bit_length)
+    if len(ints) >= 2:
+        quadratic(ints[-1], ints[-2], "gcd")
+    return math.gcd(*values)
+
+
 # Named functions, not lambdas: a plan crosses from the planner process by pickle.
 def _set(x=()):
     return set(_hashable_members(x))
@@ -118,14 +152,14 @@ def _dict(x=()):
 # Builtins the parent applies to program values: bounded by the size of their input.
 FUNCTIONS = {
     "abs": abs, "all": all, "any": any, "bool": bool, "float": float, "int": int, "len": len, "max": max,
-    "min": min, "round": round, "sorted": _sorted, "sum": sum, "str": str, "repr": repr,
+    "min": min, "round": round, "sorted": _sorted, "sum": _sum, "str": str, "repr": repr,
     "list": list, "tuple": tuple, "set": _set, "frozenset": _frozenset, "isinstance": isinstance, "type": type,
     "reversed": _reversed, "enumerate": _enumerate, "dict": _dict,
 }
 MATH = {"isclose": isclose_number, "fabs": _fabs, "sqrt": math.sqrt, "floor": math.floor, "ceil": math.ceil,
         "trunc": math.trunc, "isnan": math.isnan, "isinf": math.isinf, "isfinite": math.isfinite, "log": math.log,
         "log2": math.log2, "log10": math.log10, "exp": math.exp, "sin": math.sin, "cos": math.cos,
-        "tan": math.tan, "atan": math.atan, "atan2": math.atan2, "hypot": math.hypot, "gcd": math.gcd,
+        "tan": math.tan, "atan": math.atan, "atan2": math.atan2, "hypot": math.hypot, "gcd": _gcd,
         "fsum": math.fsum, "copysign": math.copysign, "degrees": math.degrees, "radians": math.radians}
 # Methods of plain data the parent calls itself (none mutates, none grows its result past its input's size
 # times a constant of the test's).
@@ -159,10 +193,7 @@ def call_method(receiver, name: str, args: tuple):
             raise OverflowError("the result would be too large to build")
     if name == "join":
         args = (list(args[0]),)
-    result = getattr(receiver, name)(*args)
-    if name in ("keys", "values", "items"):
-        return list(result)
-    return result
+    return getattr(receiver, name)(*args)  # keys/values/items: the views, which compare as Python's do
 
 
 def is_plain(value) -> bool:
@@ -217,12 +248,15 @@ def _compare(op: str, a, b) -> bool:
     return _OPERATORS[op](a, b)
 
 
+_COSTLY = frozenset({"bin", "call", "method", "cmp", "display", "dict"})  # what may cost more than its operands' size
 _OPERATORS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
               ">=": operator.ge}
 
 
 def evaluate(tree: tuple, values: list):
     kind = tree[0]
+    if kind in _COSTLY:
+        spend()  # the sample's CPU budget (judging.budget), before each step that may take long
     if kind == "const":
         return tree[2]
     if kind == "leaf":

@@ -9,13 +9,23 @@ Decoding is bounded, since the bytes come from model code: nesting (``MAX_DEPTH`
 (``MAX_NODES``), CPU time of this thread (``MAX_DECODE_CPU_S``), and hash flooding (a set or dict whose
 members share one hash, which would make building it quadratic: more than ``MAX_SAME_HASH`` alike).
 Past a bound, ``decode`` raises ``ValueLimit``: that test fails, with the bound in the reason.
+
+In the sandbox, ``encode_as_python`` sends a value as the built-in it behaves as when Python compares it: a
+``Counter``, ``defaultdict`` or ``OrderedDict`` as a dict, a ``namedtuple`` as a tuple, a subclass of ``int``,
+``str``, ``list``... as its built-in value (read with the built-in type's own methods, so the subclass's own
+``__eq__``, ``__iter__`` or ``items`` decides nothing), a numpy scalar by its ``.item()``, a dict's keys or items
+view as the set it compares as, and the built-in types themselves (``type(x) == list``). The type's name goes
+along (``["@", name, value]``) for reasons; ``decode`` returns the plain value, and the parent compares only that.
 Covered: None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, nested up to
-``MAX_DEPTH``. Not covered: any other type (numpy scalars, user classes): such a value is "not plain data".
+``MAX_DEPTH``, and the kinds above. Not covered: any other type (a numpy array, a ``deque``, a ``Fraction``, user
+classes): such a value is "not plain data", and a test comparing it fails.
 """
 
 from __future__ import annotations
 
 import time
+
+from .budget import spend
 
 MAX_DEPTH = 100
 MAX_NODES = 1_000_000
@@ -32,6 +42,16 @@ _SCALARS = {
     "y": bytes,
 }
 _SEQUENCES = {"l": list, "t": tuple, "S": set, "F": frozenset}
+# Built-ins a test may apply to a program value, that the sandbox applies there (``judging.parent_expr._consumer``,
+# ``isolation.child.REAL``): the value itself may not cross (a generator, a ``map``, a class with ``__len__``).
+CONSUMERS = frozenset({
+    "list", "tuple", "sorted", "sum", "len", "min", "max", "set", "frozenset", "dict", "any", "all", "zip",
+    "enumerate", "reversed", "map", "filter", "next", "iter", "str", "repr", "int", "float", "bool", "abs", "round",
+    "isinstance", "type", "divmod", "bytes", "ord", "chr", "hex", "bin", "oct", "hash", "range",
+})
+# The built-in types a value may be, and a test may compare a type with (``type(f(x)) is list``), by name.
+PLAIN_TYPES = {t.__name__: t for t in (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set,
+                                        frozenset)}
 
 
 class NotPlainData(TypeError):
@@ -51,8 +71,10 @@ class _Budget:
         self.nodes += n
         if self.nodes > MAX_NODES:
             raise ValueLimit(f"the returned value has more than {MAX_NODES} elements")
-        if self.nodes % 1024 < n and time.thread_time() > self.deadline:
-            raise ValueLimit(f"the returned value took more than {MAX_DECODE_CPU_S} s of CPU to read")
+        if self.nodes % 1024 < n:
+            if time.thread_time() > self.deadline:
+                raise ValueLimit(f"the returned value took more than {MAX_DECODE_CPU_S} s of CPU to read")
+            spend()  # and the sample's whole budget (judging.budget)
 
 
 def _no_flooding(values: list) -> None:
@@ -98,6 +120,63 @@ def encode(value, depth: int = 0):
     raise NotPlainData(f"a {t.__name__} object is not plain data")
 
 
+def encode_as_python(value, depth: int = 0):
+    """``encode``, for every value Python compares as one of the built-ins (module docstring). Runs inside the
+    untrusted process, on the program's values: its result only ever becomes plain data in the parent.
+
+    Raises:
+        NotPlainData: the value (or something inside it) has no built-in value Python would compare.
+    """
+    if depth > MAX_DEPTH:
+        raise NotPlainData(f"nested deeper than {MAX_DEPTH} levels")
+    t = type(value)
+    if value is None or t in _EXACT:
+        return encode(value, depth) if t not in _CONTAINERS else _container(value, t, t, depth)
+    if t is type and value.__name__ in PLAIN_TYPES and PLAIN_TYPES[value.__name__] is value:
+        return ["T", value.__name__]
+    name = _type_name(t)
+    for base in _BASES:
+        if isinstance(value, base):
+            inner = _container(value, base, t, depth) if base in _CONTAINERS else encode(_BASE_VALUE[base](value))
+            return ["@", name, inner]
+    if isinstance(value, _VIEWS):  # an OrderedDict's views subclass these (only C types can)
+        try:
+            members = frozenset(value)
+        except TypeError as e:  # an items view with an unhashable value: no set to compare it as
+            raise NotPlainData(f"a {name} with unhashable items is not plain data") from e
+        return ["@", name, ["S", [encode_as_python(v, depth + 1) for v in members]]]
+    if getattr(t, "__module__", "") == "numpy" and getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        return ["@", name, encode_as_python(value.item(), depth + 1)]
+    raise NotPlainData(f"a {name} object is not plain data")
+
+
+def _container(value, base: type, t: type, depth: int):
+    """A dict, list, tuple, set or frozenset (or a subclass), read through the built-in's own methods."""
+    if base is dict:
+        return ["d", [[encode_as_python(k, depth + 1), encode_as_python(v, depth + 1)] for k, v in dict.items(value)]]
+    tag = {list: "l", tuple: "t", set: "S", frozenset: "F"}[base]
+    return [tag, [encode_as_python(v, depth + 1) for v in base.__iter__(value)]]
+
+
+def _type_name(t: type) -> str:
+    try:
+        name, module = type.__getattribute__(t, "__qualname__"), type.__getattribute__(t, "__module__")
+    except AttributeError:
+        return "?"
+    if not isinstance(name, str):
+        return "?"
+    return (f"numpy.{str.__str__(name)}" if module == "numpy" else str.__str__(name))[:60]
+
+
+_EXACT = frozenset((bool, int, float, complex, str, bytes, dict, list, tuple, set, frozenset))
+_CONTAINERS = frozenset((dict, list, tuple, set, frozenset))
+_BASES = (dict, list, tuple, set, frozenset, str, bytes, int, float, complex)  # bool cannot be subclassed
+_BASE_VALUE = {str: str.__str__, bytes: lambda v: bytes(memoryview(v)), int: int.__int__, float: float.__float__,
+               complex: lambda v: complex(float.__float__(complex.real.__get__(v)),
+                                          float.__float__(complex.imag.__get__(v)))}
+_VIEWS = (type({}.keys()), type({}.items()))
+
+
 # tag -> (number of text arguments, how they become the value)
 _FROM_TEXT = {
     "i": (1, lambda h: int(h, 16)),
@@ -124,6 +203,10 @@ def decode(obj, depth: int = 0, budget: _Budget | None = None):
     tag, args = obj[0], obj[1:]
     if tag == "n" and not args:
         return None
+    if tag == "@" and len(args) == 2 and type(args[0]) is str:  # a type's name, for reasons: the value is inside
+        return decode(args[1], depth, budget)
+    if tag == "T" and len(args) == 1 and type(args[0]) is str and args[0] in PLAIN_TYPES:
+        return PLAIN_TYPES[args[0]]
     if tag == "b" and len(args) == 1 and type(args[0]) is bool:
         return args[0]
     if tag in _FROM_TEXT and all(type(a) is str for a in args):
@@ -163,6 +246,13 @@ def _decode_sequence(tag: str, items: list, depth: int, budget: _Budget):
     if unique and len(made) != len(values):
         raise ValueError("duplicate set element")
     return made
+
+
+def type_name(obj) -> str:
+    """The name a value's type had in the sandbox when it crossed as another (``Counter``), else ""."""
+    if type(obj) is list and len(obj) == 3 and obj[0] == "@" and type(obj[1]) is str:
+        return obj[1][:60]
+    return ""
 
 
 def short_repr(value, limit: int = 80) -> str:

@@ -26,6 +26,7 @@ are no test.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -59,17 +60,44 @@ class Check:
 @dataclass(frozen=True)
 class Plan:
     """What to run. ``probes`` go to the sandbox (kind, source, scope); ``checks`` stay here, one per probe;
-    ``tests`` name the counted tests."""
+    ``tests`` name the counted tests; ``units``: per probe, the process that runs it (0: the loaded program
+    itself; k > 0: the k-th test body, in a process forked from the loaded program, see ``deliveries``)."""
 
     mode: str
     probes: tuple[tuple[str, str, int], ...] = ()
     checks: tuple[Check, ...] = ()
     tests: tuple[str, ...] = ()
     cases: tuple[tuple[str, str], ...] = ()  # stdio mode: (stdin, expected stdout)
+    units: tuple[int, ...] = ()
 
     @property
     def total(self) -> int:
         return len(self.cases) if self.mode == "stdio" else len(self.tests)
+
+    @functools.cached_property
+    def deliveries(self) -> tuple[tuple[int, tuple[int, ...], bool], ...]:
+        """How the probes reach the sandbox: ``(unit, probe indices, last of its unit)`` in order, one test at a
+        time. A delivery holds one test's probes and the setup before them; the sandbox gets the next one only
+        once every probe of this one has answered, so no test ever runs with a later test's inputs in reach. A
+        unit's deliveries go to one process: the loaded program for unit 0 (an assert list, one ``check`` body:
+        one body in Python too, whose asserts see what earlier ones did), a fresh fork of it for each other unit
+        (a test function or method: its own body, as pytest and unittest run it)."""
+        out: list[tuple[int, list[int]]] = []
+        last_probe = {c.test: i for i, c in enumerate(self.checks) if c.test is not None}
+        current: list[int] = []
+        for i, unit in enumerate(self.units):
+            if current and self.units[current[0]] != unit:
+                out.append((self.units[current[0]], current))
+                current = []
+            current.append(i)
+            test = self.checks[i].test
+            if test is not None and last_probe[test] == i:
+                out.append((unit, current))
+                current = []
+        if current:
+            out.append((self.units[current[0]], current))
+        return tuple((unit, tuple(idx), k + 1 == len(out) or out[k + 1][0] != unit)
+                     for k, (unit, idx) in enumerate(out))
 
 
 class PlanBuilder:
@@ -92,7 +120,7 @@ class PlanBuilder:
         self.tests.append(label[:80])
         return len(self.tests) - 1
 
-    def setup(self, source: str, scope: int = GLOBAL, label: str = "") -> None:
+    def setup(self, source: str, scope: int = GLOBAL, label: str = "", optional: bool = False) -> None:
         """A setup statement (or several). One that binds values the parent computes (``x = 3``, ``EXPECTED =
         math.sqrt(2)``, even ``x = random.randint(0, 9)``) is not sent: the names stay here, and code sent to
         the sandbox gets their values as literals (``inline_constants``)."""
@@ -120,7 +148,7 @@ class PlanBuilder:
             return
         source = "\n".join(sent) if statements else source
         self.probes.append(("exec", source, scope))
-        optional = _only_imports(source)
+        optional = optional or _only_imports(source)
         self.checks.append(Check("setup", label=label or _one_line(source), scope=scope, optional=optional))
 
     def _hand_over(self, node: ast.AST, scope: int, sent: list | None = None) -> None:
@@ -205,6 +233,18 @@ class PlanBuilder:
         else:
             self.ran(ast.unparse(node), test, scope)
 
+    def body(self, nodes: list[ast.stmt], test: int, scope: int) -> None:
+        """A test function's body in its own scope; with no judged statement at all, all of it runs weakly."""
+        start = len(self.checks)
+        for node in nodes:
+            self.statement(node, test, scope)
+        if not any(c.test == test for c in self.checks[start:]):
+            for i in range(start, len(self.checks)):
+                c = self.checks[i]
+                self.checks[i] = type(c)("ran", label=c.label, test=test, scope=scope)
+            if len(self.checks) == start:
+                self.ran("pass", test, scope)  # an empty test: passes when the program loads, as pytest would
+
     def unroll(self, loop: ast.For, test: int, scope: int) -> bool:
         """Plan ``for TARGET in VALUES:`` as its iterations, when the test gives the values; False (nothing
         planned) when it cannot be unrolled."""
@@ -239,7 +279,29 @@ class PlanBuilder:
     def build(self, what: str) -> Plan:
         if not self.tests:
             raise ValueError(f"{what} holds no test: no assert that checks the program")
-        return Plan(mode="eval", probes=tuple(self.probes), checks=tuple(self.checks), tests=tuple(self.tests))
+        return Plan(mode="eval", probes=tuple(self.probes), checks=tuple(self.checks), tests=tuple(self.tests),
+                    units=self._units())
+
+    def _units(self) -> tuple[int, ...]:
+        """Unit 0 for module-level probes; each test body (a scope) a unit of its own, but the last: no body comes
+        after it that could inherit its inputs, so it runs in the loaded program itself (one fork less per sample;
+        with a single body, none)."""
+        scopes = [s for s in dict.fromkeys(scope for _, _, scope in self.probes) if s != GLOBAL]
+        unit_of = {scope: k + 1 for k, scope in enumerate(scopes[:-1])}
+        return tuple(unit_of.get(scope, 0) for _, _, scope in self.probes)
+
+
+def flattenable(fn: ast.FunctionDef) -> bool:
+    """True when the body can run statement by statement outside a function (no return/yield/nonlocal)."""
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Nonlocal, ast.Global, ast.Await)):
+            return False
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return True
 
 
 def _assigned_names(node: ast.stmt) -> list[str]:

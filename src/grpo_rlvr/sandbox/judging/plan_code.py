@@ -6,31 +6,38 @@
   A ``for`` loop over values the test gives is one test, unrolled (its asserts can then be strong); other
   statements of the body that do work are one weak test each; imports and assignments are setup. A body
   that cannot be run statement by statement (it ``return``s) is run whole: one weak test.
-- pytest-style module-level ``def test_*()``: each function one test, passing when all its asserts pass.
-- ``unittest.TestCase`` subclasses (and pytest ``class Test*``): each ``test*`` method one test; ``setUp``
-  runs first in its scope; ``self.assertEqual`` and the other common ``assert*`` calls are judged like the
-  matching ``assert``. A class with other members (helpers, class attributes) is sent whole: weak.
+- pytest-style module-level ``def test_*()``: each function one test, passing when all its asserts pass, with
+  ``setup_function``/``teardown_function`` around it and ``setup_module``/``teardown_module`` once.
+- ``unittest.TestCase`` subclasses (and pytest ``class Test*``): each ``test*`` method one test, on a fresh
+  instance, with the class's and the test's set-up and tear-down hooks (``judging.plan_classes``);
+  ``self.assertEqual`` and the other common ``assert*`` calls are judged like the matching ``assert``.
 - a plain script: one test, passing when it runs to the end (weak); only asserts and setup: one test each.
 
 Runner calls (``check(f)``, ``unittest.main()``, ``pytest.main()``, ``if __name__ == "__main__":``) are
 dropped: the sandbox runs the tests itself, so patching ``unittest``, ``pytest`` or ``sys.modules``, or a
 ``conftest.py`` in the working directory, changes nothing. Code that defines tests but runs none (a
-``check`` without an ``entry_point``; only definitions) is a ValueError that names the fix. Not covered:
-pytest fixtures and ``parametrize`` (refused with a ValueError), ``setUpClass``, async tests.
+``check`` without an ``entry_point``; only definitions) is a ValueError that names the fix. Each test function
+or method runs in a process of its own, forked from the loaded program (``judging.plan.Plan.deliveries``).
+Not covered: pytest fixtures and ``parametrize`` (refused with a ValueError), async tests.
 """
 
 from __future__ import annotations
 
 import ast
-import copy
 
-from .plan import GLOBAL, SETUP_NODES, Plan, PlanBuilder, is_call, is_constant_assert, is_docstring, is_no_op
+from .plan import (
+    GLOBAL,
+    SETUP_NODES,
+    Plan,
+    PlanBuilder,
+    flattenable,
+    is_call,
+    is_constant_assert,
+    is_docstring,
+    is_no_op,
+)
+from .plan_classes import around_function, module_hooks, plan_class, setup_module, teardown_module
 
-_EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
-          "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
-_COMPARE = {"assertNotEqual": ast.NotEq, "assertIs": ast.Is, "assertIsNot": ast.IsNot, "assertIn": ast.In,
-            "assertNotIn": ast.NotIn, "assertGreater": ast.Gt, "assertGreaterEqual": ast.GtE,
-            "assertLess": ast.Lt, "assertLessEqual": ast.LtE}
 _NO_EXPECTED_VALUE = "the test code defines tests but runs none"
 
 
@@ -93,19 +100,6 @@ def _module_setup(b: PlanBuilder, body: list[ast.stmt], skip: list[ast.stmt]) ->
             b.setup(ast.unparse(node))
 
 
-def _flattenable(fn: ast.FunctionDef) -> bool:
-    """True when the body can run statement by statement outside a function (no return/yield/nonlocal)."""
-    todo = list(fn.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Nonlocal, ast.Global, ast.Await)):
-            return False
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return True
-
-
 def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str | None) -> Plan:
     if not entry_point:
         raise ValueError(
@@ -119,7 +113,7 @@ def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str |
     _module_setup(b, body, [check])
     scope = 0
     b.setup(f"candidate = {entry_point}", scope, label=f"the entry_point {entry_point!r}")
-    if not _flattenable(check):
+    if not flattenable(check):
         b.setup(ast.unparse(check))
         b.ran(f"check({entry_point})", b.new_test(f"check({entry_point})"))
         return b.build("tests")
@@ -148,6 +142,8 @@ def _is_testcase(cls: ast.ClassDef) -> bool:
 def _plan_test_functions(body, functions, classes) -> Plan:
     b = PlanBuilder()
     _module_setup(b, body, functions + classes)
+    hooks = module_hooks(body)
+    setup_module(b, hooks)
     scope = 0
     for fn in functions:
         if fn.args.args or fn.args.vararg or fn.args.kwonlyargs or fn.args.kwarg:
@@ -157,98 +153,18 @@ def _plan_test_functions(body, functions, classes) -> Plan:
             raise ValueError(f"tests: {fn.name}() is decorated (pytest.mark.parametrize and other "
                              "decorators are not supported); write one test function per case")
         test = b.new_test(fn.name)
-        if isinstance(fn, ast.FunctionDef) and _flattenable(fn):
-            _plan_body(b, fn.body, test, scope)
+        around_function(b, hooks, "setup_function", scope)
+        if isinstance(fn, ast.FunctionDef) and flattenable(fn):
+            b.body(fn.body, test, scope)
         else:
             b.setup(ast.unparse(fn))
-            b.ran(f"{fn.name}()", test)
+            b.ran(f"{fn.name}()", test, scope)
+        around_function(b, hooks, "teardown_function", scope)
         scope += 1
     for cls in classes:
-        unittest_style = _is_testcase(cls)
-        methods = _test_methods(cls)
-        set_up = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name in ("setUp", "setup_method")]
-        simple = all(
-            is_docstring(n) or (isinstance(n, ast.FunctionDef) and n.name in {m.name for m in methods + set_up}
-                                | {"tearDown", "teardown_method"} and not n.decorator_list
-                                and len(n.args.args) == 1 and _flattenable(n))
-            for n in cls.body
-        )
-        if not simple:
-            b.setup(ast.unparse(cls))
-        for m in methods:
-            test = b.new_test(f"{cls.name}.{m.name}")
-            if simple:
-                self_type = "__import__('unittest').TestCase()" if unittest_style else "type('Test', (), {})()"
-                b.setup(f"self = {self_type}", scope)
-                for node in (set_up[0].body if set_up else []):
-                    if not ast.unparse(node).startswith("super()"):  # no class around it here
-                        b.setup(ast.unparse(node), scope)
-                _plan_body(b, [_unittest_asserts(n) for n in m.body], test, scope)
-            else:
-                make = f"{cls.name}({m.name!r})" if unittest_style else f"{cls.name}()"
-                prep = "_t.setUp()\n" if unittest_style else ""
-                b.ran(f"_t = {make}\n{prep}_t.{m.name}()", test)
-            scope += 1
+        scope = plan_class(b, cls, _test_methods(cls), _is_testcase(cls), scope)
+    teardown_module(b, hooks)
     return b.build("tests")
-
-
-def _plan_body(b: PlanBuilder, nodes: list[ast.stmt], test: int, scope: int) -> None:
-    """A test function's body in its own scope; with no judged statement at all, all of it runs weakly."""
-    start = len(b.checks)
-    for node in nodes:
-        b.statement(node, test, scope)
-    if not any(c.test == test for c in b.checks[start:]):
-        for i in range(start, len(b.checks)):
-            c = b.checks[i]
-            b.checks[i] = type(c)("ran", label=c.label, test=test, scope=scope)
-        if len(b.checks) == start:
-            b.ran("pass", test, scope)  # an empty test: passes when the program loads, as pytest would
-
-
-def _unittest_asserts(node: ast.stmt) -> ast.stmt:
-    """``_unittest_assert`` on a statement and on every statement nested in its loops and ``with`` blocks."""
-    if isinstance(node, (ast.For, ast.With)):
-        node = copy.copy(node)
-        node.body = [_unittest_asserts(n) for n in node.body]
-        return node
-    return _unittest_assert(node)
-
-
-def _unittest_assert(node: ast.stmt) -> ast.stmt:
-    """``self.assertEqual(a, b)`` and friends as the matching ``assert`` statement (others unchanged)."""
-    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
-        return node
-    call = node.value
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-        return node
-    name, args = func.attr, call.args
-    test: ast.expr | None = None
-    if name in _EQUAL and len(args) >= 2 and name != "assertCountEqual":
-        test = ast.Compare(args[0], [ast.Eq()], [args[1]])
-    elif name in _COMPARE and len(args) >= 2:
-        test = ast.Compare(args[0], [_COMPARE[name]()], [args[1]])
-    elif name in ("assertTrue", "assert_") and args:
-        test = args[0]
-    elif name == "assertFalse" and args:
-        test = ast.UnaryOp(ast.Not(), args[0])
-    elif name in ("assertIsNone", "assertIsNotNone") and args:
-        op = ast.Is() if name == "assertIsNone" else ast.IsNot()
-        test = ast.Compare(args[0], [op], [ast.Constant(None)])
-    elif name == "assertAlmostEqual" and len(args) >= 2:
-        kw = {k.arg: k.value for k in call.keywords}
-        places = kw.get("places", args[2] if len(args) > 2 else ast.Constant(7))
-        tol = kw["delta"] if "delta" in kw else None
-        if tol is None and isinstance(places, ast.Constant) and type(places.value) is int:
-            tol = ast.Constant(0.5 * 10.0 ** -places.value)
-        if tol is not None:
-            math_isclose = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant("math")], []),
-                                         "isclose", ast.Load())
-            test = ast.Call(math_isclose, [args[0], args[1]],
-                            [ast.keyword("rel_tol", ast.Constant(0.0)), ast.keyword("abs_tol", tol)])
-    if test is None:
-        return node
-    return ast.fix_missing_locations(ast.copy_location(ast.Assert(test=test), node))
 
 
 def _plan_script(code: str, body: list[ast.stmt]) -> Plan:

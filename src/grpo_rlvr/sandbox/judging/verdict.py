@@ -14,16 +14,17 @@ import math
 import signal
 from dataclasses import dataclass
 
+from .budget import Budget
 from .parent_expr import not_plain
-from .plaindata import ValueLimit, decode, short_repr
+from .plaindata import ValueLimit, decode, short_repr, type_name
 from .plan import GLOBAL, WEAK_KINDS, Plan, judge_value
 
 WEAK_NOTE = "weak: test code ran in the sandbox"
 
 LAYER_ORDER = (
-    "process", "userns", "pidns", "netns", "fs_jail", "tmpdir", "env_scrubbed", "uid_drop",
-    "caps_dropped", "no_new_privs", "landlock_fs", "landlock_net", "landlock_scope", "seccomp", "nondumpable",
-    "oom_first", "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "tree_cap", "pgroup_kill", "sweep",
+    "process", "userns", "pidns", "netns", "fs_jail", "private_shm", "tmpdir", "env_scrubbed", "uid_drop",
+    "caps_dropped", "no_new_privs", "landlock_fs", "landlock_net", "landlock_scope", "seccomp", "no_file_locks",
+    "metadata_frozen", "nondumpable", "oom_first", "rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "tree_cap", "pgroup_kill", "sweep",
 )  # fmt: skip
 
 
@@ -73,7 +74,17 @@ def unjudged_verdict(plan: Plan, why: str) -> UnitTestVerdict:
 
 
 def decide(plan: Plan, reports: list[dict], limits) -> UnitTestVerdict:
-    """The verdict for ``plan`` from the reports of its executions (one, or one per stdin case)."""
+    """The verdict for ``plan`` from the reports of its executions (one, or one per stdin case), within the
+    sample's judging budget (``judging.budget``).
+
+    Raises:
+        OverBudget: judging took more of this thread's CPU than ``judging.budget.JUDGE_CPU_S``.
+    """
+    with Budget():
+        return _decide(plan, reports, limits)
+
+
+def _decide(plan: Plan, reports: list[dict], limits) -> UnitTestVerdict:
     layers = ordered_layers(reports[0]["layers"]) if reports else ()
     timeout_s, cpu_s = limits.timeout_s, limits.cpu_s
     overrun = next((r["overrun"] for r in reports if r.get("overrun")), "") or next(
@@ -136,7 +147,7 @@ def _test_outcomes(plan: Plan, probe_outcomes: list[tuple[bool, str, bool]]):
     return outcomes, weak
 
 
-def _death(report: dict, timeout_s: float, cpu_s: float) -> str:
+def death_reason(report: dict, timeout_s: float, cpu_s: float) -> str:
     """Why an execution stopped before finishing, from what the supervisor observed."""
     if report["timed_out"]:
         return f"timed out after {float(timeout_s)} s"
@@ -161,22 +172,26 @@ def _signal_name(num: int) -> str:
 def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
     """(outcomes, banner): per-test (ok, why) and a headline that overrides the first failure."""
     n = len(plan.checks)
-    frames = _parse_channel(base64.b64decode(report["result"]), n)
+    frames = _parse_channel(base64.b64decode(report["result"]), plan, report["sent_at"])
     tampered = [(False, "no credit: the result channel was tampered with", False)] * n
     if frames is None:
         return tampered, "result channel tampered with"
-    load, results = frames
+    load, results, ended = frames
     if load is None:
-        death = _death(report, timeout_s, cpu_s)
+        death = death_reason(report, timeout_s, cpu_s)
         return [(False, death, False)] * n, death
     if "e" in load:
         why = f"the program failed to load: {load['e']}"
         return [(False, "not run: the program failed to load", False)] * n, why
+    body_of = _bodies(plan)
     outcomes, banner = [], ""
     for i, check in enumerate(plan.checks):
         frame = results.get(i)
-        if frame is None:
-            banner = _death(report, timeout_s, cpu_s)
+        body = body_of.get(plan.units[i], -1) if plan.units else -1
+        if frame is None and 0 <= body < len(ended):  # its test body's process ended early; the others ran on
+            outcomes.append((False, f"not run: {_body_death(ended[body], cpu_s)}", False))
+        elif frame is None:
+            banner = death_reason(report, timeout_s, cpu_s)
             outcomes.append((False, f"not run: {banner}", False))
         elif "e" in frame:
             outcomes.append((False, f"{check.label} raised {frame['e']}", False))
@@ -196,26 +211,53 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
     return outcomes, banner
 
 
+def _bodies(plan: Plan) -> dict[int, int]:
+    """Unit -> the order in which its process was forked (the order of the ``{"k": "s"}`` frames)."""
+    order: dict[int, int] = {}
+    for unit, _, _ in plan.deliveries:
+        if unit > 0 and unit not in order:
+            order[unit] = len(order)
+    return order
+
+
+def _body_death(frame: dict, cpu_s: float) -> str:
+    """Why a test body's process ended before it answered, as the loaded program saw it (its own report)."""
+    code = frame.get("x")
+    if type(code) is not int:
+        return "the test's process ended before finishing"
+    if code < 0:
+        if frame.get("c", 0.0) >= max(1, math.ceil(cpu_s)) - 0.05:
+            return f"CPU limit of {float(cpu_s)} s exceeded ({_signal_name(-code)})"
+        return f"the test's process was killed by {_signal_name(-code)}"
+    return f"the test's process exited with code {code} before finishing"
+
+
 def _judge(check, encoded) -> tuple[bool, str, bool]:
     """(passed, why not, weak) of one answered probe. Raises ValueError/TypeError on a malformed value."""
     if check.kind != "expr":
         return (*judge_value(check, decode(encoded)), False)
     if type(encoded) is not list or len(encoded) != len(check.strong.leaves):
         raise ValueError("wrong number of leaf values")
-    values = []
+    values, names = [], []
     for item in encoded:
         if type(item) is list and len(item) == 2 and item[0] == "x" and type(item[1]) is str:
             values.append(not_plain(item[1]))
         else:
             values.append(decode(item))
-    return check.strong.judge(values)
+        names.append(type_name(item))
+    return check.strong.judge(values, names)
 
 
-def _parse_channel(data: bytes, n: int):
-    """(load frame, {index: frame}) or None when any complete line is not a well-formed, in-order frame."""
+def _parse_channel(data: bytes, plan: Plan, sent_at: list):
+    """(load frame, {index: frame}, [test body end frames]) or None when any complete line is not a well-formed,
+    in-order frame. A probe's frame counts only between the offsets at which its delivery and the next one were
+    sent (``isolation.feeder``): written before, it answered inputs it never had; after, it had a later test's."""
+    window = _windows(plan, sent_at, len(data))
     lines = data.split(b"\n")[:-1]  # a trailing partial line: the process died mid-write
-    load, results = None, {}
+    load, results, ended = None, {}, []
+    offset = 0
     for raw in lines:
+        start, offset = offset, offset + len(raw) + 1
         try:
             frame = json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError):
@@ -226,6 +268,11 @@ def _parse_channel(data: bytes, n: int):
         if kind == "load" and load is None and set(frame) <= {"k", "e"} and type(frame.get("e", "")) is str:
             load = frame
             continue
+        if (kind == "s" and load is not None and set(frame) <= {"k", "x", "c"}
+                and (frame.get("x") is None or type(frame.get("x")) is int)
+                and type(frame.get("c", 0.0)) in (int, float) and len(ended) < len(sent_at)):
+            ended.append(frame)
+            continue
         ok_result = (
             kind == "r"
             and load is not None
@@ -233,14 +280,29 @@ def _parse_channel(data: bytes, n: int):
             and set(frame) <= {"k", "i", "v", "e"}
             and not ("v" in frame and "e" in frame)
             and type(frame.get("i")) is int
-            and 0 <= frame["i"] < n
+            and 0 <= frame["i"] < len(plan.checks)
             and frame["i"] not in results
             and type(frame.get("e", "")) is str
+            and window[frame["i"]][0] <= start < window[frame["i"]][1]
         )
         if not ok_result:
             return None
         results[frame["i"]] = frame
-    return load, results
+    return load, results, ended
+
+
+def _windows(plan: Plan, sent_at: list, size: int) -> list[tuple[int, int]]:
+    """Per probe, the byte range of the result channel where its frame may start (empty: never sent)."""
+    if type(sent_at) is not list or len(sent_at) != len(plan.deliveries):
+        raise TypeError(f"sent_at has {len(sent_at)} entries for {len(plan.deliveries)} deliveries")
+    window = [(1, 0)] * len(plan.checks)
+    for d, (_, indices, _) in enumerate(plan.deliveries):
+        if sent_at[d] is None:
+            continue
+        end = next((at for at in sent_at[d + 1:] if at is not None), size + 1)
+        for i in indices:
+            window[i] = (sent_at[d], end)
+    return window
 
 
 def _normalize(text: str) -> list[str]:
@@ -258,7 +320,7 @@ def _stdio_outcomes(plan: Plan, reports: list[dict], timeout_s: float, cpu_s: fl
             continue
         report = reports[i]
         if report["timed_out"] or report["output_exceeded"] or report["exit_code"] != 0:
-            why = _death(report, timeout_s, cpu_s)
+            why = death_reason(report, timeout_s, cpu_s)
             stderr = base64.b64decode(report["stderr"]).decode("utf-8", "replace").strip()
             last = stderr.splitlines()[-1:] if stderr else []
             if report["exit_code"] and report["exit_code"] > 0 and last:

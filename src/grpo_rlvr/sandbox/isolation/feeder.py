@@ -1,0 +1,126 @@
+"""Feeding an execution its probes one test at a time, in the supervisor (``isolation.execution`` drives it).
+
+The execution never receives the probes up front: it gets the next delivery (one test's probes and the setup
+before them, ``judging.plan.Plan.deliveries``) only once every probe of the current one has answered on the result
+channel, so no code of the program ever runs with a later test's inputs in reach. A delivery for a new test body
+is preceded by a fork request: the loaded program forks a process that runs only that body. Where each delivery
+was sent is recorded as an offset into the result channel (``sent_at``): the parent accepts a frame only between
+its delivery's offset and the next one's, so a process that pretends to have answered gains nothing from the
+inputs it then receives. The supervisor parses the frames only to know when to go on (bounded: each complete
+line once); the parent judges them.
+Covered: pipelined writes that never block the supervisor, a test body whose process ends before it answered
+(its later deliveries are skipped: ``skipped``), forged or garbled frames (the parent refuses them).
+Not covered: judging anything.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import struct
+
+_HEADER = struct.Struct(">I")  # as ``isolation.framing``
+_RESULT = b'{"k": "r", "i": '  # how ``isolation.child`` writes a probe's frame (json.dumps of a dict in that order)
+
+
+class Feeder:
+    """The supervisor's side of one execution's job pipe after the job itself: what to send next, and when."""
+
+    def __init__(self, fd: int, probes: list, deliveries: list):
+        self.fd = fd
+        self.probes = probes
+        self.deliveries = deliveries  # [unit, [probe indices], last of its unit]
+        self.pending = bytearray()  # bytes queued for the job pipe
+        self.next = 0  # the next delivery to send
+        self.waiting: set[int] = set()  # probes of the last delivery sent that have not answered yet
+        self.unit = 0  # the unit whose process reads the job pipe next
+        self.last_unit = 0  # the unit of the last delivery sent
+        self.loaded = False
+        self.bodies_started = self.bodies_ended = 0
+        self.sent_at: list[int | None] = []  # per delivery: the result channel's length when it was sent
+        self.parsed = 0  # how much of the result channel has been read as frames
+        self.finished = False  # every delivery sent and answered: once written, the pipe is closed (EOF: exit)
+
+    def prefetch(self) -> None:
+        """Queue the first delivery before the program has loaded, when every test runs in the loaded program
+        itself (one body: an assert list, one ``check``): the program may then see the first test's inputs while
+        it loads, which tells it nothing the first test does not (one round trip less per sample)."""
+        if self.deliveries and all(unit == 0 for unit, _, _ in self.deliveries):
+            self._send_next(0)
+
+    def feed(self, result: bytes | bytearray) -> None:
+        """Read the new complete frames of the result channel, then queue whatever may be sent now."""
+        end = result.rfind(b"\n") + 1
+        if end > self.parsed:
+            for line in bytes(result[self.parsed:end]).split(b"\n")[:-1]:
+                self._frame(line)
+            self.parsed = end
+        while self.loaded and not self.waiting and self.next < len(self.deliveries):
+            self._send_next(len(result))
+        self.finished = self.loaded and not self.waiting and self.next == len(self.deliveries)
+
+    def _frame(self, line: bytes) -> None:
+        if line.startswith(_RESULT):  # the child's own frames start so: no need to parse a large value here
+            head = line[len(_RESULT):len(_RESULT) + 12].split(b",", 1)[0].split(b"}", 1)[0]
+            if head.isdigit():
+                self.waiting.discard(int(head))
+                return
+        try:
+            frame = json.loads(line)
+        except (ValueError, RecursionError):
+            return
+        if type(frame) is not dict:
+            return
+        kind = frame.get("k")
+        if kind == "load" and "e" not in frame:
+            self.loaded = True
+        elif kind == "r" and type(frame.get("i")) is int:
+            self.waiting.discard(frame["i"])
+        elif kind == "s":
+            self.bodies_ended += 1
+            if self.bodies_ended == self.bodies_started and self.last_unit > 0 and self.waiting:
+                self.waiting = set()  # the body's process ended before answering: the rest of it is skipped
+                while self.next < len(self.deliveries) and self.deliveries[self.next][0] == self.last_unit:
+                    self.sent_at.append(None)
+                    self.next += 1
+                self.unit = 0
+
+    def _send_next(self, offset: int) -> None:
+        unit, indices, last = self.deliveries[self.next]
+        if unit != self.unit and unit > 0:
+            self._queue({"f": 1})
+            self.bodies_started += 1
+        self.unit = self.last_unit = unit
+        final = self.next + 1 == len(self.deliveries)  # the child exits once it has answered: no EOF to wait for
+        self._queue({"p": [[i, *self.probes[i]] for i in indices], "last": last, "end": final})
+        self.sent_at.append(offset)
+        self.waiting = set(indices)
+        self.next += 1
+        if last and unit > 0:
+            self.unit = 0  # the loaded program reads the job pipe again once the body's process has ended
+
+    def _queue(self, message: dict) -> None:
+        body = marshal.dumps(message)  # the child reads it with C code only (its builtins are the program's)
+        self.pending += _HEADER.pack(len(body)) + body
+
+    def write(self) -> None:
+        """Write what the pipe takes now (the fd is non-blocking). A reader that is gone: the rest is dropped."""
+        try:
+            written = os.write(self.fd, self.pending[:1 << 16])
+        except BlockingIOError:
+            return
+        except OSError:  # the execution is gone: nothing more will be read
+            written = len(self.pending)
+        del self.pending[:written]
+        if self.finished and not self.pending:
+            self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def skipped(self) -> list[int | None]:
+        """``sent_at`` for every delivery (None: never sent)."""
+        return self.sent_at + [None] * (len(self.deliveries) - len(self.sent_at))

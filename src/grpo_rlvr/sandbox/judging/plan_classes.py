@@ -1,0 +1,238 @@
+"""Planning test classes and the pytest/unittest hooks around tests, as pytest and unittest run them.
+
+A test class (a ``unittest.TestCase`` subclass, or a pytest ``class Test*``) is defined in the sandbox with its
+own helpers and class attributes, but without its tests' bodies and without the class constants they compare
+against (those stay here, known as ``self.NAME``; a helper that reads one gets it too, and the tests comparing
+with it are then weak). Each test method is one test in a body of its own (``judging.plan.Plan.deliveries``):
+``self`` is a real, fresh instance of the class (``Cls('test_x')`` or ``Cls()``), then the class set-up
+(``setUpClass``/``setup_class``), the set-up (``setUp``/``setup_method``), the method's statements and the
+tear-down (``tearDown``/``teardown_method``) follow, each hook's statements planned as the test's own (so
+``self.sol = Solution()`` makes ``self.sol`` the program's, and ``self.expected = [...]`` stays here) where its
+body can run statement by statement, and called whole otherwise. Module hooks: ``setup_module``/``setUpModule``
+run once before every test body, ``setup_function``/``teardown_function`` around each test function,
+``teardown_module``/``tearDownModule``/``tearDownClass``/``teardown_class`` once at the end. A set-up or
+tear-down that raises fails the tests it wraps (unittest's "error"); one at the end fails nothing.
+Not covered: test methods inherited from a base class, decorated test methods (run whole: weak), fixtures.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from .expected_values import read_names
+from .plan import GLOBAL, PlanBuilder, flattenable, is_docstring
+
+MODULE_SETUP = ("setup_module", "setUpModule")
+MODULE_TEARDOWN = ("teardown_module", "tearDownModule")
+FUNCTION_HOOKS = ("setup_function", "teardown_function")
+CLASS_SETUP = ("setUpClass", "setup_class")
+CLASS_TEARDOWN = ("tearDownClass", "teardown_class")
+TEST_SETUP = ("setUp", "setup_method")
+TEST_TEARDOWN = ("tearDown", "teardown_method")
+HOOKS = MODULE_SETUP + MODULE_TEARDOWN + FUNCTION_HOOKS
+_EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
+          "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
+_COMPARE = {"assertNotEqual": ast.NotEq, "assertIs": ast.Is, "assertIsNot": ast.IsNot, "assertIn": ast.In,
+            "assertNotIn": ast.NotIn, "assertGreater": ast.Gt, "assertGreaterEqual": ast.GtE,
+            "assertLess": ast.Lt, "assertLessEqual": ast.LtE}
+
+
+def module_hooks(body: list[ast.stmt]) -> dict[str, ast.FunctionDef]:
+    """The module-level hook functions of a test module, by name."""
+    return {n.name: n for n in body if isinstance(n, ast.FunctionDef) and n.name in HOOKS}
+
+
+def call(name: str, fn: ast.FunctionDef, arg: str = "None", receiver: str = "") -> str:
+    """Source calling hook ``fn`` as pytest does: with one argument (the module, function or method; ``arg``) when
+    it takes one beyond ``self``/``cls``, else with none."""
+    bound = 1 if receiver else 0
+    takes = len(fn.args.args) - bound > 0 or fn.args.vararg is not None
+    return f"{receiver}{name}({arg if takes else ''})"
+
+
+def setup_module(b: PlanBuilder, hooks: dict) -> None:
+    for name in MODULE_SETUP:
+        if name in hooks:
+            b.setup(call(name, hooks[name]), label=f"{name}()")
+            _rebound(b, hooks[name], GLOBAL)
+
+
+def _rebound(b: PlanBuilder, fn: ast.FunctionDef, scope: int) -> None:
+    """The module globals a hook called in the sandbox rebinds (``global s; s = Stack()``) are the sandbox's from
+    then on: values made by running code there, read as the program's (a comparison of two of them is weak)."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Global):
+            for name in node.names:
+                b.env(scope).mark_program(name)
+
+
+def teardown_module(b: PlanBuilder, hooks: dict) -> None:
+    for name in MODULE_TEARDOWN:
+        if name in hooks:
+            b.setup(call(name, hooks[name]), label=f"{name}()", optional=True)
+
+
+def around_function(b: PlanBuilder, hooks: dict, which: str, scope: int) -> None:
+    if which in hooks:
+        b.setup(call(which, hooks[which]), scope, label=f"{which}()")
+        _rebound(b, hooks[which], scope)
+
+
+def plan_class(b: PlanBuilder, cls: ast.ClassDef, methods: list[ast.FunctionDef], unittest_style: bool,
+               scope: int) -> int:
+    """Plan one test class (module docstring); returns the next free scope."""
+    hooks = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)
+             and n.name in CLASS_SETUP + CLASS_TEARDOWN + TEST_SETUP + TEST_TEARDOWN}
+    flat = {name: fn for name, fn in hooks.items() if _flat_hook(fn)}
+    tests = {m.name for m in methods if _flat_test(m)}
+    consts = _class_constants(b, cls)
+    sent_whole = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and n.name not in flat and n.name not in tests]
+    read_inside = set().union(*(read_names(n) for n in sent_whole)) if sent_whole else set()
+    read_inside |= {f"self.{name[4:]}" for name in read_inside if name.startswith("cls.")}
+    kept = {name for name in consts if f"self.{name}" in read_inside or f"{cls.name}.{name}" in read_inside}
+    b.setup(ast.unparse(_sent_class(cls, flat, tests, set(consts) - kept)), label=f"class {cls.name}")
+    for name in CLASS_SETUP:
+        if name in hooks and name not in flat:  # run once; what it sets lives in the sandbox
+            b.setup(call(name, hooks[name], receiver=f"{cls.name}."), label=f"{cls.name}.{name}()")
+    for m in methods:
+        if len(m.args.args) > 1 or m.args.vararg or m.args.kwonlyargs or m.args.kwarg:
+            raise ValueError(f"tests: {cls.name}.{m.name}() takes arguments beyond self (pytest fixtures and "
+                             "parametrize are not supported); write the values inside the test method")
+        test = b.new_test(f"{cls.name}.{m.name}")
+        b.setup(f"self = {cls.name}({m.name!r})" if unittest_style else f"self = {cls.name}()", scope,
+                label=f"a {cls.name} for {m.name}")
+        env = b.env(scope)
+        for name, value in consts.items():
+            if name in kept:
+                env.mark_helper(f"self.{name}")
+            else:
+                env.consts[f"self.{name}"] = value
+        for name in CLASS_SETUP + TEST_SETUP:
+            if name in flat:
+                _flattened(b, flat[name], scope, m.name)
+            elif name in TEST_SETUP and name in hooks:
+                b.setup(call(name, hooks[name], f"{cls.name}.{m.name}", "self."), scope, label=f"{name}()")
+        if m.name in tests:
+            b.body([_unittest_asserts(n) for n in m.body], test, scope)
+        else:
+            b.ran(f"self.{m.name}()", test, scope)
+        for name in TEST_TEARDOWN:
+            if name in flat:
+                _flattened(b, flat[name], scope, m.name)
+            elif name in hooks:
+                b.setup(call(name, hooks[name], f"{cls.name}.{m.name}", "self."), scope, label=f"{name}()")
+        scope += 1
+    for name in CLASS_TEARDOWN:
+        if name in hooks:
+            b.setup(call(name, hooks[name], receiver=f"{cls.name}."), label=f"{cls.name}.{name}()", optional=True)
+    return scope
+
+
+def _flat_hook(fn: ast.FunctionDef) -> bool:
+    """A hook whose statements can be planned one by one: flattenable, and a plain or class method."""
+    decorators = [ast.unparse(d) for d in fn.decorator_list]
+    return flattenable(fn) and bool(fn.args.args) and decorators in ([], ["classmethod"])
+
+
+def _flat_test(m: ast.FunctionDef) -> bool:
+    return not m.decorator_list and len(m.args.args) == 1 and flattenable(m)
+
+
+def _class_constants(b: PlanBuilder, cls: ast.ClassDef) -> dict:
+    """Class attributes the test gives as values (``expected = [1, 2]``), folded here."""
+    out = {}
+    env = b.env(GLOBAL).copy()
+    for node in cls.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and env.leaf_free(node.value)):
+            try:
+                out[node.targets[0].id] = env.fold(node.value)
+            except Exception:  # noqa: BLE001 - not a value the parent can compute: it stays in the class
+                continue
+    return out
+
+
+def _sent_class(cls: ast.ClassDef, flat: dict, tests: set[str], withheld: set[str]) -> ast.ClassDef:
+    """The class as the sandbox gets it: test bodies and planned hooks emptied, withheld constants left out."""
+    sent = copy.deepcopy(cls)
+    body = []
+    for node in sent.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id in withheld:
+            continue
+        if isinstance(node, ast.FunctionDef) and (node.name in flat or node.name in tests):
+            node.body = [ast.Pass()]
+        if not is_docstring(node):
+            body.append(node)
+    sent.body = body or [ast.Pass()]
+    return ast.fix_missing_locations(sent)
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, old: str, new: str):
+        self.old, self.new = old, new
+
+    def visit_Name(self, node: ast.Name):
+        return ast.copy_location(ast.Name(self.new, node.ctx), node) if node.id == self.old else node
+
+
+def _flattened(b: PlanBuilder, fn: ast.FunctionDef, scope: int, test_name: str) -> None:
+    """A hook's statements planned in the test's scope, its first argument (``self``, ``cls``) read as ``self`` and
+    its second (pytest's ``method``) bound to the test method; ``super().setUp()`` and the like are dropped (the
+    base classes' hooks do nothing a test can see)."""
+    first = fn.args.args[0].arg
+    if len(fn.args.args) > 1:
+        b.setup(f"{fn.args.args[1].arg} = getattr(type(self), {test_name!r}, None)", scope)
+    for node in fn.body:
+        if is_docstring(node) or ast.unparse(node).startswith("super()"):
+            continue
+        node = _Rename(first, "self").visit(copy.deepcopy(node)) if first != "self" else node
+        b.statement(ast.fix_missing_locations(node), None, scope)
+
+
+def _unittest_asserts(node: ast.stmt) -> ast.stmt:
+    """``_unittest_assert`` on a statement and on every statement nested in its loops and ``with`` blocks."""
+    if isinstance(node, (ast.For, ast.With)):
+        node = copy.copy(node)
+        node.body = [_unittest_asserts(n) for n in node.body]
+        return node
+    return _unittest_assert(node)
+
+
+def _unittest_assert(node: ast.stmt) -> ast.stmt:
+    """``self.assertEqual(a, b)`` and friends as the matching ``assert`` statement (others unchanged)."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return node
+    call = node.value
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return node
+    name, args = func.attr, call.args
+    test: ast.expr | None = None
+    if name in _EQUAL and len(args) >= 2 and name != "assertCountEqual":
+        test = ast.Compare(args[0], [ast.Eq()], [args[1]])
+    elif name in _COMPARE and len(args) >= 2:
+        test = ast.Compare(args[0], [_COMPARE[name]()], [args[1]])
+    elif name in ("assertTrue", "assert_") and args:
+        test = args[0]
+    elif name == "assertFalse" and args:
+        test = ast.UnaryOp(ast.Not(), args[0])
+    elif name in ("assertIsNone", "assertIsNotNone") and args:
+        op = ast.Is() if name == "assertIsNone" else ast.IsNot()
+        test = ast.Compare(args[0], [op], [ast.Constant(None)])
+    elif name == "assertAlmostEqual" and len(args) >= 2:
+        kw = {k.arg: k.value for k in call.keywords}
+        places = kw.get("places", args[2] if len(args) > 2 else ast.Constant(7))
+        tol = kw["delta"] if "delta" in kw else None
+        if tol is None and isinstance(places, ast.Constant) and type(places.value) is int:
+            tol = ast.Constant(0.5 * 10.0 ** -places.value)
+        if tol is not None:
+            math_isclose = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant("math")], []),
+                                         "isclose", ast.Load())
+            test = ast.Call(math_isclose, [args[0], args[1]],
+                            [ast.keyword("rel_tol", ast.Constant(0.0)), ast.keyword("abs_tol", tol)])
+    if test is None:
+        return node
+    return ast.fix_missing_locations(ast.copy_location(ast.Assert(test=test), node))

@@ -1,0 +1,157 @@
+"""Each test sees only its own inputs: the probes reach the program one test at a time (``isolation.feeder``), each
+test body (a pytest function, a unittest method) runs in a process forked from the loaded program, and a frame
+counts only between its own delivery and the next one.
+
+The attack: every test's probes used to be in the process while the program ran (the caller's frame held them),
+so on round-trip tests (``encode('ab') == 'YWI='`` beside ``decode('YWI=') == 'ab'``) a program that implements
+nothing answered each test with another test's argument: 1.0, strong, in every format.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
+from grpo_rlvr.sandbox.judging.plan import make_plan
+
+LIMITS = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
+
+# Finds the other direction's call among every string it can reach (frames, gc, containers) and answers with its
+# argument.
+READER = r'''
+import re, sys
+def _flat(v, out, depth=0):
+    if depth > 8 or len(out) > 20000:
+        return
+    if isinstance(v, str):
+        out.append(v)
+    elif isinstance(v, dict):
+        for x in list(v.values()):
+            _flat(x, out, depth + 1)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            _flat(x, out, depth + 1)
+def _pairs():
+    """The encode and decode arguments of the tests, in order, from whatever list of tests it can reach."""
+    best = ([], [])
+    f = sys._getframe()
+    while f is not None:
+        for scope in (f.f_locals, f.f_globals):
+            for value in list(scope.values()):
+                out = []
+                _flat(value, out)
+                text = " ".join(out)
+                found = (re.findall(r"(?:encode|candidate)\('([^']*)'\)", text), re.findall(r"decode\('([^']*)'\)", text))
+                if len(found[0]) + len(found[1]) > len(best[0]) + len(best[1]):
+                    best = found
+        f = f.f_back
+    return best
+def encode(s):
+    plain, coded = _pairs()
+    return coded[plain.index(s)] if s in plain and plain.index(s) < len(coded) else None
+def decode(s):
+    plain, coded = _pairs()
+    return plain[coded.index(s)] if s in coded and coded.index(s) < len(plain) else None
+'''
+# Remembers what it was asked: Python itself lets a later assert of one body see what an earlier one did.
+REMEMBER = "seen = []\ndef encode(s):\n    seen.append(s)\n    return '?'\ndef decode(s):\n    return seen[-1] if seen else '?'\n"
+RIGHT = ("import base64\ndef encode(s):\n    return base64.b64encode(s.encode()).decode()\n"
+         "def decode(s):\n    return base64.b64decode(s).decode()\n")
+ROUND_TRIPS = {
+    "asserts": (["assert encode('ab') == 'YWI='", "assert decode('YWI=') == 'ab'", "assert encode('hi') == 'aGk='",
+                 "assert decode('aGk=') == 'hi'"], None),
+    "pytest": ("def test_encode():\n    assert encode('ab') == 'YWI='\n\n\ndef test_decode():\n"
+               "    assert decode('YWI=') == 'ab'\n", None),
+    "unittest": ("import unittest\n\n\nclass RoundTrip(unittest.TestCase):\n    def test_encode(self):\n"
+                 "        self.assertEqual(encode('ab'), 'YWI=')\n\n    def test_decode(self):\n"
+                 "        self.assertEqual(decode('YWI='), 'ab')\n", None),
+    "check": ("def check(candidate):\n    assert candidate('ab') == 'YWI='\n    assert decode('YWI=') == 'ab'\n"
+              "    assert candidate('hi') == 'aGk='\n    assert decode('aGk=') == 'hi'\n", "encode"),
+}
+
+
+@pytest.mark.parametrize("fmt", list(ROUND_TRIPS))
+def test_a_program_cannot_answer_a_test_with_another_tests_argument(fmt):
+    tests, entry_point = ROUND_TRIPS[fmt]
+    right = run_unit_tests(RIGHT, tests, entry_point=entry_point, limits=LIMITS)
+    cheat = run_unit_tests(READER, tests, entry_point=entry_point, limits=LIMITS)
+    assert right.score == 1.0 and right.weak == 0, right.reason
+    assert cheat.passed == 0, cheat.reason
+
+
+@pytest.mark.parametrize("fmt", ["pytest", "unittest"])
+def test_separate_test_bodies_share_nothing_the_program_remembers(fmt):
+    tests, entry_point = ROUND_TRIPS[fmt]
+    verdict = run_unit_tests(REMEMBER, tests, entry_point=entry_point, limits=LIMITS)
+    assert verdict.passed == 0, verdict.reason
+
+
+@pytest.mark.parametrize("fmt", ["asserts", "check"])
+def test_within_one_body_a_later_assert_sees_only_earlier_ones_never_a_later_one(fmt):
+    # One body in Python too (an assert list, a check function): its asserts run in order in one process, so
+    # remembering an earlier argument pays where the later assert needs it, as it would in Python; never the
+    # other way round, so such a program stays below 1.0.
+    tests, entry_point = ROUND_TRIPS[fmt]
+    verdict = run_unit_tests(REMEMBER, tests, entry_point=entry_point, limits=LIMITS)
+    assert verdict.details[0].startswith("test 1 failed") and verdict.score < 1.0, verdict.reason
+
+
+def test_state_carries_from_one_assert_to_the_next_within_a_body():
+    program = ("from collections import OrderedDict\nclass LRU:\n    def __init__(self, n):\n"
+               "        self.n, self.d = n, OrderedDict()\n    def get(self, k):\n        if k not in self.d:\n"
+               "            return -1\n        self.d.move_to_end(k)\n        return self.d[k]\n"
+               "    def put(self, k, v):\n        self.d[k] = v\n        self.d.move_to_end(k)\n"
+               "        if len(self.d) > self.n:\n            self.d.popitem(last=False)\n"
+               "def gen():\n    yield from range(3)\n")
+    tests = ["c = LRU(2)", "c.put(1, 1)", "c.put(2, 2)", "assert c.get(1) == 1", "c.put(3, 3)",
+             "assert c.get(2) == -1", "assert c.get(1) == 1", "g = gen()", "assert next(g) == 0", "assert next(g) == 1"]
+    verdict = run_unit_tests(program, tests, limits=LIMITS)
+    assert verdict.score == 1.0, verdict.reason
+
+
+def test_a_test_body_that_ends_its_process_does_not_stop_the_others():
+    tests = ("def test_a():\n    assert add(1, 2) == 3\n\n\ndef test_b():\n    import os\n    os._exit(3)\n\n\n"
+             "def test_c():\n    assert add(2, 2) == 4\n")
+    verdict = run_unit_tests("def add(a, b):\n    return a + b\n", tests, limits=LIMITS)
+    assert (verdict.passed, verdict.total) == (2, 3), verdict.reason
+    assert "exited with code 3" in verdict.details[1]
+
+
+def test_a_frame_written_before_its_test_was_sent_earns_nothing():
+    # While answering test 1, the program also answers test 2 blind, then ends its process when test 2 comes.
+    # The blind answer counted before; now the channel is refused.
+    program = ("import os\ncalls = []\ndef add(a, b):\n    calls.append(1)\n    if len(calls) > 1:\n"
+               "        os._exit(0)\n    os.write(3, b'{\"k\": \"r\", \"i\": 1, \"v\": [[\"i\", \"0x4\"]]}\\n')\n"
+               "    return a + b\n")
+    verdict = run_unit_tests(program, ["assert add(1, 2) == 3", "assert add(2, 2) == 4"], limits=LIMITS)
+    assert verdict.passed == 0 and "tampered" in verdict.reason, verdict.reason
+
+
+def test_a_frame_written_after_the_next_test_arrived_earns_nothing():
+    # The first test's answer is held back until the second test's inputs are in: the first answer then comes
+    # too late to count, and the channel is refused.
+    program = ("import os, sys\nheld = []\ndef first(x):\n    os.write(3, b'{\"k\": \"r\", \"i\": 0, \"v\": []}\\n')\n"
+               "    return x\n")
+    tests = ["assert first(1) == 1", "assert first(2) == 2"]
+    verdict = run_unit_tests(program, tests, limits=LIMITS)
+    assert verdict.passed == 0 and "tampered" in verdict.reason
+
+
+def test_a_module_global_the_program_rebinds_is_read_live_in_a_test_body():
+    program = "count = 0\ndef bump():\n    global count\n    count += 1\n    return count\n"
+    tests = ("def test_count():\n    bump()\n    bump()\n    assert count == 2\n    assert bump() == 3\n"
+             "    assert count == 3\n")
+    verdict = run_unit_tests(program, tests, limits=LIMITS)
+    assert verdict.score == 1.0 and verdict.weak == 0, verdict.reason
+
+
+def test_deliveries_hold_one_test_each_and_each_body_its_own_unit():
+    plan = make_plan(["x = [1, 2]", "assert f(x) == 3", "assert f([5]) == 5"])
+    assert [(unit, len(indices), last) for unit, indices, last in plan.deliveries] == [(0, 2, False), (0, 1, True)]
+    plan = make_plan("import math\n\n\ndef test_a():\n    assert f(1) == 1\n    assert f(2) == 2\n\n\n"
+                     "def test_b():\n    assert f(3) == 3\n")
+    # test_a in a fork of its own; test_b, the last body, in the loaded program (no body after it to inherit it)
+    assert [unit for unit, _, _ in plan.deliveries] == [0, 1, 0]
+    assert [last for _, _, last in plan.deliveries] == [True, True, True]
+    check = make_plan("def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(2) == 2\n", "f")
+    assert {unit for unit, _, _ in check.deliveries} == {0}  # one body: the loaded program runs it, no fork

@@ -1,0 +1,92 @@
+"""Test classes and hooks as pytest and unittest run them: a pytest class keeping state on ``self``, ``setUp`` /
+``setup_method`` / ``setUpClass`` / ``setup_class`` and their tear-downs, ``setup_function`` / ``setup_module``,
+class constants. Each shape: the right program scores 1.0 and strong; an object that says yes to everything
+(``__eq__`` always true, any method returns one) scores 0, since ``self.s = Stack()`` makes ``self.s`` the
+program's, so ``self.s.peek()`` crosses as plain data; a wrong program scores less. The class's constants and the
+values its set-up gives never reach the sandbox.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
+from grpo_rlvr.sandbox.judging.plan import make_plan
+
+LIMITS = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
+STACK = ("class Stack:\n    def __init__(self):\n        self.xs = []\n    def push(self, x):\n        self.xs.append(x)\n"
+         "    def pop(self):\n        return self.xs.pop()\n    def peek(self):\n        return self.xs[-1]\n"
+         "    def size(self):\n        return len(self.xs)\n")
+WRONG = STACK.replace("return self.xs[-1]", "return self.xs[0]").replace("return len(self.xs)", "return len(self.xs) + 1")
+YES = ("class Yes:\n    def __eq__(self, other):\n        return True\n    def __bool__(self):\n        return True\n"
+       "    def __getattr__(self, name):\n        return lambda *a, **k: Yes()\nclass Stack(Yes):\n    pass\n")
+SHAPES = {
+    "pytest_setup_method": "class TestStack:\n    def setup_method(self, method):\n        self.s = Stack()\n"
+                           "        self.s.push(1)\n        self.s.push(4)\n\n    def test_peek(self):\n"
+                           "        assert self.s.peek() == 4\n\n    def test_push(self):\n        self.s.push(2)\n"
+                           "        assert self.s.size() == 3\n",
+    "pytest_state_in_the_test": "class TestStack:\n    def test_peek(self):\n        self.s = Stack()\n"
+                                "        self.s.push(3)\n        self.s.push(5)\n        assert self.s.peek() == 5\n",
+    "pytest_class_constant": "class TestStack:\n    items = [1, 2, 3]\n\n    def test_size(self):\n        s = Stack()\n"
+                             "        for x in self.items:\n            s.push(x)\n        assert s.size() == 3\n"
+                             "        assert s.peek() == self.items[-1]\n",
+    "pytest_setup_class": "class TestStack:\n    @classmethod\n    def setup_class(cls):\n        cls.top = 6\n\n"
+                          "    def setup_method(self):\n        self.s = Stack()\n        self.s.push(2)\n"
+                          "        self.s.push(self.top)\n\n    def test_peek(self):\n        assert self.s.peek() == self.top\n\n"
+                          "    def teardown_method(self):\n        self.s = None\n",
+    "unittest_setUp": "import unittest\n\n\nclass T(unittest.TestCase):\n    def setUp(self):\n        super().setUp()\n"
+                      "        self.s = Stack()\n        self.s.push(7)\n        self.s.push(8)\n\n    def test_peek(self):\n"
+                      "        self.assertEqual(self.s.peek(), 8)\n\n    def test_size(self):\n"
+                      "        self.assertEqual(self.s.size(), 2)\n\n    def tearDown(self):\n        self.s = None\n",
+    "unittest_setUpClass": "import unittest\n\n\nclass T(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n"
+                           "        cls.expected = 4\n\n    def setUp(self):\n        self.s = Stack()\n        self.s.push(1)\n\n"
+                           "    def test_peek(self):\n        self.s.push(4)\n        self.assertEqual(self.s.peek(), self.expected)\n",
+    "setup_function": "s = None\n\n\ndef setup_function(function):\n    global s\n    s = Stack()\n    s.push(9)\n"
+                      "    s.push(3)\n\n\ndef teardown_function(function):\n    global s\n    s = None\n\n\n"
+                      "def test_peek():\n    assert s.peek() == 3\n\n\ndef test_pop():\n    assert s.pop() == 3\n"
+                      "    assert s.size() == 1\n",
+    "setup_module": "def setup_module(module):\n    global s\n    s = Stack()\n    s.push(1)\n    s.push(8)\n\n\n"
+                    "def teardown_module(module):\n    pass\n\n\ndef test_peek():\n    assert s.peek() == 8\n",
+    "unittest_module_hooks": "import unittest\n\n\ndef setUpModule():\n    global s\n    s = Stack()\n    s.push(2)\n"
+                             "    s.push(5)\n\n\nclass T(unittest.TestCase):\n    def test_peek(self):\n"
+                             "        self.assertEqual(s.peek(), 5)\n",
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_a_right_program_scores_full_and_strong(shape):
+    verdict = run_unit_tests(STACK, SHAPES[shape], limits=LIMITS)
+    assert verdict.score == 1.0 and verdict.weak == 0, verdict.reason
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_an_object_that_says_yes_to_everything_earns_nothing(shape):
+    verdict = run_unit_tests(YES, SHAPES[shape], limits=LIMITS)
+    assert verdict.passed == 0, verdict.reason
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_a_wrong_program_scores_less(shape):
+    verdict = run_unit_tests(WRONG, SHAPES[shape], limits=LIMITS)
+    assert verdict.score < 1.0, verdict.reason
+
+
+def test_the_classes_constants_and_its_set_up_values_stay_here():
+    tests = ("import unittest\n\n\nclass T(unittest.TestCase):\n    expected = 918273\n\n    def setUp(self):\n"
+             "        self.also = 554433\n\n    def test_a(self):\n        self.assertEqual(solve(1), self.expected)\n\n"
+             "    def test_b(self):\n        self.assertEqual(solve(2), self.also)\n")
+    sent = repr(make_plan(tests).probes)
+    assert "918273" not in sent and "554433" not in sent
+    assert run_unit_tests("def solve(n):\n    return [918273, 554433][n - 1]\n", tests, limits=LIMITS).score == 1.0
+
+
+def test_a_helper_of_the_class_gets_the_constant_it_reads_and_the_test_is_weak():
+    tests = ("class TestX:\n    base = 10\n\n    def expect(self, x):\n        return x + self.base\n\n"
+             "    def test_a(self):\n        assert solve(1) == self.expect(1)\n")
+    verdict = run_unit_tests("def solve(n):\n    return n + 10\n", tests, limits=LIMITS)
+    assert verdict.score == 1.0 and verdict.weak == 1, verdict.reason
+
+
+def test_a_test_method_that_takes_a_fixture_is_refused():
+    with pytest.raises(ValueError, match="takes arguments beyond self"):
+        make_plan("class TestX:\n    def test_a(self, tmp_path):\n        assert f() == 1\n")
