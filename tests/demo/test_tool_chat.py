@@ -53,7 +53,8 @@ def test_a_tool_conversation_renders_in_the_compact_format(tok):
     assert text == ("<|user|>123+456=<|assistant|><|call|>add a=123 b=456<|eos|><|tool|>579<|assistant|>"
                     "<answer>579</answer><|eos|>")
     ids = _ids(tok, text)
-    assert len(ids) == 46 and ids.count(tok.convert_tokens_to_ids(tool_chat.CALL)) == 1   # one token per character
+    # 4 headers + <|call|> + 2 EOS as one token each, 46 characters as one token each
+    assert len(ids) == 53 and ids.count(tok.convert_tokens_to_ids(tool_chat.CALL)) == 1   # one token per character
 
 
 def test_the_response_template_is_saved_with_the_tokenizer(folder):
@@ -100,7 +101,8 @@ def test_the_warmup_trains_the_models_turns_and_never_the_tools_reply(tok):
                                   return_assistant_tokens_mask=True, tools=[add])
     trained = "".join(tok.decode([i]) if m else "_" for i, m in zip(out["input_ids"], out["assistant_masks"],
                                                                      strict=True))
-    assert trained == "_" * 9 + "<|call|>add a=123 b=456<|eos|>" + "_" * 5 + "<answer>579</answer><|eos|>"
+    # the prompt (<|user|>, 8 characters, <|assistant|>) and the tool turn (<|tool|>579<|assistant|>) train nothing
+    assert trained == "_" * 10 + "<|call|>add a=123 b=456<|eos|>" + "_" * 5 + "<answer>579</answer><|eos|>"
 
 
 def test_trls_trainer_takes_the_tool_and_appends_its_reply_as_the_template_renders_it(folder, tmp_path):

@@ -32,7 +32,10 @@ BRIEF_PACKAGE = "grpo_rlvr.examples.tool"
 TOOLS = [add]            # what the brief's tools section names (grpo_rlvr.examples.tool.tools:add)
 OPERANDS = (10, 999)     # each operand has 2 or 3 digits
 TOOL_SHARE = 0.3         # share of the warmup's rows that demonstrate the tool
-WARMUP = {"steps": 300, "lr": 1e-3, "batch_size": 32, "label_smoothing": 0.05}
+# Measured at seed 0: 300 steps at smoothing 0.05 left a model that miscopies the tool's reply (sampled accuracy 0.000,
+# tool-call rate 0.29: preflight routes to SFT); 1000 steps at 0.02 copies it often enough (preflight pass@1 0.090,
+# sampled accuracy 0.095 at temperature 1, tool-call rate 0.25).
+WARMUP = {"steps": 1000, "lr": 1e-3, "batch_size": 32, "label_smoothing": 0.02}
 
 
 def make_rows(n: int, seed: int) -> list[dict]:
