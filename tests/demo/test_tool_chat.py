@@ -22,7 +22,7 @@ from grpo_rlvr.examples.tool.tools import add
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     """An untrained tiny model with the tool-calling format, saved like any Hugging Face model."""
-    tok = tiny_model.build_tokenizer(tools=True)
+    tok = tool_chat.build_tokenizer()
     d = tmp_path_factory.mktemp("tool") / "model"
     tiny_model.save_pretrained(tiny_model.build_model(tok, seed=0), tok, d, {"seed": 0})
     return d
@@ -30,7 +30,7 @@ def folder(tmp_path_factory):
 
 @pytest.fixture(scope="module", params=["built", "reloaded"])
 def tok(request, folder):
-    return tiny_model.build_tokenizer(tools=True) if request.param == "built" else AutoTokenizer.from_pretrained(folder)
+    return tool_chat.build_tokenizer() if request.param == "built" else AutoTokenizer.from_pretrained(folder)
 
 
 def _ids(tok, text: str) -> list[int]:

@@ -59,12 +59,12 @@ def test_rows_and_their_demonstrations_are_right_by_the_oracle():
 def tool_folder(tmp_path_factory):
     """The shipped tool brief beside an untrained tiny model with the tool-calling format, and rows, as the demo
     lays them out."""
-    from grpo_rlvr.demo import tiny_model
+    from grpo_rlvr.demo import tiny_model, tool_chat
     from grpo_rlvr.files import write_jsonl_atomic
 
     d = tmp_path_factory.mktemp("tool")
     (d / "brief.yaml").write_text(resources.files("grpo_rlvr.examples.tool").joinpath("brief.yaml").read_text())
-    tok = tiny_model.build_tokenizer(tools=True)
+    tok = tool_chat.build_tokenizer()
     tiny_model.save_pretrained(tiny_model.build_model(tok, seed=0), tok, d / "model", {"seed": 0})
     write_jsonl_atomic(d / "data" / "train.jsonl", task.make_rows(100, seed=0))
     return d

@@ -129,7 +129,12 @@ def _build_base_model(seed: int, fresh: bool, characters: list[str] | None = Non
     d = cache_root() / f"tiny-base-{cache_key(seed=seed, **alphabet)}"
     if not fresh and (d / "config.json").is_file():
         return d, True
-    tok = tiny_model.build_tokenizer(characters, tools=tools)
+    if tools:
+        from grpo_rlvr.demo import tool_chat
+
+        tok = tool_chat.build_tokenizer(characters)
+    else:
+        tok = tiny_model.build_tokenizer(characters)
     model = tiny_model.build_model(tok, seed)
     tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "untrained"})
     return d, False

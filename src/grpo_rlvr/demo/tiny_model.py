@@ -60,26 +60,24 @@ def byte_level(ch: str) -> str:
     return symbol
 
 
-def build_tokenizer(characters: list[str] | None = None, tools: bool = False):
+def build_tokenizer(characters: list[str] | None = None, extra_special_tokens: list[str] | None = None,
+                    chat_template: str = CHAT_TEMPLATE, response_template: dict | None = None):
     """A character-level ``Qwen2Tokenizer`` over ``characters`` (default ``CHARACTERS``), with the chat template
-    above: what ``AutoTokenizer`` gives back after ``save_pretrained`` beside a Qwen2 config. ``tools``: the
-    tool-calling chat format of ``tool_chat`` instead (its two special tokens, template and response template)."""
+    above: what ``AutoTokenizer`` gives back after ``save_pretrained`` beside a Qwen2 config. Another chat format
+    (``tool_chat.build_tokenizer``) adds its ``extra_special_tokens`` after ours and sets ``chat_template`` and a
+    ``response_template`` (saved in tokenizer_config.json)."""
     from transformers import Qwen2Tokenizer
 
     chars = CHARACTERS if characters is None else characters
     if any(len(c.encode()) != 1 for c in chars) or len(set(chars)) != len(chars):
         raise ValueError("tiny model alphabet: each character must be one distinct one-byte (ASCII) character")
-    specials, template = SPECIAL_TOKENS, CHAT_TEMPLATE
-    if tools:
-        from grpo_rlvr.demo import tool_chat
-
-        specials, template = SPECIAL_TOKENS + tool_chat.SPECIAL_TOKENS, tool_chat.CHAT_TEMPLATE
+    specials = SPECIAL_TOKENS + list(extra_special_tokens or [])
     vocab = {tok: i for i, tok in enumerate(specials + [byte_level(c) for c in chars])}
     tok = Qwen2Tokenizer(vocab=vocab, merges=[], unk_token=None, eos_token=EOS, pad_token=PAD,
                          extra_special_tokens=[t for t in specials if t not in (PAD, EOS)])
-    tok.chat_template = template
-    if tools:
-        tok.response_template = tool_chat.RESPONSE_TEMPLATE   # saved in tokenizer_config.json
+    tok.chat_template = chat_template
+    if response_template is not None:
+        tok.response_template = response_template
     tok.padding_side = "left"
     return tok
 

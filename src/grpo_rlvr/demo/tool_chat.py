@@ -23,6 +23,7 @@ by hand (``tests/demo/test_tool_chat.py`` holds it to that).
 
 from __future__ import annotations
 
+from grpo_rlvr.demo import tiny_model
 from grpo_rlvr.demo.tiny_model import ASSISTANT, EOS, USER
 
 CALL, TOOL = "<|call|>", "<|tool|>"
@@ -69,3 +70,10 @@ RESPONSE_TEMPLATE = {
         "content": {"close_pattern": _escaped(EOS), "content": "text"},
     },
 }
+
+
+def build_tokenizer(characters: list[str] | None = None):
+    """The tiny model's character tokenizer (``tiny_model.build_tokenizer``) with this format: its two special
+    tokens, its chat template and its response template."""
+    return tiny_model.build_tokenizer(characters, extra_special_tokens=SPECIAL_TOKENS, chat_template=CHAT_TEMPLATE,
+                                      response_template=RESPONSE_TEMPLATE)
