@@ -222,7 +222,8 @@ def _demo_args(sp) -> None:
     sp.add_argument("--task", default="arithmetic", choices=list(TASKS),
                     help="arithmetic (default); spell_backward: reasoning-gym's task scored by its own verifier "
                          "(needs pip install 'grpo-rlvr[reasoning-gym]'); or code: write a Python function, scored "
-                         "by unit tests in the sandbox")
+                         "by unit tests in the sandbox; or tool: sums the model answers by calling a calculator tool "
+                         "through TRL's tool loop")
     sp.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the demo brief's max_steps)")
     sp.add_argument("--seed", type=int, default=0, help="seed for the model, data and warmup (default 0)")
     sp.add_argument("--eval-samples", type=int, default=400, help="samples for accuracy before/after (≥ 400)")

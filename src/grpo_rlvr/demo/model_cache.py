@@ -16,10 +16,10 @@ __all__ = ["cache_key", "cache_root"]
 def cache_key(**parts) -> str:
     import torch
 
-    from grpo_rlvr.demo import arithmetic_task, tiny_model, warmup
+    from grpo_rlvr.demo import arithmetic_task, tiny_model, tool_chat, warmup
 
     parts = {**parts, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
     h = hashlib.sha256(json.dumps(parts, sort_keys=True).encode())
-    for mod in (tiny_model, arithmetic_task, warmup):  # code changes invalidate the cache
+    for mod in (tiny_model, tool_chat, arithmetic_task, warmup):  # code changes invalidate the cache
         h.update(Path(mod.__file__).read_bytes())
     return h.hexdigest()[:16]

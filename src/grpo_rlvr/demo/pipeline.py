@@ -10,10 +10,15 @@ own default folder (``default_workdir``: ``runs/demo``, ``runs/demo-spell_backwa
 the demo never moves an inspection a person reviewed: it refuses a folder that holds one (exit 2) before it
 writes anything. ``code`` (``code_task``) writes Python scored by unit tests in the sandbox, with the tiny
 model's code alphabet (a task module's ``CHARACTERS``); its folder is where the by-hand pipeline starts from.
+``tool`` (``tool_task``) gives the model a calculator through the brief's ``tools`` section: the tiny model gets a
+tool-calling chat format (``tool_chat``), warms up on conversations, and every phase samples through TRL's tool loop
+(``GRPOTrainer(tools=[add])``); the summary adds the tool-call rate before and after, and TRL's
+``tools/call_frequency`` over training.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import shutil
@@ -43,7 +48,7 @@ EVAL_PROMPTS = 100
 # At smoothing 0.3 sampled accuracy is 0 (preflight: SFT first).
 WARMUP = {"steps": 250, "lr": 1e-3, "batch_size": 32, "label_smoothing": 0.1}
 TASKS = {"arithmetic": "grpo_rlvr.demo.arithmetic_task", "spell_backward": "grpo_rlvr.demo.spell_backward_task",
-         "code": "grpo_rlvr.demo.code_task"}
+         "code": "grpo_rlvr.demo.code_task", "tool": "grpo_rlvr.demo.tool_task"}
 DEMO_OUTPUT = "out"  # the shipped demo briefs' output_dir (tests/demo/test_pipeline.py holds them to it)
 
 
@@ -112,16 +117,24 @@ class _Phases:
         self.stream.flush()
 
 
-def _build_base_model(seed: int, fresh: bool, characters: list[str] | None = None) -> tuple[Path, bool]:
-    """The untrained tiny model's folder (with the alphabet ``characters``, default ``tiny_model.CHARACTERS``),
-    and whether it came from the cache."""
+def _build_base_model(seed: int, fresh: bool, characters: list[str] | None = None,
+                      tools: bool = False) -> tuple[Path, bool]:
+    """The untrained tiny model's folder (with the alphabet ``characters``, default ``tiny_model.CHARACTERS``;
+    ``tools``: the tool-calling chat format), and whether it came from the cache."""
     from grpo_rlvr.demo import tiny_model
 
     alphabet = {} if characters is None else {"characters": "".join(characters)}  # the default keeps its key
+    if tools:
+        alphabet["tools"] = True
     d = cache_root() / f"tiny-base-{cache_key(seed=seed, **alphabet)}"
     if not fresh and (d / "config.json").is_file():
         return d, True
-    tok = tiny_model.build_tokenizer(characters)
+    if tools:
+        from grpo_rlvr.demo import tool_chat
+
+        tok = tool_chat.build_tokenizer(characters)
+    else:
+        tok = tiny_model.build_tokenizer(characters)
     model = tiny_model.build_model(tok, seed)
     tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "untrained"})
     return d, False
@@ -132,17 +145,22 @@ def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool, t=task) ->
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from grpo_rlvr.demo import tiny_model
-    from grpo_rlvr.demo.warmup import sft_warmup
+    from grpo_rlvr.demo.warmup import sft_warmup, sft_warmup_chats
 
     warmup = getattr(t, "WARMUP", WARMUP)
     named = {} if t is task else {"task": t.NAME}  # the arithmetic demo's cache keeps its key
+    if hasattr(t, "demonstrations"):   # a task that warms up on conversations (its code shapes them)
+        named["task_code"] = hashlib.sha256(Path(t.__file__).read_bytes()).hexdigest()[:16]
     d = cache_root() / f"tiny-warm-{cache_key(seed=seed, **warmup, rows=len(rows), **named)}"
     if not fresh and (d / "config.json").is_file():
         return d, True
     tok = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base)
-    losses = sft_warmup(model, tok, rows, [t.target_completion(r["answer"]) for r in rows], seed=seed,
-                        **warmup)
+    if hasattr(t, "demonstrations"):
+        losses = sft_warmup_chats(model, tok, t.demonstrations(rows, seed), seed=seed, tools=t.TOOLS, **warmup)
+    else:
+        losses = sft_warmup(model, tok, rows, [t.target_completion(r["answer"]) for r in rows], seed=seed,
+                            **warmup)
     tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "sft-warmup", **warmup, **named,
                                                "final_loss": losses[-1]})
     return d, False
@@ -159,7 +177,10 @@ def sampled_accuracy(brief_path: Path, model_dir: Path, eval_rows: list[dict], p
     drawn = roll_out(load_brief(brief_path), eval_rows, per_prompt, seed, model=model_dir, batch_size=200)
     judged = [t.oracle_judgement(last_user_text(tr.prompt), tr.text) for tr in drawn.trajectories]
     n = len(judged)
-    return {"samples": n, "accuracy": sum(c for _, c in judged) / n, "well_formed": sum(w for w, _ in judged) / n}
+    acc = {"samples": n, "accuracy": sum(c for _, c in judged) / n, "well_formed": sum(w for w, _ in judged) / n}
+    if getattr(t, "TOOLS", None):   # a tool task: the share of samples that called a tool at least once
+        acc["tool_call_rate"] = sum(tr.tool_calls > 0 for tr in drawn.trajectories) / n
+    return acc
 
 
 def oracle_review(inspection_dir: Path, t=task) -> dict:
@@ -235,7 +256,8 @@ def run_demo(workdir=None, grpo_steps: int | None = None, seed: int = 0, eval_sa
         "accuracy_before": before, "accuracy_after": after,
         "improvement": after["accuracy"] / before["accuracy"] if before["accuracy"] else None,
         "preflight_untrained": pre0.verdict, "preflight": pre.to_dict(), "gate_passed": gate.passed,
-        "reward_curve": curve, "diagnosis": diag.to_dict(), "phase_seconds": run.ph.times,
+        "reward_curve": curve, **_tool_frequency(rr.dir / "output" / "metrics.jsonl", t),
+        "diagnosis": diag.to_dict(), "phase_seconds": run.ph.times,
         "total_seconds": round(time.monotonic() - t_all, 1), "workdir": str(work),
         "cpu": {"torch_threads": threads, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")},
     }
@@ -307,7 +329,8 @@ def _models(run: _DemoRun):
 
     ph = run.ph
     ph.start("build", "building the tiny model (character tokenizer + ~0.9M-parameter Qwen2), cached on disk")
-    base, cached = _build_base_model(run.seed, run.fresh, getattr(run.t, "CHARACTERS", None))
+    base, cached = _build_base_model(run.seed, run.fresh, getattr(run.t, "CHARACTERS", None),
+                                     tools=bool(getattr(run.t, "TOOLS", None)))
     model_link = run.work / "model"
     _point(model_link, base)
     ph.note(f"untrained model: {base}" + (" (cached: built by an earlier run with this seed; --fresh rebuilds)"
@@ -336,7 +359,8 @@ def _accuracy(run: _DemoRun, phase: str, what: str, model_dir: Path, s: dict) ->
     """A phase that measures sampled accuracy (before or after GRPO) with the brief's sampling settings."""
     run.ph.start(phase, what)
     acc = sampled_accuracy(run.brief_path, model_dir, run.eval_rows, run.per_prompt, run.seed + 7, run.t)
-    run.ph.note(f"accuracy {acc['accuracy']:.3f}, well-formed {acc['well_formed']:.3f}")
+    run.ph.note(f"accuracy {acc['accuracy']:.3f}, well-formed {acc['well_formed']:.3f}"
+                + (f", tool-call rate {acc['tool_call_rate']:.3f}" if "tool_call_rate" in acc else ""))
     return acc
 
 
@@ -402,6 +426,15 @@ def _curve(metrics: Path, correctness: str = "exact_match") -> list[dict]:
     return out
 
 
+def _tool_frequency(metrics: Path, t) -> dict:
+    """A tool task's ``tools/call_frequency`` (TRL's: tool calls per rollout) at the first and the last logged
+    step of training; nothing for a task without tools."""
+    if not getattr(t, "TOOLS", None) or not metrics.is_file():
+        return {}
+    logged = [r["tools/call_frequency"] for r in read_jsonl(metrics, "metrics") if "tools/call_frequency" in r]
+    return {"tool_call_frequency": {"first": logged[0], "last": logged[-1]} if logged else None}
+
+
 def format_summary(s: dict, diagnosis_text: str) -> str:
     b, a = s["accuracy_before"], s["accuracy_after"]
     ratio = f"{s['improvement']:.2f}×" if s["improvement"] else "n/a"
@@ -410,7 +443,8 @@ def format_summary(s: dict, diagnosis_text: str) -> str:
              f"(pass@1 {s['preflight']['pass_at_1']:.3f}, pass@{s['preflight']['k']} {s['preflight']['pass_at_k']:.3f})",
              f"sampled accuracy before GRPO: {b['accuracy']:.3f} ({b['samples']} samples, well-formed {b['well_formed']:.3f})",
              f"sampled accuracy after GRPO:  {a['accuracy']:.3f} ({a['samples']} samples, well-formed {a['well_formed']:.3f})",
-             f"improvement: {ratio}  (GRPO steps: {s['grpo_steps']}, seed {s['seed']})", "", f"reward curve (step: total / {s.get('correctness_reward', 'exact_match')} / format):"]
+             f"improvement: {ratio}  (GRPO steps: {s['grpo_steps']}, seed {s['seed']})",
+             *_tool_lines(s), "", f"reward curve (step: total / {s.get('correctness_reward', 'exact_match')} / format):"]
     curve = s["reward_curve"]
     pick = curve if len(curve) <= 8 else [curve[i * (len(curve) - 1) // 7] for i in range(8)]
     for c in pick:
@@ -418,3 +452,17 @@ def format_summary(s: dict, diagnosis_text: str) -> str:
     lines += ["", "time per phase (s): " + ", ".join(f"{k} {v}" for k, v in s["phase_seconds"].items()),
               f"total: {s['total_seconds']} s", "", diagnosis_text, f"\nEverything is in {s['workdir']}"]
     return "\n".join(lines)
+
+
+def _tool_lines(s: dict) -> list[str]:
+    """The summary's tool-use lines (a tool task only)."""
+    b, a = s["accuracy_before"], s["accuracy_after"]
+    if "tool_call_rate" not in b:
+        return []
+    lines = [f"tool-call rate (samples that called a tool): {b['tool_call_rate']:.3f} before → "
+             f"{a['tool_call_rate']:.3f} after"]
+    f = s.get("tool_call_frequency")
+    if f:
+        lines.append(f"TRL's tools/call_frequency (calls per rollout) in training: {f['first']:.3f} at the first "
+                     f"logged step → {f['last']:.3f} at the last")
+    return lines

@@ -60,18 +60,24 @@ def byte_level(ch: str) -> str:
     return symbol
 
 
-def build_tokenizer(characters: list[str] | None = None):
+def build_tokenizer(characters: list[str] | None = None, extra_special_tokens: list[str] | None = None,
+                    chat_template: str = CHAT_TEMPLATE, response_template: dict | None = None):
     """A character-level ``Qwen2Tokenizer`` over ``characters`` (default ``CHARACTERS``), with the chat template
-    above: what ``AutoTokenizer`` gives back after ``save_pretrained`` beside a Qwen2 config."""
+    above: what ``AutoTokenizer`` gives back after ``save_pretrained`` beside a Qwen2 config. Another chat format
+    (``tool_chat.build_tokenizer``) adds its ``extra_special_tokens`` after ours and sets ``chat_template`` and a
+    ``response_template`` (saved in tokenizer_config.json)."""
     from transformers import Qwen2Tokenizer
 
     chars = CHARACTERS if characters is None else characters
     if any(len(c.encode()) != 1 for c in chars) or len(set(chars)) != len(chars):
         raise ValueError("tiny model alphabet: each character must be one distinct one-byte (ASCII) character")
-    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + [byte_level(c) for c in chars])}
+    specials = SPECIAL_TOKENS + list(extra_special_tokens or [])
+    vocab = {tok: i for i, tok in enumerate(specials + [byte_level(c) for c in chars])}
     tok = Qwen2Tokenizer(vocab=vocab, merges=[], unk_token=None, eos_token=EOS, pad_token=PAD,
-                         extra_special_tokens=[USER, ASSISTANT])
-    tok.chat_template = CHAT_TEMPLATE
+                         extra_special_tokens=[t for t in specials if t not in (PAD, EOS)])
+    tok.chat_template = chat_template
+    if response_template is not None:
+        tok.response_template = response_template
     tok.padding_side = "left"
     return tok
 

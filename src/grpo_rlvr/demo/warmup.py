@@ -37,38 +37,65 @@ def sft_warmup(model, tokenizer, rows: list[dict], completions: list[str], *, st
     1 still often misses it, the regime where RL's sharpening pays off and the format reward leaves little to
     win.
     """
-    import torch
-    import torch.nn.functional as F
-
-    g = torch.Generator().manual_seed(seed)
     prompt_ids = [tokenizer.apply_chat_template(r["prompt"], add_generation_prompt=True, tokenize=True)
                   for r in rows]
     prompt_ids = [p["input_ids"] if isinstance(p, dict) or hasattr(p, "keys") else p for p in prompt_ids]
     target_ids = [tokenizer(c, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
                   for c in completions]
     spans = [_answer_span(tokenizer, c) for c in completions] if answer_smoothing else None
+    examples = []
+    for i, (p, t) in enumerate(zip(prompt_ids, target_ids, strict=True)):
+        smoothed = None if spans is None else (len(p) + spans[i][0], len(p) + spans[i][1])
+        examples.append((p + t, [False] * len(p) + [True] * len(t), smoothed))
+    return _train(model, tokenizer, examples, steps=steps, lr=lr, batch_size=batch_size, seed=seed,
+                  label_smoothing=label_smoothing, answer_smoothing=answer_smoothing if spans else None)
+
+
+def sft_warmup_chats(model, tokenizer, conversations: list[list[dict]], *, steps: int, lr: float, batch_size: int,
+                     seed: int, label_smoothing: float = 0.0, tools: list | None = None) -> list[float]:
+    """``sft_warmup`` on whole conversations (a tool call, the tool's reply, the answer after it): the loss is on
+    the assistant's own turns only, as the chat template marks them (``{% generation %}``), so the model learns to
+    call and to answer from the reply, never to write the reply itself (which TRL masks out of GRPO's loss too)."""
+    examples = []
+    for conv in conversations:
+        out = tokenizer.apply_chat_template(conv, tools=tools, tokenize=True, return_dict=True,
+                                            return_assistant_tokens_mask=True)
+        mask = [bool(m) for m in out["assistant_masks"]]
+        if not any(mask):
+            raise ValueError("the chat template marks no assistant tokens ({% generation %}): nothing to train on")
+        examples.append((list(out["input_ids"]), mask, None))
+    return _train(model, tokenizer, examples, steps=steps, lr=lr, batch_size=batch_size, seed=seed,
+                  label_smoothing=label_smoothing, answer_smoothing=None)
+
+
+def _train(model, tokenizer, examples: list[tuple[list[int], list[bool], tuple[int, int] | None]], *, steps: int,
+           lr: float, batch_size: int, seed: int, label_smoothing: float, answer_smoothing: float | None) -> list[float]:
+    """The warmup's loop over ``examples`` (token ids, which of them train, the answer's span to smooth by
+    ``answer_smoothing`` instead of ``label_smoothing``); batches drawn with ``seed``, padded on the right."""
+    import torch
+    import torch.nn.functional as F
+
+    g = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     work_trace.event("training_start", kind="sft", steps=steps)
     model.train()
     losses = []
     for _ in range(steps):
-        idx = torch.randint(len(rows), (batch_size,), generator=g).tolist()
-        seqs = [prompt_ids[i] + target_ids[i] for i in idx]
-        width = max(len(s) for s in seqs)
+        idx = torch.randint(len(examples), (batch_size,), generator=g).tolist()
+        width = max(len(examples[i][0]) for i in idx)
         input_ids = torch.full((batch_size, width), tokenizer.pad_token_id)
         labels = torch.full((batch_size, width), -100)
         smoothing = torch.full((batch_size, width), label_smoothing)
         attn = torch.zeros((batch_size, width), dtype=torch.long)
         for j, i in enumerate(idx):
-            s = seqs[j]
-            input_ids[j, : len(s)] = torch.tensor(s)
-            attn[j, : len(s)] = 1
-            start = len(prompt_ids[i])
-            labels[j, start : len(s)] = torch.tensor(target_ids[i])
-            if spans is not None:
-                smoothing[j, start + spans[i][0] : start + spans[i][1]] = answer_smoothing
+            ids, trained, span = examples[i]
+            input_ids[j, : len(ids)] = torch.tensor(ids)
+            attn[j, : len(ids)] = 1
+            labels[j, : len(ids)] = torch.where(torch.tensor(trained), torch.tensor(ids), -100)
+            if span is not None:
+                smoothing[j, span[0] : span[1]] = answer_smoothing
         logits = model(input_ids=input_ids, attention_mask=attn).logits[:, :-1]
-        if spans is None:
+        if answer_smoothing is None:
             loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1),
                                    ignore_index=-100, label_smoothing=label_smoothing)
         else:  # cross-entropy against (1 - eps) one-hot + eps uniform, eps per token (as F.cross_entropy does)

@@ -12,6 +12,7 @@ Both keep TRL's constructor; the dynamic one adds the keyword-only ``max_rounds`
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict, deque
 from pathlib import Path
 from typing import NamedTuple
@@ -49,6 +50,25 @@ def _unbounded_like(logs: dict) -> dict:
     return out
 
 
+def _arguments_as_json(completion):
+    """``completion`` (a message list, or text) with each tool call's arguments as JSON text; copies what it
+    changes."""
+    if not isinstance(completion, list):
+        return completion
+    out = []
+    for m in completion:
+        if isinstance(m, dict) and m.get("tool_calls"):
+            calls = []
+            for call in m["tool_calls"]:
+                fn = call.get("function") if isinstance(call, dict) else None
+                if isinstance(fn, dict) and not isinstance(fn.get("arguments"), str):
+                    call = {**call, "function": {**fn, "arguments": json.dumps(fn.get("arguments"), default=str)}}
+                calls.append(call)
+            m = {**m, "tool_calls": calls}
+        out.append(m)
+    return out
+
+
 class GRPOTrainerWithHeldOut(GRPOTrainer):
     """TRL's GRPOTrainer; each evaluation fills a completions buffer of its own, and the training one is put back;
     a sample a reward could not score is left out of its step and named by its dataset row (``unscorable``)."""
@@ -59,6 +79,16 @@ class GRPOTrainerWithHeldOut(GRPOTrainer):
                 func.unscorable = []
         rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
         return self._leave_out_unscorable(inputs, rewards)
+
+    def log(self, logs: dict, start_time: float | None = None) -> None:
+        # TRL writes the logged completions to completions/*.parquet. The parser types a tool call's arguments from
+        # the tool's schema, so one call logs a = 566 and another a = "12x"; pyarrow refuses a column with two types
+        # and the run dies at its first log. Each call's arguments are logged as their JSON text instead, the form
+        # the OpenAI message format carries them in (chat templates render both).
+        completions = getattr(self, "_logs", {}).get("completion")
+        for i, completion in enumerate(completions or ()):
+            completions[i] = _arguments_as_json(completion)
+        super().log(logs, start_time)
 
     def _leave_out_unscorable(self, inputs: list[dict], rewards: torch.Tensor) -> torch.Tensor:
         """Every reward of a sample that some reward could not score becomes NaN in the gathered (samples ×
