@@ -46,10 +46,11 @@ def make_workspace(root: Path, model: Path, **sections) -> Path:
     return root
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def release_kept_engine():
-    """Shut the rollout road's kept trainer (and its colocated engine) down before the interpreter exits (vLLM's own
-    exit-time shutdown then logs into closed streams)."""
+    """Shut the rollout road's kept trainer (and its colocated engine, and the process group it started) down after
+    each module: a training the next module starts binds the same port (29500), and vLLM's own exit-time shutdown
+    would log into closed streams."""
     yield
     from grpo_rlvr.rollout import road
 

@@ -37,6 +37,29 @@ def test_preflight_and_inspect_share_one_trainer_and_engine(ws):
 
 
 @pytest.mark.e2e
+def test_releasing_the_road_frees_the_port_a_training_binds(ws):
+    """TRL's colocated engine starts torch.distributed in this process (MASTER_PORT, 29500): the road's release()
+    ends it, so a training started next in the same process or beside it can bind the port (CI's vLLM lane failed
+    with EADDRINUSE in the two trainings after the sampling tests)."""
+    import os
+    import socket
+
+    import torch.distributed as dist
+
+    from grpo_rlvr.preflight.success_rate import preflight
+    from grpo_rlvr.rollout import road
+
+    preflight(ws / "brief.yaml", prompts=4, k=8)
+    assert dist.is_initialized()
+    port = int(os.environ.get("MASTER_PORT", "29500"))
+    road.release()
+    assert not dist.is_initialized()
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("0.0.0.0", port))
+
+
+@pytest.mark.e2e
 def test_trajectories_are_distinct_per_prompt_and_carry_stop_reasons(ws):
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.rollout import road

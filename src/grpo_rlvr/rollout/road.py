@@ -25,6 +25,7 @@ model once when nothing but the seed differs.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
@@ -117,13 +118,14 @@ def rollout_config(brief, seed: int, engine: str, temperature: float | None = No
 
 
 _kept: tuple[str, object] | None = None   # (key, trainer): the trainer kept for this process
+_owns_process_group = False               # the kept trainer started torch.distributed here (TRL's colocated vLLM)
 builds = 0                                # trainers built in this process (tests read it)
 
 
 def _trainer(brief, setup: dict, cfg: dict, rewards: list | None):
     """The kept rollout trainer when it was built from the same setup and config (the seed aside), else a new one
     (the old one released first)."""
-    global _kept, builds
+    global _kept, builds, _owns_process_group
     key = json.dumps({"setup": setup, "config": {k: v for k, v in cfg.items() if k != "seed"},
                       "rewards": [(r.name, dict(r.params)) for r in brief.rewards], "brief": str(brief.path),
                       "tools": None if brief.tools is None else brief.tools.to_dict()},
@@ -136,6 +138,7 @@ def _trainer(brief, setup: dict, cfg: dict, rewards: list | None):
     problems = brief_tool_problems(brief)
     if problems:
         raise ConfigError(problems, source=str(brief.path))
+    import torch.distributed as dist
     from datasets import Dataset
 
     from grpo_rlvr.rewards import from_brief
@@ -143,6 +146,7 @@ def _trainer(brief, setup: dict, cfg: dict, rewards: list | None):
     from grpo_rlvr.runtime.trainer_build import build_trainer, grpo_config
     from grpo_rlvr.tools.build import trainer_tools
 
+    grouped = dist.is_available() and dist.is_initialized()
     out = tempfile.mkdtemp(prefix="grpo-rlvr-rollout-")
     config = grpo_config({**cfg, "output_dir": out})
     rewards = rewards if rewards is not None else from_brief(brief)
@@ -156,17 +160,19 @@ def _trainer(brief, setup: dict, cfg: dict, rewards: list | None):
                              f"({setup['model']}): {e}") from None
     builds += 1
     _kept = (key, trainer)
+    _owns_process_group = not grouped and dist.is_available() and dist.is_initialized()
     return trainer
 
 
 def release() -> None:
     """Free the kept rollout trainer (its model and any vLLM engine): before training in the same process, or
     before another model."""
-    global _kept
+    global _kept, _owns_process_group
     if _kept is None:
         return
     trainer = _kept[1]
     _kept = None
+    owned, _owns_process_group = _owns_process_group, False
     llm = getattr(getattr(trainer, "vllm_generation", None), "llm", None)
     core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
     if core is not None and hasattr(core, "shutdown"):
@@ -174,6 +180,18 @@ def release() -> None:
     del trainer, llm, core
     gc.collect()
     import torch
+
+    if owned:   # the port TRL's colocated engine bound (MASTER_PORT, 29500 by default) is free for a training after
+        with contextlib.suppress(Exception):
+            from vllm.distributed.parallel_state import (
+                destroy_distributed_environment,
+                destroy_model_parallel,
+            )
+
+            destroy_model_parallel()
+            destroy_distributed_environment()
+        if torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()
 
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
