@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
-from grpo_rlvr.sandbox.judging.plan import make_plan
+from grpo_rlvr.sandbox.judging.make_plan import make_plan
 
 LIMITS = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
 

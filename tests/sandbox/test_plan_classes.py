@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
-from grpo_rlvr.sandbox.judging.plan import make_plan
+from grpo_rlvr.sandbox.judging.make_plan import make_plan
 
 LIMITS = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
 STACK = ("class Stack:\n    def __init__(self):\n        self.xs = []\n    def push(self, x):\n        self.xs.append(x)\n"

@@ -14,7 +14,7 @@ from grpo_rlvr.sandbox import SandboxLimits
 from grpo_rlvr.sandbox._run import _message, run_batch
 from grpo_rlvr.sandbox.isolation import framing as _framing
 from grpo_rlvr.sandbox.isolation.pool import Pool, reply_limit
-from grpo_rlvr.sandbox.judging.plan import make_plan
+from grpo_rlvr.sandbox.judging.make_plan import make_plan
 
 LIMITS = SandboxLimits(timeout_s=20.0, cpu_s=20.0)
 MODES = [(), ("namespaces",)]

@@ -10,7 +10,7 @@ import pytest
 from grpo_rlvr.errors import RewardError
 from grpo_rlvr.rewards import build_reward
 from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
-from grpo_rlvr.sandbox.judging.plan import make_plan
+from grpo_rlvr.sandbox.judging.make_plan import make_plan
 
 FAST = SandboxLimits(timeout_s=5.0, cpu_s=5.0)
 RIGHT = "def add(a, b):\n    return a + b\n"
