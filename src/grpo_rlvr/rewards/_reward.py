@@ -142,11 +142,6 @@ class Reward:
         ``completion_ids`` included)."""
         texts = [completion_text(c) for c in completions]
         n = len(texts)
-        unavailable = columns.get("tool_unavailable")
-        if not (isinstance(unavailable, (list, tuple)) and len(unavailable) == n):   # in training: read it here
-            envs = columns.get("environments")
-            envs = envs if isinstance(envs, (list, tuple)) and len(envs) == n else [None] * n
-            unavailable = [unavailable_in(c, e) for c, e in zip(completions, envs, strict=True)]
         rows = [{} for _ in range(n)]
         for key, values in columns.items():
             if key in ("trainer_state", "log_extra", "log_metric", "completion_ids", "prompts", "tool_unavailable"):
