@@ -314,6 +314,16 @@ def test_choices_rule():
     assert off(completions=["The answer is (C) 12."], answer=["C"]) == [0.0]
 
 
+def assert_worker_starts(math_answer) -> None:
+    """A freshly spawned math worker says it is ready; it is killed after."""
+    proc = math_answer._spawn()
+    try:
+        assert b'"ready"' in proc.stdout.readline()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_the_math_worker_runs_no_startup_code(tmp_path, monkeypatch):
     """The worker starts as `python -I -S` with this process's module path: a sitecustomize on PYTHONPATH or a .pth
     file cannot patch the math comparison it runs (the gate's clean check scores with it)."""
@@ -325,12 +335,7 @@ def test_the_math_worker_runs_no_startup_code(tmp_path, monkeypatch):
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('patched')\n")
     monkeypatch.setenv("PYTHONPATH", str(hook))
-    proc = math_answer._spawn()
-    try:
-        assert b'"ready"' in proc.stdout.readline()
-    finally:
-        proc.kill()
-        proc.wait()
+    assert_worker_starts(math_answer)
     assert not (tmp_path / "ran").exists()
     assert subprocess.run([sys.executable, "-c", "pass"], env={"PYTHONPATH": str(hook)}).returncode == 0
     assert (tmp_path / "ran").read_text() == "patched"   # the hook does run in an ordinary interpreter
@@ -343,12 +348,7 @@ def test_the_math_worker_ignores_folders_put_first_on_this_process_path(tmp_path
 
     (tmp_path / "json.py").write_text("raise ImportError('a shadowing json module')\n")
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
-    proc = math_answer._spawn()
-    try:
-        assert b'"ready"' in proc.stdout.readline()
-    finally:
-        proc.kill()
-        proc.wait()
+    assert_worker_starts(math_answer)
 
 
 def test_a_math_worker_that_ends_before_it_is_ready_says_its_last_words(monkeypatch):
