@@ -282,6 +282,40 @@ def test_tool_use_findings(tmp_path, override, finding):
     assert f.severity == "warning" and f.recommendation
 
 
+# The tool demo at seed 2 before its warmup was fixed (runs/demo-tool/out/run/output/metrics.jsonl, 20 logs):
+# tools/call_frequency 0.25 → 0.02, exact_match 0.078 → 0.034, format 0.70 → 0.93; tools_never_called (under 0.02 over
+# the last quarter) missed it and the run was called healthy.
+SEED_2_TOOLS = [0.25, 0.24, 0.22, 0.2, 0.17, 0.15, 0.12, 0.1, 0.08, 0.07, 0.06, 0.05, 0.05, 0.04, 0.04, 0.03, 0.03,
+                0.02, 0.02, 0.022]
+SEED_2_EXACT = [0.0781, 0.0719, 0.0781, 0.0625, 0.0563, 0.0469, 0.05, 0.0531, 0.0344, 0.0375, 0.0344, 0.0563, 0.0437,
+                0.0531, 0.0688, 0.0375, 0.0344, 0.0281, 0.0219, 0.05]
+SEED_2_FORMAT = [0.7, 0.7531, 0.7656, 0.7031, 0.7219, 0.7719, 0.825, 0.8406, 0.8594, 0.8562, 0.8438, 0.9, 0.8875, 0.8719,
+                 0.8625, 0.8969, 0.8812, 0.8906, 0.9094, 0.9281]
+
+
+def test_a_policy_that_trains_its_tool_calls_away_is_a_finding(tmp_path):
+    found, res = ids(tmp_path, tools__call_frequency=SEED_2_TOOLS.__getitem__,
+                     rewards__exact_match__mean=SEED_2_EXACT.__getitem__,
+                     rewards__format__mean=SEED_2_FORMAT.__getitem__, tools__failure_frequency=lambda i: 0.1)
+    assert "tools_abandoned" in found and "tools_never_called" not in found, found
+    f = next(f for f in res.findings if f.id == "tools_abandoned")
+    assert f.severity == "warning" and not res.healthy, res.format()
+    assert f.evidence[0].startswith("tools/call_frequency 0.237 → 0.024"), f.evidence
+    assert any("exact_match mean 0.076 → 0.034" in e for e in f.evidence), f.evidence
+    assert any(e.startswith("format mean 0.740 → 0.901") for e in f.evidence), f.evidence
+
+
+@pytest.mark.parametrize("tools, exact", [
+    (lambda i: 0.6 - 0.03 * i, lambda i: 0.1 + 0.015 * i),   # fewer calls, better answers: it needs the tool less
+    (lambda i: 0.08 - 0.004 * i, lambda i: 0.1),             # it never called them much (tools_never_called's case)
+    (lambda i: 0.4 - 0.005 * i, lambda i: 0.1),              # 0.4 → 0.31: down, not given up
+])
+def test_fewer_tool_calls_are_not_abandonment_unless_given_up_for_nothing(tmp_path, tools, exact):
+    found, _ = ids(tmp_path, tools__call_frequency=tools, rewards__exact_match__mean=exact,
+                   tools__failure_frequency=lambda i: 0.0)
+    assert "tools_abandoned" not in found, found
+
+
 def test_a_run_that_calls_its_tools_and_learns_them_raises_no_tool_alarm(tmp_path):
     found, _ = ids(tmp_path, tools__call_frequency=lambda i: 0.5 + 0.05 * i,
                    tools__failure_frequency=lambda i: max(0.0, 0.3 - 0.02 * i), tools__unavailable=lambda i: 0.0)

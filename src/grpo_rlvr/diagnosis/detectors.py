@@ -757,6 +757,42 @@ def tools_never_called(logs: RunLogs) -> Finding | None:
                    "exist, and that the chat template renders their schema (grpo-rlvr validate).")
 
 
+def tools_abandoned(logs: RunLogs) -> Finding | None:
+    """A run whose policy called its tools at the start and gives them up while its correctness does not rise:
+    tools/call_frequency's first logs average at least 0.1 calls per rollout and its last quarter at most half of
+    that (and 0.05 lower), and the paid correctness reward's last quarter is not above its first logs. The rollouts
+    that call the tools earn less than those that do not, so GRPO trains the calls away: most often a format reward
+    that pays a direct answer's shape as much as a tool rollout's, or tool replies the model misreads.
+    Guard: a run that stops calling a tool it no longer needs (its correctness rose meanwhile); a run without tools
+    or with too few logs to judge; one that never called them (tools_never_called's)."""
+    if not _tool_run(logs):
+        return None
+    w = _windows(logs.series("tools/call_frequency"))
+    if not w or w[2] < 0.1 or w[3] > w[2] / 2 or w[2] - w[3] < 0.05:
+        return None
+    weights = _lock_weights(logs)
+    cor = [n for n in _names(logs, "correctness") if weights.get(n, 1.0) != 0]
+    evidence = [f"tools/call_frequency {w[2]:.3f} → {w[3]:.3f} calls per rollout (first logs → last quarter)"]
+    if cor:
+        q = _windows(logs.series(f"rewards/{cor[0]}/mean"))
+        if q and q[3] > q[2]:
+            return None
+        if q:
+            evidence.append(f"{cor[0]} mean {q[2]:.3f} → {q[3]:.3f}: answering without the tools is not better")
+    fmt = [n for n in _names(logs, "format") if weights.get(n, 1.0) != 0]
+    if fmt:
+        f = _windows(logs.series(f"rewards/{fmt[0]}/mean"))
+        if f and f[3] > f[2]:
+            evidence.append(f"{fmt[0]} mean {f[2]:.3f} → {f[3]:.3f} (weight {weights.get(fmt[0], 1.0):g}): the shape "
+                            "of an answer is what rose")
+    return Finding("tools_abandoned", "The policy stops calling its tools", "warning", evidence,
+                   "Rollouts that call the tools earned less than rollouts that answer directly, so training took the "
+                   "calls away. Read the tool rollouts of the inspection (grpo-rlvr review): if they fail after a "
+                   "right reply (the answer miscopied, text after it), warm the model up on more demonstrations that "
+                   "call the tools and answer from the reply; if direct answers are paid for their shape, lower the "
+                   "format reward's weight so that only a right answer pays well.")
+
+
 def tool_errors_rising(logs: RunLogs) -> Finding | None:
     """tools/failure_frequency (the share of calls that raised, TRL's) rises by ≥ 0.1 from the first logs to the last
     quarter and ends ≥ 0.2, or tools/unavailable (rollouts left unscored: a failure outside the model's control) is
@@ -787,4 +823,4 @@ def tool_errors_rising(logs: RunLogs) -> Finding | None:
 
 DETECTORS = (unscorable_samples, no_learning_signal, correctness_collapsed, kl_jump, refill_exhausted, entropy_collapse,
              length_reward_coupling, degenerate_length, reward_hacking, truncation, kl_blowup, clipping_saturation,
-             moe_without_gspo, sampler_mismatch, tools_never_called, tool_errors_rising)
+             moe_without_gspo, sampler_mismatch, tools_never_called, tools_abandoned, tool_errors_rising)
