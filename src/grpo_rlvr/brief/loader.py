@@ -514,7 +514,8 @@ def _tools_section(data: dict, base: Path) -> Section:
     python = section.get("python")
     spec = ToolsSpec(functions=tuple(section.get("functions") or ()), environment=section.get("environment"),
                      python=None if not python else dict(python) if isinstance(python, dict) else {},
-                     call_timeout_s=float(section.get("call_timeout_s", 30.0)))
+                     call_timeout_s=float(section.get("call_timeout_s", 30.0)),
+                     concurrency=int(section.get("concurrency", 16)))
     if not (spec.functions or spec.environment or spec.python is not None):
         return Section(None, ["tools: names no tool; list tools.functions, an environment, or python: true (or "
                               "remove the section)"], [])

@@ -31,7 +31,7 @@ ORACLE_REVIEWER = "oracle:tool-demo"
 BRIEF_PACKAGE = "grpo_rlvr.examples.tool"
 TOOLS = [add]            # what the brief's tools section names (grpo_rlvr.examples.tool.tools:add)
 OPERANDS = (10, 999)     # each operand has 2 or 3 digits
-TOOL_SHARE = 0.3         # share of the warmup's rows that demonstrate the tool
+TOOL_SHARE = 0.5         # share of the warmup's rows that demonstrate the tool
 # Measured at seed 0: 300 steps at smoothing 0.05 left a model that miscopies the tool's reply (sampled accuracy 0.000,
 # tool-call rate 0.29: preflight routes to SFT); 1000 steps at 0.02 copies it often enough (preflight pass@1 0.090,
 # sampled accuracy 0.095 at temperature 1, tool-call rate 0.25).

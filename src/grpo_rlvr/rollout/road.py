@@ -154,7 +154,8 @@ def _trainer(brief, setup: dict, cfg: dict, rewards: list | None):
     # The trainer takes its prompts from roll_out; its dataset only has to exist.
     try:
         trainer = build_trainer(setup, config, rewards, Dataset.from_list([{"prompt": ""}]), cls=RolloutTrainer,
-                                tools=tools, environment_factory=environment_factory)
+                                tools=tools, environment_factory=environment_factory,
+                                tool_concurrency=brief.tools.concurrency if brief.tools is not None else 1)
     except OSError as e:   # TRL's load of a model folder or hub id that is not here
         raise InputFileError(f"model.name_or_path: cannot load {brief.model.name_or_path!r} "
                              f"({setup['model']}): {e}") from None

@@ -60,10 +60,11 @@ def trainer_class(setup: dict):
 
 
 def build_trainer(setup: dict, config, reward_funcs: list, train_dataset, eval_dataset=None, callbacks=None,
-                  cls=None, tools=None, environment_factory=None):
+                  cls=None, tools=None, environment_factory=None, tool_concurrency: int = 1):
     """TRL's trainer for a rendered run (``cls``: a subclass to use instead of the run's own, such as the rollout
     road's). Loads the model, the adapter's tokenizer, LoRA, and on vLLM's CPU build prepares TRL's colocated
-    engine before TRL builds it. ``tools`` and ``environment_factory`` go to TRL as they are (``tools.build``).
+    engine before TRL builds it. ``tools`` and ``environment_factory`` go to TRL as they are (``tools.build``);
+    ``tool_concurrency``: how many rollouts' tool calls run at once in a turn (the brief's ``tools.concurrency``).
 
     Raises:
         InputFileError, MachineError: the model or its pinned snapshot cannot load, a 4-bit base on a machine
@@ -92,4 +93,6 @@ def build_trainer(setup: dict, config, reward_funcs: list, train_dataset, eval_d
         cls = trainer_class(setup)
         if cls is GRPOTrainerWithDynamicSampling:
             kwargs.update(setup["dynamic_sampling"])
-    return cls(**kwargs)
+    trainer = cls(**kwargs)
+    trainer.tool_concurrency = tool_concurrency
+    return trainer

@@ -18,10 +18,9 @@ import asyncio
 import concurrent.futures
 import functools
 import inspect
+import threading
 
 from grpo_rlvr.runtime.tool_failures import ToolUnavailable
-
-_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="grpo-rlvr-tool")
 
 
 def guarded(fn, call_timeout_s: float | None):
@@ -39,7 +38,16 @@ def guarded(fn, call_timeout_s: float | None):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        future = _POOL.submit(fn, *args, **kwargs)
+        # a thread of its own, not a pool's: a call never waits behind others (its limit counts from its start),
+        # and a call left running past its limit holds no worker another call needs
+        future = concurrent.futures.Future()
+
+        def run():
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread
+                future.set_exception(e)
+        threading.Thread(target=run, name=f"grpo-rlvr-tool-{fn.__name__}", daemon=True).start()
         try:
             return future.result(timeout=call_timeout_s)
         except concurrent.futures.TimeoutError:

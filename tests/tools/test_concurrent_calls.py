@@ -1,0 +1,193 @@
+"""The tool calls of a turn's rollouts run at once (``tools.concurrency``), each environment's own calls in order,
+and the replies are the ones TRL's one-after-another loop gives: the same trajectories at concurrency 1 and 8.
+
+The model is the tiny model warmed for a few seconds to call ``push n=1`` and then answer, so TRL's real tool loop
+(``GRPOTrainer(environment_factory=...)`` on the rollout road) makes the calls; the environment sleeps in each call
+and writes when each started and ended."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+ENV = '''
+import json, os, threading, time
+
+LOG = {log!r}
+
+
+class Slow:
+    """An environment whose every call takes a while (a remote service)."""
+
+    def reset(self, **row):
+        self.answer = row["answer"]
+        self.total = 0
+        self.calls = 0
+        return None
+
+    @property
+    def state(self):
+        return {{"total": self.total, "calls": self.calls}}
+
+    def push(self, n: int) -> str:
+        """Push a number and read the total.
+
+        Args:
+            n: the number to add.
+        """
+        self.calls += 1
+        start = time.monotonic()
+        time.sleep(0.25)
+        self.total += n
+        with open(LOG, "a") as f:
+            f.write(json.dumps({{"env": id(self), "answer": self.answer, "seq": self.calls, "start": start,
+                                 "end": time.monotonic()}}) + "\\n")
+        return f"{{self.answer}}:{{self.total}}"
+'''
+
+
+@pytest.fixture(scope="module")
+def caller(tmp_path_factory) -> Path:
+    """The tiny model with the demo's tool-calling format, warmed to call ``push n=1`` and then answer."""
+    from grpo_rlvr.demo import tiny_model, tool_chat
+    from grpo_rlvr.demo.warmup import sft_warmup_chats
+
+    tok = tool_chat.build_tokenizer()
+    model = tiny_model.build_model(tok, seed=0)
+    call = {"type": "function", "function": {"name": "push", "arguments": {"n": 1}}}
+    convs = [[{"role": "user", "content": f"{a}+{a}="}, {"role": "assistant", "content": "", "tool_calls": [call]},
+              {"role": "tool", "name": "push", "content": f"{a}:1"}, {"role": "assistant", "content": "<answer>1</answer>"}]
+             for a in range(10, 42)]
+    sft_warmup_chats(model, tok, convs, steps=150, lr=3e-3, batch_size=16, seed=0)
+    d = tmp_path_factory.mktemp("caller") / "model"
+    tiny_model.save_pretrained(model, tok, d, {"seed": 0, "kind": "test: calls push"})
+    return d
+
+
+def brief_with(workspace: Path, caller: Path, concurrency: int) -> Path:
+    from importlib import resources
+
+    log = workspace / f"calls-{concurrency}.jsonl"
+    (workspace / "slowenv.py").write_text(ENV.format(log=str(log)))
+    data = yaml.safe_load(resources.files("grpo_rlvr.examples.tool").joinpath("brief.yaml").read_text())
+    data["model"] = {"name_or_path": str(caller)}
+    data["tools"] = {"environment": "slowenv.py:Slow", "concurrency": concurrency}
+    (workspace / "data").mkdir(exist_ok=True)
+    (workspace / "data" / "train.jsonl").write_text(
+        "".join(json.dumps({"prompt": [{"role": "user", "content": f"{a}+{a}="}], "answer": str(a)}) + "\n"
+                for a in range(10, 18)))
+    p = workspace / f"brief-{concurrency}.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+def roll(workspace: Path, caller: Path, concurrency: int):
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.rollout.road import release, roll_out
+
+    p = brief_with(workspace, caller, concurrency)
+    rows = [{"prompt": [{"role": "user", "content": f"{a}+{a}="}], "answer": str(a)} for a in range(10, 18)]
+    try:
+        drawn = roll_out(load_brief(p), rows, 2, seed=0)
+    finally:
+        release()
+    log = workspace / f"calls-{concurrency}.jsonl"
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return drawn.trajectories, calls
+
+
+def most_at_once(calls: list[dict]) -> int:
+    edges = sorted([(c["start"], 1) for c in calls] + [(c["end"], -1) for c in calls])
+    now = best = 0
+    for _, d in edges:
+        now += d
+        best = max(best, now)
+    return best
+
+
+def replies(trajectories) -> list[list[str]]:
+    return [[m["content"] for m in t.completion if m.get("role") == "tool"] for t in trajectories]
+
+
+@pytest.mark.e2e   # the caller fixture warms the tiny model (150 SFT steps, about 20 s)
+def test_a_turns_calls_run_at_once_and_reply_as_one_at_a_time_does(workspace, caller):
+    one, one_calls = roll(workspace, caller, 1)
+    many, many_calls = roll(workspace, caller, 8)
+    assert len(one_calls) >= 8, f"the warmed model made {len(one_calls)} calls in 16 rollouts"
+    # TRL's order: never two calls at once; at 8, several of a turn's calls at once
+    assert most_at_once(one_calls) == 1
+    assert most_at_once(many_calls) >= 4, most_at_once(many_calls)
+    # the same trajectories, call for call and reply for reply (same seed, same replies, so the same generations)
+    assert [t.text for t in many] == [t.text for t in one]
+    assert replies(many) == replies(one)
+    # each rollout got its own environment's reply (the row's answer), never another rollout's
+    for t in many:
+        for reply in replies([t])[0]:
+            if not reply.startswith("{"):   # an error reply (a malformed call) names no environment
+                assert reply.split(":")[0] == t.prompt[-1]["content"].split("+")[0], (reply, t.prompt)
+    # an environment's own calls stay in order and one at a time
+    by_env: dict[int, list[dict]] = {}
+    for c in many_calls:
+        by_env.setdefault(c["env"], []).append(c)
+    for calls in by_env.values():
+        assert [c["seq"] for c in calls] == list(range(1, len(calls) + 1))
+        assert most_at_once(calls) == 1
+
+
+# --- the turn logic on its own: which calls start, and that nothing runs twice -------------------------------------
+
+def _message(*calls):
+    return {"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls]}
+
+
+def test_only_the_calls_trl_is_about_to_make_start_and_none_twice():
+    """Three rollouts; TRL's loop is replayed by hand in its order: rollout 2 was rolled back (its last message
+    already answered in an earlier turn), rollout 1 names a tool it does not have and passes text arguments."""
+    from grpo_rlvr.tools.concurrent_calls import ConcurrentCalls
+
+    made = []
+
+    def tool(tag):
+        def add(a, b):
+            made.append((tag, a, b))
+            return a + b
+        return add
+
+    rolled_back = _message(("add", {"a": 9, "b": 9}))
+    completions = [[_message(("add", {"a": 1, "b": 2}), ("add", {"a": 3, "b": 4}))],
+                   [_message(("nope", {"a": 1}), ("add", "a=1"))],
+                   [rolled_back]]
+    calls = ConcurrentCalls(completions, [{"add": tool(i)} for i in range(3)], workers=4)
+    calls._started.append(rolled_back)           # an earlier turn started (and answered) it
+    try:
+        assert calls.dicts[0]["add"](a=1, b=2) == 3
+        assert calls.dicts[0]["add"](a=3, b=4) == 7
+        completions[0].append({"role": "tool", "name": "add", "content": "3"})
+        # the next turn: rollout 0 asks again; rollout 2 still ends with its answered message
+        completions[0].append(_message(("add", {"a": 5, "b": 6})))
+        assert calls.dicts[0]["add"](a=5, b=6) == 11
+    finally:
+        calls.close()
+    assert made == [(0, 1, 2), (0, 3, 4), (0, 5, 6)]   # nothing for rollouts 1 and 2, nothing twice
+
+
+def test_a_call_that_raises_raises_in_trls_loop_and_the_next_call_still_runs():
+    from grpo_rlvr.tools.concurrent_calls import ConcurrentCalls
+
+    def div(a, b):
+        return a // b
+
+    completions = [[_message(("div", {"a": 1, "b": 0}), ("div", {"a": 7, "b": 2}))]]
+    calls = ConcurrentCalls(completions, [{"div": div}], workers=2)
+    try:
+        with pytest.raises(ZeroDivisionError):
+            calls.dicts[0]["div"](a=1, b=0)
+        assert calls.dicts[0]["div"](a=7, b=2) == 3
+        # a call TRL makes that was not planned (arguments changed under it) is made in place
+        assert calls.dicts[0]["div"](a=9, b=3) == 3
+    finally:
+        calls.close()
