@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -93,6 +94,12 @@ def test_inspect_and_training_sample_with_the_same_objects(brief_path, workspace
     assert all(len(t.completion_ids) <= 3 for t in drawn.trajectories)
     assert len(drawn.trajectories) == 16 and drawn.prompt_index == [0] * 8 + [1] * 8
     assert drawn.engine.name == "transformers" and drawn.engine.settings["dtype"] == "bfloat16"
+
+    # the rollout trainer's temporary output_dir goes with it (430 were left in /tmp by the suite before)
+    kept_dir = Path(sampler.args.output_dir)
+    assert kept_dir.is_dir() and kept_dir.name.startswith("grpo-rlvr-rollout-")
+    road.release()
+    assert not kept_dir.exists()
 
 
 def test_a_trajectory_keeps_every_message_and_reads_the_final_answer():

@@ -25,10 +25,12 @@ model once when nothing but the seed differs.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import json
 import logging
+import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -148,6 +150,7 @@ def _trainer(brief, setup: dict, cfg: dict, rewards: list | None):
 
     grouped = dist.is_available() and dist.is_initialized()
     out = tempfile.mkdtemp(prefix="grpo-rlvr-rollout-")
+    atexit.register(shutil.rmtree, out, True)   # TRL writes nothing there; a kept trainer's goes when we exit
     config = grpo_config({**cfg, "output_dir": out})
     rewards = rewards if rewards is not None else from_brief(brief)
     tools, environment_factory = trainer_tools(None if brief.tools is None else brief.tools.to_dict(), brief.base_dir)
@@ -174,6 +177,7 @@ def release() -> None:
     trainer = _kept[1]
     _kept = None
     owned, _owns_process_group = _owns_process_group, False
+    shutil.rmtree(trainer.args.output_dir, ignore_errors=True)   # the temporary output_dir it was built with
     llm = getattr(getattr(trainer, "vllm_generation", None), "llm", None)
     core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
     if core is not None and hasattr(core, "shutdown"):
