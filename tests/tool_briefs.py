@@ -88,3 +88,78 @@ def tool_brief(workspace: Path, tiny_model_dir: Path, name: str = "tools.yaml", 
     p = workspace / name
     p.write_text(yaml.safe_dump(data))
     return p
+
+
+# An environment whose every call takes ``seconds`` (a remote service) and logs when each call started and ended
+# (``.format(log=..., seconds=...)``): the concurrency test and benchmarks/bench_tool_concurrency.py read the log.
+SLOW_ENV = '''
+import json, os, threading, time
+
+LOG = {log!r}
+
+
+class Slow:
+    """An environment whose every call takes a while (a remote service)."""
+
+    def reset(self, **row):
+        self.answer = row["answer"]
+        self.total = 0
+        self.calls = 0
+        return None
+
+    @property
+    def state(self):
+        return {{"total": self.total, "calls": self.calls}}
+
+    def push(self, n: int) -> str:
+        """Push a number and read the total.
+
+        Args:
+            n: the number to add.
+        """
+        self.calls += 1
+        start = time.monotonic()
+        time.sleep({seconds})
+        self.total += n
+        with open(LOG, "a") as f:
+            f.write(json.dumps({{"env": id(self), "answer": self.answer, "seq": self.calls, "start": start,
+                                 "end": time.monotonic()}}) + "\\n")
+        return f"{{self.answer}}:{{self.total}}"
+'''
+
+
+def calling_model(dest: Path) -> Path:
+    """The tiny model with the demo's tool-calling format, warmed (150 SFT steps, about 20 s) to call ``push n=1``
+    and then answer, so TRL's tool loop makes real calls."""
+    from grpo_rlvr.demo import tiny_model, tool_chat
+    from grpo_rlvr.demo.warmup import sft_warmup_chats
+
+    tok = tool_chat.build_tokenizer()
+    model = tiny_model.build_model(tok, seed=0)
+    call = {"type": "function", "function": {"name": "push", "arguments": {"n": 1}}}
+    convs = [[{"role": "user", "content": f"{a}+{a}="}, {"role": "assistant", "content": "", "tool_calls": [call]},
+              {"role": "tool", "name": "push", "content": f"{a}:1"}, {"role": "assistant", "content": "<answer>1</answer>"}]
+             for a in range(10, 42)]
+    sft_warmup_chats(model, tok, convs, steps=150, lr=3e-3, batch_size=16, seed=0)
+    tiny_model.save_pretrained(model, tok, dest, {"seed": 0, "kind": "test: calls push"})
+    return dest
+
+
+def slow_env_brief(workspace: Path, model: Path, concurrency: int, seconds: float) -> Path:
+    """The tool demo's brief on ``model`` with the slow environment (``SLOW_ENV``, its log ``calls-<concurrency>.jsonl``
+    in ``workspace``) at ``tools.concurrency``, and eight rows ``"a+a="``."""
+    import json
+    from importlib import resources
+
+    log = workspace / f"calls-{concurrency}.jsonl"
+    (workspace / "slowenv.py").write_text(SLOW_ENV.format(log=str(log), seconds=seconds))
+    data = yaml.safe_load(resources.files("grpo_rlvr.examples.tool").joinpath("brief.yaml").read_text())
+    data["model"] = {"name_or_path": str(model)}
+    data["tools"] = {"environment": "slowenv.py:Slow", "concurrency": concurrency}
+    (workspace / "data").mkdir(exist_ok=True)
+    (workspace / "data" / "train.jsonl").write_text(
+        "".join(json.dumps({"prompt": [{"role": "user", "content": f"{a}+{a}="}], "answer": str(a)}) + "\n"
+                for a in range(10, 18)))
+    p = workspace / f"brief-{concurrency}.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return p

@@ -11,84 +11,20 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
-ENV = '''
-import json, os, threading, time
-
-LOG = {log!r}
-
-
-class Slow:
-    """An environment whose every call takes a while (a remote service)."""
-
-    def reset(self, **row):
-        self.answer = row["answer"]
-        self.total = 0
-        self.calls = 0
-        return None
-
-    @property
-    def state(self):
-        return {{"total": self.total, "calls": self.calls}}
-
-    def push(self, n: int) -> str:
-        """Push a number and read the total.
-
-        Args:
-            n: the number to add.
-        """
-        self.calls += 1
-        start = time.monotonic()
-        time.sleep(0.25)
-        self.total += n
-        with open(LOG, "a") as f:
-            f.write(json.dumps({{"env": id(self), "answer": self.answer, "seq": self.calls, "start": start,
-                                 "end": time.monotonic()}}) + "\\n")
-        return f"{{self.answer}}:{{self.total}}"
-'''
+from tool_briefs import calling_model, slow_env_brief
 
 
 @pytest.fixture(scope="module")
 def caller(tmp_path_factory) -> Path:
-    """The tiny model with the demo's tool-calling format, warmed to call ``push n=1`` and then answer."""
-    from grpo_rlvr.demo import tiny_model, tool_chat
-    from grpo_rlvr.demo.warmup import sft_warmup_chats
-
-    tok = tool_chat.build_tokenizer()
-    model = tiny_model.build_model(tok, seed=0)
-    call = {"type": "function", "function": {"name": "push", "arguments": {"n": 1}}}
-    convs = [[{"role": "user", "content": f"{a}+{a}="}, {"role": "assistant", "content": "", "tool_calls": [call]},
-              {"role": "tool", "name": "push", "content": f"{a}:1"}, {"role": "assistant", "content": "<answer>1</answer>"}]
-             for a in range(10, 42)]
-    sft_warmup_chats(model, tok, convs, steps=150, lr=3e-3, batch_size=16, seed=0)
-    d = tmp_path_factory.mktemp("caller") / "model"
-    tiny_model.save_pretrained(model, tok, d, {"seed": 0, "kind": "test: calls push"})
-    return d
-
-
-def brief_with(workspace: Path, caller: Path, concurrency: int) -> Path:
-    from importlib import resources
-
-    log = workspace / f"calls-{concurrency}.jsonl"
-    (workspace / "slowenv.py").write_text(ENV.format(log=str(log)))
-    data = yaml.safe_load(resources.files("grpo_rlvr.examples.tool").joinpath("brief.yaml").read_text())
-    data["model"] = {"name_or_path": str(caller)}
-    data["tools"] = {"environment": "slowenv.py:Slow", "concurrency": concurrency}
-    (workspace / "data").mkdir(exist_ok=True)
-    (workspace / "data" / "train.jsonl").write_text(
-        "".join(json.dumps({"prompt": [{"role": "user", "content": f"{a}+{a}="}], "answer": str(a)}) + "\n"
-                for a in range(10, 18)))
-    p = workspace / f"brief-{concurrency}.yaml"
-    p.write_text(yaml.safe_dump(data))
-    return p
+    return calling_model(tmp_path_factory.mktemp("caller") / "model")
 
 
 def roll(workspace: Path, caller: Path, concurrency: int):
     from grpo_rlvr.brief import load_brief
     from grpo_rlvr.rollout.road import release, roll_out
 
-    p = brief_with(workspace, caller, concurrency)
+    p = slow_env_brief(workspace, caller, concurrency, seconds=0.25)
     rows = [{"prompt": [{"role": "user", "content": f"{a}+{a}="}], "answer": str(a)} for a in range(10, 18)]
     try:
         drawn = roll_out(load_brief(p), rows, 2, seed=0)
