@@ -67,3 +67,14 @@ def test_gate_and_validate_json_carry_the_exit_code(workspace, tmp_path):
     empty.mkdir()
     r = run("gate", empty, "--json")
     assert r.returncode == 2 and json.loads(r.stdout)["exit_code"] == 2
+
+
+@pytest.mark.parametrize("flag, value, said", [
+    ("--steps", "0", "argument --steps: 0 is below 1"),        # was read as "no value": a whole 100-step demo ran
+    ("--warmup-steps", "-3", "argument --warmup-steps: -3 is below 1"),
+    ("--eval-samples", "ten", "argument --eval-samples: 'ten' is not a whole number"),
+])
+def test_demo_refuses_a_count_below_one_before_doing_anything(tmp_path, flag, value, said):
+    res = run("demo", "--workdir", tmp_path / "demo", flag, value)
+    assert res.returncode == 2 and said in res.stderr, res.stderr
+    assert not (tmp_path / "demo").exists()

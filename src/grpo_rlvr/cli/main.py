@@ -179,10 +179,21 @@ def cmd_merge(args) -> int:
     return _emit(result.to_dict(), args.json, lambda _: result.format())
 
 
+def _at_least_one(text: str) -> int:
+    """argparse type: a whole number of at least 1 (argparse names the flag and exits 2 otherwise)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give one of at least 1") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} is below 1; give a whole number of at least 1")
+    return n
+
+
 def cmd_demo(args) -> int:
     from grpo_rlvr.demo.pipeline import run_demo
 
-    result = run_demo(workdir=args.workdir, grpo_steps=args.steps, seed=args.seed,
+    result = run_demo(workdir=args.workdir, grpo_steps=args.steps, seed=args.seed, warmup_steps=args.warmup_steps,
                       eval_samples=args.eval_samples, fresh=args.fresh,
                       summary_stream=sys.stderr if args.json else None, task_name=args.task)
     code = 0 if result["ok"] else 1
@@ -224,9 +235,13 @@ def _demo_args(sp) -> None:
                          "(needs pip install 'grpo-rlvr[reasoning-gym]'); or code: write a Python function, scored "
                          "by unit tests in the sandbox; or tool: sums the model answers by calling a calculator tool "
                          "through TRL's tool loop")
-    sp.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the demo brief's max_steps)")
+    sp.add_argument("--steps", type=_at_least_one, default=None,
+                    help="GRPO steps (default: the demo brief's max_steps)")
+    sp.add_argument("--warmup-steps", type=_at_least_one, default=None,
+                    help="SFT warmup steps (default: the task's; fewer leave a model that succeeds less often)")
     sp.add_argument("--seed", type=int, default=0, help="seed for the model, data and warmup (default 0)")
-    sp.add_argument("--eval-samples", type=int, default=400, help="samples for accuracy before/after (≥ 400)")
+    sp.add_argument("--eval-samples", type=_at_least_one, default=400,
+                    help="samples for accuracy before/after (default 400; fewer make the comparison noisy)")
     sp.add_argument("--fresh", action="store_true", help="rebuild the cached tiny model")
     _json_arg(sp)
 

@@ -140,14 +140,16 @@ def _build_base_model(seed: int, fresh: bool, characters: list[str] | None = Non
     return d, False
 
 
-def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool, t=task) -> tuple[Path, bool]:
-    """The warmed-up model's folder, and whether it came from the cache."""
+def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool, t=task,
+                warmup: dict | None = None) -> tuple[Path, bool]:
+    """The warmed-up model's folder (``warmup``: the SFT settings, default the task's), and whether it came from
+    the cache."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from grpo_rlvr.demo import tiny_model
     from grpo_rlvr.demo.warmup import sft_warmup, sft_warmup_chats
 
-    warmup = getattr(t, "WARMUP", WARMUP)
+    warmup = warmup or getattr(t, "WARMUP", WARMUP)
     named = {} if t is task else {"task": t.NAME}  # the arithmetic demo's cache keeps its key
     if hasattr(t, "demonstrations"):   # a task that warms up on conversations (its code shapes them)
         named["task_code"] = hashlib.sha256(Path(t.__file__).read_bytes()).hexdigest()[:16]
@@ -209,9 +211,9 @@ def oracle_review(inspection_dir: Path, t=task) -> dict:
 
 def run_demo(workdir=None, grpo_steps: int | None = None, seed: int = 0, eval_samples: int = 400,
              fresh: bool = False, brief_overrides: dict | None = None, summary_stream=None,
-             task_name: str = "arithmetic") -> dict:
+             task_name: str = "arithmetic", warmup_steps: int | None = None) -> dict:
     """Run the whole pipeline; returns the summary (also written to WORKDIR/demo_summary.json). ``workdir``
-    defaults to the task's own folder (``default_workdir``).
+    defaults to the task's own folder (``default_workdir``); ``warmup_steps`` replaces the task's SFT warmup steps.
 
     ``brief_overrides`` updates sections of the shipped brief (the GPU smoke test sets hardware and bf16).
     Progress goes to stderr; the closing summary to ``summary_stream`` (stdout by default; ``--json`` sends
@@ -224,7 +226,8 @@ def run_demo(workdir=None, grpo_steps: int | None = None, seed: int = 0, eval_sa
     threads = _prepare_process()
     t_all = time.monotonic()
     run = _DemoRun(t, _Phases(), work, *_write_inputs(work, t, seed, brief_overrides),
-                   per_prompt=max(1, -(-eval_samples // EVAL_PROMPTS)), seed=seed, fresh=fresh)
+                   per_prompt=max(1, -(-eval_samples // EVAL_PROMPTS)), seed=seed, fresh=fresh,
+                   warmup={**getattr(t, "WARMUP", WARMUP), **({"steps": warmup_steps} if warmup_steps else {})})
     pre0, warm, pre = _models(run)
     if pre.verdict == "sft-first":
         run.ph.stop()
@@ -300,6 +303,7 @@ class _DemoRun:
     per_prompt: int             # samples per evaluation prompt
     seed: int
     fresh: bool
+    warmup: dict                # the SFT warmup's settings (the task's, --warmup-steps applied)
 
 
 def _write_inputs(work: Path, t, seed: int, brief_overrides: dict | None) -> tuple[Path, list[dict], list[dict]]:
@@ -340,9 +344,9 @@ def _models(run: _DemoRun):
     pre0 = preflight(run.brief_path, prompts=32, batch_size=256)
     ph.note(pre0.format().splitlines()[0] + f" (pass@1 {pre0.pass_at_1:.3f})")
 
-    ph.start("warmup", f"SFT warmup: {getattr(run.t, 'WARMUP', WARMUP)['steps']} steps, so the model succeeds "
+    ph.start("warmup", f"SFT warmup: {run.warmup['steps']} steps, so the model succeeds "
              "sometimes")
-    warm, cached = _warm_model(base, run.rows, run.seed, run.fresh, run.t)
+    warm, cached = _warm_model(base, run.rows, run.seed, run.fresh, run.t, run.warmup)
     _point(model_link, warm)
     if cached:
         ph.note(f"cached: reused {warm}, warmed up by an earlier run with the same seed and settings "
