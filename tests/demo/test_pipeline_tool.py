@@ -2,7 +2,9 @@
 oracle's review, the gate, the rendered train.py with ``GRPOTrainer(tools=[add])``), five GRPO steps. It checks what
 happened, not how well it learned (the demo's outcome is a measurement in the README): the model called the tool in
 training, TRL ran each call (a tool turn in the logged completions holds the sum of the call's arguments), and the
-rewards and TRL's tool metrics were logged."""
+rewards and TRL's tool metrics were logged. Half the demo's warmup (500 steps, about 150 s less) already leaves a
+model that calls the tool and sometimes answers right (seed 0: tool-call rate 0.45, accuracy 0.13), which is all
+this test needs; 300 steps do not (no sample right: the gate refuses)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ import pytest
 def test_the_tool_demo_calls_its_tool_through_every_phase(tmp_path):
     work = tmp_path / "demo"
     out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "demo", "--task", "tool", "--workdir", str(work),
-                          "--steps", "5", "--json"], capture_output=True, text=True, timeout=2400,
+                          "--steps", "5", "--warmup-steps", "500", "--json"], capture_output=True, text=True,
+                         timeout=2400,
                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert out.returncode == 0, out.stderr[-3000:]
     s = json.loads((work / "demo_summary.json").read_text())
