@@ -36,9 +36,9 @@ TOOL_SHARE = 0.5         # share of the warmup's rows that demonstrate the tool
 # were well-formed 71% of the time, so the format reward paid answering without the tool about as well, and GRPO
 # trained the calls away (accuracy 0.085 → 0.045, tool calls 0.235 → 0.030). At 0.5 its tool rollouts are right 44%
 # of the time, and the tool pays.
-# Measured at seed 0 (TOOL_SHARE 0.3): 300 steps at smoothing 0.05 left a model that miscopies the tool's reply (sampled accuracy 0.000,
-# tool-call rate 0.29: preflight routes to SFT); 1000 steps at 0.02 copies it often enough (preflight pass@1 0.090,
-# sampled accuracy 0.095 at temperature 1, tool-call rate 0.25).
+# Measured at seed 0 (TOOL_SHARE 0.3): 300 steps at smoothing 0.05 left a model that miscopies the tool's reply
+# (sampled accuracy 0.000, tool-call rate 0.29: preflight routes to SFT); 1000 steps at 0.02 copies it often enough
+# (preflight pass@1 0.090, sampled accuracy 0.095 at temperature 1, tool-call rate 0.25).
 WARMUP = {"steps": 1000, "lr": 1e-3, "batch_size": 32, "label_smoothing": 0.02}
 
 
