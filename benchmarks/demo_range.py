@@ -44,7 +44,8 @@ def seeds_arg(text: str) -> list[int]:
 CLAIM = {"arithmetic": 3.0, "tool": 2.0}   # the ratio after/before each task's README claims
 
 
-def run_one(out: Path, mode: str, seed: int, steps: int | None, rerun: bool, task: str = "arithmetic") -> dict:
+def run_one(out: Path, mode: str, seed: int, steps: int | None, rerun: bool, task: str = "arithmetic",
+            warmup_steps: int | None = None) -> dict:
     work = out / f"{mode}-seed{seed}"
     summary = work / "demo_summary.json"
     if summary.is_file() and not rerun:
@@ -53,8 +54,8 @@ def run_one(out: Path, mode: str, seed: int, steps: int | None, rerun: bool, tas
             return s
     env = {**os.environ, **MODES[mode], "HF_HUB_OFFLINE": "1", "GRPO_RLVR_CACHE": str(out / f"cache-{mode}")}
     cmd = [sys.executable, "-m", "grpo_rlvr", "demo", "--task", task, "--workdir", str(work), "--seed", str(seed),
-           "--json",
-           *(["--steps", str(steps)] if steps else [])]
+           "--json", *(["--steps", str(steps)] if steps else []),
+           *(["--warmup-steps", str(warmup_steps)] if warmup_steps else [])]
     print(f"running: {mode} seed {seed} (load average {os.getloadavg()[0]:.2f}) ...", file=sys.stderr, flush=True)
     t0 = time.monotonic()
     res = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -82,6 +83,7 @@ def main() -> int:
     ap.add_argument("--modes", default="default,avx2", help="comma-separated, of: " + ", ".join(MODES))
     ap.add_argument("--out", type=Path, default=Path("runs/demo-range"))
     ap.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the demo brief's)")
+    ap.add_argument("--warmup-steps", type=int, default=None, help="SFT warmup steps (default: the task's)")
     ap.add_argument("--task", choices=sorted(CLAIM), default="arithmetic", help="the demo task (default arithmetic)")
     ap.add_argument("--min-ratio", type=float, default=None,
                     help="the claim: after/before at least this (default: the task's, 3 for arithmetic, 2 for tool)")
@@ -96,7 +98,7 @@ def main() -> int:
     rows = []
     for mode in modes:
         for seed in args.seeds:
-            s = run_one(out, mode, seed, args.steps, args.rerun, args.task)
+            s = run_one(out, mode, seed, args.steps, args.rerun, args.task, args.warmup_steps)
             b, a = s["accuracy_before"]["accuracy"], s["accuracy_after"]["accuracy"]
             rows.append({"mode": mode, "seed": seed, "before": b, "after": a, "ratio": a / b if b else float("inf"),
                          "verdict": verdict(s), "train_s": s["phase_seconds"].get("train"),
