@@ -70,6 +70,25 @@ def test_an_endless_loop_cannot_outlast_the_per_call_limit_into_an_unscored_roll
     assert "timed out" in reply
 
 
+def test_a_turn_of_cpu_bound_programs_started_together_runs_one_per_core_and_each_finishes(tmp_path):
+    """Twelve rollouts' python calls of a turn started at once (as tools.concurrency does), each program needing
+    about 0.4 s of CPU under a 1.5 s limit: they run one per usable core (never more at once), and each finishes with
+    its right output. The wait for a core comes before the per-call limit starts, so a call queued behind others
+    is never turned into an unscored rollout by their time."""
+    import concurrent.futures
+
+    from grpo_rlvr.cpu_threads import usable_cores
+
+    tools, _ = trainer_tools({"functions": [], "environment": None, "python": {"timeout_s": 1.5, "memory_mb": 256},
+                              "call_timeout_s": 30.0}, tmp_path)
+    (python,) = tools
+    code = "n = 0\nfor i in range(3_000_000):\n    n += i\nprint(n)"
+    with concurrent.futures.ThreadPoolExecutor(12) as pool:
+        replies = list(pool.map(lambda _: python(code=code), range(12)))
+    assert replies == [f"{sum(range(3_000_000))}\n"] * 12, replies
+    assert min(2, usable_cores()) <= python.slots.peak <= usable_cores()
+
+
 def test_a_sandbox_that_cannot_run_is_the_world_s_failure(monkeypatch):
     """Stand-in: a broken sandbox cannot be made on purpose here, so run_code is replaced by one raising the
     SandboxError a broken sandbox raises."""
