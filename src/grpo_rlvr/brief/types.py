@@ -140,7 +140,7 @@ class ToolsSpec:
     environment: str | None = None         # a class with TRL's environment contract: ``module:Class``, ``file.py:Class``
     python: dict | None = None             # the built-in sandboxed ``python`` tool's limits; None: not offered
     call_timeout_s: float | None = 30.0    # a call past this is the machinery's failure: the rollout is not scored
-    concurrency: int = 16                  # rollouts whose calls run at once in a turn (tools.concurrent_calls)
+    concurrency: int = 16                  # rollouts whose calls run at once in a turn (runtime.concurrent_tool_calls)
 
     def to_dict(self) -> dict:
         return {"functions": list(self.functions), "environment": self.environment,

@@ -72,14 +72,14 @@ def _arguments_as_json(completion):
 class GRPOTrainerWithHeldOut(GRPOTrainer):
     """TRL's GRPOTrainer; each evaluation fills a completions buffer of its own, and the training one is put back;
     a sample a reward could not score is left out of its step and named by its dataset row (``unscorable``); with
-    ``tool_concurrency`` above 1, the tool calls of a turn's rollouts run at once (``tools.concurrent_calls``)."""
+    ``tool_concurrency`` above 1, the tool calls of a turn's rollouts run at once (``runtime.concurrent_tool_calls``)."""
 
     tool_concurrency = 1   # TRL's own order: one call after another (build_trainer sets the brief's)
 
     def _tool_call_loop(self, prompts, prompt_ids, completion_ids, completions, *rest):
         if self.tool_concurrency <= 1 or not getattr(self, "_sync_tool_dicts", None):
             return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *rest)
-        from grpo_rlvr.tools.concurrent_calls import ConcurrentCalls
+        from grpo_rlvr.runtime.concurrent_tool_calls import ConcurrentCalls
 
         own = self._sync_tool_dicts
         calls = ConcurrentCalls(completions, own, self.tool_concurrency)

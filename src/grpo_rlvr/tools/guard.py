@@ -8,7 +8,7 @@ from the model's (``runtime.tool_failures``).
 - ``ToolUnavailable`` raised by the tool passes through unchanged; so does any other exception (the model's doing:
   TRL sends it back as the tool's reply).
 - ``limited`` lets at most N calls of a tool run at once, the wait outside the time limit: the built-in ``python``
-  tool runs one program per usable core, so a turn's calls started together (``concurrent_calls``) never share a
+  tool runs one program per usable core, so a turn's calls started together (``runtime.concurrent_tool_calls``) never share a
   core and push a right program past its wall-clock limit.
 
 The wrapper keeps the tool's name, signature, type hints and docstring, which TRL turns into the schema the model

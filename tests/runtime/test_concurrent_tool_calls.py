@@ -83,7 +83,7 @@ def _message(*calls):
 def test_only_the_calls_trl_is_about_to_make_start_and_none_twice():
     """Three rollouts; TRL's loop is replayed by hand in its order: rollout 2 was rolled back (its last message
     already answered in an earlier turn), rollout 1 names a tool it does not have and passes text arguments."""
-    from grpo_rlvr.tools.concurrent_calls import ConcurrentCalls
+    from grpo_rlvr.runtime.concurrent_tool_calls import ConcurrentCalls
 
     made = []
 
@@ -112,7 +112,7 @@ def test_only_the_calls_trl_is_about_to_make_start_and_none_twice():
 
 
 def test_a_call_that_raises_raises_in_trls_loop_and_the_next_call_still_runs():
-    from grpo_rlvr.tools.concurrent_calls import ConcurrentCalls
+    from grpo_rlvr.runtime.concurrent_tool_calls import ConcurrentCalls
 
     def div(a, b):
         return a // b
