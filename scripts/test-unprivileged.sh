@@ -17,6 +17,8 @@ if ! "$PY" -c "import ensurepip" 2>/dev/null || ! ldconfig -p | grep -q libsecco
 fi
 id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
 home=$(getent passwd "$user" | cut -d: -f6)
+stale=/tmp/pytest-of-$user   # pytest refuses a base folder another uid owns: a user deleted and made again
+if [ -e "$stale" ] && [ "$(stat -c %u "$stale")" != "$(id -u "$user")" ]; then rm -rf "$stale"; fi
 work="$home/grpo-rlvr-tests"
 rm -rf "$work/src" "$work/tests"
 mkdir -p "$work"
