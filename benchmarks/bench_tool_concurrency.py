@@ -11,7 +11,6 @@ ratio; the trajectories of both settings are compared and must be the same (exit
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -20,15 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from tool_briefs import calling_model, slow_env_brief  # noqa: E402
-
-
-def most_at_once(calls: list[dict]) -> int:
-    now = best = 0
-    for _, d in sorted([(c["start"], 1) for c in calls] + [(c["end"], -1) for c in calls]):
-        now += d
-        best = max(best, now)
-    return best
+from tool_briefs import SLOW_ROWS, calling_model, most_at_once, read_calls, slow_env_brief  # noqa: E402
 
 
 def roll(work: Path, model: Path, concurrency: int, seconds: float, per_prompt: int):
@@ -36,16 +27,14 @@ def roll(work: Path, model: Path, concurrency: int, seconds: float, per_prompt: 
     from grpo_rlvr.rollout.road import release, roll_out
 
     brief = load_brief(slow_env_brief(work, model, concurrency, seconds))
-    rows = [{"prompt": [{"role": "user", "content": f"{a}+{a}="}], "answer": str(a)} for a in range(10, 18)]
-    roll_out(brief, rows[:1], 1, seed=1)      # build the trainer and load the model outside the clock
+    roll_out(brief, SLOW_ROWS[:1], 1, seed=1)      # build the trainer and load the model outside the clock
     log = work / f"calls-{concurrency}.jsonl"
     log.unlink(missing_ok=True)
     t0 = time.perf_counter()
-    drawn = roll_out(brief, rows, per_prompt, seed=0)
+    drawn = roll_out(brief, SLOW_ROWS, per_prompt, seed=0)
     wall = time.perf_counter() - t0
     release()
-    calls = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
-    return drawn.trajectories, calls, wall
+    return drawn.trajectories, read_calls(work, concurrency), wall
 
 
 def main() -> int:

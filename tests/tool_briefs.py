@@ -145,9 +145,13 @@ def calling_model(dest: Path) -> Path:
     return dest
 
 
+# The slow environment's rows: "a+a=" for eight numbers (the calling model was warmed on prompts of this shape).
+SLOW_ROWS = [{"prompt": [{"role": "user", "content": f"{a}+{a}="}], "answer": str(a)} for a in range(10, 18)]
+
+
 def slow_env_brief(workspace: Path, model: Path, concurrency: int, seconds: float) -> Path:
     """The tool demo's brief on ``model`` with the slow environment (``SLOW_ENV``, its log ``calls-<concurrency>.jsonl``
-    in ``workspace``) at ``tools.concurrency``, and eight rows ``"a+a="``."""
+    in ``workspace``) at ``tools.concurrency``, and ``SLOW_ROWS`` as its data."""
     import json
     from importlib import resources
 
@@ -157,9 +161,24 @@ def slow_env_brief(workspace: Path, model: Path, concurrency: int, seconds: floa
     data["model"] = {"name_or_path": str(model)}
     data["tools"] = {"environment": "slowenv.py:Slow", "concurrency": concurrency}
     (workspace / "data").mkdir(exist_ok=True)
-    (workspace / "data" / "train.jsonl").write_text(
-        "".join(json.dumps({"prompt": [{"role": "user", "content": f"{a}+{a}="}], "answer": str(a)}) + "\n"
-                for a in range(10, 18)))
+    (workspace / "data" / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SLOW_ROWS))
     p = workspace / f"brief-{concurrency}.yaml"
     p.write_text(yaml.safe_dump(data))
     return p
+
+
+def read_calls(workspace: Path, concurrency: int) -> list[dict]:
+    """The calls the slow environment logged at ``concurrency`` (none if it was never called)."""
+    import json
+
+    log = workspace / f"calls-{concurrency}.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def most_at_once(calls: list[dict]) -> int:
+    """The most logged calls that were running at the same moment."""
+    now = best = 0
+    for _, d in sorted([(c["start"], 1) for c in calls] + [(c["end"], -1) for c in calls]):
+        now += d
+        best = max(best, now)
+    return best

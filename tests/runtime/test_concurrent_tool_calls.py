@@ -7,12 +7,11 @@ and writes when each started and ended."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tool_briefs import calling_model, slow_env_brief
+from tool_briefs import SLOW_ROWS, calling_model, most_at_once, read_calls, slow_env_brief
 
 
 @pytest.fixture(scope="module")
@@ -25,23 +24,11 @@ def roll(workspace: Path, caller: Path, concurrency: int):
     from grpo_rlvr.rollout.road import release, roll_out
 
     p = slow_env_brief(workspace, caller, concurrency, seconds=0.25)
-    rows = [{"prompt": [{"role": "user", "content": f"{a}+{a}="}], "answer": str(a)} for a in range(10, 18)]
     try:
-        drawn = roll_out(load_brief(p), rows, 2, seed=0)
+        drawn = roll_out(load_brief(p), SLOW_ROWS, 2, seed=0)
     finally:
         release()
-    log = workspace / f"calls-{concurrency}.jsonl"
-    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    return drawn.trajectories, calls
-
-
-def most_at_once(calls: list[dict]) -> int:
-    edges = sorted([(c["start"], 1) for c in calls] + [(c["end"], -1) for c in calls])
-    now = best = 0
-    for _, d in edges:
-        now += d
-        best = max(best, now)
-    return best
+    return drawn.trajectories, read_calls(workspace, concurrency)
 
 
 def replies(trajectories) -> list[list[str]]:
@@ -98,7 +85,7 @@ def test_only_the_calls_trl_is_about_to_make_start_and_none_twice():
                    [_message(("nope", {"a": 1}), ("add", "a=1"))],
                    [rolled_back]]
     calls = ConcurrentCalls(completions, [{"add": tool(i)} for i in range(3)], workers=4)
-    calls._started.append(rolled_back)           # an earlier turn started (and answered) it
+    calls._started[id(rolled_back)] = rolled_back   # an earlier turn started (and answered) it
     try:
         assert calls.dicts[0]["add"](a=1, b=2) == 3
         assert calls.dicts[0]["add"](a=3, b=4) == 7

@@ -24,6 +24,7 @@ Each call keeps its own time limit (``guard``), counted from when it starts.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import threading
 from dataclasses import dataclass, field
 
@@ -63,7 +64,7 @@ class ConcurrentCalls:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpo-rlvr-turn")
         self._lock = threading.Lock()
         self._turns: dict[int, _Turn] = {}
-        self._started: list[dict] = []   # every message started, kept alive so identity stays unique
+        self._started: dict[int, dict] = {}   # id -> every message started, kept alive so ids stay unique
         self.dicts = [{name: self._proxy(i, name) for name in tools} for i, tools in enumerate(sync_dicts)]
 
     def _proxy(self, rollout: int, name: str):
@@ -71,10 +72,7 @@ class ConcurrentCalls:
 
         def call(**arguments):
             return self._answer(rollout, name, arguments)
-        for attr in ("__name__", "__qualname__", "__doc__", "__wrapped__"):
-            if hasattr(original, attr):
-                setattr(call, attr, getattr(original, attr))
-        return call
+        return functools.update_wrapper(call, original)
 
     def _answer(self, rollout: int, name: str, arguments: dict):
         with self._lock:
@@ -104,9 +102,9 @@ class ConcurrentCalls:
             last = self._last(i)
             if not (isinstance(last, dict) and last.get("role") == "assistant" and last.get("tool_calls")):
                 continue
-            if any(last is seen for seen in self._started):
+            if self._started.get(id(last)) is last:
                 continue
-            self._started.append(last)
+            self._started[id(last)] = last
             calls = []
             for call in last["tool_calls"]:
                 fn = call.get("function") if isinstance(call, dict) else None
