@@ -44,12 +44,17 @@ class _Turn:
     next: int = 0                    # the next call TRL will ask for
 
 
+def settle(future: concurrent.futures.Future, fn, *args, **kwargs) -> None:
+    """``future`` gets what ``fn(*args, **kwargs)`` returns, or what it raises (raised again by its reader)."""
+    try:
+        future.set_result(fn(*args, **kwargs))
+    except BaseException as e:  # noqa: BLE001 - handed to the reader, as if the call had raised there
+        future.set_exception(e)
+
+
 def _run_in_order(tools: dict, calls: list[_Planned]) -> None:
     for call in calls:
-        try:
-            call.outcome.set_result(tools[call.name](**call.arguments))
-        except BaseException as e:  # noqa: BLE001 - handed to TRL's own except, as if the call had raised there
-            call.outcome.set_exception(e)
+        settle(call.outcome, tools[call.name], **call.arguments)
 
 
 class ConcurrentCalls:
@@ -128,4 +133,4 @@ def _same(planned: dict, given: dict) -> bool:
         return False
 
 
-__all__ = ["ConcurrentCalls"]
+__all__ = ["ConcurrentCalls", "settle"]

@@ -8,8 +8,8 @@ from the model's (``runtime.tool_failures``).
 - ``ToolUnavailable`` raised by the tool passes through unchanged; so does any other exception (the model's doing:
   TRL sends it back as the tool's reply).
 - ``limited`` lets at most N calls of a tool run at once, the wait outside the time limit: the built-in ``python``
-  tool runs one program per usable core, so a turn's calls started together (``runtime.concurrent_tool_calls``) never share a
-  core and push a right program past its wall-clock limit.
+  tool runs one program per usable core, so a turn's calls started together (``runtime.concurrent_tool_calls``)
+  never share a core and push a right program past its wall-clock limit.
 
 The wrapper keeps the tool's name, signature, type hints and docstring, which TRL turns into the schema the model
 sees, so the model is shown the tool as written.
@@ -23,6 +23,7 @@ import functools
 import inspect
 import threading
 
+from grpo_rlvr.runtime.concurrent_tool_calls import settle
 from grpo_rlvr.runtime.tool_failures import ToolUnavailable
 
 
@@ -44,13 +45,8 @@ def guarded(fn, call_timeout_s: float | None):
         # a thread of its own, not a pool's: a call never waits behind others (its limit counts from its start),
         # and a call left running past its limit holds no worker another call needs
         future = concurrent.futures.Future()
-
-        def run():
-            try:
-                future.set_result(fn(*args, **kwargs))
-            except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread
-                future.set_exception(e)
-        threading.Thread(target=run, name=f"grpo-rlvr-tool-{fn.__name__}", daemon=True).start()
+        threading.Thread(target=settle, args=(future, fn, *args), kwargs=kwargs, name=f"grpo-rlvr-tool-{fn.__name__}",
+                         daemon=True).start()
         try:
             return future.result(timeout=call_timeout_s)
         except concurrent.futures.TimeoutError:
@@ -62,7 +58,6 @@ class Slots:
     """At most ``n`` calls at once through ``limited``; ``peak`` is the most that ever ran together."""
 
     def __init__(self, n: int):
-        self.n = n
         self._sem = threading.BoundedSemaphore(n)
         self._lock = threading.Lock()
         self._now = 0
