@@ -28,7 +28,7 @@ def test_an_exception_is_the_model_s_to_read(python):
 
 
 @pytest.mark.parametrize("code, says", [
-    ("while True:\n    pass", "timed out"),
+    ("while True:\n    pass", ("timed out", "CPU limit")),   # the two limits are equal: on an idle CPU either ends it
     ("x = bytearray(1 << 34)", "MemoryError"),
     ("import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=1)", "Error"),
     ("open('/tmp/planted', 'w').write('x')", "Error"),
@@ -36,7 +36,7 @@ def test_an_exception_is_the_model_s_to_read(python):
 ])
 def test_limits_and_walls_answer_the_model_and_never_raise(python, code, says):
     reply = python(code)        # never ToolUnavailable: these are the model's doing
-    assert says in reply, reply
+    assert any(s in reply for s in ((says,) if isinstance(says, str) else says)), reply
 
 
 def test_a_flood_of_output_is_cut(python):
@@ -67,7 +67,7 @@ def test_an_endless_loop_cannot_outlast_the_per_call_limit_into_an_unscored_roll
                               "call_timeout_s": 0.2}, tmp_path)
     (python,) = tools
     reply = python(code="while True:\n    pass")
-    assert "timed out" in reply
+    assert "timed out" in reply or "CPU limit" in reply, reply   # either limit: the model's failure, scored
 
 
 def test_a_turn_of_cpu_bound_programs_started_together_runs_one_per_core_and_each_finishes(tmp_path):
