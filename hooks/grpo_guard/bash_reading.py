@@ -33,6 +33,12 @@ from grpo_guard.shell_words import (
 
 MAX_DEPTH = 8           # nested substitutions and scripts read, at most
 MAX_LOOP_READS = 64     # loop bodies read (one per value), at most, in one command line
+# Tools whose output is their own shell set-up (eval "$(ssh-agent -s)", source <(kubectl completion bash)).
+INIT_GENERATORS = {"ssh-agent", "pyenv", "pyenv-virtualenv", "rbenv", "nodenv", "goenv", "jenv", "conda", "mamba",
+                   "micromamba", "direnv", "starship", "zoxide", "dircolors", "keychain", "brew", "fnm", "mise",
+                   "rtx", "opam", "rustup", "kubectl", "helm", "gh", "uv", "poetry", "pipx", "npm", "pnpm",
+                   "register-python-argcomplete", "thefuck", "atuin", "fzf", "just", "docker", "minikube", "kind",
+                   "gcloud", "terraform", "oh-my-posh", "fasd", "nvm", "sdkman", "volta", "pixi", "hatch", "rye"}
 _CONTINUATION = re.compile(r"(?:\\\r?\n)+")
 _PARSER = None
 
@@ -170,7 +176,8 @@ class _Reader:
         """Each value of the loop, one at a time: the body is read once for each (``for d in a inspection``)."""
         name_node = node.child_by_field_name("variable")
         name = self.text(name_node) if name_node is not None else ""
-        values = [f for v in node.children_by_field_name("value") for f in self.fields(self.word(v))]
+        values = [g for v in node.children_by_field_name("value") for f in self.fields(self.word(v))
+                  for g in (self.glob(f) if v.type == "word" else [f])]
         body = node.child_by_field_name("body")
         if not values and node.children_by_field_name("value") == []:
             values = [SUBST]   # `for x; do`: the positional parameters
@@ -185,6 +192,18 @@ class _Reader:
             self.out.assigned[name] = value
             if body is not None:
                 self.statement(body)
+
+    def glob(self, pattern: str) -> list[str]:
+        """What an unquoted glob in a loop's values expands to now (bash keeps the pattern when nothing matches)."""
+        if not re.search(r"[*?\[]", pattern) or SUBST in pattern:
+            return [pattern]
+        import glob
+
+        try:
+            found = sorted(glob.glob(pattern, root_dir=self.out.cwds[-1] if self.out.cwds else None))
+        except (OSError, ValueError, RecursionError):
+            found = []
+        return found[:MAX_LOOP_READS + 1] or [pattern]
 
     def redirected(self, node) -> None:
         body = node.child_by_field_name("body")
@@ -275,7 +294,7 @@ class _Reader:
         if name in ("cd", "pushd"):
             self.cd(words[1:])
         elif name == "eval":
-            self.run_text(" ".join(words[1:]), "eval")
+            self.run_text(" ".join(words[1:]), "eval", node)
         elif name in ("source", "."):
             self.source(node, words)
         elif name in SHELLS:
@@ -290,17 +309,36 @@ class _Reader:
         base = self.out.cwds[-1] if self.out.cwds else os.getcwd()
         self.out.cwds.append(real(os.path.join(base, os.path.expanduser(target))))
 
-    def run_text(self, text: str, how: str) -> None:
-        if SUBST in text:
+    def run_text(self, text: str, how: str, node=None) -> None:
+        if SUBST in text and not (node is not None and self.init_only(node)):
             self.out.opaque.append(f"{how} of text made at run time")
-        elif text.strip():
+        elif SUBST not in text and text.strip():
             self.nested(text, into_commands=True)
+
+    def init_only(self, node) -> bool:
+        """Every substitution in ``node`` is a tool printing its own shell set-up (``ssh-agent -s``, ``pyenv
+        init -``, ``kubectl completion bash``): trusted by its name, as a reader is."""
+        subs, stack = [], [node]
+        while stack:
+            n = stack.pop()
+            if n.type in ("command_substitution", "process_substitution"):
+                subs.append(n)
+            else:
+                stack.extend(n.named_children)
+        for sub in subs:
+            body = [c for c in sub.named_children if c.type != "comment"]
+            if len(body) != 1 or body[0].type != "command":
+                return False
+            name = body[0].child_by_field_name("name")
+            if name is None or self.text(name).rsplit("/", 1)[-1] not in INIT_GENERATORS:
+                return False
+        return bool(subs)
 
     def source(self, node, words: list[str]) -> None:
         args = [c for c in node.named_children if c.type not in ("command_name", "variable_assignment")
                 and not c.type.endswith("_redirect")]
         if args and args[0].type == "process_substitution":
-            self.run_text(self.fold(args[0]) or SUBST, "source <(…)")
+            self.run_text(self.fold(args[0]) or SUBST, "source <(…)", node)
         elif len(words) > 1 and SUBST in words[1]:
             self.out.opaque.append("source of a file chosen at run time")
 
@@ -456,17 +494,21 @@ class _Reader:
         name = self.text(name_node) if name_node is not None else ""
         value = self.variable(name)
         operators = [self.text(c) for c in node.children if not c.is_named and c.type not in ("${", "}", "$")]
-        if node.type == "expansion" and operators and operators[0] not in (":-", "-"):
+        rest = [c for c in node.named_children if c is not name_node]
+        if node.type == "expansion" and operators and operators[0] in ("%", "%%", "#", "##") and value is not None:
+            value = _trim(value, operators[0], "".join(self.word(c, True) for c in rest))
+        elif node.type == "expansion" and operators and operators[0] not in (":-", "-"):
             value = None   # ${#X}, ${X/a/b}, ${X:=y}: computed by bash at run time
         elif node.type == "expansion" and operators and value in (None, ""):
-            default = [c for c in node.named_children if c is not name_node]
-            value = "".join(self.word(c, quoted) for c in default) if default else ""
+            value = "".join(self.word(c, quoted) for c in rest) if rest else ""
         if value is None:
             self.unreadable(f"{raw} (a value set at run time)")
             return SUBST
         return value if quoted or SUBST in value else re.sub(r"\s+", SPLIT, value)
 
     def variable(self, name: str) -> str | None:
+        if name in _NUMBERS:
+            return "0"   # $? $$ $! $#: a number, never a path
         if name in self.out.assigned:
             return self.out.assigned[name]
         if name == "PWD" and self.out.cwds:
@@ -489,6 +531,23 @@ class _Reader:
         self.out.unreadable += inner.unreadable
         self.out.opaque += inner.opaque
         self.out.cwds += inner.cwds[len(self.out.cwds):]
+
+
+_NUMBERS = {"?", "$", "!", "#"}
+
+
+def _trim(value: str, op: str, pattern: str) -> str | None:
+    """``${X%pat}``, ``${X%%pat}``, ``${X#pat}``, ``${X##pat}`` of a known value (None when it is not known)."""
+    if SUBST in value or SUBST in pattern:
+        return None
+    from fnmatch import fnmatchcase
+
+    n = len(value)
+    if op in ("%", "%%"):
+        cuts = range(n, -1, -1) if op == "%" else range(0, n + 1)
+        return next((value[:i] for i in cuts if fnmatchcase(value[i:], pattern)), value)
+    cuts = range(0, n + 1) if op == "#" else range(n, -1, -1)
+    return next((value[j:] for j in cuts if fnmatchcase(value[:j], pattern)), value)
 
 
 _HANDLERS = {

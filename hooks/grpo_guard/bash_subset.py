@@ -95,7 +95,8 @@ def read_subset(command: str, cwd: str | list[str] | None = None) -> Reading:
         reading.unreadable.append(f"without its parser the hook reads only plain commands, and this one has {e}")
         if HIDDEN.search(command):
             reading.opaque.append("quoting, variables or substitutions the hook cannot read without its parser")
-        reading.commands = [Cmd([w for w in re.split(r"[\s;&|<>()`$\"'\\{}]+", command) if w])]
+        words = [w for w in re.split(r"[\s;&|<>()`$\"'\\{}]+", command) if w]
+        reading.commands = [Cmd(["{unread}", *words])]   # no program: what the words name is all that counts
         return reading
     for cmd in reading.commands:
         cmd.cwds = tuple(reading.cwds)

@@ -16,6 +16,7 @@ import re
 
 from grpo_guard.paths import resolve
 from grpo_guard.product import product_call, product_write, runs_review
+from grpo_guard.programs import reads_recursively
 from grpo_guard.protected import about_to_hold, launch_path, protected_below, protected_path
 from grpo_guard.readers import READ_HINT, Near, read_only_refusal
 from grpo_guard.run_key import RUN_KEY, grep_tool_reaches_key, names_run_key, reaches_run_key
@@ -108,8 +109,26 @@ def sets_env(command: str, reading: Reading) -> str | None:
 # ------------------------------------------------------------------------------------------- what it writes
 
 
-def _cmd_writes(cmd, near: Near) -> tuple[Found | None, list[Found]]:
-    """(a protected path this command writes, the writes whose target is known only at run time)."""
+def _listed_under(piped) -> list[str] | None:
+    """The folders below which the paths a command prints lie (``find ROOTS``, ``grep -rl … ROOTS``, ``rg -l``,
+    ``ls``, ``fd``), when its output is such a list: where ``… | xargs WRITER`` can write. None when unknown."""
+    words = unwrap(piped.words) if piped is not None else []
+    name = program(words)
+    if name == "find":
+        return find_commands(words[1:])[0]
+    if name in ("ls", "fd", "fdfind"):
+        operands = [w for w in words[1:] if not w.startswith("-")]
+        return (operands[1:] if name != "ls" else operands) or ["."]
+    lists = any(w in ("-l", "--files-with-matches", "--files") or re.fullmatch(r"-[a-zA-Z]*l[a-zA-Z]*", w)
+                for w in words[1:])
+    roots = reads_recursively(words) if lists else None
+    return [r for r in roots if r != "!hidden"] if roots else None
+
+
+def _cmd_writes(cmd, near: Near, nested: bool = False) -> tuple[Found | None, list[Found]]:
+    """(a protected path this command writes, the writes whose target is known only at run time). A command
+    read from a quoted argument (``nested``, in case a program runs it) counts its run-time writes only where
+    it names something protected."""
     words = unwrap(cmd.words)
     cwds = cmd.cwds or tuple(near.cwds)
     runtime: list[Found] = []
@@ -119,7 +138,7 @@ def _cmd_writes(cmd, near: Near) -> tuple[Found | None, list[Found]]:
     name = program(words)
     if name == "xargs":
         inner = xargs_command(words[1:])
-        checks.append((writes_of_command(cmd, inner)[0], None))
+        checks.append((writes_of_command(cmd, inner)[0], _listed_under(cmd.piped) or None))
     elif name == "find":
         roots, runs, deletes = find_commands(words[1:])
         checks += [(writes_of_command(cmd, r)[0], roots) for r in runs]
@@ -134,7 +153,7 @@ def _cmd_writes(cmd, near: Near) -> tuple[Found | None, list[Found]]:
             continue
         found = judge_writes(w, cwds, near.incoming, near.manifest_text)
         if found is not None and found.runtime:
-            found.scope = scope
+            found.scope = [] if nested else _with_prefix(scope, found.target, cwds)
             runtime.append(found)
         elif found is not None:
             return found, runtime
@@ -146,6 +165,15 @@ def _cmd_writes(cmd, near: Near) -> tuple[Found | None, list[Found]]:
         if target:
             return Found(target), runtime
     return None, runtime
+
+
+def _with_prefix(scope: list[str] | None, target: str, cwds) -> list[str]:
+    """Where a target known only at run time can land: below the folder written before its unknown part
+    (``backup/$(…)``), and below ``scope`` (the roots ``find`` or ``xargs``' input come from), or anywhere in the
+    folders the command runs in when that is not known."""
+    known = target.split(SUBST, 1)[0]
+    prefix = [os.path.dirname(known)] if "/" in known else []
+    return (list(scope) if scope is not None else list(cwds)) + prefix
 
 
 def _near(near: Near, scope: list[str] | None) -> str | None:
@@ -178,15 +206,15 @@ def judge_shell(command: str, cwd: str) -> str | None:
         return RUN_KEY.format(tool="Bash", how=key + ": it reads", key=_key_dir())
     near = Near(command, reading, cwd)
     runtime: list[Found] = []
+    nested = {id(c) for c in reading.nested}
     for cmd in reading.all_commands():
-        found, later = _cmd_writes(cmd, near)
+        found, later = _cmd_writes(cmd, near, id(cmd) in nested)
         if found:
             return WRITES.format(target=found.target)
         runtime += later
-    refused = read_only_refusal(near)
-    if refused:
-        return refused
-    return _unreadable_near(reading, near, runtime, missing)
+    if missing and reading.unreadable:   # the words of a line the subset does not read: what they name counts
+        return _unreadable_near(reading, near, runtime, missing)
+    return read_only_refusal(near) or _unreadable_near(reading, near, runtime, missing)
 
 
 def _unreadable_near(reading: Reading, near: Near, runtime: list[Found], missing: str | None) -> str | None:

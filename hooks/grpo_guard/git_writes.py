@@ -27,6 +27,9 @@ BY_REVISIONS = {"checkout", "switch", "merge", "rebase", "pull", "cherry-pick", 
 # Subcommands that write the whole tree in ways the hook does not follow.
 WHOLE_TREE = {"clean", "read-tree", "checkout-index", "bisect", "worktree", "filter-branch", "sparse-checkout",
               "submodule", "filter-repo"}
+# Their verbs that only report.
+REPORTS = {"worktree": {"list", "lock", "unlock", "prune"}, "submodule": {"status", "summary", "foreach"},
+           "bisect": {"log", "visualize", "view", "terms"}, "sparse-checkout": {"list"}}
 # -c keys that make git run a program (the hook does not follow it).
 RUNS = re.compile(r"^(?:core\.(?:fsmonitor|hookspath|pager|editor|sshcommand|askpass|gitproxy)|alias\.|filter\.|"
                   r"diff\.\w*\.?(?:external|textconv|command)|merge\.\w+\.driver|credential\.|sequence\.editor|"
@@ -73,7 +76,7 @@ def _git(top: str, *args: str) -> tuple[int, str]:
                               stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         return 127, ""
-    except (OSError, subprocess.SubprocessError) as e:
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
         return 1, f"git did not answer: {e}"
     return done.returncode, done.stdout
 
@@ -90,6 +93,9 @@ def tracked_or_incoming(top: str, paths: list[str], revisions: list[str], picks:
         return f"git tracks {out.split(chr(0))[0]}"
     unresolved = False
     for rev, spec in [(r, [f"HEAD...{r}"]) for r in revisions] + [(p, [f"{p}^!"]) for p in picks]:
+        if "\0" in rev or rev.startswith("-"):   # known only at run time, or not a revision: every commit counts
+            unresolved = True
+            continue
         code, out = _git(top, "rev-list", "-n1", *spec, "--", *paths)
         if code != 0:
             unresolved = True
@@ -191,7 +197,10 @@ def _judge_sub(sub: str, a: Args, paths: list[str], cwd: str) -> GitVerdict:
         if named is not None:
             return GitVerdict(writes=Writes(files=files + named))
         return _whole_tree(sub, cwd, files)
-    if sub in WHOLE_TREE and not a.has("n", "--dry-run"):
+    if sub == "worktree" and a.operands[:1] == ["add"] and len(a.operands) > 1:
+        return GitVerdict(writes=Writes(files=files + a.operands[1:2], into=a.operands[1:2]))
+    reports = sub in REPORTS and a.operands[:1] and a.operands[0] in REPORTS[sub]
+    if sub in WHOLE_TREE and not a.has("n", "--dry-run") and not reports:
         return _whole_tree(sub, cwd, files)
     if sub == "stash" and a.has("ua", "--include-untracked", "--all"):
         return _whole_tree("stash -u", cwd, files)

@@ -23,7 +23,8 @@ READERS = {"cat", "tac", "head", "tail", "more", "wc", "ls", "stat", "du", "df",
            "zgrep", "zcat", "bzcat", "xzcat", "jq", "yq", "echo", "printf", "true", "false", "test", "[", "pwd",
            "basename", "dirname", "realpath", "readlink", "nl", "od", "hexdump", "strings", "cut", "tr", "comm",
            "paste", "join", "fold", "column", "tree", "cd", "pushd", "popd", "type", "which", "whoami", "id", "date",
-           "uname", "printenv", "sleep", "wait", "jobs", "exit", "return", ":", "set", "shopt",
+           "uname", "printenv", "sleep", "wait", "jobs", "exit", "return", ":", "set", "shopt", "export", "declare",
+           "typeset", "local", "readonly", "unset", "alias", "unalias", "history", "clear", "hash", "umask",
            "expr", "seq", "numfmt", "fmt", "pr", "expand", "unexpand", "rev", "look", "file", "tput", "stty",
            "hostname", "nproc", "free", "uptime", "ps", "pgrep", "lsof", "getconf", "locale", "iconv"}
 # Readers with a flag that writes a file or runs a program: what is refused in their arguments (readers.py).

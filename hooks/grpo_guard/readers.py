@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 
-from grpo_guard.paths import braces, fragments, resolve
+from grpo_guard.paths import GLOB, braces, fragments, resolve
 from grpo_guard.product import product_call, product_refusal
 from grpo_guard.programs import CHECKED_READERS, INTERPRETERS, READERS, WRITERS, Args
 from grpo_guard.protected import (
@@ -19,6 +19,7 @@ from grpo_guard.protected import (
     file_looks_like_manifest,
     looks_like_manifest,
     protected_path,
+    protected_resolved,
 )
 from grpo_guard.shell_words import SHELLS, SUBST, Cmd, Reading, program, unwrap
 from grpo_guard.shell_writes import find_commands, interpreter_program, writes_of_command, xargs_command
@@ -40,9 +41,9 @@ def trusted_program(word: str) -> bool:
 
 
 def _sed_writes(args: list[str]) -> bool:
-    """sed that edits in place, reads its script from a file, or whose script writes (``w``) or runs (``e``)."""
-    if any(a.startswith(("--in-place", "--file", "-f")) or (re.match(r"^-[a-zA-Z]+$", a) and ("i" in a or "f" in a))
-           for a in args):
+    """sed that reads its script from a file, or whose script writes (``w``) or runs (``e``). (``-i`` edits the
+    files it names: judged as their write.)"""
+    if any(a.startswith(("--file", "-f")) or (re.match(r"^-[a-zA-Z]+$", a) and "f" in a) for a in args):
         return True
     scripts = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-e", "--expression")]
     scripts += [a.split("=", 1)[1] for a in args if a.startswith("--expression=")]
@@ -90,7 +91,7 @@ _REFUSALS = {
                                                             for x in a) or re.search("[oO]", f) else None,
     "file": lambda a, f: "file -C writes a magic file" if "C" in f or "--compile" in a else None,
     "base64": lambda a, f: "base64 with two files" if len(Args(a, {"-w"}).operands) > 1 else None,
-    "sed": lambda a, f: "sed -i, or a sed script that writes or runs" if _sed_writes(a) else None,
+    "sed": lambda a, f: "a sed script that writes or runs, or comes from a file" if _sed_writes(a) else None,
     "awk": lambda a, f: "an awk program that writes or runs" if _awk_writes(a) else None,
     "gawk": lambda a, f: "an awk program that writes or runs" if _awk_writes(a) else None,
     "iconv": lambda a, f: "iconv -o writes a file" if "o" in f or any(x.startswith("--output") for x in a) else None,
@@ -169,6 +170,16 @@ def _interpreter_refusal(cmd: Cmd, words: list[str], name: str) -> str | None:
         name.startswith("python") else f"{name} running code from the command line or a pipe"
 
 
+def _runs_code(cmd: Cmd) -> bool:
+    """Its stdin is a program: an interpreter or a shell reading a here-document."""
+    name = program(unwrap(cmd.words))
+    return bool(INTERPRETERS.match(name)) or name in SHELLS
+
+
+def _is_a_cwd(word: str, cwd: str, cwds: list[str]) -> bool:
+    return any(p in cwds for p in resolve(word, cwd)[:1])
+
+
 class Near:
     """What a command comes near: the paths it names (words, option values, where a copy lands), the folders it
     runs in, the inspection files folders are about to receive."""
@@ -176,8 +187,9 @@ class Near:
     def __init__(self, command: str, reading: Reading, cwd: str):
         self.cmds = reading.commands
         self.cwds = list(dict.fromkeys(reading.cwds or [cwd]))
-        words = [b for c in self.cmds for w in (*c.words, *(t for _, t in c.redirects)) for b in braces(w)]
-        words += [w for c in self.cmds if c.stdin for w in c.stdin.split()]   # here-documents: code, scripts
+        named = [c for c in self.cmds if program(unwrap(c.words)) not in ("cd", "pushd", "popd")]   # see cwds
+        words = [b for c in named for w in (*c.words, *(t for _, t in c.redirects)) for b in braces(w)]
+        words += [w for c in named if c.stdin and _runs_code(c) for w in c.stdin.split()]   # a here-document of code
         self.names = list(dict.fromkeys(f for w in words for f in fragments(w))) + self._landings()
         self.incoming: dict[str, set[str]] = {}
         for f in self.names:
@@ -210,15 +222,27 @@ class Near:
     def guarded(self, path: str) -> bool:
         """``path`` is protected (or an inspection file a folder is about to hold), from any of the folders; a
         glob pattern (``find -name '*.py'``) counts by what it matches now."""
-        return any(protected_path(path, c) or any(about_to_hold(p, self.incoming, self.manifest_text)
-                                                  for p in resolve(path, c)) for c in self.cwds)
+        for c in self.cwds:
+            found = resolve(path, c)
+            if GLOB.search(path):
+                found = found[1:]   # what it matches, not what it could match (a write is judged that way)
+            elif protected_path(path, c):
+                return True
+            if any(protected_resolved(p) or about_to_hold(p, self.incoming, self.manifest_text) for p in found):
+                return True
+        return False
 
-    def touched(self, above: bool = True) -> str | None:
-        """The first protected path the command names; with ``above``, or a folder above one."""
+    def touched(self, above: bool = True, beside_cwds: bool = False) -> str | None:
+        """The first protected path the command names; with ``above``, or a folder above one. With
+        ``beside_cwds``, a folder it runs in anyway (``gofmt -w .``) is not counted as named, and a folder it runs
+        in that is itself protected is."""
         found = next((f for f in self.names if self.guarded(f)), None)
+        if found is None and beside_cwds:
+            found = next((c for c in self.cwds if protected_path(c)), None)
         if found is None and above:
             found = next((f"{f} (a folder above {a})" for f in self.names if f != "/" for c in self.cwds
-                          if (a := above_protected(f, c))), None)
+                          if not (beside_cwds and _is_a_cwd(f, c, self.cwds)) and (a := above_protected(f, c))),
+                         None)
         return found
 
 
@@ -228,7 +252,7 @@ def read_only_refusal(near: Near) -> str | None:
     refusals = [(cmd, why) for cmd in near.cmds if (why := refusal(cmd, unwrap(cmd.words)))]
     if not refusals:
         return None
-    touched = near.touched(above=True)
+    touched = near.touched(above=True, beside_cwds=True)
     if touched is None:
         return None
     cmd, why = refusals[0]

@@ -17,6 +17,7 @@ from grpo_guard.git_writes import _patch_paths, judge_git
 from grpo_guard.paths import braces, resolve
 from grpo_guard.programs import INTERPRETERS, Args, Writes, writes_of
 from grpo_guard.protected import (
+    BACKUP_DIR,
     anchors,
     guarded,
     holds_protected,
@@ -25,6 +26,7 @@ from grpo_guard.protected import (
     launch_path,
     protected_below,
     protected_path,
+    protected_resolved,
 )
 from grpo_guard.shell_words import SUBST, Cmd, folded_output, program
 
@@ -108,16 +110,19 @@ def judge_writes(writes: Writes, cwds, incoming, content) -> Found | None:
     return None
 
 
+def _in_backup(path: str) -> bool:
+    return any(BACKUP_DIR.match(part) for part in path.split("/"))
+
+
 def _removes_protected(path: str, cwd: str) -> bool:
-    """Removing ``path`` whole removes something protected (a backup ``inspection.bak-*`` may go)."""
-    if any(is_backup(p) for p in resolve(path, cwd)) and not any(
-            not is_backup(f) for f in protected_below(path, cwd)):
-        return False
-    if protected_path(path, cwd):
-        return True
-    found = protected_below(path, cwd)
-    return any(not is_backup(f) for f in found) or any(a != p and a.startswith(p.rstrip("/") + "/")
-                                                       for p in resolve(path, cwd) for a in anchors())
+    """Removing ``path`` whole removes something protected (an ``inspection.bak-*`` backup may go, whole)."""
+    for p in resolve(path, cwd):
+        if is_backup(p):
+            continue
+        if protected_resolved(p) or any(not _in_backup(f) for f in protected_below(p, None)) or any(
+                a != p and a.startswith(p.rstrip("/") + "/") for a in anchors()):
+            return True
+    return False
 
 
 # -------------------------------------------------------------------------------- commands and what they write

@@ -1,7 +1,7 @@
-"""The plugin's PreToolUse hook, fed the JSON Claude Code sends on stdin (session_id, transcript_path, cwd,
-hook_event_name, tool_name, tool_input, tool_use_id), run as Claude Code runs it: the command in
-hooks/hooks.json with ${CLAUDE_PLUGIN_ROOT} set. It denies (exit 2, reason on stderr) running `review` and
-writing under inspection/; it allows everything else (exit 0)."""
+"""The plugin's PreToolUse hook, fed the JSON Claude Code sends on stdin and run as Claude Code runs it
+(``plugin/hook_calls.py``). It denies (exit 2, reason on stderr) running `review` and writing under inspection/;
+it allows everything else (exit 0). The issue-53 cases (each attack run for real as a control, the friction
+corpus, the docs' commands) are in test_hook_cases.py; the fuzzed corpus in test_hook_fuzz.py."""
 
 from __future__ import annotations
 
@@ -15,30 +15,7 @@ from pathlib import Path
 import pytest
 
 from paths import REPO
-
-HOOKS = json.loads((REPO / "hooks" / "hooks.json").read_text())
-
-
-def hook_command() -> str:
-    (entry,) = HOOKS["hooks"]["PreToolUse"]
-    (hook,) = entry["hooks"]
-    assert hook["type"] == "command"
-    return hook["command"]
-
-
-def hook_env(**extra) -> dict:
-    """The environment Claude Code runs the hook in, with this interpreter's folder first on PATH: its
-    ``python3`` has the parser (tree-sitter-bash), as the plugin's environment does."""
-    return {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ.get('PATH', '')}",
-            "CLAUDE_PLUGIN_ROOT": str(REPO), **extra}
-
-
-def call(tool: str, tool_input: dict, cwd: str = "/home/u/project", **env) -> subprocess.CompletedProcess:
-    event = {"session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": cwd,
-             "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool,
-             "tool_input": tool_input, "tool_use_id": "toolu_01"}
-    return subprocess.run(["bash", "-c", hook_command()], input=json.dumps(event), capture_output=True, text=True,
-                          env=hook_env(**env), timeout=30)
+from plugin.hook_calls import HOOKS, call, hook_command, hook_env
 
 
 def test_hooks_json_is_claude_codes_format():

@@ -1,0 +1,359 @@
+"""Issue 53's cases, each run through the hook as Claude Code runs it (hooks.json's command, the event as JSON on
+stdin, the exit code) in a project that holds a real inspection, a backup of one, a rendered run with its records
+and a git history, with a home of its own (the run key, the signed-review policy):
+
+- every attack the issue quotes is denied, the protected file is unchanged, and then the command really runs (as
+  Claude Code would have run it had the hook allowed it) and changes that file: the attack is real;
+- every everyday command the issue quotes is allowed, really runs, succeeds, and leaves the inspection unchanged;
+- every command the skill, /finetune and the agent tell the agent to run is allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paths import REPO
+from plugin.hook_calls import bash, call, digest, hook_command
+
+GIT = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+       "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed on this root")
+KEY = "5" * 64
+DENIED = "grpo-rlvr plugin: denied. "
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, env={**os.environ, **GIT},
+                   timeout=60)
+
+
+@pytest.fixture
+def home(tmp_path) -> Path:
+    """A home of its own: the run key where grpo-rlvr keeps it, and a signed-review policy."""
+    home = tmp_path / "home"
+    (home / ".local" / "share" / "grpo-rlvr").mkdir(parents=True)
+    (home / ".local" / "share" / "grpo-rlvr" / "run-key").write_text(KEY)
+    (home / ".config" / "grpo-rlvr").mkdir(parents=True)
+    (home / ".config" / "grpo-rlvr" / "allowed_signers").write_text("alice ssh-ed25519 AAAA\n")
+    return home
+
+
+@pytest.fixture
+def proj(tmp_path, home) -> Path:
+    """A project under git whose out/ is ignored: an inspection, a backup of an older one, a rendered run with
+    its records; a branch `feature`; an `origin` one commit ahead; an agent's analysis script and a forgery."""
+    p = tmp_path / "proj"
+    (p / "src").mkdir(parents=True)
+    (p / "src" / "app.py").write_text("print('app')\n")
+    (p / ".gitignore").write_text("out/\n")
+    insp = p / "out" / "inspection"
+    insp.mkdir(parents=True)
+    (insp / "manifest.json").write_text(json.dumps({"format_version": 1, "seal": "a" * 64, "samples_digest": "b"}))
+    (insp / "samples.jsonl").write_text('{"id": 0, "verdict": {"verdict": "disagree"}}\n')
+    (insp / "report.html").write_text("<html></html>\n")
+    shutil.copytree(insp, p / "out" / "inspection.bak-20260101T000000Z")
+    run = p / "out" / "run"
+    (run / "output").mkdir(parents=True)
+    for name in ("brief.lock.json", "train.py", "grpo_config.yaml", "launch.sh", "accelerate.yaml"):
+        (run / name).write_text("x\n")
+    for name in ("checkpoints.json", "provenance.json"):
+        (run / "output" / name).write_text("{}\n")
+    (p / "evil").write_text('{"id": 0, "verdict": {"verdict": "agree"}}\n')
+    (p / "list").write_text("out/inspection/samples.jsonl\n")
+    (p / "analysis.py").write_text("import sys\nprint(sum(1 for _ in open(sys.argv[1])))\n")
+    (p / "backup").mkdir()
+    if shutil.which("git"):
+        _git(p, "init", "-q", "-b", "main")
+        _git(p, "add", ".gitignore", "src", "analysis.py")
+        _git(p, "commit", "-q", "-m", "start")
+        _git(p, "branch", "feature")
+        _git(p, "checkout", "-q", "feature")
+        (p / "src" / "feature.py").write_text("x = 1\n")
+        _git(p, "add", "src/feature.py")
+        _git(p, "commit", "-q", "-m", "feature")
+        _git(p, "checkout", "-q", "main")
+        origin = tmp_path / "origin.git"
+        _git(tmp_path, "clone", "-q", "--bare", str(p), str(origin))
+        _git(p, "remote", "add", "origin", str(origin))
+        _git(p, "fetch", "-q", "origin")
+        _git(p, "branch", "-q", "--set-upstream-to=origin/main", "main")
+        ahead = tmp_path / "ahead"
+        _git(tmp_path, "clone", "-q", str(origin), str(ahead))
+        (ahead / "src" / "more.py").write_text("y = 2\n")
+        _git(ahead, "add", "src/more.py")
+        _git(ahead, "commit", "-q", "-m", "more")
+        _git(ahead, "push", "-q", "origin", "main")
+    return p
+
+
+def env_of(home: Path, tmp: Path, **extra) -> dict:
+    return {"HOME": str(home), "XDG_CONFIG_HOME": "", "XDG_DATA_HOME": "", "CLAUDE_PLUGIN_DATA": str(tmp / "data"),
+            **GIT, **extra}
+
+
+def hook(command: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    return call("Bash", {"command": command, "description": "x"}, cwd=str(cwd), **env)
+
+
+def assert_denied(out: subprocess.CompletedProcess, command: str) -> None:
+    assert out.returncode == 2 and out.stderr.startswith(DENIED), (command, out.returncode, out.stderr)
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, (command, out.stderr)
+
+
+# ------------------------------------------------------------------------------------ the attacks, really run
+
+WRITES_INTO_THE_INSPECTION = [
+    "# a note that ends in a backslash \\\ncp evil out/inspection/samples.jsonl",
+    "cat <<'EOF' >/dev/null\nx\\\nEOF\ncp evil out/inspection/samples.jsonl\nEOF",
+    "cat <<EOF && cp evil out/inspection/samples.jsonl\nx\nEOF",
+    "cat <<EOF | sh\ncp evil out/inspection/samples.jsonl\nEOF",
+    "for d in src out/inspection; do cp evil $d/samples.jsonl; done",
+    "eval \"$(printf 'cp evil out/\\151nspection/samples.jsonl')\"",
+    "bash -c \"$(printf 'cp evil out/\\151nspection/samples.jsonl')\"",
+    "source <(printf 'cp evil out/\\151nspection/samples.jsonl')",
+    "xargs -a list cp evil",
+    "find out -name samples.jsonl -not -path '*bak*' | xargs -I{} cp evil {}",
+    "cp evil \"$(find . -name samples.jsonl -not -path '*bak*')\"",
+    "cp evil $(cat list)",
+    "while read -r f; do cp evil \"$f\"; done < list",
+    "perl -e 'rename \"out\", \"moved\"'",
+    "python3 -c \"import shutil; shutil.copy('evil', 'out/' + 'insp' + 'ection/samples.jsonl')\"",
+    "cd out && F=inspection/samples.jsonl; cp ../evil $F",
+    "tar cf - evil | tar xf - --transform 's,evil,out/inspection/samples.jsonl,'",
+]
+
+
+@pytest.mark.parametrize("command", WRITES_INTO_THE_INSPECTION)
+def test_each_quoted_attack_is_denied_and_would_have_written(proj, home, tmp_path, command):
+    env = env_of(home, tmp_path)
+    target = proj / "out" / "inspection" / "samples.jsonl"
+    before = digest(target)
+    assert_denied(hook(command, proj, env), command)
+    assert digest(target) == before
+    bash(command, proj, **env)   # what Claude Code would have run had the hook allowed it
+    assert digest(target) != before, f"{command!r} does not change the inspection when run: not an attack"
+
+
+@needs_git
+@pytest.mark.parametrize("command", ["git switch forged", "git merge forged", "git checkout forged",
+                                     "git rebase forged", "git reset --hard forged", "git cherry-pick forged",
+                                     "git fetch . forged:tmp && git merge tmp"])
+def test_git_writes_an_ignored_inspection_that_another_commit_tracks(proj, home, tmp_path, command):
+    """Git overwrites an ignored file silently when the incoming commit tracks it: a branch the agent made with a
+    forged samples.jsonl (made without touching the work tree) is the hole; the hook asks git and denies."""
+    env = env_of(home, tmp_path)
+    def plumb(*args: str, **env_) -> str:   # git's plumbing, with an index of its own: the work tree is untouched
+        return subprocess.run(["git", "-C", str(proj), *args], capture_output=True, text=True, check=True,
+                              env={**os.environ, **GIT, "GIT_INDEX_FILE": str(tmp_path / "index"), **env_},
+                              timeout=60).stdout.strip()
+    blob = plumb("hash-object", "-w", str(proj / "evil"))
+    plumb("read-tree", "HEAD")
+    plumb("update-index", "--add", "--cacheinfo", f"100644,{blob},out/inspection/samples.jsonl")
+    commit = plumb("commit-tree", plumb("write-tree"), "-p", "HEAD", "-m", "forged")
+    _git(proj, "branch", "forged", commit)
+    target = proj / "out" / "inspection" / "samples.jsonl"
+    before = digest(target)
+    assert_denied(hook(command, proj, env), command)
+    bash(command, proj, **env)
+    assert digest(target) != before, f"{command!r} did not touch the ignored inspection when run"
+
+
+def test_the_run_key_is_not_read_through_a_folder_above_it(proj, home, tmp_path):
+    env = env_of(home, tmp_path)
+    for command in ("grep -r . ~/.local/share", "cd ~/.local && grep -rh . .", "rg --hidden -uu . ~",
+                    "cp -r ~/.local/share /tmp/copy-of-share", "tar czf /tmp/home.tgz ~/.local",
+                    "find ~/.local -type f | xargs cat", "for f in ~/.local/share/*/*; do cat \"$f\"; done"):
+        assert_denied(hook(command, proj, env), command)
+    grep = bash("grep -r . ~/.local/share", proj, **env)
+    assert KEY in grep.stdout   # the control: run, it prints the key
+    out = call("Grep", {"pattern": ".", "path": str(home / ".local" / "share")}, cwd=str(proj), **env)
+    assert_denied(out, "Grep tool")
+    allowed = hook("rg TODO ~ && ls -la ~/.local/share && du -sh ~", proj, env)   # rg skips hidden folders
+    assert allowed.returncode == 0, allowed.stderr
+
+
+def test_the_hooks_own_interpreter_is_not_replaced(proj, home, tmp_path):
+    """`ln -sf /bin/true` over the Python the hook's launcher starts turned the hook off: denied. Run for real
+    (the control), the launcher then starts /bin/true and every call is allowed."""
+    data = tmp_path / "data"
+    (data / "venv" / "bin").mkdir(parents=True)
+    python = data / "venv" / "bin" / "python"
+    python.symlink_to(sys.executable)
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    env = env_of(home, tmp_path, PATH=f"{shadow}:/usr/bin:/bin")
+    for command in (f"ln -sf /bin/true {python}", f"cp /bin/true {python}", f"ln -s /bin/true {shadow}/python3",
+                    f"printf '#!/bin/true\\n' > {shadow}/grpo-rlvr", f"rm {python} && ln -s /bin/true {python}",
+                    f"mv {data}/venv /tmp/v && cp -r /tmp/fake {data}/venv"):
+        out = subprocess.run(["bash", "-c", hook_command()], capture_output=True, text=True, timeout=30,
+                             input=json.dumps({"tool_name": "Bash", "tool_input": {"command": command},
+                                               "cwd": str(proj)}),
+                             env={**os.environ, **env, "CLAUDE_PLUGIN_ROOT": str(REPO)})
+        assert_denied(out, command)
+    forbidden = json.dumps({"tool_name": "Bash", "cwd": str(proj),
+                            "tool_input": {"command": "cp evil out/inspection/samples.jsonl"}})
+    launch = {**os.environ, **env, "CLAUDE_PLUGIN_ROOT": str(REPO)}
+    launch.pop("GRPO_RLVR_BIN", None)
+    assert subprocess.run(["bash", "-c", hook_command()], input=forbidden, capture_output=True, text=True,
+                          env=launch, timeout=30).returncode == 2
+    bash(f"ln -sf /bin/true {python}", proj, **env)
+    off = subprocess.run(["bash", "-c", hook_command()], input=forbidden, capture_output=True, text=True,
+                         env=launch, timeout=30)
+    assert off.returncode == 0   # the hook is off: the attack is real
+
+
+@pytest.mark.parametrize("tool,tool_input", [
+    ("Bash", {"command": "mkdir -p .claude && echo '{\"disableAllHooks\": true}' > .claude/settings.local.json"}),
+    ("Bash", {"command": "printf '{\"disableAllHooks\": true}' | tee .claude/settings.json"}),
+    ("Bash", {"command": "cp evil ~/.claude/settings.json"}),
+    ("Write", {"file_path": ".claude/settings.local.json", "content": '{"disableAllHooks": true}'}),
+    ("Edit", {"file_path": "~/.claude/settings.json", "old_string": "{", "new_string": '{"hooks": {},'}),
+    ("mcp__filesystem__write_file", {"path": ".claude/settings.local.json", "content": "{}"}),
+])
+def test_claude_codes_settings_are_not_written(proj, home, tmp_path, tool, tool_input):
+    (proj / ".claude").mkdir()
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text("{}\n")
+    out = call(tool, tool_input, cwd=str(proj), **env_of(home, tmp_path))
+    assert_denied(out, str(tool_input))
+    if tool == "Bash":
+        before = digest(proj / ".claude")
+        bash(tool_input["command"], proj, **env_of(home, tmp_path))
+        assert digest(proj / ".claude") != before or (home / ".claude" / "settings.json").read_text() != "{}\n"
+
+
+@pytest.mark.parametrize("args", [
+    "inspect brief.yaml --out ~/.config", "inspect brief.yaml --out ~/.local/share/grpo-rlvr",
+    "merge adapter --out ~/.config/grpo-rlvr --force", "merge adapter --out out --force",
+    "diagnose out/run --apply ~/.config/grpo-rlvr/allowed_signers", "diagnose out/run --out out/inspection",
+    "preflight brief.yaml --filter out/inspection/samples.jsonl", "render brief.yaml --out ~/.config",
+])
+def test_grpo_rlvrs_own_writes_are_judged(proj, home, tmp_path, args):
+    for prog in ("grpo-rlvr", "grpo-rlvr-plugin", "python -m grpo_rlvr"):
+        assert_denied(hook(f"{prog} {args}", proj, env_of(home, tmp_path)), f"{prog} {args}")
+
+
+# ------------------------------------------------------------------------- everyday work, allowed and really run
+
+FRICTION = [
+    (".", "tar czf review.tgz out/inspection"),
+    (".", "cp -r out/inspection backup/"),
+    (".", "cp -r out/inspection /tmp/grpo-rlvr-hook-53-copy-$$ && rm -rf /tmp/grpo-rlvr-hook-53-copy-$$"),
+    (".", "rm -rf out/inspection.bak-*"),
+    (".", "python3 analysis.py out/inspection/samples.jsonl"),
+    (".", "zip -qr review.zip out/inspection && unzip -l review.zip"),
+    (".", "gzip -c out/inspection/samples.jsonl > samples.jsonl.gz"),
+    ("out/inspection", "cat samples.jsonl 2>&1 | head -3"),
+    ("out/inspection", "wc -l samples.jsonl &> /tmp/grpo-rlvr-hook-53-count.txt"),
+    (".", "for f in out/inspection/*; do wc -c \"$f\"; done"),
+    (".", "find src -name '*.py' | xargs sed -i 's/app/App/'"),
+    (".", "grep -rl app src | xargs -I{} cp {} backup/"),
+    (".", "find src -name '*.py' -exec grep -l app {} +"),
+    (".", "cd src && cp app.py app_copy.py && cd .. && ls"),
+    (".", "mv src/app.py src/main.py"),
+]
+
+
+@pytest.mark.parametrize("cwd,command", FRICTION)
+def test_everyday_work_near_an_inspection_is_allowed_and_leaves_it_alone(proj, home, tmp_path, cwd, command):
+    env = env_of(home, tmp_path)
+    inspection = proj / "out" / "inspection"
+    before = digest(inspection)
+    out = hook(command, proj / cwd, env)
+    assert out.returncode == 0 and not out.stderr, (command, out.stderr)
+    done = bash(command, proj / cwd, **env)
+    assert done.returncode == 0, (command, done.stderr)
+    assert digest(inspection) == before
+
+
+@needs_git
+@pytest.mark.parametrize("command", ["git pull", "git pull origin main", "git switch feature", "git checkout feature",
+                                     "git merge feature", "git rebase feature", "git stash && git stash pop",
+                                     "git fetch && git merge origin/main", "git reset --hard HEAD",
+                                     "git cherry-pick feature"])
+def test_git_is_judged_by_what_it_tracks(proj, home, tmp_path, command):
+    """out/ is ignored and no commit tracks it: these commands cannot write it, and really run they do not."""
+    env = env_of(home, tmp_path)
+    (proj / "src" / "app.py").write_text("print('changed')\n")   # a change of the user's, for stash
+    if "stash" not in command:
+        _git(proj, "checkout", "-q", "--", "src/app.py")
+    inspection = proj / "out"
+    before = digest(inspection)
+    out = hook(command, proj, env)
+    assert out.returncode == 0 and not out.stderr, (command, out.stderr)
+    done = bash(command, proj, **env)
+    assert done.returncode == 0, (command, done.stderr)
+    assert digest(inspection) == before
+
+
+@needs_git
+def test_a_patch_is_judged_by_the_paths_it_names(proj, home, tmp_path):
+    env = env_of(home, tmp_path)
+    (proj / "ok.diff").write_text("--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-print('app')\n+print('x')\n")
+    (proj / "bad.diff").write_text("--- a/out/inspection/report.html\n+++ b/out/inspection/report.html\n"
+                                   "@@ -1 +1 @@\n-<html></html>\n+<html>x</html>\n")
+    for command in ("git apply ok.diff", "patch -p1 < ok.diff", "patch -p1 -i ok.diff --dry-run"):
+        assert hook(command, proj, env).returncode == 0, command
+    for command in ("git apply bad.diff", "patch -p1 < bad.diff", "patch -p1 -i bad.diff", "git am bad.diff"):
+        assert_denied(hook(command, proj, env), command)
+    before = digest(proj / "out" / "inspection")
+    bash("patch -p1 < bad.diff", proj, **env)
+    assert digest(proj / "out" / "inspection") != before
+
+
+# ---------------------------------------------------------------------------------- the docs and the hook agree
+
+DOCS = [REPO / "skills" / "grpo-rlvr-training" / "SKILL.md", REPO / "commands" / "finetune.md",
+        REPO / "agents" / "llm-finetuning-training-engineer.md"]
+PLACEHOLDERS = [("OUTPUT_DIR/run", "out/run"), ("OUTPUT_DIR/inspection", "out/inspection"), ("OUTPUT_DIR", "out"),
+                ("BRIEF_NEXT.yaml", "next.yaml"), ("NEW_BRIEF.yaml", "next.yaml"), ("BRIEF", "brief.yaml"),
+                ("NAME=ROLE", "acc=correctness"), ("ADAPTER", "adapter"), ("RUN", "out/run"), (" DIR", " merged"),
+                (" KEY", " key"), ("<brief.yaml>", "brief.yaml")]
+
+
+def told_commands() -> list[str]:
+    """Every grpo-rlvr command the skill, /finetune and the agent give (in code spans and shell blocks), with
+    their placeholders filled in, except `review`, which they tell the user to run."""
+    found = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        lines = [ln for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", text, re.S | re.M)
+                 if lang in ("bash", "sh", "shell", "console") for ln in body.splitlines()]
+        spans = re.findall(r"`([^`\n]+)`", text)
+        for c in [ln.strip().removeprefix("$ ") for ln in lines] + spans:
+            if re.match(r"grpo-rlvr(-plugin)?\s+\S", c) and " review" not in c:
+                for placeholder, value in PLACEHOLDERS:
+                    c = c.replace(placeholder, value)
+                found.append(c)
+    return list(dict.fromkeys(found))
+
+
+def test_every_command_the_docs_give_the_agent_is_allowed(proj, home, tmp_path):
+    commands = told_commands()
+    assert "grpo-rlvr-plugin watch out/run --once --json" in commands
+    assert "grpo-rlvr-plugin train out/run > out/run/train.log 2>&1 &" in commands
+    assert len(commands) >= 30, commands
+    env = env_of(home, tmp_path)
+    refused = [(c, out.stderr) for c in commands if (out := hook(c, proj, env)).returncode != 0]
+    assert not refused, refused
+
+
+def test_the_hooks_list_of_grpo_rlvr_commands_is_the_clis():
+    from grpo_rlvr.cli import build_parser
+
+    sys.path.insert(0, str(REPO / "hooks"))
+    try:
+        from grpo_guard.product import PRODUCT_SUBCOMMANDS
+    finally:
+        sys.path.remove(str(REPO / "hooks"))
+    parser = build_parser()
+    subs = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    assert PRODUCT_SUBCOMMANDS == set(subs) - {"review"}
