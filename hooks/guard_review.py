@@ -30,7 +30,17 @@ thousand entries, and what a ``git pull`` fetches in the same command is not kno
 import os
 import sys
 
-DEADLINE_S = 8   # hooks.json gives the hook 10 s; past them Claude Code cancels it and the call runs
+
+def _deadline_s() -> float:
+    """hooks.json gives the hook 10 s; past them Claude Code cancels it and the call runs. A test may ask for
+    less (GRPO_RLVR_HOOK_DEADLINE_S), never for more."""
+    try:
+        return min(8.0, float(os.environ.get("GRPO_RLVR_HOOK_DEADLINE_S") or 8.0))
+    except ValueError:
+        return 8.0
+
+
+DEADLINE_S = _deadline_s()
 HERE = os.path.dirname(os.path.abspath(__file__))
 PREFIX = "grpo-rlvr plugin: denied. "
 
@@ -61,8 +71,11 @@ def _deadline(signum, frame):
     raise TimeoutError(f"no decision within {DEADLINE_S} s")
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())[:2000]
+def _say(text: str) -> None:
+    """One line on stderr, whatever bytes the reason holds (a lone surrogate from the JSON, a NUL)."""
+    line = PREFIX + " ".join(str(text).split())[:2000] + "\n"
+    sys.stderr.buffer.write(line.encode("utf-8", "backslashreplace"))
+    sys.stderr.flush()
 
 
 def decide_raw(raw: bytes) -> str | None:
@@ -83,24 +96,26 @@ def main() -> int:
         import signal
 
         signal.signal(signal.SIGALRM, _deadline)
-        signal.alarm(DEADLINE_S)
+        signal.setitimer(signal.ITIMER_REAL, DEADLINE_S)
         for folder in _site_folders():
             if folder not in sys.path:
                 sys.path.append(folder)
         sys.path.insert(0, HERE)
         reason = decide_raw(sys.stdin.buffer.read())
-        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if reason:
+            _say(reason)
+            return 2
+        return 0
     except BaseException as e:   # noqa: BLE001 - a guard fails closed: nothing that goes wrong here means "allow"
-        sys.stderr.write(PREFIX + _one_line(
-            f"the hook could not decide on this tool call ({type(e).__name__}: {e}), so it is refused. If the "
-            "call is needed, spell it more plainly; if every call is refused, the hook's Python or its files "
-            "are broken: `sh hooks/guard_review.sh --where` in the plugin's folder shows which Python it runs "
-            "under.") + "\n")
+        try:
+            _say(f"the hook could not decide on this tool call ({type(e).__name__}: {e}), so it is refused. If "
+                 "the call is needed, spell it more plainly; if every call is refused, the hook's Python or its "
+                 "files are broken: `sh hooks/guard_review.sh --where` in the plugin's folder shows which Python "
+                 "it runs under.")
+        except BaseException:   # noqa: BLE001 - even stderr failing is a deny
+            pass
         return 2
-    if reason:
-        sys.stderr.write(PREFIX + _one_line(reason) + "\n")
-        return 2
-    return 0
 
 
 if __name__ == "__main__":

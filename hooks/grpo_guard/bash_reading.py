@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-from grpo_guard.paths import real
+from grpo_guard.paths import cd_into
 from grpo_guard.shell_words import (
     SHELLS,
     SPLIT,
@@ -143,15 +143,16 @@ class _Reader:
     def pipeline(self, node) -> None:
         self.pipe_through(node.named_children, None)
 
-    def pipe_through(self, nodes, prev: Cmd | None) -> None:
-        """Each command reads the output of the one before it (``prev`` for the first)."""
+    def pipe_through(self, nodes, prev: Cmd | None, keep: bool = False) -> None:
+        """Each command reads the output of the one before it (``prev`` for the first); with ``keep``, the
+        command read next reads the last one's."""
         for child in nodes:
             self.pipe_prev = prev
             start = len(self.out.commands)
             self.statement(child)
             simple = child.type in ("command", "redirected_statement") and len(self.out.commands) > start
             prev = self.out.commands[-1] if simple else Cmd(["{…}"])   # a compound's output folds to nothing
-        self.pipe_prev = None
+        self.pipe_prev = prev if keep else None
 
     def assignment(self, node) -> None:
         self.assign(node)
@@ -170,6 +171,21 @@ class _Reader:
                 words.append(f"{self.name_of(child)}={value}")
             elif child.type in _WORDS:
                 words.extend(self.fields(self.word(child)))
+        self.emit(Cmd(words))
+
+    def test(self, node) -> None:
+        """``[ -d build ]``, ``[[ … ]]``: a command of its own, its words in order."""
+        words: list[str] = []
+
+        def walk(n) -> None:
+            for c in n.children:
+                if c.type in _WORDS:
+                    words.extend(self.fields(self.word(c)))
+                elif not c.is_named:
+                    words.append(self.text(c))
+                else:
+                    walk(c)
+        walk(node)
         self.emit(Cmd(words))
 
     def for_loop(self, node) -> None:
@@ -219,12 +235,31 @@ class _Reader:
             # what the grammar leaves between the command and its first redirection (`python3 - <<EOF`)
             extra = self.gap(body.end_byte, first.start_byte).split() if first is not None else []
             self.command(body, redirects, stdin, extra)
+        elif body is not None:
+            self.redirect_last(body, redirects, stdin)
+        elif redirects:
+            self.emit(Cmd(["{…}"], redirects, stdin))
+        self.rest_of_line(trailing)
+
+    def redirect_last(self, node, redirects, stdin) -> None:
+        """``a && b > f``, ``a | b 2>&1``: the grammar gives the redirection to the list or the pipeline; bash
+        gives it to the last command. A compound statement (``{ …; } > f``, a loop) keeps it."""
+        if node.type == "command":
+            self.command(node, redirects, stdin)
+        elif node.type in ("pipeline", "list") and node.named_children:
+            if node.type == "pipeline":
+                self.pipe_through(node.named_children[:-1], None, keep=True)
+            else:
+                for child in node.named_children[:-1]:
+                    self.statement(child)
+            self.redirect_last(node.named_children[-1], redirects, stdin)
+        elif node.type in ("declaration_command", "unset_command") and redirects:
+            self.statement(node)   # `export X=1 2>&1`: a command of its own
+            self.out.commands[-1].redirects += redirects
         else:
-            if body is not None:
-                self.statement(body)
+            self.statement(node)
             if redirects:
                 self.emit(Cmd(["{…}"], redirects, stdin))   # the redirections of a compound statement
-        self.rest_of_line(trailing)
 
     def rest_of_line(self, nodes) -> None:
         """What follows a here-document's start on its line (``cat <<EOF | sh``, ``<<EOF && rm …``), which the
@@ -301,13 +336,11 @@ class _Reader:
             self.shell(cmd, node, words)
 
     def cd(self, args: list[str]) -> None:
-        args = [a for a in args if a not in ("-L", "-P", "-e", "-@", "--")]
-        target = args[0] if args else os.path.expanduser("~")
-        if SUBST in target or target == "-":
-            self.unreadable(f"cd {target.replace(SUBST, '$(…)')} (a folder chosen at run time)")
-            return
-        base = self.out.cwds[-1] if self.out.cwds else os.getcwd()
-        self.out.cwds.append(real(os.path.join(base, os.path.expanduser(target))))
+        folder, why = cd_into(args, self.out.cwds[-1] if self.out.cwds else None)
+        if folder is None:
+            self.unreadable(why)
+        else:
+            self.out.cwds.append(folder)
 
     def run_text(self, text: str, how: str, node=None) -> None:
         if SUBST in text and not (node is not None and self.init_only(node)):
@@ -553,7 +586,8 @@ def _trim(value: str, op: str, pattern: str) -> str | None:
 _HANDLERS = {
     "command": _Reader.command, "redirected_statement": _Reader.redirected, "pipeline": _Reader.pipeline,
     "variable_assignment": _Reader.assignment, "variable_assignments": _Reader.assignments,
-    "declaration_command": _Reader.declaration, "for_statement": _Reader.for_loop, "ERROR": _Reader.error,
+    "declaration_command": _Reader.declaration, "unset_command": _Reader.declaration, "test_command": _Reader.test,
+    "for_statement": _Reader.for_loop, "ERROR": _Reader.error,
 }
 _WORD_HANDLERS = {
     "word": _Reader.plain_word, "number": _Reader.plain_word, "raw_string": _Reader.raw_string,

@@ -12,10 +12,9 @@ The test suite checks that on every command this reader accepts, it reads what t
 
 from __future__ import annotations
 
-import os
 import re
 
-from grpo_guard.paths import real
+from grpo_guard.paths import cd_into
 from grpo_guard.shell_words import ASSIGNMENT, Cmd, Reading, program, unwrap
 
 _TOKEN = re.compile(r"""
@@ -76,7 +75,7 @@ def _commands(tokens: list[tuple[str, str]]) -> list[Cmd]:
             redirects.append(("dup", text.split("&", 1)[1]))
         else:   # a separator ends the command
             if words or redirects:
-                cmd = Cmd(words, redirects, piped=piped)
+                cmd = Cmd(words or ["{…}"], redirects, piped=piped)   # `&> f` alone: a redirection of nothing
                 cmds.append(cmd)
                 piped = cmd if text == "|" else None
             elif text != "\n":
@@ -103,9 +102,10 @@ def read_subset(command: str, cwd: str | list[str] | None = None) -> Reading:
         if all(ASSIGNMENT.match(w) for w in cmd.words) and not cmd.redirects:   # D=x: a variable, not a command
             reading.assigned.update(w.split("=", 1) for w in cmd.words)
         words = unwrap(cmd.words)
-        if program(words) in ("cd", "pushd") and reading.cwds:
-            target = words[1] if len(words) > 1 else "~"
-            reading.cwds.append(real(os.path.join(reading.cwds[-1], os.path.expanduser(target))))
+        if program(words) in ("cd", "pushd"):
+            folder, why = cd_into(words[1:], reading.cwds[-1] if reading.cwds else None)
+            reading.cwds += [folder] if folder else []
+            reading.unreadable += [why] if why else []
     reading.commands = [c for c in reading.commands if not (all(ASSIGNMENT.match(w) for w in c.words)
                                                             and not c.redirects)]
     for cmd in reading.commands:

@@ -73,3 +73,12 @@ def fragments(word: str) -> list[str]:
             found.add(word[2:])
     found.update(re.split(r"[\s'\"(),;:=<>|&`{}\[\]]+", word))
     return [f for f in found if f and not f.startswith("-") and names_a_path(f)]
+
+
+def cd_into(args: list[str], base: str | None) -> tuple[str | None, str | None]:
+    """(the folder ``cd ARGS`` moves to from ``base``, or None with why it is known only at run time)."""
+    args = [a for a in args if a not in ("-L", "-P", "-e", "-@", "--")]
+    target = args[0] if args else os.path.expanduser("~")
+    if SUBST in target or target == "-" or "\0" in target:
+        return None, f"cd {target.replace(SUBST, '$(…)')} (a folder chosen at run time)"
+    return real(os.path.join(base or os.getcwd(), os.path.expanduser(target))), None

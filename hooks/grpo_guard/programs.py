@@ -20,7 +20,7 @@ INTERPRETERS = re.compile(r"^(?:python[\d.]*|pypy[\d.]*|perl|ruby|node|nodejs|de
 # Programs that only read (stdout is theirs to write), with no option that writes a file or runs a program.
 READERS = {"cat", "tac", "head", "tail", "more", "wc", "ls", "stat", "du", "df", "diff", "cmp", "sha256sum",
            "sha1sum", "sha512sum", "sha224sum", "sha384sum", "md5sum", "b2sum", "cksum", "grep", "egrep", "fgrep",
-           "zgrep", "zcat", "bzcat", "xzcat", "jq", "yq", "echo", "printf", "true", "false", "test", "[", "pwd",
+           "zgrep", "zcat", "bzcat", "xzcat", "jq", "yq", "echo", "printf", "true", "false", "test", "[", "[[", "pwd",
            "basename", "dirname", "realpath", "readlink", "nl", "od", "hexdump", "strings", "cut", "tr", "comm",
            "paste", "join", "fold", "column", "tree", "cd", "pushd", "popd", "type", "which", "whoami", "id", "date",
            "uname", "printenv", "sleep", "wait", "jobs", "exit", "return", ":", "set", "shopt", "export", "declare",
