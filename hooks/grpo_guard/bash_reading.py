@@ -21,6 +21,7 @@ from grpo_guard.paths import cd_into
 from grpo_guard.shell_words import (
     SHELLS,
     SPLIT,
+    STDIN_PATHS,
     SUBST,
     Cmd,
     Reading,
@@ -389,10 +390,12 @@ class _Reader:
             if re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", a) and not a.startswith("--"):
                 self.run_text(args[k + 1] if k + 1 < len(args) else "", f"{words[0]} -c")
                 return
+            if a in STDIN_PATHS:
+                break   # `bash /dev/stdin <<EOF`: the here-document is the script
             if not a.startswith(("-", "+")):
                 kids = [c for c in node.named_children if c.type == "process_substitution"]
-                if SUBST in a and kids:
-                    self.run_text(self.fold(kids[0]) or SUBST, f"{words[0]} <(…)")
+                if SUBST in a:
+                    self.run_text(self.fold(kids[0]) or SUBST if kids else SUBST, f"{words[0]} <(…)")
                 return   # a script file: the agent's own program, judged as one
         if cmd.stdin is not None:
             self.run_text(cmd.stdin, f"{words[0]} <<here-document")

@@ -38,16 +38,18 @@ NAMES_ONLY = {"ls", "du", "df", "stat", "tree", "find", "cd", "pushd", "popd", "
 class Writes:
     """What one command writes: ``files`` (created or overwritten), ``removed`` (deleted or moved away),
     ``into`` (folders it writes below), ``removed_trees`` (folders deleted whole), ``whole_trees`` (folders it may
-    write anywhere in, files unnamed: a patch), ``copies`` ((source, where it lands) for each copied operand)."""
+    write anywhere in, files unnamed: a patch), ``copies`` ((source, where it lands) for each copied operand),
+    ``linked`` (files given another name: a hard link to an inspection file is a name the hook does not know)."""
 
-    __slots__ = ("files", "removed", "into", "removed_trees", "whole_trees", "copies")
+    __slots__ = ("files", "removed", "into", "removed_trees", "whole_trees", "copies", "linked")
 
-    def __init__(self, files=(), removed=(), into=(), removed_trees=(), whole_trees=(), copies=()):
+    def __init__(self, files=(), removed=(), into=(), removed_trees=(), whole_trees=(), copies=(), linked=()):
         self.files, self.removed, self.into = list(files), list(removed), list(into)
         self.removed_trees, self.whole_trees, self.copies = list(removed_trees), list(whole_trees), list(copies)
+        self.linked = list(linked)
 
     def targets(self) -> list[str]:
-        return self.files + self.removed + self.into + self.removed_trees + self.whole_trees
+        return self.files + self.removed + self.into + self.removed_trees + self.whole_trees + self.linked
 
 
 class Args:
@@ -114,7 +116,7 @@ def _copy(args: list[str], is_dir, valued=frozenset({"-t", "--target-directory",
     links = a.has("ls", "--link", "--symbolic-link")
     return Writes(files=[d for _, d in landed] + ([dest] if into_dir else []),
                   into=[d for _, d in landed] if recursive else [],
-                  copies=[] if links else landed)
+                  copies=[] if links else landed, linked=sources if links else [])
 
 
 def _move(args: list[str], is_dir):
@@ -140,7 +142,14 @@ def _link(args: list[str], is_dir):
     """ln: the link it makes, and the files it links to (a hard link to an inspection file is a name the hook
     does not know)."""
     a = Args(args, {"-t", "--target-directory", "-S", "--suffix"})
-    return Writes(files=a.operands + [v for v in [a.value("-t", "--target-directory")] if v])
+    tdir = a.value("-t", "--target-directory")
+    ops = a.operands
+    if tdir is None and len(ops) < 2:   # ln TARGET: a link of that name here
+        return Writes(files=[os.path.basename(o.rstrip("/")) for o in ops], linked=ops)
+    dest, targets = (tdir, ops) if tdir is not None else (ops[-1], ops[:-1])
+    into_dir = tdir is not None or len(targets) > 1 or is_dir(dest)
+    return Writes(files=[_landing(dest, t) if into_dir else dest for t in targets] + ([dest] if into_dir else []),
+                  linked=targets)
 
 
 def _operands(valued=frozenset(), recursive="", skip_first=0):

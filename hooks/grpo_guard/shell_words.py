@@ -13,6 +13,7 @@ import re
 SUBST = "\x00S\x00"   # where bash puts a value known only at run time
 SPLIT = "\x01"        # whitespace of an unquoted expansion: bash splits the word there
 WRITE_OPS = {">", ">>", ">|", "&>", "&>>", "<>"}
+STDIN_PATHS = {"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}   # a script or program read from stdin
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish", "yash", "posh"}
 _ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
             "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}

@@ -28,7 +28,7 @@ from grpo_guard.protected import (
     protected_path,
     protected_resolved,
 )
-from grpo_guard.shell_words import SUBST, Cmd, folded_output, program
+from grpo_guard.shell_words import STDIN_PATHS, SUBST, Cmd, folded_output, program
 
 # Inline code (python -c, perl -e, a here-doc) that writes, renames or deletes files.
 CODE_WRITES = re.compile(r"open\s*\([^,()]*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wax+]|\.write\b|write_(?:text|bytes)|unlink|"
@@ -88,6 +88,11 @@ def judge_writes(writes: Writes, cwds, incoming, content) -> Found | None:
             return Found(path, runtime=True)
         if _check_path(path, cwds, exempt, lambda p, c: launch_path(p, c) or guarded(p, c, incoming, content)):
             return Found(path)
+    for path in _expanded(writes.linked):
+        if SUBST in path:
+            return Found(path, runtime=True)
+        if _check_path(path, cwds, set(), protected_path):
+            return Found(f"{path} (a link gives it a name the hook does not know)")
     for path in _expanded(writes.removed):
         if SUBST in path:
             return Found(path, runtime=True)
@@ -223,8 +228,10 @@ def interpreter_program(words: list[str]) -> tuple[str, str]:
             return "code", args[k + 1] if k + 1 < len(args) else ""
         if name.startswith(("python", "pypy")) and (a == "-m" or re.fullmatch(r"-m\S+", a)):
             return "module", (args[k + 1] if k + 1 < len(args) else "") if a == "-m" else a[2:]
-        if a == "-":
+        if a in STDIN_PATHS:   # /dev/stdin: the here-document or the pipe is the program
             return "stdin", ""
+        if SUBST in a:   # <(…), "$(…)": a program made at run time, not a file the agent wrote
+            return "code", SUBST
         if a == "--":
             return ("script", args[k + 1]) if k + 1 < len(args) else ("stdin", "")
         if not a.startswith("-"):

@@ -128,6 +128,10 @@ WRITES_INTO_THE_INSPECTION = [
     "python3 -c \"import shutil; shutil.copy('evil', 'out/' + 'insp' + 'ection/samples.jsonl')\"",
     "cd out && F=inspection/samples.jsonl; cp ../evil $F",
     "tar cf - evil | tar xf - --transform 's,evil,out/inspection/samples.jsonl,'",
+    "python3 /dev/stdin out/inspection/samples.jsonl <<'EOF'\nimport sys; open(sys.argv[1], 'w').write('x')\nEOF",
+    "bash /dev/stdin <<'EOF'\ncp evil out/inspection/samples.jsonl\nEOF",
+    "python3 <(printf 'import shutil; shutil.copy(\"evil\", \"out/inspection/samples.jsonl\")')",
+    "cp -l out/inspection/samples.jsonl x && cat evil > x",
 ]
 
 
