@@ -17,7 +17,7 @@ import re
 from grpo_guard.paths import resolve
 from grpo_guard.product import product_call, product_write, runs_review
 from grpo_guard.programs import reads_recursively
-from grpo_guard.protected import about_to_hold, launch_path, protected_below, protected_path
+from grpo_guard.protected import about_to_hold, forget, launch_path, protected_below, protected_path
 from grpo_guard.readers import READ_HINT, Near, read_only_refusal
 from grpo_guard.run_key import RUN_KEY, grep_tool_reaches_key, names_run_key, reaches_run_key
 from grpo_guard.shell_words import SUBST, Reading, program, unwrap
@@ -47,6 +47,7 @@ READ_ONLY_TOOLS = {"Read", "Glob", "Grep", "LS", "NotebookRead", "WebFetch", "We
 READ_ONLY_MCP = re.compile(r"^(?:read|list|get|search|view|show|find|stat|describe|directory_tree|tree)(?:_|$)",
                            re.IGNORECASE)
 COMMAND_KEYS = ("command", "cmd", "script", "shell_command")
+MAX_NAMES = 4000   # distinct words of one command checked as paths (each is resolved on disk)
 
 DENY_WRITE = ("files under inspection/ hold the person's review, a run folder's rendered files (train.py, "
               "grpo_config.yaml, launch.sh, accelerate.yaml, brief.lock.json) and records (output/checkpoints.json, "
@@ -205,6 +206,9 @@ def judge_shell(command: str, cwd: str) -> str | None:
     if key:
         return RUN_KEY.format(tool="Bash", how=key + ": it reads", key=_key_dir())
     near = Near(command, reading, cwd)
+    if len(near.names) > MAX_NAMES:
+        return (f"this command names {len(near.names)} distinct words that could be paths; the hook checks at most "
+                f"{MAX_NAMES} in one command: split it, or put the long text in a file and run that. {READ_HINT}")
     runtime: list[Found] = []
     nested = {id(c) for c in reading.nested}
     for cmd in reading.all_commands():
@@ -295,6 +299,7 @@ def _run_key_call(tool: str, args: dict, cwd: str | None) -> str | None:
 
 def decide(event: dict) -> str | None:
     """The reason to deny this tool call, or None to allow it. Raises on input it cannot read."""
+    forget()
     tool = event.get("tool_name")
     args = event.get("tool_input")
     cwd = event.get("cwd")

@@ -31,8 +31,23 @@ def names_a_path(word: str) -> bool:
     return bool(word) and SUBST not in word and "\0" not in word and len(word) < MAX_PATH
 
 
+_resolved: dict[tuple[str, str | None], list[str]] = {}   # for one decision: cleared by forget()
+
+
+def forget() -> None:
+    """Drop what was resolved (a decision starts from the disk as it is now)."""
+    _resolved.clear()
+
+
 def resolve(word: str, cwd: str | None) -> list[str]:
     """The absolute paths ``word`` names from ``cwd``: resolved, and for a glob pattern each match now."""
+    key = (word, cwd)
+    if key not in _resolved:
+        _resolved[key] = _resolve(word, cwd)
+    return list(_resolved[key])
+
+
+def _resolve(word: str, cwd: str | None) -> list[str]:
     word = str(word).strip("'\"")
     if not names_a_path(word):
         return []

@@ -29,6 +29,7 @@ import re
 import sys
 
 from grpo_guard.paths import GLOB, WALK_LIMIT, inside, real, resolve
+from grpo_guard.paths import forget as paths_forget
 
 PROTECTED_DIR = re.compile(r"^inspection(?:\.bak-[^/]*)?$")
 BACKUP_DIR = re.compile(r"^inspection\.bak-[^/]+$")
@@ -241,7 +242,18 @@ def is_backup(path: str) -> bool:
 _PRUNED = {".git", "node_modules", "__pycache__", *LIBRARY_DIRS}
 
 
+_below: dict[tuple, list[str]] = {}   # for one decision, like paths._resolved
+
+
 def protected_below(path: str, cwd: str | None, limit: int = WALK_LIMIT, review_only: bool = False) -> list[str]:
+    """See :func:`_protected_below` (remembered for the rest of the decision)."""
+    key = (path, cwd, limit, review_only)
+    if key not in _below:
+        _below[key] = _protected_below(path, cwd, limit, review_only)
+    return list(_below[key])
+
+
+def _protected_below(path: str, cwd: str | None, limit: int = WALK_LIMIT, review_only: bool = False) -> list[str]:
     """The protected paths in the tree of the folder ``path`` (searched up to ``limit`` entries). With
     ``review_only``, inspections, run files and records and startup hooks outside a virtual environment
     (``.git``, ``node_modules`` and virtual environments are not entered): what a whole-tree writer (git, patch)
@@ -299,6 +311,13 @@ INSPECTION_FILES = ("manifest.json", "samples.jsonl", "report.html")
 MANIFEST_KEYS = ("format_version", "samples_digest", "seal", "fingerprint", "sample_count", "prompt_count")
 _MANIFEST_KEY = re.compile(r"[\"']?\b(" + "|".join(MANIFEST_KEYS) + r")\b[\"']?\s*:")
 _manifests: dict[str, bool] = {}
+
+
+def forget() -> None:
+    """Drop what one decision learnt from the disk (walks, manifests, resolved paths)."""
+    _below.clear()
+    _manifests.clear()
+    paths_forget()
 
 
 def looks_like_manifest(text: str) -> bool:

@@ -189,8 +189,9 @@ class Near:
         self.cwds = list(dict.fromkeys(reading.cwds or [cwd]))
         named = [c for c in self.cmds if program(unwrap(c.words)) not in ("cd", "pushd", "popd")]   # see cwds
         words = [b for c in named for w in (*c.words, *(t for _, t in c.redirects)) for b in braces(w)]
-        words += [w for c in named if c.stdin and _runs_code(c) for w in c.stdin.split()]   # a here-document of code
         self.names = list(dict.fromkeys(f for w in words for f in fragments(w))) + self._landings()
+        code = [f for c in named if c.stdin and _runs_code(c) for w in c.stdin.split() for f in fragments(w)]
+        self.names += [f for f in dict.fromkeys(code) if f not in self.names and self._path_like(f)]
         self.incoming: dict[str, set[str]] = {}
         for f in self.names:
             if os.path.basename(f) in INSPECTION_FILES:
@@ -198,6 +199,11 @@ class Near:
                     for p in resolve(f, c)[:1]:
                         self.incoming.setdefault(os.path.dirname(p), set()).add(os.path.basename(p))
         self.manifest_text = self._manifest_text(command)
+
+    def _path_like(self, word: str) -> bool:
+        """A word of a here-document of code that may name a path: it has a ``/``, a ``.`` or a ``~``, or names
+        something in a folder the command runs in (``shutil.rmtree('out')``)."""
+        return bool(re.search(r"[/.~]", word)) or any(os.path.lexists(os.path.join(c, word)) for c in self.cwds)
 
     def _landings(self) -> list[str]:
         """Where each file lands when a copy or move places it into a folder."""

@@ -132,6 +132,8 @@ WRITES_INTO_THE_INSPECTION = [
     "bash /dev/stdin <<'EOF'\ncp evil out/inspection/samples.jsonl\nEOF",
     "python3 <(printf 'import shutil; shutil.copy(\"evil\", \"out/inspection/samples.jsonl\")')",
     "cp -l out/inspection/samples.jsonl x && cat evil > x",
+    "python3 - <<'EOF'\nimport shutil\nshutil.rmtree('out')\nEOF",   # a word of code naming a folder here
+    "cd out && python3 - <<'EOF'\nimport os\nos.rename('inspection', 'moved')\nEOF",
 ]
 
 

@@ -82,6 +82,28 @@ def test_every_everyday_command_and_two_mutations_of_each_get_a_decision(hook_mo
     assert len(denied) <= 0.02 * len(CORPUS), denied
 
 
+def test_a_command_naming_too_many_paths_is_denied_saying_why_and_the_disk_is_read_afresh(hook_module, project,
+                                                                                        monkeypatch):
+    """Each word is resolved on disk once per decision; past the bound a command is denied with how to split it,
+    not left to run past the deadline. What one decision learnt is not carried into the next."""
+    guard_review, protected = hook_module
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", str(REPO))
+    from grpo_guard.decision import MAX_NAMES
+
+    words = " ".join(f"f{i}.txt" for i in range(MAX_NAMES + 1))
+    reason = _decide(guard_review, f"touch {words}", project)
+    assert reason and re.search(r"names \d+ distinct words .* at most \d+ in one command: split it", reason), reason
+    fresh = project / "fresh"
+    fresh.mkdir()
+    try:
+        assert _decide(guard_review, "rm -rf fresh", project) is None
+        (fresh / "inspection").mkdir()
+        (fresh / "inspection" / "manifest.json").write_text('{"format_version": 1, "seal": "x"}')
+        assert _decide(guard_review, "rm -rf fresh", project)   # the same words: the tree below is walked again
+    finally:
+        shutil.rmtree(fresh)
+
+
 def test_the_launcher_decides_what_claude_code_sends_in_one_line(project):
     rng = random.Random(7)
     sample = rng.sample(CORPUS, 25) + [m for c in rng.sample(CORPUS, 15) for m in mutations(c, rng, count=2)]
