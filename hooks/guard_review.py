@@ -10,8 +10,9 @@ Claude Code runs ``hooks/guard_review.sh``, which starts this file under a Pytho
 - setting a variable that loads code into training (``PYTHONPATH``, ``LD_*``…) or ``GRPO_RLVR_CACHE``;
 - writing, editing, moving or deleting a protected path (``grpo_guard/protected.py``: an inspection, a run's
   rendered files and records, startup hooks, every installed library, this plugin and the Python its hook runs
-  under, the hash cache, the signed-review policy, the run key's folder, Claude Code's settings), judged by what
-  each program writes (``grpo_guard/programs.py``), git by what git tracks (``grpo_guard/git_writes.py``);
+  under, the hash cache, the signed-review policy, the run key's folder with the account's log of inspection draws,
+  Claude Code's settings), judged by what each program writes (``grpo_guard/programs.py``), git by what git tracks
+  (``grpo_guard/git_writes.py``);
 - near a protected path, any program that is not a reader, a writer the hook follows, grpo-rlvr itself or the
   agent's own script (``grpo_guard/readers.py``);
 - any tool call, reads included, that names grpo-rlvr's run key or reads a folder above it whole;

@@ -39,13 +39,13 @@ SETS_ENV = re.compile(rf"(?<![$\w{{])(?:{_ENV})(?:\s*\+?=(?!=)|['\"]\s*\]\s*=)|\
                       rf"typeset\s+-x)\b[^;&|\n]*\b(?:{_ENV})\b|(?:putenv|setdefault|update)\(\s*['\"]?(?:{_ENV})")
 ENV_NAME = re.compile(rf"^(?:{_ENV})$")
 WRITE_VERB = re.compile(r"(write|edit|create|move|rename|delete|remove|copy|upload|save|put|patch|apply|append|"
-                        r"insert|replace|update|mkdir|touch|chmod|truncate)", re.IGNORECASE)
+                        r"insert|replace|update|mkdir|touch|chmod|truncate)", re.IGNORECASE | re.ASCII)
 READ_ONLY_TOOLS = {"Read", "Glob", "Grep", "LS", "NotebookRead", "WebFetch", "WebSearch", "TodoWrite", "Task",
                    "BashOutput", "ExitPlanMode", "KillShell", "KillBash", "ListMcpResourcesTool",
                    "ReadMcpResourceTool", "SlashCommand", "Skill", "AskUserQuestion"}
 # MCP tools whose name says they only read (read_file, list_directory, search_files…).
 READ_ONLY_MCP = re.compile(r"^(?:read|list|get|search|view|show|find|stat|describe|directory_tree|tree)(?:_|$)",
-                           re.IGNORECASE)
+                           re.IGNORECASE | re.ASCII)   # tool names are ASCII (Claude's API); ASCII folding compiles fast
 COMMAND_KEYS = ("command", "cmd", "script", "shell_command")
 MAX_NAMES = 4000   # distinct words of one command checked as paths (each is resolved on disk)
 

@@ -78,7 +78,8 @@ def braces(word: str, limit: int = 64) -> list[str]:
 
 def fragments(word: str) -> list[str]:
     """The parts of a word that may name a path: the word, an option's value (``-oFILE``, ``--out=FILE``,
-    ``of=FILE``), and the pieces of inline text split at quotes, brackets, commas and spaces."""
+    ``of=FILE``), and the pieces of inline text split at quotes, brackets, commas and spaces (but for ``.`` and
+    ``..``: code that names the folder it runs in is judged as code that computes its paths, ``os.getcwd()``)."""
     found = {word}
     if word.startswith("-"):
         found.discard(word)
@@ -86,7 +87,8 @@ def fragments(word: str) -> list[str]:
             found.add(word.split("=", 1)[1])
         elif not word.startswith("--") and len(word) > 2:
             found.add(word[2:])
-    found.update(re.split(r"[\s'\"(),;:=<>|&`{}\[\]]+", word))
+    # a piece of inline text that is only dots is a string of code ('a.b'.split('.')), not the folder it runs in
+    found.update(p for p in re.split(r"[\s'\"(),;:=<>|&`{}\[\]]+", word) if p.strip(".") or p == word)
     return [f for f in found if f and not f.startswith("-") and names_a_path(f)]
 
 

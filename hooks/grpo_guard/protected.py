@@ -76,7 +76,8 @@ def _homes() -> list[str]:
 
 @_cached
 def run_key_dirs() -> tuple[str, ...]:
-    """The folder of grpo-rlvr's run key under each home, as written and resolved."""
+    """The folder of grpo-rlvr's run key under each home, as written and resolved (it also holds the account's log
+    of inspection draws, draws.jsonl, found like the key through the password database's home)."""
     dirs = set()
     for h in _homes():
         d = os.path.join(h, ".local", "share", "grpo-rlvr")

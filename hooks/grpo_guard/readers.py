@@ -190,8 +190,8 @@ class Near:
         named = [c for c in self.cmds if program(unwrap(c.words)) not in ("cd", "pushd", "popd")]   # see cwds
         words = [b for c in named for w in (*c.words, *(t for _, t in c.redirects)) for b in braces(w)]
         self.names = list(dict.fromkeys(f for w in words for f in fragments(w))) + self._landings()
-        code = [f for c in named if c.stdin and _runs_code(c) for w in c.stdin.split() for f in fragments(w)]
-        self.names += [f for f in dict.fromkeys(code) if f not in self.names and self._path_like(f)]
+        code = [(f, c.stdin) for c in named if c.stdin and _runs_code(c) for w in c.stdin.split() for f in fragments(w)]
+        self.names += [f for f, text in dict.fromkeys(code) if f not in self.names and self._path_like(f, text)]
         self.incoming: dict[str, set[str]] = {}
         for f in self.names:
             if os.path.basename(f) in INSPECTION_FILES:
@@ -200,10 +200,14 @@ class Near:
                         self.incoming.setdefault(os.path.dirname(p), set()).add(os.path.basename(p))
         self.manifest_text = self._manifest_text(command)
 
-    def _path_like(self, word: str) -> bool:
-        """A word of a here-document of code that may name a path: it has a ``/``, a ``.`` or a ``~``, or names
-        something in a folder the command runs in (``shutil.rmtree('out')``)."""
-        return bool(re.search(r"[/.~]", word)) or any(os.path.lexists(os.path.join(c, word)) for c in self.cwds)
+    def _path_like(self, word: str, code: str) -> bool:
+        """A word of a here-document of code that may name a path: it has a ``/``, a ``.`` or a ``~``, or is a
+        quoted string naming something in a folder the command runs in (``shutil.rmtree('out')``; a variable
+        ``out = []`` is not a path)."""
+        if re.search(r"[/.~]", word):
+            return True
+        quoted = re.search(r"(['\"])" + re.escape(word) + r"\1", code) is not None
+        return quoted and any(os.path.lexists(os.path.join(c, word)) for c in self.cwds)
 
     def _landings(self) -> list[str]:
         """Where each file lands when a copy or move places it into a folder."""

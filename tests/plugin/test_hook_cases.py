@@ -186,6 +186,51 @@ def test_the_run_key_is_not_read_through_a_folder_above_it(proj, home, tmp_path)
     assert allowed.returncode == 0, allowed.stderr
 
 
+DRAW = '{"number": 1, "seed": 123, "fingerprint": "f"}\n'
+
+
+@pytest.mark.parametrize("command", [
+    "rm ~/.local/share/grpo-rlvr/draws.jsonl", ": > ~/.local/share/grpo-rlvr/draws.jsonl",
+    "sed -i d ~/.local/share/grpo-rlvr/draws.jsonl", "cp /dev/null $HOME/.local/share/grpo-rlvr/draws.jsonl",
+    "mv ~/.local/share/grpo-rlvr ~/.local/share/old", "cd ~/.local/share && rm -rf grpo-rlvr",
+    "find ~/.local -name draws.jsonl -delete", "rm -rf ~/.local",
+    "python3 -c \"import os; os.remove(os.path.expanduser('~/.local/share/grpo-rlvr/draws.jsonl'))\"",
+    "for f in ~/.local/share/*/draws.jsonl; do : > \"$f\"; done",
+    "rm out/inspection/draws.jsonl", "cp evil out/inspection/draws.jsonl", "echo '{}' >> out/inspection/draws.jsonl",
+])
+def test_the_logs_of_draws_are_not_written_or_removed(proj, home, tmp_path, command):
+    """inspect logs each draw in the inspection (draws.jsonl) and in the account's data folder (the run key's,
+    ~/.local/share/grpo-rlvr/draws.jsonl): the agent's commands neither write nor remove either log; run for
+    real (the control), each does."""
+    env = env_of(home, tmp_path)
+    logs = [home / ".local" / "share" / "grpo-rlvr" / "draws.jsonl", proj / "out" / "inspection" / "draws.jsonl"]
+    for log in logs:
+        log.write_text(DRAW)
+    assert_denied(hook(command, proj, env), command)
+    assert all(log.read_text() == DRAW for log in logs)
+    bash(command, proj, **env)
+    assert any(not log.is_file() or log.read_text() != DRAW for log in logs), f"{command!r} is not an attack"
+
+
+def test_the_account_log_of_draws_is_protected_where_grpo_rlvr_finds_it_and_by_every_tool(proj, home, tmp_path):
+    """grpo-rlvr finds the account's log through the password database's home, whatever HOME says: the hook
+    protects it there too; and the Write, Edit and MCP tools cannot reach it."""
+    import pwd
+
+    env = env_of(home, tmp_path)
+    account = os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".local", "share", "grpo-rlvr", "draws.jsonl")
+    for command in (f"rm -f {account}", f"echo x > {account}", f"mv {os.path.dirname(account)} /tmp/elsewhere"):
+        assert_denied(hook(command, proj, env), command)   # not run: it is this account's real log
+    log = home / ".local" / "share" / "grpo-rlvr" / "draws.jsonl"
+    for tool, tool_input in [("Write", {"file_path": str(log), "content": ""}),
+                             ("Write", {"file_path": account, "content": ""}),
+                             ("Edit", {"file_path": "~/.local/share/grpo-rlvr/draws.jsonl", "old_string": "1",
+                                       "new_string": "2"}),
+                             ("mcp__filesystem__write_file", {"path": str(log), "content": ""}),
+                             ("Write", {"file_path": str(proj / "out" / "inspection" / "draws.jsonl"), "content": ""})]:
+        assert_denied(call(tool, tool_input, cwd=str(proj), **env), f"{tool} {tool_input}")
+
+
 def test_the_hooks_own_interpreter_is_not_replaced(proj, home, tmp_path):
     """`ln -sf /bin/true` over the Python the hook's launcher starts turned the hook off: denied. Run for real
     (the control), the launcher then starts /bin/true and every call is allowed."""
@@ -265,6 +310,8 @@ FRICTION = [
     (".", "find src -name '*.py' -exec grep -l app {} +"),
     (".", "cd src && cp app.py app_copy.py && cd .. && ls"),
     (".", "mv src/app.py src/main.py"),
+    (".", "cd \"$(pwd)\" && ls"),   # crashed the hook (an embedded null byte)
+    (".", "ls -d /proc/1/cwd; ls out"),   # crashed it too (PermissionError; `ls` may fail on it, the line runs on)
 ]
 
 
@@ -317,39 +364,91 @@ def test_a_patch_is_judged_by_the_paths_it_names(proj, home, tmp_path):
 
 # ---------------------------------------------------------------------------------- the docs and the hook agree
 
-DOCS = [REPO / "skills" / "grpo-rlvr-training" / "SKILL.md", REPO / "commands" / "finetune.md",
-        REPO / "agents" / "llm-finetuning-training-engineer.md"]
+SKILL = REPO / "skills" / "grpo-rlvr-training"
+DOCS = [SKILL / "SKILL.md", *sorted((SKILL / "references").glob("*.md")), REPO / "commands" / "finetune.md",
+        *sorted((REPO / "agents").glob("*.md"))]
 PLACEHOLDERS = [("OUTPUT_DIR/run", "out/run"), ("OUTPUT_DIR/inspection", "out/inspection"), ("OUTPUT_DIR", "out"),
                 ("BRIEF_NEXT.yaml", "next.yaml"), ("NEW_BRIEF.yaml", "next.yaml"), ("BRIEF", "brief.yaml"),
-                ("NAME=ROLE", "acc=correctness"), ("ADAPTER", "adapter"), ("RUN", "out/run"), (" DIR", " merged"),
-                (" KEY", " key"), ("<brief.yaml>", "brief.yaml")]
+                ("NAME=ROLE", "acc=correctness"), ("KEY=VALUE", "case_sensitive=false"), ("--reward NAME",
+                "--reward exact_match"), ("FILE.jsonl", "probes.jsonl"), ("<subcommand> ...", "validate brief.yaml"),
+                ("ADAPTER", "adapter"), ("RUN", "out/run"), (" DIR", " merged"), (" KEY", " key"),
+                ("<brief.yaml>", "brief.yaml")]
+
+
+def _blocks(text: str, *langs: str) -> list[str]:
+    return [body for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", text, re.S | re.M) if lang in langs]
 
 
 def told_commands() -> list[str]:
-    """Every grpo-rlvr command the skill, /finetune and the agent give (in code spans and shell blocks), with
-    their placeholders filled in, except `review`, which they tell the user to run."""
+    """Every command the skill (with its references), /finetune and the agents give: each line of a shell block,
+    and each code span that is a grpo-rlvr command, with their placeholders filled in; except `review`, which
+    they tell the user to run."""
     found = []
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
-        lines = [ln for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", text, re.S | re.M)
-                 if lang in ("bash", "sh", "shell", "console") for ln in body.splitlines()]
-        spans = re.findall(r"`([^`\n]+)`", text)
-        for c in [ln.strip().removeprefix("$ ") for ln in lines] + spans:
-            if re.match(r"grpo-rlvr(-plugin)?\s+\S", c) and " review" not in c:
+        lines = [ln.strip().removeprefix("$ ") for body in _blocks(text, "bash", "sh", "shell", "console")
+                 for ln in body.splitlines()]
+        spans = [c for c in re.findall(r"`([^`\n]+)`", text) if re.match(r"grpo-rlvr(-plugin)?\s+\S", c)]
+        for c in lines + spans:
+            if c and not c.startswith("#") and " review" not in c:
                 for placeholder, value in PLACEHOLDERS:
                     c = c.replace(placeholder, value)
                 found.append(c)
     return list(dict.fromkeys(found))
 
 
+def told_python() -> list[str]:
+    """The Python blocks the skill's references say run as they stand (``python block.py``)."""
+    return [body for doc in DOCS for body in _blocks(doc.read_text(encoding="utf-8"), "python")]
+
+
 def test_every_command_the_docs_give_the_agent_is_allowed(proj, home, tmp_path):
     commands = told_commands()
-    assert "grpo-rlvr-plugin watch out/run --once --json" in commands
-    assert "grpo-rlvr-plugin train out/run > out/run/train.log 2>&1 &" in commands
-    assert len(commands) >= 30, commands
+    for told in ("grpo-rlvr-plugin watch out/run --once --json", "grpo-rlvr-plugin train out/run > out/run/train.log 2>&1 &",
+                 "grpo-rlvr memory --size 7B --method lora --gpu 80GB", "grpo-rlvr diagnose ./out --role r1=format "
+                 "--role r2=correctness --role r3=length", "grpo-rlvr-plugin --plugin-where"):
+        assert told in commands, told
+    assert len(commands) >= 50, commands
     env = env_of(home, tmp_path)
     refused = [(c, out.stderr) for c in commands if (out := hook(c, proj, env)).returncode != 0]
     assert not refused, refused
+    under_inspection = [(c, out.stderr) for c in commands if (out := hook(c, proj / "out", env)).returncode != 0]
+    assert not under_inspection, under_inspection   # run from the folder that holds the inspection
+
+
+def test_every_python_block_the_docs_give_runs_through_the_hook(proj, home, tmp_path):
+    """Written to a file and run (``python block.py``), or fed to python on stdin beside the inspection."""
+    blocks = told_python()
+    assert len(blocks) >= 5, len(blocks)
+    env = env_of(home, tmp_path)
+    for i, body in enumerate(blocks):
+        (proj / f"block{i}.py").write_text(body)
+        for command in (f"python3 block{i}.py", f"python3 - <<'EOF'\n{body}EOF"):
+            out = hook(command, proj, env)
+            assert out.returncode == 0 and not out.stderr, (command[:200], out.stderr)
+
+
+def test_the_gate_and_the_docs_commands_are_never_denied_for_want_of_a_parser(proj, home, tmp_path):
+    """The hook run by a python3 that cannot import tree-sitter-bash (a bare virtual environment first on PATH):
+    every gate command the docs give, and every other grpo-rlvr command they give, is still allowed."""
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare / "venv")], check=True, timeout=120)
+    (bare / "bin").mkdir()
+    (bare / "bin" / "python3").symlink_to(bare / "venv" / "bin" / "python")
+    env = {k: v for k, v in env_of(home, tmp_path).items()}
+    env["PATH"] = f"{bare / 'bin'}:/usr/bin:/bin"
+    where = subprocess.run(["sh", str(REPO / "hooks" / "guard_review.sh"), "--where"], capture_output=True,
+                           text=True, env={**os.environ, **env}, timeout=30)
+    assert "parser: none" in where.stdout, where.stdout
+    commands = [c for c in told_commands() if c.startswith("grpo-rlvr")]
+    gates = [c for c in commands if " gate " in c]
+    assert gates and all(" gate " in c for c in gates)
+    for cwd in (proj, proj / "out"):
+        refused = [(c, out.stderr) for c in commands if (out := subprocess.run(
+            ["bash", "-c", hook_command()], capture_output=True, text=True, timeout=30,
+            input=json.dumps({"tool_name": "Bash", "tool_input": {"command": c}, "cwd": str(cwd)}),
+            env={**os.environ, **env, "CLAUDE_PLUGIN_ROOT": str(REPO)})).returncode != 0]
+        assert not refused, (cwd, refused)
 
 
 def test_the_hooks_list_of_grpo_rlvr_commands_is_the_clis():
