@@ -43,6 +43,7 @@ from grpo_rlvr.inspection.artifact import (
     FORMAT_VERSION,
     VERDICTS,
     Artifact,
+    candidate_digest,
     judged_digest,
     load_artifact,
     manifest_seal,
@@ -254,7 +255,45 @@ def artifact_well_formed(ctx: GateContext) -> tuple[list[str], str]:
     if m.get("seal") != manifest_seal(m):
         problems.append("manifest.json differs from what inspect wrote (its seal does not match): the recorded "
                         "rewards, params, fingerprints, sampling or digests were edited")
+    if not problems:
+        problems += _draw_problems(ctx)
     return problems, "re-run `grpo-rlvr inspect BRIEF` (50–100 samples), then review again"
+
+
+def _draw_problems(ctx: GateContext) -> list[str]:
+    """The samples are the pick ``inspect`` makes from the candidates it sampled (the audit reference), with the
+    draw the manifest records; the folder's log of draws is the one inspect wrote."""
+    from grpo_rlvr.audit.reference import digest, load_reference
+    from grpo_rlvr.inspection.draws import DRAWS
+    from grpo_rlvr.inspection.selection import outcome, select
+
+    m, folder = ctx.manifest, ctx.artifact.dir
+    try:
+        ref = load_reference(folder, m)
+    except GateError as e:
+        return [str(e)]
+    try:
+        log = (folder / DRAWS).read_bytes()
+    except OSError:
+        log = None
+    if log is None or digest(log) != m.get("draws_digest"):
+        return [f"{folder / DRAWS}: missing or not the log of draws inspect wrote (earlier draws hidden or edited)"]
+    seed = (m.get("draw") or {}).get("seed") if isinstance(m.get("draw"), dict) else None
+    if not isinstance(seed, int):
+        return ["manifest.json records no draw seed, so the pick of samples cannot be checked"]
+    kinds = {r.get("name"): r.get("kind") for r in m.get("rewards", [])}
+    try:
+        pool = [{"prompt_index": r["group"], "digest": r["digest"], "outcome": outcome(r["scores"], kinds)}
+                for r in ref["rollouts"]]
+    except (KeyError, TypeError, AttributeError):
+        return [f"{folder / 'audit.json'}: a candidate lacks its group, digest or scores; re-run `grpo-rlvr inspect`"]
+    expected = [c["digest"] for c in select(pool, len(ctx.samples), seed)]
+    shown = [candidate_digest(s) for s in ctx.samples]
+    if expected != shown:
+        differ = sum(1 for a, b in zip(expected, shown, strict=False) if a != b) + abs(len(expected) - len(shown))
+        return [f"{differ} of {len(shown)} samples are not the ones inspect picked from its {len(pool)} candidates "
+                "with the recorded draw: the samples a person reads must be a fair pick of what was sampled"]
+    return []
 
 
 def reviewed_by_a_person(ctx: GateContext) -> tuple[list[str], str]:
@@ -345,7 +384,7 @@ def artifact_belongs_to_brief(ctx: GateContext) -> tuple[list[str], str]:
         # what changed, by part: the weights, an adapter, a data file or a pinned commit, a setting, said as such
         problems += model_changes(m.get("model"), model_identity(b.model))
         problems += dataset_changes(m.get("dataset"), dataset_identity(b.dataset), b.dataset.path)
-        problems += setting_changes(m.get("bound_settings"), sampling_identity(b.grpo, b.model, b.method, b.tools))
+        problems += setting_changes(m.get("bound_settings"), sampling_identity(b.grpo, b.model, b.method, b.tools, b.audit))
         parts = []
         if [(r.name, r.weight) for r in b.rewards] != [(r.get("name"), r.get("weight")) for r in m.get("rewards", [])]:
             parts.append("reward specs")
