@@ -34,7 +34,9 @@ VERDICTS = ("agree", "disagree")
 # the completion as TRL hands it to rewards, the token ids, the loss mask (tool output), and why it stopped.
 TRAJECTORY = ("prompt", "completion", "prompt_ids", "completion_ids", "loss_mask", "stop", "unavailable",
               "environment_state")
-_SAMPLED = ("id", *TRAJECTORY, "columns")   # what inspect wrote for a sample and the digests cover
+# what inspect wrote for a sample and the digests cover; ``rendered``: the prompt and completion as the tokenizer's
+# text of their token ids (the chat template's text, special tokens included), which review shows on request
+_SAMPLED = ("id", *TRAJECTORY, "columns", "rendered")
 
 
 def sample_fields(trajectory) -> dict:
@@ -67,7 +69,7 @@ def judged_digest(sample: dict) -> str:
 def candidate_digest(sample: dict) -> str:
     """The digest of one sampled trajectory and its ground truth: the same for a candidate of the audit reference
     and for the sample the pick made of it."""
-    return hashlib.sha256(_canonical({k: sample.get(k) for k in (*TRAJECTORY, "columns")})).hexdigest()
+    return hashlib.sha256(_canonical({k: sample.get(k) for k in (*TRAJECTORY, "columns", "rendered")})).hexdigest()
 
 
 def sample_digest(samples: list[dict]) -> str:

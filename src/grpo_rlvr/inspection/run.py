@@ -139,6 +139,12 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, progre
                         replaces=True)
     if not force:
         protect_review(out, force=False)  # fail before sampling; with force the folder moves aside at write time
+    from grpo_rlvr.rollout.engine_fit import unapplied
+    from grpo_rlvr.rollout.road import choose_engine
+
+    dropped = unapplied(brief.grpo, choose_engine(brief))   # never review what training cannot sample
+    if dropped:
+        raise ConfigError(dropped, source=str(brief.path))
     rows = load_rows(brief)
     draw = new_draw()   # fresh randomness: the rows a person will read cannot be known in advance
     rng = random.Random(draw["seed"])
@@ -152,7 +158,7 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, progre
     seed = draw["seed"] % SEED_RANGE
     drawn = roll_out(brief, [rows[i] for i in chosen_rows], per_prompt, seed, progress=progress,
                      batch_size=batch_size, rewards=rewards)
-    candidates = [{"prompt_index": chosen_rows[i], "trajectory": t}
+    candidates = [{"prompt_index": chosen_rows[i], "trajectory": t, "rendered": rendered_text(drawn.tokenizer, t)}
                   for i, t in zip(drawn.prompt_index, drawn.trajectories, strict=True)]
     samples_out = write_artifact(brief, candidates, drawn.rows, n, out,
                                  sampling={**brief.sampling(), "seed": seed,
@@ -196,6 +202,7 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         scores = {name: {"score": v.score, "reason": v.reason} for name, v in sc["scores"].items()}
         pool.append({"prompt_index": c["prompt_index"], **sample_fields(t),
                      "columns": {k: v for k, v in row.items() if k != "prompt"},
+                     **({"rendered": c["rendered"]} if c.get("rendered") else {}),
                      "scores": scores, "total": sc["total"],
                      "outcome": outcome({k: v["score"] for k, v in scores.items()}, kinds)})
     picked = select(pool, n, draw["seed"])
@@ -243,6 +250,16 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         (tmp / DRAWS).write_bytes(jsonl_bytes(folder_log))
         render_report(tmp, manifest, samples_out, final_dir=out)
     return samples_out
+
+
+def rendered_text(tokenizer, trajectory) -> dict | None:
+    """The prompt and completion as the model read and wrote them: the tokenizer's text of their token ids, special
+    tokens and the chat template's markup included (None when the tokenizer cannot decode)."""
+    decode = getattr(tokenizer, "decode", None) or getattr(getattr(tokenizer, "tokenizer", None), "decode", None)
+    if decode is None:
+        return None
+    return {"prompt": decode(list(trajectory.prompt_ids), skip_special_tokens=False),
+            "completion": decode(list(trajectory.completion_ids), skip_special_tokens=False)}
 
 
 def jsonl_bytes(rows: list[dict]) -> bytes:
