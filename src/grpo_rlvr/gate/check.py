@@ -220,7 +220,8 @@ def reward_files_changed(manifest: dict, base_dir: Path) -> str | None:
     tools = manifest.get("tools")
     changed = changed_sources(tools.get("sources"), base_dir) if isinstance(tools, dict) else []
     if changed:   # the brief's tools are imported when it loads, as its rewards are
-        return (f"tools: source code changed since the inspection in {', '.join(changed)}; it was not imported "
+        return (f"tools: their code or their folder's files changed since the inspection in {', '.join(changed)}; "
+                "nothing of them was imported "
                 "(importing runs its code); re-inspect and review")
     return None
 
@@ -355,10 +356,10 @@ def _tools_changed(ctx: GateContext) -> list[str]:
     spec = ctx.brief.tools
     if spec is None or not isinstance(recorded, dict):
         return []    # tools added or removed: rule 4 names it
-    from grpo_rlvr.tools.loading import load_tools
+    from grpo_rlvr.tools.loading import bound_elsewhere, load_tools
 
     try:
-        now = load_tools(spec.to_dict(), ctx.brief.base_dir).record
+        now = load_tools(spec.to_dict(), ctx.brief.base_dir, bound_elsewhere(ctx.brief)).record
     except GrpoRlvrError as e:
         return [f"tools: {e}"]
     if now["fingerprint"] != recorded.get("fingerprint"):

@@ -40,7 +40,7 @@ from grpo_rlvr.rewards import from_brief
 from grpo_rlvr.rollout.road import roll_out
 from grpo_rlvr.rollout.scoring import score_trajectories
 from grpo_rlvr.runtime.audit_rollouts import prompt_digest, rollout_record
-from grpo_rlvr.tools.loading import load_tools
+from grpo_rlvr.tools.loading import bound_elsewhere, load_tools
 
 log = logging.getLogger(__name__)
 MIN_SAMPLES, MAX_SAMPLES = 50, 100
@@ -227,7 +227,8 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
                      "notes": dict(r.notes)}  # e.g. the sandbox's isolation layers for unit_tests
                     for r, w in zip(rewards, brief.reward_weights, strict=True)],
         # the tools' code by its bytes (the gate compares it before the brief, which imports it, loads)
-        "tools": None if brief.tools is None else load_tools(brief.tools.to_dict(), brief.base_dir).record,
+        "tools": None if brief.tools is None else load_tools(brief.tools.to_dict(), brief.base_dir,
+                                                             bound_elsewhere(brief)).record,
         "sample_count": len(samples_out),
         "prompt_count": len({x["prompt_index"] for x in samples_out}),
         "samples_digest": sample_digest(samples_out),
