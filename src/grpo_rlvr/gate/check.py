@@ -59,6 +59,7 @@ MIN_SAMPLES, MAX_SAMPLES = 50, 100
 MIN_MEDIAN_SECONDS = 1.0  # a median under a second per sample is not reading (prompt, completion, every score)
 MIN_PROMPT_SHARE = 0.25   # distinct prompts ≥ a quarter of the samples (16 of 64)
 SCORE_TOLERANCE = 1e-6
+JUDGE_RECHECKS = 8        # reviewed samples a judge is asked again at each gate check, drawn at random
 
 
 @dataclass
@@ -629,22 +630,47 @@ def _max(s: dict, names: list[str]):
 
 def _rescore(rewards, weights, samples) -> list[str]:
     """Each stored trajectory scored again, as training scores it (``rollout.scoring``): the scores must be the
-    stored ones."""
+    stored ones. A reward that asks something outside this process (a judge) is asked afresh, never from a cache,
+    on ``JUDGE_RECHECKS`` samples drawn at random (its answers for the others stand as the person reviewed them):
+    a judge swapped behind the same URL since the review answers differently."""
+    import random
+
     from grpo_rlvr.inspection.artifact import trajectory_of
     from grpo_rlvr.rollout.scoring import score_trajectories
 
     work_trace.event("gate_rescore", samples=len(samples))
-    rows = [{"prompt": s.get("prompt"), **(s.get("columns") or {})} for s in samples]
-    now = score_trajectories(rewards, weights, [trajectory_of(s) for s in samples], rows)
+    asked = {r.name: 1.0 / float(r.params.get("scale") or 1.0) for r in rewards if r.ask_live()}
+    local = [(r, w) for r, w in zip(rewards, weights, strict=True) if r.name not in asked]
+    rechecked = random.SystemRandom().sample(range(len(samples)), min(JUDGE_RECHECKS, len(samples))) if asked else []
     problems = []
+    for subset, pairs in ((range(len(samples)), local), (rechecked, list(zip(rewards, weights, strict=True)))):
+        chosen = [samples[i] for i in subset]
+        if not chosen or not pairs:
+            continue
+        rows = [{"prompt": s.get("prompt"), **(s.get("columns") or {})} for s in chosen]
+        now = score_trajectories([r for r, _ in pairs], [w for _, w in pairs], [trajectory_of(s) for s in chosen],
+                                 rows)
+        problems += _differences(chosen, now, asked, whole=len(pairs) == len(rewards))
+    return problems[:10] + ([f"… and {len(problems) - 10} more"] if len(problems) > 10 else [])
+
+
+def _differences(samples: list[dict], now: list[dict], asked: dict[str, float], whole: bool) -> list[str]:
+    """What the rewards give now that the stored samples do not hold (``whole``: every reward scored, so the total
+    is compared too). A judge's answer (``asked``: name → one step of its scale) may differ by up to a step."""
+    out = []
     for s, res in zip(samples, now, strict=True):
         for name, sc in res["scores"].items():
             old = (s.get("scores") or {}).get(name, {}).get("score")
+            if name in asked and old is not None and sc.score is not None \
+                    and abs(old - sc.score) <= asked[name] + SCORE_TOLERANCE:
+                continue
             if not _same(old, sc.score):
-                problems.append(f"{s['id']}: stored {name} score {old} but the reward gives {sc.score} now")
-        if not _same(s.get("total"), res["total"]):
-            problems.append(f"{s['id']}: stored total {s.get('total')} but the rewards give {res['total']} now")
-    return problems[:10] + ([f"… and {len(problems) - 10} more"] if len(problems) > 10 else [])
+                who = f"the judge answers {sc.score} now (asked afresh)" if name in asked else \
+                    f"the reward gives {sc.score} now"
+                out.append(f"{s['id']}: stored {name} score {old} but {who}")
+        if whole and not asked and not _same(s.get("total"), res["total"]):
+            out.append(f"{s['id']}: stored total {s.get('total')} but the rewards give {res['total']} now")
+    return out
 
 
 def _same(a, b) -> bool:
