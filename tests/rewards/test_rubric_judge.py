@@ -20,8 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from grpo_rlvr.errors import RewardError
-from grpo_rlvr.rewards import rubric_judge
-from grpo_rlvr.rewards import build_reward
+from grpo_rlvr.rewards import build_reward, rubric_judge
 from grpo_rlvr.rewards.rubric_judge import parse_score, rubric_judge_reward
 
 # marker -> the replies to its 1st, 2nd, ... request (the last one repeats): (HTTP status, content, delay_s)
