@@ -215,6 +215,8 @@ def review_audit(check, output: Path, resumed: bool = False, main_process: bool 
     if digest(data) != spec["digest"]:
         raise GateRefused(f"{spec['reference']}: changed since the run check verified it; train again (the gate "
                           "checks it again), and re-inspect if you did not change it")
+    import scipy.stats  # noqa: F401  (imported here, before training, not inside the step the audit runs in)
+
     audit = ReviewAudit(json.loads(data), AuditSettings.from_dict(spec["settings"]), output, spec["inspection"],
                         spec.get("draw"), resumed=resumed)
     if main_process:
