@@ -292,6 +292,27 @@ def test_grpo_rlvrs_own_writes_are_judged(proj, home, tmp_path, args):
         assert_denied(hook(f"{prog} {args}", proj, env_of(home, tmp_path)), f"{prog} {args}")
 
 
+def test_the_quoted_grpo_rlvr_writes_are_denied_and_run_for_real_leave_the_anchors_alone(workspace, home, tmp_path):
+    """The issue's own commands, with a real brief and model: the hook denies each; run for real, grpo-rlvr
+    refuses each target itself (before drawing anything) and the signers file and the run key's folder are as
+    they were."""
+    from paths import CLI
+
+    grpo = " ".join(CLI)
+    # grpo-rlvr's anchors are the password database's home's and $XDG_CONFIG_HOME's: name this home's there
+    env = env_of(home, tmp_path, PYTHONPATH=str(REPO / "src"), XDG_CONFIG_HOME=str(home / ".config"))
+    brief = workspace / "brief.yaml"
+    guarded = [home / ".config", home / ".local" / "share" / "grpo-rlvr"]
+    before = [digest(p) for p in guarded]
+    for args in (f"inspect {brief} --out ~/.config", f"merge {workspace}/model --out ~/.config/grpo-rlvr --force",
+                 f"diagnose {workspace} --apply ~/.config/grpo-rlvr/allowed_signers",
+                 f"render {brief} --out ~/.config/grpo-rlvr"):
+        assert_denied(hook(f"{grpo} {args}", workspace, env), args)
+        done = bash(f"{grpo} {args}", workspace, **env)
+        assert done.returncode == 2 and "grpo-rlvr does not write it" in done.stderr, (args, done.stderr[-600:])
+        assert [digest(p) for p in guarded] == before, args
+
+
 # ------------------------------------------------------------------------- everyday work, allowed and really run
 
 FRICTION = [
