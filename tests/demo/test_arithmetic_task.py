@@ -15,7 +15,8 @@ from grpo_rlvr.demo import arithmetic_task as task
 @pytest.mark.parametrize("written, correct", [
     ("7", True), ("7.", True), ("7.0", True), ("07", True), ("+7", True), ("7..", True),
     ("8", False), ("7.5", False), ("7,", False), ("x7", False), ("", False), ("-7", False),
-    ("7" + "0" * 60, False), ("7e99999999", False),
+    ("7" + "0" * 60, False), ("7e99999999", False), (":7", True), (": 7", True), ("is 7", True), ("::7", False),
+    ("=7", False), ("7:", False),
 ])
 def test_the_oracle_reads_a_number_as_a_person_does(written, correct):
     assert task.oracle_judgement("3+4=", f"<answer>{written}</answer>") == (True, correct)
@@ -27,7 +28,8 @@ def test_the_oracle_agrees_with_the_shipped_rewards_on_every_spelling(workspace)
     import subprocess
     import sys
 
-    spellings = ["7", "7.", "7.0", "07", "+7", "8", "7.5", "7,", "x7", "", "-7", "<answer>7", "7</answer>"]
+    spellings = ["7", "7.", "7.0", "07", "+7", "8", "7.5", "7,", "x7", "", "-7", ":7", ": 7", "is 7", "::7", "=7",
+                 "7:", "<answer>7", "7</answer>"]
     rows = [{"prompt": "3+4=", "completion": f"<answer>{s}</answer>" if "answer" not in s else s, "answer": "7"}
             for s in spellings]
     (workspace / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
