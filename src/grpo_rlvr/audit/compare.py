@@ -106,15 +106,24 @@ def rows_fact(population: set[str] | None, training: list[dict]) -> dict | None:
             "summary": summary}
 
 
+def reference_groups(reference: list[dict], weights: dict[str, float], kinds: dict[str, str],
+                     tools: bool) -> dict[str, list[list[float]]]:
+    """The reference's groups for every metric, read once (the audit prepares them before training starts)."""
+    return {m.name: _groups(reference, m) for m in metrics(weights, kinds, tools)}
+
+
 def compare(reference: list[dict], training: list[dict], weights: dict[str, float], kinds: dict[str, str],
-            tools: bool, alpha: float, population: set[str] | None = None, prompts_only: bool = False) -> list[dict]:
+            tools: bool, alpha: float, population: set[str] | None = None, prompts_only: bool = False,
+            prepared: dict[str, list[list[float]]] | None = None) -> list[dict]:
     """Every metric's test (and the rows fact) of ``training`` against ``reference`` at family-wise level
     ``alpha`` (Holm over the tests); one record per test, each with ``diverged``. ``prompts_only``: only what
-    does not depend on the policy (the prompts), for a run resumed after it trained."""
+    does not depend on the policy (the prompts), for a run resumed after it trained. ``prepared``: the
+    reference's groups as ``reference_groups`` read them."""
     chosen = [m for m in metrics(weights, kinds, tools) if not prompts_only or m.per_prompt]
     tested = []
     for m in chosen:
-        ref, new = _groups(reference, m), _groups(training, m)
+        ref = prepared[m.name] if prepared is not None else _groups(reference, m)
+        new = _groups(training, m)
         if len(ref) < MIN_GROUPS or len(new) < MIN_GROUPS:
             continue
         tested.append((m, permutation_test(ref, new, m.kind, level=alpha / max(1, len(chosen)))))

@@ -30,7 +30,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grpo_rlvr.audit.compare import compare
+from grpo_rlvr.audit.compare import compare, reference_groups
 from grpo_rlvr.audit.reference import audited, decode_population
 from grpo_rlvr.files import write_json_atomic
 from grpo_rlvr.runtime.watch_log import WATCH_LOG
@@ -89,6 +89,7 @@ class ReviewAudit:
         self.weights = dict(reference.get("weights") or {})
         self.kinds = dict(reference.get("kinds") or {})
         self.tools = bool(reference.get("tools"))
+        self.prepared = reference_groups(self.reference, self.weights, self.kinds, self.tools)   # before training
         self.training: list[dict] = []
         self.batches = 0
         self.record = {"format": 1, "status": "pending", "settings": settings.to_dict(),
@@ -122,7 +123,7 @@ class ReviewAudit:
         self.training.extend(rollouts)
         alpha = self.settings.alpha / self.settings.batches
         tests = compare(self.reference, self.training, self.weights, self.kinds, self.tools, alpha, self.population,
-                        prompts_only=self.resumed)
+                        prompts_only=self.resumed, prepared=self.prepared)
         diverged = [t for t in tests if t["diverged"]]
         check = {"step": step, "batch": self.batches, "rollouts": len(self.training),
                  "prompts": len({json.dumps(r["group"]) for r in self.training}), "time": round(time.time(), 3),
