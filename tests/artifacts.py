@@ -30,7 +30,8 @@ def completions_for(answer: str, i: int) -> str:
 def synthetic_trajectory(prompt, text: str, truncated: bool = False):
     """A trajectory shaped as the trainer records one for ``prompt``: a chat prompt's completion is one assistant
     message. Token ids stand in as character codes (no tokenizer: the gate reads ids, it does not decode them)."""
-    from grpo_rlvr.rollout.trajectory import Trajectory, is_chat
+    from grpo_rlvr.messages import is_chat
+    from grpo_rlvr.rollout.trajectory import Trajectory
 
     shown = "".join(str(m.get("content", "")) for m in prompt) if is_chat(prompt) else str(prompt)
     completion = [{"role": "assistant", "content": text}] if is_chat(prompt) else text

@@ -19,7 +19,7 @@ from briefs import example_brief_text
 from fuzz_profile import fuzz_settings
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.errors import GrpoRlvrError
-from hang_guard import no_hang
+from hang_guard import Hang, no_hang
 from paths import REPO
 
 FUZZ = fuzz_settings(150, fixture_per_case=True)   # derandomized in CI; tests/fuzz_profile.py
@@ -188,3 +188,17 @@ def test_every_property_test_takes_the_shared_fuzz_settings():
                 unshared.append(f"{path.relative_to(REPO)}::{fn.name}")
     assert unshared == []
     assert len(files) > 60     # the glob found the test files in every folder
+
+
+def test_the_hang_guard_counts_cpu_time_not_the_wall_clock():
+    """What bounds each case above: a block that computes past the bound fails as ``Hang``; one that only waits
+    (a loaded machine, a sleep) as long spends no CPU time and passes."""
+    import time
+
+    with no_hang(0.2):
+        time.sleep(0.4)
+    end = time.monotonic() + 60   # a bound of its own, should the guard never fire
+    with pytest.raises(Hang, match="spent 0.2 s of CPU time"), no_hang(0.2):
+        while time.monotonic() < end:
+            pass
+    assert time.monotonic() < end

@@ -21,7 +21,7 @@ RUNTIME_MAY_IMPORT = ("grpo_rlvr.runtime", "grpo_rlvr.errors", "grpo_rlvr.files"
                       "grpo_rlvr.cpu_threads", "grpo_rlvr.work_trace", "grpo_rlvr.jsonl")
 # The house, floor by floor. A room imports only its own floor and the floors below it; every room is on one.
 GROUND = ("grpo_rlvr", "errors", "files", "jsonl", "input_files", "templating", "cpu_threads", "cpu_time",
-          "user_cache", "work_trace", "protected_targets", "caller_env")
+          "user_cache", "work_trace", "protected_targets", "caller_env", "messages", "model_shape")
 # the domains the commands work on; memory is also a command's room (`grpo-rlvr memory`), but its estimator
 # imports only the ground floor and the brief and rollout size models with it
 DOMAINS = ("identity", "sandbox", "rewards", "tools", "dataset", "brief", "rollout", "runtime", "audit", "memory")
@@ -87,16 +87,21 @@ def import_cycles(top_level_only: bool = False, modules: dict | None = None, pkg
     """Every set of modules (default: grpo_rlvr's) that import each other round a circle (strongly connected;
     each sorted)."""
     modules = MODULES if modules is None else modules
-    graph = {m: module_imports(p, top_level_only, modules, pkg) - {m} for m, p in modules.items()}
+    return circles({m: module_imports(p, top_level_only, modules, pkg) - {m} for m, p in modules.items()})
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected sets of ``graph`` (node → the nodes it points at) larger than one node, each
+    sorted: Tarjan's algorithm."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     cycles = []
 
-    def visit(v: str) -> None:   # Tarjan's strongly connected components
+    def visit(v: str) -> None:
         index[v] = low[v] = len(index)
         stack.append(v)
-        for w in sorted(graph[v]):
+        for w in sorted(graph.get(v, ())):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -163,6 +168,36 @@ def test_every_room_is_on_one_floor_and_imports_no_floor_above_its_own():
                     for m, p in MODULES.items() for t in module_imports(p)
                     if floor_of[room_of(t)] > floor_of[room_of(m)])
     assert not upward, upward
+
+
+def room_graph(modules: dict | None = None, pkg: Path = PKG) -> dict[str, set[str]]:
+    """Room → the other rooms its modules import (function-level imports included)."""
+    modules = MODULES if modules is None else modules
+    graph: dict[str, set[str]] = {}
+    for m, p in modules.items():
+        graph.setdefault(room_of(m), set()).update(room_of(t) for t in module_imports(p, modules=modules, pkg=pkg))
+    return {room: targets - {room} for room, targets in graph.items()}
+
+
+def test_no_room_imports_a_room_that_imports_it_back():
+    """Within a floor too, the arrows go one way: no circle of rooms, however long (the rewards once read a
+    completion's text through ``rollout.trajectory`` while the rollout imports the rewards, and the brief's model
+    probe counted parameters through ``memory.shapes`` while the memory model imports the brief: both pieces are on
+    the ground floor now, ``messages`` and ``model_shape``)."""
+    assert circles(room_graph()) == []
+
+
+def test_the_room_circle_finder_sees_an_arrow_back_up(tmp_path):
+    """So the test above can fail: ``low.a`` imports ``high.b`` inside a function while ``high`` imports ``low``."""
+    pkg = tmp_path / "grpo_rlvr"
+    for room in ("low", "high"):
+        (pkg / room).mkdir(parents=True)
+    (pkg / "high" / "b.py").write_text("from grpo_rlvr.low import a\n")
+    (pkg / "low" / "a.py").write_text("X = 1\n")
+    modules = {"grpo_rlvr.low.a": pkg / "low" / "a.py", "grpo_rlvr.high.b": pkg / "high" / "b.py"}
+    assert circles(room_graph(modules, pkg)) == []
+    (pkg / "low" / "a.py").write_text("def f():\n    from grpo_rlvr.high.b import Y\n")
+    assert circles(room_graph(modules, pkg)) == [["high", "low"]]
 
 
 def test_every_command_has_a_room_of_its_name():

@@ -67,6 +67,23 @@ def test_several_batches_share_the_level_and_pool_their_rollouts(tmp_path):
     assert [c["rollouts"] for c in checks] == [32, 64] and checks[0]["alpha"] == 5e-4
 
 
+def test_another_rank_asks_for_the_batches_rank_0_asks_for(tmp_path):
+    """Every rank joins the audit's collectives for the same batches: a rank that still asked after rank 0 was done
+    gathered alone (two ranks with dynamic sampling died in gloo: "64 vs 4 ... collective mismatch")."""
+    settings = AuditSettings(batches=2, origin="brief")
+    rank0, _ = _audit(tmp_path / "0", settings)
+    rank1, _ = _audit(tmp_path / "1", settings)
+    asked = []
+    for step in range(4):
+        asked.append((rank0.wants_batch(), rank1.wants_batch()))
+        if rank0.wants_batch():
+            rank0.observe(step, rollouts(4, 0.05, 0.4, seed=2 + step))
+        if rank1.wants_batch():
+            assert rank1.observed_on_rank_0() is False   # rank 0 decides
+    assert asked == [(True, True), (True, True), (False, False), (False, False)]
+    assert read_audit(tmp_path / "1")["checks"] == [] and len(read_audit(tmp_path / "0")["checks"]) == 2
+
+
 def test_a_resumed_run_keeps_the_record_of_its_first_start(tmp_path):
     audit, _ = _audit(tmp_path)
     audit.observe(0, rollouts(8, 0.05, 0.4, seed=2))

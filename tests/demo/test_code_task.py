@@ -89,7 +89,7 @@ def test_the_oracle_agrees_with_the_briefs_rewards_run_for_real(code_folder):
 def _review_with_the_oracle(insp) -> None:
     """`grpo-rlvr review` in a pty, a key for each sample: agree when the oracle judges the sample as the rewards
     scored it, else disagree. Over half the samples are read for more than a second, as the gate's rule wants."""
-    from grpo_rlvr.rollout.trajectory import final_text, last_user_text
+    from grpo_rlvr.messages import final_text, last_user_text
 
     samples = {s["id"]: s for s in map(json.loads, (insp / "samples.jsonl").read_text().splitlines())}
     t = Terminal([*CLI, "review", str(insp), "--reviewer", "tester"])

@@ -13,7 +13,7 @@ from importlib import resources
 import pytest
 
 from grpo_rlvr.demo import tool_task as task
-from grpo_rlvr.rollout.trajectory import final_text
+from grpo_rlvr.messages import final_text
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 

@@ -20,7 +20,7 @@ from briefs import example_brief_text
 from grpo_rlvr.gate.check import check_gate
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.artifact import make_verdict
-from grpo_rlvr.rollout.trajectory import final_text, last_user_text
+from grpo_rlvr.messages import final_text, last_user_text
 
 
 def _response(text: str) -> str:

@@ -16,8 +16,9 @@ import yaml
 from briefs import brief_for
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.dataset.rows import load_rows
+from grpo_rlvr.messages import final_text
 from grpo_rlvr.rollout import road
-from grpo_rlvr.rollout.trajectory import Trajectory, final_text, turns
+from grpo_rlvr.rollout.trajectory import Trajectory, turns
 
 # Writes every message, and <t> when the template kwarg `think` is set: the prompt shows both.
 TEMPLATE = ("{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'] }}:{% elif m['role'] == 'user' %}"

@@ -240,7 +240,7 @@ def test_the_limit_code_that_reads_the_key_can_sign_a_start_the_check_never_made
 
 @pytest.mark.e2e
 def test_the_demos_in_process_door_records_its_start_and_proves_what_it_saved(workspace):
-    """`grpo-rlvr demo` trains in its own process (run_guard.demo_acceptance): its start names that process."""
+    """`grpo-rlvr demo` trains in its own process (run.guard.demo_acceptance): its start names that process."""
     from artifacts import make_artifact
     from grpo_rlvr.run.launch import train
     from grpo_rlvr.run.render import render

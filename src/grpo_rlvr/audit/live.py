@@ -75,7 +75,8 @@ def what_to_do(settings: AuditSettings) -> str:
 
 
 class ReviewAudit:
-    """The audit of one run (see the module docstring). ``observe`` on rank 0; ``stop_requested`` tells all."""
+    """The audit of one run (see the module docstring). ``observe`` on rank 0, ``observed_on_rank_0`` on the others;
+    the trainer broadcasts rank 0's verdict to all."""
 
     def __init__(self, reference: dict, settings: AuditSettings, output: Path, inspection: str | Path,
                  draw: dict | None = None, stream=None, resumed: bool = False):
@@ -114,6 +115,13 @@ class ReviewAudit:
     def wants_batch(self) -> bool:
         """Whether the next generation batch is one the audit looks at."""
         return self.batches < self.settings.batches and self.record["stopped"] is None
+
+    def observed_on_rank_0(self) -> bool:
+        """On any other rank: the batch rank 0 observes counts here too, so that every rank asks for the same batches
+        (``wants_batch``) and meets the others in the same collectives (a rank still asking would gather alone and
+        break the run). Rank 0 decides the stop: False here."""
+        self.batches += 1
+        return False
 
     def observe(self, step: int, rollouts: list[dict]) -> bool:
         """Compare every training rollout seen so far (``rollouts`` added) with the reference; record it; True when

@@ -10,7 +10,7 @@ Each fact comes from the first source that has it, and says which one it came fr
    ``model.vision``;
 3. the model's name, as a guess that ``validate`` reports as one, with the fix.
 
-Parameter counts from a config follow ``grpo_rlvr.memory.shapes`` (Llama/Qwen-style decoders; other layouts
+Parameter counts from a config follow ``grpo_rlvr.model_shape`` (Llama/Qwen-style decoders; other layouts
 are approximations). Imports no torch.
 """
 
@@ -158,7 +158,7 @@ def params_from_name(name: str) -> float | None:
 
 def params_from_config(config: dict) -> float | None:
     from grpo_rlvr.errors import ConfigError
-    from grpo_rlvr.memory.shapes import shape_from_config
+    from grpo_rlvr.model_shape import shape_from_config
 
     try:
         return float(shape_from_config(config).total_params())

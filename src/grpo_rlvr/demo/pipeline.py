@@ -173,8 +173,8 @@ def sampled_accuracy(brief_path: Path, model_dir: Path, eval_rows: list[dict], p
     """Oracle-checked accuracy of ``model_dir``'s completions, sampled by the run's own trainer (the rollout road)
     with the brief's settings."""
     from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.messages import last_user_text
     from grpo_rlvr.rollout.road import roll_out
-    from grpo_rlvr.rollout.trajectory import last_user_text
 
     drawn = roll_out(load_brief(brief_path), eval_rows, per_prompt, seed, model=model_dir, batch_size=200)
     judged = [t.oracle_judgement(last_user_text(tr.prompt), tr.text) for tr in drawn.trajectories]
@@ -190,7 +190,7 @@ def oracle_review(inspection_dir: Path, t=task) -> dict:
     from grpo_rlvr.inspection import load_artifact
     from grpo_rlvr.inspection.artifact import make_verdict
     from grpo_rlvr.inspection.report import render_report
-    from grpo_rlvr.rollout.trajectory import final_text, last_user_text
+    from grpo_rlvr.messages import final_text, last_user_text
 
     art = load_artifact(inspection_dir)
     disagree = 0

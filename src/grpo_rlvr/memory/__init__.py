@@ -5,9 +5,10 @@ Pure Python (no torch import). Sizes are GiB (2**30 bytes). Use::
     from grpo_rlvr.memory import MemoryInputs, estimate_memory, memory_report, format_memory_report
     print(format_memory_report(memory_report(MemoryInputs(size="7B", method="lora"), "80GB")))
 
-Modules: ``shapes`` (size classes, config.json), ``hardware`` (GPU classes, bandwidths), ``estimate``
-(the terms), ``tactics`` (what makes it fit), ``decode`` (bandwidth-bound generation time), ``report``
-(CLI report and tables), ``anchors`` (published figures compared with ours).
+Modules: ``shapes`` (size classes; a shape and its config.json reader are ``grpo_rlvr.model_shape``'s),
+``hardware`` (GPU classes, bandwidths), ``estimate`` (the terms), ``tactics`` (what makes it fit), ``decode``
+(bandwidth-bound generation time), ``report`` (CLI report and tables), ``anchors`` (published figures compared
+with ours).
 See references/grpo-memory.md for the assumptions and the comparison with Unsloth and verl.
 """
 
@@ -23,8 +24,9 @@ from grpo_rlvr.memory.report import (
     memory_table,
     render_table_markdown,
 )
-from grpo_rlvr.memory.shapes import SIZE_CLASSES, ModelShape, shape_from_config
+from grpo_rlvr.memory.shapes import SIZE_CLASSES
 from grpo_rlvr.memory.tactics import Tactic, fit_tactics
+from grpo_rlvr.model_shape import ModelShape, shape_from_config
 
 __all__ = [
     "ANCHORS",

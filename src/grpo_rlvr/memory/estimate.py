@@ -35,7 +35,8 @@ from dataclasses import dataclass, field, fields
 
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.memory.hardware import DEVICES, GIB, GpuType, resolve_gpu
-from grpo_rlvr.memory.shapes import ModelShape, nearest_size_class, size_class
+from grpo_rlvr.memory.shapes import nearest_size_class, size_class
+from grpo_rlvr.model_shape import ModelShape
 
 METHODS = ("full", "lora", "qlora")
 SHARDINGS = ("none", "ddp", "zero2", "zero3", "fsdp2")

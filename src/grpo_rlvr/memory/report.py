@@ -20,8 +20,8 @@ from grpo_rlvr.memory.estimate import (
     vllm_needed_gib,
 )
 from grpo_rlvr.memory.hardware import DEVICES, GPU_TYPES, resolve_gpu
-from grpo_rlvr.memory.shapes import shape_from_config
 from grpo_rlvr.memory.tactics import fit_tactics, right_size_vllm_utilization
+from grpo_rlvr.model_shape import shape_from_config
 
 TERM_ORDER = ("weights", "gradients", "optimizer_states", "master_weights", "reference_model", "activations",
               "logits", "vllm_weights", "vllm_kv_cache", "generation_kv_cache", "generation_weights_gather",

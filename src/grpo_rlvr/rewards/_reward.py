@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import BadColumn, MissingColumn, RowError
-from grpo_rlvr.rollout.trajectory import final_text
+from grpo_rlvr.messages import final_text
 from grpo_rlvr.runtime.tool_failures import unavailable_in
 
 # What a reward measures. The gate's composite rule needs one "format" and one "correctness" reward.
@@ -50,7 +50,7 @@ Scorer = Callable[[list[str], list[dict]], list[Scored]]
 
 def completion_text(completion) -> str:
     """The text a reward reads from a completion: a string as is; for chat messages, the last assistant message
-    (``rollout.trajectory.final_text``: with tools, the answer after the calls)."""
+    (``messages.final_text``: with tools, the answer after the calls)."""
     return final_text(completion)
 
 

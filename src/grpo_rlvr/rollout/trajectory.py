@@ -13,38 +13,11 @@ message (``text``), as a person reading the final answer would.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
+from grpo_rlvr.messages import final_text, is_chat, message_text
+
 STOPS = ("eos", "length")
-
-
-def is_chat(value) -> bool:
-    return isinstance(value, Sequence) and not isinstance(value, str)
-
-
-def final_text(completion) -> str:
-    """The text a completion ends with: a string as is; for messages, the content of the last assistant message
-    (one message alone: its content)."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, dict):
-        return _content(completion.get("content"))
-    if is_chat(completion):
-        assistants = [m for m in completion if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
-        return _content(assistants[-1].get("content")) if assistants else ""
-    return "" if completion is None else str(completion)
-
-
-def _content(content) -> str:
-    """A message's content as text: a string, or the text parts of a list of content blocks."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if is_chat(content):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return str(content)
 
 
 @dataclass(frozen=True)
@@ -122,7 +95,7 @@ def turns(conversation) -> list[tuple[str, str]]:
             continue
         role = str(m.get("role", "?"))
         label = f"tool {m['name']}" if role == "tool" and m.get("name") else role
-        content = _content(m.get("content"))
+        content = message_text(m.get("content"))
         if content or not m.get("tool_calls"):
             out.append((label, content))
         for call in m.get("tool_calls") or ():
@@ -131,14 +104,6 @@ def turns(conversation) -> list[tuple[str, str]]:
             shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, sort_keys=True)
             out.append((f"{role} → call", f"{fn.get('name', '?')} {shown}"))
     return out
-
-
-def last_user_text(prompt) -> str:
-    """The text of a prompt's last user message (a text prompt as is): what a task's own checker reads."""
-    if not is_chat(prompt):
-        return "" if prompt is None else str(prompt)
-    users = [m for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
-    return _content(users[-1].get("content")) if users else ""
 
 
 class EnvironmentState:

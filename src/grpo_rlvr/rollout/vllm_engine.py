@@ -35,7 +35,7 @@ def _kv_bytes_per_token(config: dict | None, dtype_bytes: int) -> float | None:
     if not config:
         return None
     from grpo_rlvr.errors import ConfigError
-    from grpo_rlvr.memory import shape_from_config
+    from grpo_rlvr.model_shape import shape_from_config
 
     try:
         return shape_from_config(config).kv_bytes_per_token(dtype_bytes)

@@ -6,7 +6,7 @@ the files ``render`` makes from the brief now (``render.rendered``), the brief's
 recorded inspection, the checkpoint to resume from (``runtime.checkpoint_ledger``), and the installed libraries
 that sample and score against their installer's record (``identity.installed``). It returns a
 ``runtime.checked_run.RunCheck``; ``run.guard`` asks for it by name through the clean interpreter, so
-the runtime imports nothing above itself, and this module imports nothing of ``run_guard``.
+the runtime imports nothing above itself, and this module imports nothing of ``run.guard``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from grpo_rlvr.runtime.checkpoint_ledger import resume_problems
 
 def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: str | None = None,
                    start: str | None = None, trainer: int | None = None) -> RunCheck:
-    """The run check (``run_guard.check_run``), computed in this process: in the clean interpreter, or by the
+    """The run check (``run.guard.check_run``), computed in this process: in the clean interpreter, or by the
     demo with its oracle verdicts accepted (``demo``). A passing check carries what it verified, for the
     trainer's comparison after loading; with ``start`` (the door train.py reports), also a signed start record
     (``runtime.provenance``) for the process ``trainer`` (default: this one; the clean interpreter passes its

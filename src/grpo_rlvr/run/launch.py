@@ -5,7 +5,7 @@ Single process (CPU, or one GPU with vLLM colocated): ``python train.py``. Sever
 torch.distributed.run --standalone --nproc_per_node N train.py`` (accelerate would start only one). vLLM server mode: ``bash launch.sh``, which
 owns the server's lifecycle. ``--resume`` continues from the newest *complete* checkpoint.
 
-Before launching, the same check the rendered train.py makes itself (``run_guard.check_run``): the gate passes
+Before launching, the same check the rendered train.py makes itself (``run.guard.check_run``): the gate passes
 and no rendered file changed since render. The result reports ``train_summary.json`` only when that file was
 written by this launch. ``--unreviewed-smoke-test`` is the one way past the gate (see run/guard.py).
 """
@@ -165,7 +165,7 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
         dry_run: return the command and environment without running anything.
         max_steps: override ``max_steps`` (smoke runs).
         demo: accept the demo's oracle review at the gate (only ``grpo-rlvr demo`` sets it); training then runs
-            in this process, inside ``run_guard.demo_acceptance``, so nothing outside it can claim the demo.
+            in this process, inside ``run.guard.demo_acceptance``, so nothing outside it can claim the demo.
         unreviewed_smoke_test: skip the gate for a capped, marked smoke test that saves nothing.
         allow_cpu: train a CPU brief even when the estimated time is above ``cpu_time.CPU_LIMIT_S``.
     Raises:

@@ -5,7 +5,7 @@ RUN/train.py           builds GRPOTrainer with the brief's rewards, imported by 
 RUN/accelerate.yaml    single process, multi-GPU DDP, ZeRO-2/3, FSDP2, multi-node
 RUN/launch.sh          colocate: one command; server: vLLM on its own GPUs, health wait, teardown on exit
 RUN/brief.lock.json    the resolved brief, fingerprints, the inspection it was gated on, and the SHA-256 of
-                       every file above (train.py refuses to run when one differs; see run_guard.py)
+                       every file above (train.py refuses to run when one differs; see run/guard.py)
 
 Values are computed here; templates only substitute and branch. Rendering is deterministic (no timestamps).
 Rendering into a folder that holds training outputs (``output/``) of another lock is refused without

@@ -1,6 +1,6 @@
 """What one run check found and verified, as a value: ``run.check`` makes it (in the clean interpreter, or in the
-demo's process), the clean interpreter sends it back as JSON, ``run_guard.check_run`` returns it, and the rendered
-``train.py`` hands it on: to ``run_guard.refuse_if_changed_since_check`` after loading, and to the checkpoint
+demo's process), the clean interpreter sends it back as JSON, ``run.guard.check_run`` returns it, and the rendered
+``train.py`` hands it on: to ``run.guard.refuse_if_changed_since_check`` after loading, and to the checkpoint
 ledger, which signs each save with the ``start`` it carries. Nothing about a check is kept in module state, so a
 check that did not run (or a wrapper that replaced it) leaves nothing verified behind.
 

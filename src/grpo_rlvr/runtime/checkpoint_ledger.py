@@ -55,7 +55,7 @@ def _entry_record(output: Path, name: str, files: dict, run_id) -> dict:
 
 def record(output: Path, checkpoint: Path, check: RunCheck | None) -> None:
     """Add ``checkpoint`` (a folder in ``output``: ``checkpoint-N`` or ``final``) to the ledger, atomically, with a
-    proof bound to the start ``check`` (the run check this process passed, as ``run_guard.refuse_unless_gated``
+    proof bound to the start ``check`` (the run check this process passed, as ``run.guard.refuse_unless_gated``
     returned it) signed for this process (none without one: such an entry reads as unproven, and ``--resume``
     refuses it)."""
     from grpo_rlvr.files import write_json_atomic

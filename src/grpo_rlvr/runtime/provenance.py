@@ -1,6 +1,6 @@
 """Which door started each training of a run: ``output/provenance.json``, written only behind a passing run check.
 
-The rendered ``train.py`` asks for the run check (``run_guard.refuse_unless_gated``) with the door it was started
+The rendered ``train.py`` asks for the run check (``run.guard.refuse_unless_gated``) with the door it was started
 through (``grpo-rlvr train``, ``launch.sh``, ``accelerate launch``/``torchrun``, ``python train.py``, the demo).
 When the check passes, the check itself (in the clean interpreter) makes a *start* record: a fresh ``run_id``,
 the output folder, the lock's SHA-256, fingerprint, brief and inspection, the door, the process it passed for (pid and its start

@@ -6,7 +6,7 @@ from the base model, put its checkpoints beside the old ones, append to the same
 ``final/`` and ``train_summary.json``, and leave ``diagnose`` reading a mix. ``grpo-rlvr train`` refuses it (exit
 2) before anything starts, and the rendered ``train.py`` refuses it too when started by hand (exit 1, with the
 gate's other reasons). Continuing the run (``--resume``, from a checkpoint this run saved) is what such a folder
-is for. An unreviewed smoke test's outputs are not a run: a gated run moves them aside (``run_guard``).
+is for. An unreviewed smoke test's outputs are not a run: a gated run moves them aside (``run.guard``).
 """
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ class GRPOTrainerWithHeldOut(GRPOTrainer):
 
             everyone = [r for part in gather_object([local]) for r in part]
         stop = [self.review_audit.observe(self.state.global_step, everyone)
-                if self.accelerator.is_main_process else False]
+                if self.accelerator.is_main_process else self.review_audit.observed_on_rank_0()]
         if self.accelerator.num_processes > 1:
             from accelerate.utils import broadcast_object_list
 
