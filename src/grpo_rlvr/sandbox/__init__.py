@@ -93,6 +93,14 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     returned, generators and ``map`` objects consumed by the test, round trips tested both ways, test classes
     keeping state on ``self``;
   - strong asserts: ``==``/``!=``/``is``, order comparisons, ``in``, ``math.isclose`` and ``pytest.approx``, bare and negated calls, arithmetic, the listed builtins and ``str`` methods on results, expected values the test computes or names (``setUp`` included), loops over the test's own values unrolled (``test_strong_shapes``, all tests; ``test_sandbox_plan::test_strong_forms_send_only_the_calls_into_the_program``, ``test_loops_over_the_tests_values_are_unrolled_into_strong_asserts``, ``test_set_up_values_are_the_parents``; ``test_sandbox_api::test_order_comparisons_are_judged_in_the_parent``, ``test_floats_and_containers_compare_as_python_does``);
+  - no verdict is decided inside the program's process: ``all``, ``any``, ``bool``, ``isinstance`` and ``type``,
+    unittest's ``assert*`` methods (with unittest's own semantics: ``assertSequenceEqual`` of a list and a tuple,
+    ``assertAlmostEqual`` of complex numbers), ``pytest.raises``/``approx`` and numpy's comparisons are applied in
+    the parent to the values that crossed (an exception crosses as its class's ancestry; a numpy array of numbers
+    as its dtype, shape and elements); the sandbox only sends values, so a program that rewrites the sandbox's own
+    tables, probes or helpers (``child.REAL``, ``_probe``, ``_leaves``), or unittest, pytest or numpy, forges values
+    and nothing more: it scores what an honest program returning those values scores
+    (``test_no_verdict_inside``, all tests);
   - early exits, always-equal objects and impostor subclasses, patched builtins, tracing, patched test frameworks, fake "PASSED" prints, forged result frames (``test_adversarial``, the tests up to ``test_deeply_nested_forged_frame_does_not_crash_the_parent``; ``test_adversarial_batch::test_patching_unittest_pytest_and_sys_modules_earns_nothing``, ``test_forged_frames_for_a_check_function_earn_nothing``);
   - the tests file, other files, ``/proc`` of the parent, the environment, in every mode (``test_adversarial::test_reading_*``, ``test_environment_secret_is_not_visible``; ``test_containers::test_the_tests_file_and_the_parents_proc_are_out_of_reach``; ``test_isolation::test_fs_jail_*``, ``test_environment_is_the_allowlist``);
   - writes outside the working directory, files left behind, per-user directories, this project's source (``test_adversarial::test_file_writes_outside_the_sandbox``, ``test_deleting_a_file_outside_the_sandbox``; ``test_containers::test_nothing_is_left_in_tmp_or_dev_shm``, ``test_per_user_directories_are_removed``, ``test_a_killed_supervisors_directory_is_removed_by_the_pool``, ``test_the_projects_own_source_is_not_readable``; ``test_isolation::test_tmpdir_is_empty_and_fresh``);

@@ -26,7 +26,7 @@ import sys
 import time
 import types
 
-from ..judging.plaindata import CONSUMERS, NotPlainData, encode_as_python
+from ..judging.plaindata import CONSUMERS, PLAIN_TYPES, NotPlainData, encode_as_python
 from . import framing as _framing
 from . import jail as _jail
 from . import landlock as _landlock
@@ -253,7 +253,7 @@ REAL = {**{name: getattr(builtins, name) for name in CONSUMERS}, "str.join": str
 # for its own use (``builtins.len``, ``json.dumps``) does not break the loop that runs its tests.
 _dumps, _unmarshal, _write, _read, _len, _compile, _eval, _exec = (
     json.dumps, marshal.loads, os.write, os.read, len, compile, eval, exec)
-_monotonic, _sleep = time.monotonic, time.sleep
+_monotonic, _sleep, _isinstance = time.monotonic, time.sleep, isinstance
 
 
 def _send(frame: dict) -> None:
@@ -394,16 +394,18 @@ def _end_body() -> None:
 
 
 def _probe(i: int, kind: str, source: str, where: dict) -> dict:
-    """The frame for probe ``i``: its value (``eval``), its leaves' values (``leaves``), or only whether it ran."""
+    """The frame for probe ``i``: its value (``eval``), its leaves' values (``leaves``), or only whether it ran; an
+    exception is described by its text, its class's ancestry and its message (``_raised``)."""
     try:
         if kind == "eval":
             return {"k": "r", "i": i, "v": encode_as_python(_eval(_compile(source, f"<test {i + 1}>", "eval"), where))}
         if kind == "leaves":
-            return {"k": "r", "i": i, "v": [_encode_or_mark(v) for v in _leaves(source, i, where)]}
+            return {"k": "r", "i": i, "v": _leaves(source, i, where)}
         _exec(_compile(source, f"<test {i + 1}>", "exec"), where)
         return {"k": "r", "i": i}
     except BaseException as e:  # noqa: BLE001 - includes SystemExit raised by the program
-        return {"k": "r", "i": i, "e": _describe(e)}
+        _, names, message = _raised(e)
+        return {"k": "r", "i": i, "e": _describe(e), "t": names, "m": message}
 
 
 def _ended(pid: int) -> dict:
@@ -419,17 +421,55 @@ def _ended(pid: int) -> dict:
 
 
 def _leaves(specs: list, i: int, where: dict) -> list:
-    """The values of a strong assert's leaves: ``["e", source]`` evaluated, ``["m", k, name, args]``: the method
-    ``name`` of leaf k's value called (the parent recomputes it when that value is plain data), or ``["c", ...]``:
-    a built-in applied to a program value (``_consumed``)."""
+    """The values of a strong assert's leaves, each on its own: encoded, ``["x", why, truth, isa]`` when it is not
+    plain data, or ``["!", ...]`` when evaluating it raised (``_raised``: the parent raises it only where the assert
+    reads that leaf, as Python would). A spec is ``["e", source]`` evaluated, ``["m", k, name, args]``: the method
+    ``name`` of leaf k's value called (the parent recomputes it when that value is plain data), or ``["c", ...]``: a
+    built-in applied to a program value (``_value``). Only values cross: what the test makes of them (``all``,
+    ``isinstance``, ``==``) is decided in the parent."""
     values: list = []
+    out: list = []
     for spec in specs:
-        if spec[0] == "m":
-            args = _eval(_compile(spec[3], f"<test {i + 1}>", "eval"), where)
-            values.append(getattr(values[spec[1]], spec[2])(*args))
-        else:
-            values.append(_value(spec, i, where))
-    return values
+        try:
+            if spec[0] == "m":
+                receiver = values[spec[1]]
+                if type(receiver) is _Failed:
+                    raise receiver.exc
+                args = _eval(_compile(spec[3], f"<test {i + 1}>", "eval"), where)
+                value = getattr(receiver, spec[2])(*args)
+            else:
+                value = _value(spec, i, where)
+            encoded = _encode_or_mark(value)  # may run the program's code too (a subclass's items)
+        except BaseException as e:  # noqa: BLE001 - the program's exception is this leaf's outcome
+            values.append(_Failed(e))
+            out.append(_raised(e))
+            continue
+        values.append(value)
+        out.append(encoded)
+    return out
+
+
+class _Failed:
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+
+def _raised(exc: BaseException) -> list:
+    """``["!", names, message]``: the exception's class and its ancestors (``module.qualname``, for the parent's
+    ``pytest.raises``/``assertRaises`` and reasons) and ``str()`` of it."""
+    try:
+        names = [f"{c.__module__}.{c.__qualname__}"[:200] for c in type(exc).__mro__][:32]
+        names = [n for n in names if type(n) is str]
+    except BaseException:  # noqa: BLE001 - a hostile metaclass
+        names = []
+    try:
+        message = str(exc)[:4096]
+        message = message if type(message) is str else ""
+    except BaseException:  # noqa: BLE001 - a hostile __str__
+        message = ""
+    return ["!", names, message]
 
 
 def _value(spec: list, i: int, where: dict):
@@ -439,16 +479,44 @@ def _value(spec: list, i: int, where: dict):
         return _eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where)
     if spec[0] == "b":
         return REAL[spec[1]]
+    if spec[0] == "k":
+        return _instance_facts(_value(spec[1], i, where), _value(spec[2], i, where))
     args = [_value(a, i, where) for a in spec[2]]
     kwargs = {name: _value(a, i, where) for name, a in spec[3]}
     return REAL[spec[1]](*args, **kwargs)
+
+
+def _instance_facts(value, classes) -> dict:
+    """What ``isinstance(value, classes)`` turns on, for the parent to decide: the names of the value's class and
+    its ancestors, and of each class asked for; for an abstract class (its own ``__instancecheck__``) the answer
+    computed here, which the parent counts as weak."""
+    wanted = classes if _isinstance(classes, tuple) else (classes,)
+    for c in wanted:
+        if not _isinstance(c, type):
+            raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
+    abstract = any(type(c).__instancecheck__ is not type.__instancecheck__ for c in wanted)
+    return {"mro": [_qualified(c) for c in type(value).__mro__], "classes": [_qualified(c) for c in wanted],
+            "abstract": abstract, "result": (True if _isinstance(value, classes) else False) if abstract else None}
+
+
+def _qualified(cls: type) -> str:
+    return f"{type.__getattribute__(cls, '__module__')}.{type.__getattribute__(cls, '__qualname__')}"[:200]
 
 
 def _encode_or_mark(value):
     try:
         return encode_as_python(value)
     except NotPlainData as e:
-        return ["x", str(e)[:200]]
+        return ["x", str(e)[:200], _truth(value), [name for name, t in PLAIN_TYPES.items() if _isinstance(value, t)]]
+
+
+def _truth(value) -> bool | None:
+    """``bool(value)`` as the value's own ``__bool__``/``__len__`` says (None when that raises): the parent uses it
+    only where the test asks for the truth of a value that is not plain data (``assert stack``)."""
+    try:
+        return True if value else False
+    except BaseException:  # noqa: BLE001
+        return None
 
 
 def _exit_code(code) -> int:

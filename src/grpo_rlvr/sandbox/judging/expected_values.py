@@ -22,19 +22,37 @@ import ast
 import builtins
 import cmath
 import copy
+import decimal
+import fractions
+import importlib
 import math
 import operator
 import random
 import string
 import types
 
+from .numpy_ops import is_array
 from .plain_ops import is_plain, literal_source
 
 _FOLD_BUILTINS = {name: getattr(builtins, name) for name in (
     "abs", "all", "any", "bin", "bool", "bytes", "chr", "complex", "dict", "divmod", "enumerate", "filter", "float",
     "frozenset", "hex", "int", "isinstance", "len", "list", "map", "max", "min", "oct", "ord", "pow", "range",
     "reversed", "round", "set", "sorted", "str", "sum", "tuple", "type", "zip", "True", "False", "None")}
-STDLIB = {"math": math, "cmath": cmath, "string": string, "random": random, "operator": operator}
+STDLIB = {"math": math, "cmath": cmath, "string": string, "random": random, "operator": operator,
+          "fractions": fractions, "decimal": decimal}
+# Modules the parent may use when the test imports them (never a default for an unbound name): numpy's arrays cross
+# as plain data, and its comparisons are applied here (``judging.numpy_ops``).
+OPTIONAL = ("numpy", "numpy.testing")
+
+
+def _optional(name: str):
+    """The optional module ``name`` (imported here on first use), or None when it is not one or not installed."""
+    if name not in OPTIONAL:
+        return None
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 class Unplannable(Exception):
@@ -96,12 +114,15 @@ class Env:
             for alias in node.names:
                 name = alias.asname or alias.name.split(".")[0]
                 self._forget(name)
+                optional = _optional(alias.name if alias.asname else alias.name.split(".")[0])
                 if alias.name in STDLIB and alias.asname is None or alias.asname and alias.name in STDLIB:
                     self.modules[name] = STDLIB[alias.name]
+                elif optional is not None:
+                    self.modules[name] = optional
                 else:
                     self.helpers.add(name)
         elif isinstance(node, ast.ImportFrom):
-            module = STDLIB.get(node.module or "")
+            module = STDLIB.get(node.module or "") or _optional(node.module or "")
             for alias in node.names:
                 name = alias.asname or alias.name
                 self._forget(name)
@@ -314,7 +335,12 @@ _HERE_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Dele
 _NOT_HERE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Global,
              ast.Nonlocal, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.AsyncFor, ast.Return, ast.Yield,
              ast.YieldFrom, ast.Await, ast.Assert, ast.NamedExpr)
-_MUTABLE = (list, dict, set)
+_MUTABLE = (list, dict, set, bytearray)
+
+
+def _is_mutable(value) -> bool:
+    """A value code may change in place: a list, dict, set, bytearray or numpy array."""
+    return isinstance(value, _MUTABLE) or is_array(value)
 
 
 def _stored_names(node: ast.AST) -> set[str]:
@@ -340,7 +366,7 @@ def _mutable_ids(value) -> set[int]:
     todo = [value]
     while todo:
         v = todo.pop()
-        if isinstance(v, _MUTABLE):
+        if _is_mutable(v):
             if id(v) in found:
                 continue
             found.add(id(v))
@@ -359,7 +385,7 @@ def handover_source(values: dict) -> str:
     todo = list(values.values())
     while todo:
         v = todo.pop()
-        if isinstance(v, _MUTABLE):
+        if _is_mutable(v):
             seen[id(v)] = seen.get(id(v), 0) + 1
             if seen[id(v)] > 1:
                 continue
@@ -382,7 +408,7 @@ def handover_source(values: dict) -> str:
             text = "{" + ", ".join(f"{source(k)}: {source(x)}" for k, x in v.items()) + "}"
         else:
             return literal_source(v)
-        if isinstance(v, _MUTABLE) and seen.get(id(v), 0) > 1:
+        if _is_mutable(v) and seen.get(id(v), 0) > 1:
             named[id(v)] = f"_shared_{len(named)}"
             lines.append(f"{named[id(v)]} = {text}")
             return named[id(v)]

@@ -26,9 +26,12 @@ are no test.
 from __future__ import annotations
 
 import ast
+import builtins
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 
+from .assert_calls import Raises, framework_assert
 from .expected_values import handover_source, read_names
 from .parent_expr import Env, Strong, Unplannable, inline_constants, literal_source, plan_condition
 from .plaindata import short_repr
@@ -36,7 +39,7 @@ from .plaindata import short_repr
 GLOBAL = -1  # the scope of module-level probes: the program's own namespace
 SETUP_NODES = (ast.Import, ast.ImportFrom, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.FunctionDef,
                ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal)
-WEAK_KINDS = ("weak", "ran")
+WEAK_KINDS = ("weak", "ran", "raises_weak")
 MAX_UNROLL = 1000  # iterations of a test's loops (all of one loop statement together) that are unrolled
 
 
@@ -54,6 +57,7 @@ class Check:
     optional: bool = False  # a setup import: when it fails, only the tests that use the name fail
     strong: Strong | None = field(default=None, compare=False)
     why: str = ""
+    raises: tuple | None = None  # kind "raises"/"raises_weak": (exception class names, pattern or None)
 
 
 @dataclass(frozen=True)
@@ -195,7 +199,9 @@ class PlanBuilder:
         self.probes.append(("exec", source, scope))
         self.checks.append(Check("ran", label=_one_line(source), test=test, scope=scope))
 
-    def assertion(self, node: ast.Assert, test: int, scope: int = GLOBAL) -> None:
+    def assertion(self, node: ast.Assert, test: int, scope: int = GLOBAL, original: ast.stmt | None = None) -> None:
+        """An assert, strong where the parent can judge it; ``original``: the statement it was written as (a
+        ``self.assertEqual(...)``), which runs in the sandbox instead when it cannot be judged here (weak)."""
         env = self.env(scope)
         calls = [sub for sub in ast.walk(node.test) if isinstance(sub, ast.Call) and env.program_rooted(sub)]
         if calls:  # what the program's calls may change is read back after them, as Python reads it
@@ -203,19 +209,77 @@ class PlanBuilder:
         try:
             strong = plan_condition(node.test, self.env(scope))
         except Unplannable as e:
+            if original is not None:
+                self.ran(ast.unparse(original), test, scope)
+                return
             code, exposed = inline_constants(node.test, self.env(scope))
             self._expose(exposed, scope)
             self.probes.append(("eval", ast.unparse(code), scope))
             self.checks.append(Check("weak", label=ast.unparse(node.test), test=test, scope=scope, why=str(e)))
             return
+        if original is not None:  # reasons quote the test as written
+            strong = dataclasses.replace(strong, text=_one_line(ast.unparse(original)))
         self.probes.append(("leaves", strong.probe(), scope))
         one = strong.leaves[0].source if len(strong.leaves) == 1 else strong.text  # named in "X raised E"
         self.checks.append(Check("expr", label=one, test=test, scope=scope, strong=strong))
 
+    def raises(self, spec: Raises, test: int, scope: int, original: ast.stmt) -> None:
+        """An expected exception (``pytest.raises``, ``assertRaises``): one call (or a ``with`` block of one
+        statement) is a leaf whose exception crosses, judged here (strong); a longer block runs in the sandbox and
+        the exception it raised is judged here (weak: test code ran there). A class or pattern the parent cannot
+        name runs the original statement in the sandbox (weak)."""
+        env = self.env(scope)
+        classes = _exception_classes(spec.expected, env)
+        match = None
+        if classes is not None and spec.match is not None:
+            try:
+                match = env.fold(spec.match)
+            except Unplannable:
+                classes = None
+            if not isinstance(match, str):
+                classes = None
+        if classes is None:
+            self.ran(ast.unparse(original), test, scope)
+            return
+        names = tuple(f"{c.__module__}.{c.__qualname__}" for c in classes)
+        target = spec.call
+        if target is None and len(spec.body) == 1 and isinstance(spec.body[0], (ast.Expr, ast.Assign)):
+            target = spec.body[0].value
+        if target is None:
+            block = ast.Module(body=list(spec.body), type_ignores=[])
+            self._hand_over(block, scope)
+            code, exposed = inline_constants(block, env)
+            self._expose(exposed, scope)
+            env.taint(block)
+            self.probes.append(("exec", ast.unparse(code), scope))
+            self.checks.append(Check("raises_weak", label=_one_line(ast.unparse(block)), test=test, scope=scope,
+                                     raises=(names, match)))
+            return
+        self._hand_over(ast.Module(body=[ast.Expr(target)], type_ignores=[]), scope)
+        code, exposed = inline_constants(target, env)
+        self._expose(exposed, scope)
+        self.probes.append(("leaves", [["e", ast.unparse(code)]], scope))
+        self.checks.append(Check("raises", label=ast.unparse(target), test=test, scope=scope, raises=(names, match)))
+
+    def framework(self, node: ast.stmt, test: int, scope: int) -> bool:
+        """A framework assertion (``self.assertEqual``, ``pytest.raises``...) planned; False when ``node`` is none."""
+        found = framework_assert(node)
+        if found is None:
+            return False
+        kind, payload = found
+        if kind == "assert":
+            if not is_constant_assert(payload):
+                self.assertion(payload, test, scope, original=node)
+        else:
+            self.raises(payload, test, scope, original=node)
+        return True
+
     def statement(self, node: ast.stmt, test: int, scope: int) -> None:
         """One statement of a test's body: an assert is judged, setup is run, a loop over the test's values is
         unrolled, anything else runs weakly."""
-        if isinstance(node, ast.Assert):
+        if self.framework(node, test, scope):
+            pass
+        elif isinstance(node, ast.Assert):
             if not is_constant_assert(node):
                 self.assertion(node, test, scope)
         elif isinstance(node, SETUP_NODES) or is_docstring(node):
@@ -400,7 +464,9 @@ def _plan_asserts(asserts: list[str]) -> Plan:
         except SyntaxError as e:
             raise ValueError(f"tests[{i}] is not valid Python: {e.msg}: {text[:80]!r}") from e
         body = tree.body
-        if len(body) == 1 and isinstance(body[0], ast.Assert):
+        if len(body) == 1 and framework_assert(body[0]) is not None:
+            b.framework(body[0], b.new_test(text.strip()), GLOBAL)
+        elif len(body) == 1 and isinstance(body[0], ast.Assert):
             if not is_constant_assert(body[0]):
                 b.assertion(body[0], b.new_test(ast.unparse(body[0].test)))
         elif all(isinstance(n, SETUP_NODES) or is_docstring(n) for n in body):
@@ -413,6 +479,18 @@ def _plan_asserts(asserts: list[str]) -> Plan:
         else:  # several statements, or a loop the parent cannot unroll: one test, run in the sandbox (weak)
             b.ran(text.strip(), b.new_test(text.strip()))
     return b.build("tests (a list of asserts)")
+
+
+def _exception_classes(expr: ast.expr, env) -> tuple | None:
+    """The built-in exception classes ``expr`` names (one, or a tuple), or None: a class of the program's or the
+    test's own is not one the parent holds."""
+    out = []
+    for node in expr.elts if isinstance(expr, ast.Tuple) else [expr]:
+        found = getattr(builtins, node.id, None) if isinstance(node, ast.Name) and not env.known(node.id) else None
+        if not (isinstance(found, type) and issubclass(found, BaseException)):
+            return None
+        out.append(found)
+    return tuple(out)
 
 
 def _assert_follows(asserts: list[str], i: int) -> bool:

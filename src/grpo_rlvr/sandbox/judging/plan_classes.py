@@ -31,11 +31,6 @@ CLASS_TEARDOWN = ("tearDownClass", "teardown_class")
 TEST_SETUP = ("setUp", "setup_method")
 TEST_TEARDOWN = ("tearDown", "teardown_method")
 HOOKS = MODULE_SETUP + MODULE_TEARDOWN + FUNCTION_HOOKS
-_EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
-          "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
-_COMPARE = {"assertNotEqual": ast.NotEq, "assertIs": ast.Is, "assertIsNot": ast.IsNot, "assertIn": ast.In,
-            "assertNotIn": ast.NotIn, "assertGreater": ast.Gt, "assertGreaterEqual": ast.GtE,
-            "assertLess": ast.Lt, "assertLessEqual": ast.LtE}
 
 
 def module_hooks(body: list[ast.stmt]) -> dict[str, ast.FunctionDef]:
@@ -115,7 +110,7 @@ def plan_class(b: PlanBuilder, cls: ast.ClassDef, methods: list[ast.FunctionDef]
             elif name in TEST_SETUP and name in hooks:
                 b.setup(call(name, hooks[name], f"{cls.name}.{m.name}", "self."), scope, label=f"{name}()")
         if m.name in tests:
-            b.body([_unittest_asserts(n) for n in m.body], test, scope)
+            b.body(m.body, test, scope)
         else:
             b.ran(f"self.{m.name}()", test, scope)
         for name in TEST_TEARDOWN:
@@ -190,49 +185,3 @@ def _flattened(b: PlanBuilder, fn: ast.FunctionDef, scope: int, test_name: str) 
             continue
         node = _Rename(first, "self").visit(copy.deepcopy(node)) if first != "self" else node
         b.statement(ast.fix_missing_locations(node), None, scope)
-
-
-def _unittest_asserts(node: ast.stmt) -> ast.stmt:
-    """``_unittest_assert`` on a statement and on every statement nested in its loops and ``with`` blocks."""
-    if isinstance(node, (ast.For, ast.With)):
-        node = copy.copy(node)
-        node.body = [_unittest_asserts(n) for n in node.body]
-        return node
-    return _unittest_assert(node)
-
-
-def _unittest_assert(node: ast.stmt) -> ast.stmt:
-    """``self.assertEqual(a, b)`` and friends as the matching ``assert`` statement (others unchanged)."""
-    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
-        return node
-    call = node.value
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-        return node
-    name, args = func.attr, call.args
-    test: ast.expr | None = None
-    if name in _EQUAL and len(args) >= 2 and name != "assertCountEqual":
-        test = ast.Compare(args[0], [ast.Eq()], [args[1]])
-    elif name in _COMPARE and len(args) >= 2:
-        test = ast.Compare(args[0], [_COMPARE[name]()], [args[1]])
-    elif name in ("assertTrue", "assert_") and args:
-        test = args[0]
-    elif name == "assertFalse" and args:
-        test = ast.UnaryOp(ast.Not(), args[0])
-    elif name in ("assertIsNone", "assertIsNotNone") and args:
-        op = ast.Is() if name == "assertIsNone" else ast.IsNot()
-        test = ast.Compare(args[0], [op], [ast.Constant(None)])
-    elif name == "assertAlmostEqual" and len(args) >= 2:
-        kw = {k.arg: k.value for k in call.keywords}
-        places = kw.get("places", args[2] if len(args) > 2 else ast.Constant(7))
-        tol = kw["delta"] if "delta" in kw else None
-        if tol is None and isinstance(places, ast.Constant) and type(places.value) is int:
-            tol = ast.Constant(0.5 * 10.0 ** -places.value)
-        if tol is not None:
-            math_isclose = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant("math")], []),
-                                         "isclose", ast.Load())
-            test = ast.Call(math_isclose, [args[0], args[1]],
-                            [ast.keyword("rel_tol", ast.Constant(0.0)), ast.keyword("abs_tol", tol)])
-    if test is None:
-        return node
-    return ast.fix_missing_locations(ast.copy_location(ast.Assert(test=test), node))

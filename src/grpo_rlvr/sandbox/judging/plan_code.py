@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 
+from .assert_calls import framework_assert
 from .plan import (
     GLOBAL,
     SETUP_NODES,
@@ -118,7 +119,9 @@ def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str |
         b.ran(f"check({entry_point})", b.new_test(f"check({entry_point})"))
         return b.build("tests")
     for node in check.body:  # per assert: each one test
-        if isinstance(node, ast.Assert):
+        if framework_assert(node) is not None:
+            b.framework(node, b.new_test(ast.unparse(node).splitlines()[0]), scope)
+        elif isinstance(node, ast.Assert):
             if not is_constant_assert(node):
                 b.assertion(node, b.new_test(ast.unparse(node.test)), scope)
         elif isinstance(node, SETUP_NODES) or is_docstring(node):
