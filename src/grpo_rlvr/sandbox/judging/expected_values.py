@@ -35,7 +35,7 @@ from .numpy_ops import is_array
 from .plain_ops import is_plain, literal_source
 
 _FOLD_BUILTINS = {name: getattr(builtins, name) for name in (
-    "abs", "all", "any", "bin", "bool", "bytes", "chr", "complex", "dict", "divmod", "enumerate", "filter", "float",
+    "abs", "all", "any", "bin", "bool", "bytearray", "bytes", "chr", "complex", "dict", "divmod", "enumerate", "filter", "float",
     "frozenset", "hex", "int", "isinstance", "len", "list", "map", "max", "min", "oct", "ord", "pow", "range",
     "reversed", "round", "set", "sorted", "str", "sum", "tuple", "type", "zip", "True", "False", "None")}
 STDLIB = {"math": math, "cmath": cmath, "string": string, "random": random, "operator": operator,
@@ -303,8 +303,17 @@ class Env:
                 return False
         return True
 
-    def fold(self, node: ast.expr):
-        """The plain value of a leaf-free expression of the test's (trusted text, evaluated here)."""
+    def fold_classes(self, node: ast.expr):
+        """A class, or a tuple of classes, a leaf-free expression of the test's names (``isinstance``'s second
+        argument: ``int``, ``(int, float)``, ``Fraction``)."""
+        value = self.fold(node, classes=True)
+        if not all(isinstance(c, type) for c in (value if isinstance(value, tuple) else (value,))):
+            raise Unplannable(f"{short_source(node)} is not a class")
+        return value
+
+    def fold(self, node: ast.expr, classes: bool = False):
+        """The plain value of a leaf-free expression of the test's (trusted text, evaluated here); ``classes``: a
+        class of the standard library's (or a tuple of them) too."""
         if not self.leaf_free(node):
             raise Unplannable(f"{short_source(node)} depends on the program or on the test's helpers")
         defaults = {name: module for name, module in STDLIB.items() if not self.known(name)}
@@ -315,7 +324,7 @@ class Env:
             value = eval(code, scope)  # noqa: S307 - the test's own text, trusted like the dataset
         except Exception as e:  # noqa: BLE001 - any failure: not a value the parent can compute
             raise Unplannable(f"{short_source(node)} cannot be computed from the test alone ({type(e).__name__})") from e
-        if not is_plain(value):
+        if not is_plain(value) and not (classes and _classes(value)):
             raise Unplannable(f"{short_source(node)} is not plain data")
         return value
 
@@ -327,6 +336,10 @@ class Env:
                 and len(node.args) == 1 and isinstance(node.args[0], ast.Constant)):
             return STDLIB.get(node.args[0].value)
         return None
+
+
+def _classes(value) -> bool:
+    return all(isinstance(c, type) for c in (value if isinstance(value, tuple) else (value,)))
 
 
 _NOTHING = object()

@@ -354,7 +354,7 @@ class _Builder:
         if name == "type":
             return ("type", self.build(args[0]))
         if self.env.leaf_free(args[1]):
-            return ("isinstance", self.build(args[0]), ("const", None, self.env.fold(args[1])))
+            return ("isinstance", self.build(args[0]), ("const", None, self.env.fold_classes(args[1])))
         # a class of the program's: what crosses is the names of the value's class and its ancestors, and of the
         # class asked for (an abstract class, which decides membership itself, makes the test weak)
         specs = [self._consumer(a) or ["e", ast.unparse(self._sent(a))] for a in args]
