@@ -41,6 +41,11 @@ def check_outcome(program: str, tests: str, entry_point: str) -> bool:
 def pytest_outcomes(cases: dict[str, tuple[str, str]], folder: Path) -> dict[str, tuple[int, int]]:
     """Per case, ``(passed, counted)`` as plain pytest runs ``program + tests`` as one module: passed tests, and the
     tests that count (passed or failed: skipped, xfailed and xpassed count for neither, as in a score)."""
+    return {name: (sum(tests.values()), len(tests)) for name, tests in pytest_tests(cases, folder).items()}
+
+
+def pytest_tests(cases: dict[str, tuple[str, str]], folder: Path) -> dict[str, dict[str, bool]]:
+    """Per case, each counted test's outcome in plain pytest, by label: ``test_f[ids]``, ``Class.test_m[ids]``."""
     folder.mkdir(parents=True, exist_ok=True)
     names = {}
     for i, (name, (program, tests)) in enumerate(cases.items()):
@@ -50,17 +55,18 @@ def pytest_outcomes(cases: dict[str, tuple[str, str]], folder: Path) -> dict[str
     report = folder / "report.xml"
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-                    f"--junitxml={report}", "-o", "junit_family=xunit2", "--rootdir", str(folder), str(folder)],
+                    "-p", "no:xdist", f"--junitxml={report}", "-o", "junit_family=xunit2", "-o", "addopts=",
+                    "--rootdir", str(folder), str(folder)],
                    cwd=folder, env=env, capture_output=True, text=True, timeout=300, check=False)
-    out = {name: [0, 0] for name in cases}
+    out: dict[str, dict[str, bool]] = {name: {} for name in cases}
     for case in ET.parse(report).getroot().iter("testcase"):
-        module = case.get("classname", "").split(".")[0]
+        module, _, cls = case.get("classname", "").partition(".")
         if module not in names:
             continue
         kinds = {child.tag for child in case}
-        if "skipped" in kinds:
+        if "skipped" in kinds:  # skipped and xfailed (an xpassed test would count here: the suites avoid them)
             continue
-        counts = out[names[module]]
-        counts[1] += 1
-        counts[0] += not (kinds & {"failure", "error"})
-    return {name: (passed, counted) for name, (passed, counted) in out.items()}
+        label = f"{cls}.{case.get('name')}" if cls else case.get("name")
+        out[names[module]][label] = not (kinds & {"failure", "error"})
+    return out
+

@@ -124,9 +124,11 @@ def test_a_failing_test_function_fails_only_itself():
         (HUMANEVAL, "'entry_point' column"),
         ("def helper():\n    assert add(1, 2) == 3\n", "defines tests but runs none"),
         ("import math\nX = 3\n", "defines tests but runs none"),
-        ("def test_a(tmp_path):\n    assert add(1, 2) == 3\n", "fixtures are not supported"),
+        ("def test_a(data):\n    assert add(1, 2) == 3\n", "asks for the fixture 'data'"),
+        ("def test_a(caplog):\n    assert add(1, 2) == 3\n", "asks for the fixture 'caplog'"),
         ("import pytest\n@pytest.mark.parametrize('a', [1])\ndef test_a():\n    assert add(1, 2) == 3\n",
-         "parametrize"),
+         "an argument it does not take"),
+        ("import pytest\n@pytest.mark.skip\ndef test_a():\n    assert add(1, 2) == 3\n", "holds no test"),
         (["import math", "assert True"], "holds no test"),
     ],
 )

@@ -100,7 +100,15 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     as its dtype, shape and elements); the sandbox only sends values, so a program that rewrites the sandbox's own
     tables, probes or helpers (``child.REAL``, ``_probe``, ``_leaves``), or unittest, pytest or numpy, forges values
     and nothing more: it scores what an honest program returning those values scores
-    (``test_no_verdict_inside``, all tests);
+    (``test_no_verdict_inside``, all tests; ``test_assert_methods``, all tests: each helper agrees with unittest
+    and pytest on the same values);
+  - real suites as they are: pytest's ``parametrize`` (ids, stacked, ``pytest.param``, ``indirect``), fixtures
+    (``tmp_path``, ``tmp_path_factory``, ``capsys``, ``capfd``, ``monkeypatch``, ``request``; the module's and a
+    test class's own, with ``yield``, ``params``, ``autouse``, module scope), marks (``skip``, ``skipif``, ``xfail``,
+    ``usefixtures``, ``pytestmark``; any other ignored), ``raises``/``warns``/``approx``; a suite written as public
+    projects write theirs counts and judges every test as plain pytest does, for the right program and six wrong
+    ones; a fixture that only computes the test's values is computed here and never reaches the sandbox
+    (``test_real_suites``, all tests; ``test_pytest_collection``, all tests);
   - early exits, always-equal objects and impostor subclasses, patched builtins, tracing, patched test frameworks, fake "PASSED" prints, forged result frames (``test_adversarial``, the tests up to ``test_deeply_nested_forged_frame_does_not_crash_the_parent``; ``test_adversarial_batch::test_patching_unittest_pytest_and_sys_modules_earns_nothing``, ``test_forged_frames_for_a_check_function_earn_nothing``);
   - the tests file, other files, ``/proc`` of the parent, the environment, in every mode (``test_adversarial::test_reading_*``, ``test_environment_secret_is_not_visible``; ``test_containers::test_the_tests_file_and_the_parents_proc_are_out_of_reach``; ``test_isolation::test_fs_jail_*``, ``test_environment_is_the_allowlist``);
   - writes outside the working directory, files left behind, per-user directories, this project's source (``test_adversarial::test_file_writes_outside_the_sandbox``, ``test_deleting_a_file_outside_the_sandbox``; ``test_containers::test_nothing_is_left_in_tmp_or_dev_shm``, ``test_per_user_directories_are_removed``, ``test_a_killed_supervisors_directory_is_removed_by_the_pool``, ``test_the_projects_own_source_is_not_readable``; ``test_isolation::test_tmpdir_is_empty_and_fresh``);

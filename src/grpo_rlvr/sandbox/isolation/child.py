@@ -27,6 +27,7 @@ import time
 import types
 
 from ..judging.plaindata import CONSUMERS, PLAIN_TYPES, NotPlainData, encode_as_python
+from . import fixtures as _fixtures  # noqa: F401 - loaded here so that test bodies in the jail can import it
 from . import framing as _framing
 from . import jail as _jail
 from . import landlock as _landlock
@@ -481,6 +482,12 @@ def _value(spec: list, i: int, where: dict):
         return REAL[spec[1]]
     if spec[0] == "k":
         return _instance_facts(_value(spec[1], i, where), _value(spec[2], i, where))
+    if spec[0] == "n":  # the names of a class (or tuple of classes) an expected exception must be an instance of
+        value = _eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where)
+        classes = value if _isinstance(value, tuple) else (value,)
+        if not all(_isinstance(c, type) for c in classes):
+            raise TypeError("an expected exception must be a class or a tuple of classes")
+        return [_qualified(c) for c in classes]
     args = [_value(a, i, where) for a in spec[2]]
     kwargs = {name: _value(a, i, where) for name, a in spec[3]}
     return REAL[spec[1]](*args, **kwargs)

@@ -3,10 +3,12 @@ every other value-checking ``unittest`` method as an ``assert`` whose condition 
 (``judging.assert_methods`` holds unittest's own decisions), and ``pytest.raises``/``self.assertRaises`` (as a
 call or a ``with`` block) as an expected exception.
 
-``framework_assert(node)`` returns ``("assert", ast.Assert)``, ``("raises", Raises)`` or None (not such a call).
+``framework_assert(node)`` returns ``("assert", ast.Assert)``, ``("raises", Raises)``, ``("warns", Raises)`` (a
+``with`` block expected to warn) or None (not such a call).
 Arguments bind as the method's own signature binds them; a ``msg`` is dropped (it only labels a failure).
-Covered: the methods in ``_UNITTEST`` and pytest's ``raises`` (``match``). Not covered: ``assertWarns``,
-``assertLogs``, ``pytest.warns`` and ``with ... as name`` blocks (their code runs in the sandbox: weak).
+Covered: the methods in ``_UNITTEST``, pytest's ``raises`` and ``warns`` (``match``) and unittest's
+``assertRaises``/``assertWarns`` (and their ``Regex`` forms). Not covered: ``assertLogs`` and ``with ... as name``
+blocks (their code runs in the sandbox: weak).
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ def framework_assert(node: ast.stmt):
         raises = _raises_context(node.items[0].context_expr)
         if raises is not None:
             return "raises", Raises(raises[0], raises[1], body=tuple(node.body))
+        warns = _warns_context(node.items[0].context_expr)
+        if warns is not None:
+            return "warns", Raises(warns[0], warns[1], body=tuple(node.body))
         return None
     if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
         return None
@@ -146,6 +151,23 @@ def _raises_context(expr: ast.expr):
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
             and func.attr in _RAISES and set(keywords) <= {"msg"}:
         regex = _RAISES[func.attr]
+        if len(expr.args) == 1 + regex:
+            return expr.args[0], expr.args[1] if regex else None
+    return None
+
+
+def _warns_context(expr: ast.expr):
+    """(expected, match) of ``pytest.warns(W, match=...)`` or ``self.assertWarns(W)``/``assertWarnsRegex(W, regex)``."""
+    if not isinstance(expr, ast.Call) or any(isinstance(a, ast.Starred) for a in expr.args):
+        return None
+    func, keywords = expr.func, {k.arg: k.value for k in expr.keywords}
+    pytest_warns = (isinstance(func, ast.Attribute) and func.attr == "warns" and isinstance(func.value, ast.Name)
+                    and func.value.id != "self") or (isinstance(func, ast.Name) and func.id == "warns")
+    if pytest_warns and len(expr.args) == 1 and set(keywords) <= {"match"}:
+        return expr.args[0], keywords.get("match")
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
+            and func.attr in ("assertWarns", "assertWarnsRegex") and set(keywords) <= {"msg"}:
+        regex = func.attr == "assertWarnsRegex"
         if len(expr.args) == 1 + regex:
             return expr.args[0], expr.args[1] if regex else None
     return None

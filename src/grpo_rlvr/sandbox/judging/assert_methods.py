@@ -141,6 +141,19 @@ def _search(pattern, text):
     return re.compile(pattern).search(text)
 
 
+def warned(records, names: tuple, pattern=None) -> bool:
+    """``pytest.warns``/``assertWarns``: a warning of one of the categories (``module.qualname``) was recorded,
+    with the pattern found in its text. ``records``: ``[[ancestry names, text], ...]`` as they crossed."""
+    if type(records) is not list:
+        raise TypeError("the recorded warnings did not cross as a list")
+    for record in records:
+        if type(record) is not list or len(record) != 2 or type(record[0]) is not list or type(record[1]) is not str:
+            raise TypeError("a malformed warning record")
+        if any(name in record[0] for name in names) and (pattern is None or _search(pattern, record[1])):
+            return True
+    return False
+
+
 # --- pytest.approx -----------------------------------------------------------------------------------------------
 
 

@@ -153,6 +153,7 @@ class Env:
                 values = list(self.fold(value))
             except Unplannable:
                 values = None
+            rooted = values is None and self.program_rooted(value)  # ``out, err = capsys.readouterr()``
             for i, element in enumerate(target.elts):
                 name = target_name(element)
                 if name is None:
@@ -160,6 +161,8 @@ class Env:
                 self._forget(name)
                 if values is not None and len(values) == len(target.elts):
                     self.consts[name] = values[i]
+                elif rooted:
+                    self.program.add(name)
                 else:
                     self.helpers.add(name)
             return

@@ -31,12 +31,14 @@ import dataclasses
 import functools
 from dataclasses import dataclass, field
 
+from . import assert_methods
 from .assert_calls import Raises, framework_assert
 from .expected_values import handover_source, read_names
-from .parent_expr import Env, Strong, Unplannable, inline_constants, literal_source, plan_condition
+from .parent_expr import Env, Leaf, Strong, Unplannable, inline_constants, literal_source, plan_condition
 from .plaindata import short_repr
 
 GLOBAL = -1  # the scope of module-level probes: the program's own namespace
+FIXTURES = "__import__('grpo_rlvr.sandbox.isolation.fixtures', fromlist=['warned'])"  # isolation.fixtures there
 SETUP_NODES = (ast.Import, ast.ImportFrom, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.FunctionDef,
                ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal)
 WEAK_KINDS = ("weak", "ran", "raises_weak")
@@ -47,8 +49,9 @@ MAX_UNROLL = 1000  # iterations of a test's loops (all of one loop statement tog
 class Check:
     """How the parent judges one probe. ``kind``: expr (strong: ``strong`` judges the values of its leaves
     here), weak (a whole condition evaluated in the sandbox: ``why`` says why it could not be judged here),
-    ran (code run in the sandbox: no exception passes), setup (not counted; an exception fails the tests of
-    its scope). ``test``: the index of the test the probe belongs to (None for setup)."""
+    ran (code run in the sandbox: no exception passes), part (a call a strong check reads the effects of: an
+    exception fails its test, which stays strong), raises/raises_weak (an expected exception, ``raises``), setup
+    (not counted; an exception fails the tests of its scope). ``test``: the index of the test the probe belongs to (None for setup)."""
 
     kind: str
     label: str = ""  # what was evaluated, for reasons: "add(2, 2)"
@@ -154,6 +157,19 @@ class PlanBuilder:
         optional = optional or _only_imports(source)
         self.checks.append(Check("setup", label=label or _one_line(source), scope=scope, optional=optional))
 
+    def setup_before(self, scope: int, source: str, label: str) -> None:
+        """A module-level setup statement that must run before test body ``scope`` starts (its process is forked
+        from the loaded program then): placed before that body's first probe."""
+        start = len(self.probes)
+        self.setup(source, label=label)
+        first = next((i for i, (_, _, s) in enumerate(self.probes[:start]) if s == scope), None)
+        if first is None or len(self.probes) == start:
+            return
+        moved = self.probes[start:], self.checks[start:]
+        del self.probes[start:], self.checks[start:]
+        self.probes[first:first] = moved[0]
+        self.checks[first:first] = moved[1]
+
     def _hand_over(self, node: ast.AST, scope: int, sent: list | None = None) -> None:
         """The test's mutable values that ``node`` reads, where it also touches the program, go to the sandbox
         first (with their aliases): code there may change them, as Python would, and they are the program's
@@ -171,6 +187,10 @@ class PlanBuilder:
             self.checks.append(Check("setup", label=f"{', '.join(values)} handed to the program", scope=scope))
         for name in values:
             env.mark_program(name)
+
+    def expose(self, values: dict, scope: int) -> None:
+        """``_expose`` for the class planner: the test's values that code run in the sandbox reads."""
+        self._expose(values, scope)
 
     def _expose(self, values: dict, scope: int) -> None:
         """Bind constants in the sandbox, for test code there that also rebinds them: they are then the
@@ -225,26 +245,29 @@ class PlanBuilder:
 
     def raises(self, spec: Raises, test: int, scope: int, original: ast.stmt) -> None:
         """An expected exception (``pytest.raises``, ``assertRaises``): one call (or a ``with`` block of one
-        statement) is a leaf whose exception crosses, judged here (strong); a longer block runs in the sandbox and
-        the exception it raised is judged here (weak: test code ran there). A class or pattern the parent cannot
-        name runs the original statement in the sandbox (weak)."""
+        statement) is a leaf whose exception crosses as its class's ancestry, judged here: strong for a built-in
+        class; for a class of the program's, its name crosses too (weak: the program could tell that this call is
+        expected to raise). A longer block runs in the sandbox and the exception it raised is judged here (weak).
+        A pattern the parent cannot compute, or a longer block expecting a class of the program's, runs the
+        original statement in the sandbox (weak)."""
         env = self.env(scope)
         classes = _exception_classes(spec.expected, env)
+        own_class = None if classes is not None else _program_classes(spec.expected, env)
         match = None
-        if classes is not None and spec.match is not None:
+        if spec.match is not None:
             try:
                 match = env.fold(spec.match)
             except Unplannable:
-                classes = None
+                match = None
             if not isinstance(match, str):
-                classes = None
-        if classes is None:
-            self.ran(ast.unparse(original), test, scope)
-            return
-        names = tuple(f"{c.__module__}.{c.__qualname__}" for c in classes)
+                classes = own_class = None
         target = spec.call
         if target is None and len(spec.body) == 1 and isinstance(spec.body[0], (ast.Expr, ast.Assign)):
             target = spec.body[0].value
+        if classes is None and (own_class is None or target is None):
+            self.ran(ast.unparse(original), test, scope)
+            return
+        names = tuple(f"{c.__module__}.{c.__qualname__}" for c in classes) if classes is not None else None
         if target is None:
             block = ast.Module(body=list(spec.body), type_ignores=[])
             self._hand_over(block, scope)
@@ -258,8 +281,10 @@ class PlanBuilder:
         self._hand_over(ast.Module(body=[ast.Expr(target)], type_ignores=[]), scope)
         code, exposed = inline_constants(target, env)
         self._expose(exposed, scope)
-        self.probes.append(("leaves", [["e", ast.unparse(code)]], scope))
-        self.checks.append(Check("raises", label=ast.unparse(target), test=test, scope=scope, raises=(names, match)))
+        specs = [["e", ast.unparse(code)]] + ([["n", own_class]] if names is None else [])
+        self.probes.append(("leaves", specs, scope))
+        self.checks.append(Check("raises" if names is not None else "raises_weak", label=ast.unparse(target),
+                                 test=test, scope=scope, raises=(names, match)))
 
     def framework(self, node: ast.stmt, test: int, scope: int) -> bool:
         """A framework assertion (``self.assertEqual``, ``pytest.raises``...) planned; False when ``node`` is none."""
@@ -270,9 +295,44 @@ class PlanBuilder:
         if kind == "assert":
             if not is_constant_assert(payload):
                 self.assertion(payload, test, scope, original=node)
+        elif kind == "warns":
+            self.warns(payload, test, scope, original=node)
         else:
             self.raises(payload, test, scope, original=node)
         return True
+
+    def warns(self, spec: Raises, test: int, scope: int, original: ast.stmt) -> None:
+        """A block expected to warn (``pytest.warns``, ``assertWarns``): it runs in the sandbox with the warnings
+        recorded, the records cross as values, and whether one matches is decided here; strong for one statement
+        (as ``raises``), weak for a longer block."""
+        env = self.env(scope)
+        classes = _exception_classes(spec.expected, env)
+        match = None
+        if classes is not None and spec.match is not None:
+            try:
+                match = env.fold(spec.match)
+            except Unplannable:
+                classes = None
+        if classes is None or (match is not None and not isinstance(match, str)):
+            self.ran(ast.unparse(original), test, scope)
+            return
+        block = ast.Module(body=list(spec.body), type_ignores=[])
+        self._hand_over(block, scope)
+        code, exposed = inline_constants(block, env)
+        self._expose(exposed, scope)
+        env.taint(block)
+        body = "\n".join("    " + line for line in ast.unparse(code).splitlines())
+        warnings = "__import__('warnings')"
+        self.probes.append(("exec", f"with {warnings}.catch_warnings(record=True) as __warned:\n"
+                                    f"    {warnings}.simplefilter('always')\n{body}", scope))
+        self.checks.append(Check("ran" if len(spec.body) > 1 else "part", label=_one_line(ast.unparse(block)),
+                                 test=test, scope=scope))
+        names = tuple(f"{c.__module__}.{c.__qualname__}" for c in classes)
+        leaf = Leaf(f"the warnings of {_one_line(ast.unparse(block))}")
+        tree = ("call", assert_methods.warned, (("leaf", 0), ("const", None, names), ("const", None, match)), ())
+        strong = Strong(tree, (leaf,), _one_line(ast.unparse(original)))
+        self.probes.append(("leaves", [["e", f"{FIXTURES}.warned(__warned)"]], scope))
+        self.checks.append(Check("expr", label=leaf.source, test=test, scope=scope, strong=strong))
 
     def statement(self, node: ast.stmt, test: int, scope: int) -> None:
         """One statement of a test's body: an assert is judged, setup is run, a loop over the test's values is
@@ -493,6 +553,15 @@ def _exception_classes(expr: ast.expr, env) -> tuple | None:
     return tuple(out)
 
 
+def _program_classes(expr: ast.expr, env) -> str | None:
+    """Source of an exception class (or tuple of them) the program defines (``OutOfStock``, ``mod.Error``), for the
+    sandbox to name; None for anything else."""
+    for node in expr.elts if isinstance(expr, ast.Tuple) else [expr]:
+        if not env.program_rooted(node) or isinstance(node, ast.Call):
+            return None
+    return ast.unparse(expr)
+
+
 def _assert_follows(asserts: list[str], i: int) -> bool:
     return any(text.lstrip().startswith("assert") for text in asserts[i + 1:])
 
@@ -501,6 +570,6 @@ def judge_value(check: Check, value) -> tuple[bool, str]:
     """(passed, why-not) of a weak probe: the condition's plain-data value, evaluated in the sandbox."""
     if check.kind == "weak":
         return (True, "") if bool(value) else (False, f"{check.label} is {short_repr(value)}, expected true")
-    if check.kind in ("ran", "setup"):
+    if check.kind in ("ran", "setup", "part"):
         return True, ""
     raise AssertionError(f"unknown check kind {check.kind!r}")

@@ -201,7 +201,7 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
                 return tampered, "result channel tampered with"
         elif "e" in frame:
             outcomes.append((False, f"{check.label} raised {frame['e']}", False))
-        elif check.kind in ("ran", "setup"):
+        elif check.kind in ("ran", "setup", "part"):
             outcomes.append((True, "", False))
         elif "v" not in frame:
             return tampered, "result channel tampered with"
@@ -252,9 +252,16 @@ def _judge_raises(check, frame: dict) -> tuple[bool, str, bool]:
     instance of one of the classes (its ancestry crossed as names), with the pattern found in its text."""
     names, pattern = check.raises
     weak = check.kind == "raises_weak"
-    if "v" in frame:  # a leaf probe: its one leaf holds the exception, or the value it returned
-        item = frame["v"][0] if type(frame["v"]) is list and len(frame["v"]) == 1 else None
-        raised = from_frame(item)
+    if "v" in frame:  # a leaf probe: its leaf holds the exception, or the value it returned (then the class's names)
+        items = frame["v"] if type(frame["v"]) is list and len(frame["v"]) == (1 if names is not None else 2) else None
+        if items is None:
+            raise ValueError("wrong number of leaf values")
+        if names is None:
+            names = from_frame(items[1])
+            if type(names) is not list or not all(type(n) is str for n in names):
+                return False, f"{check.label}: the expected exception is not a class", weak
+            names = tuple(names)
+        raised = from_frame(items[0])
         if type(raised) is not Raised:
             return False, f"{check.label} did not raise {_short_names(names)}", False
         got, message, text = raised.names, raised.message, raised.describe()
