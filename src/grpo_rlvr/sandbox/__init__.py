@@ -137,7 +137,14 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     ``test_sandbox_api``, ``test_sandbox_plan``, ``test_sandbox_limits``);
   - HumanEval: every canonical solution passes, no broken one does (``test_humaneval``);
   - ``run_code``: one code string run as a script under the same isolation, what it printed returned and nothing
-    judged (``test_run_code``, all tests).
+    judged (``test_run_code``, all tests);
+  - real programs as Python runs them, each checked in plain Python first: a script's ``sys.argv``, ``__file__``
+    (a real file) and ``sys.executable`` (a subprocess importing numpy), an expected output past a megabyte (the
+    output limit never below a case's expected output; ``max_output_bytes`` sets it otherwise), ``spawn`` and a
+    ``Manager`` in scripts and under tests, 100 threads, a test's ``random.seed`` (in the test, at module level,
+    in ``setUp``, in an assert list) seeding the program's generator, NaN's identity in containers, a trainer
+    started through a symlinked venv (``test_real_programs``, all tests); in the jail a program may hold a UNIX
+    socket name, which no program running at once sees (``test_containers::test_no_bit_passes_between_programs_running_at_once``).
 - weak (counted in ``UnitTestVerdict.weak`` and marked "(weak: test code ran in the sandbox)" in the reason;
   the program could forge them):
   - asserts the parent cannot judge: a helper the test defines, a comparison of the program with itself, a
@@ -157,7 +164,13 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   to the next there; a later assert's arguments never reach an earlier one), a program that rewrites the sandbox's
   own loop in its loaded process to carry one test body's inputs into the next body's fork (earlier bodies' only),
   module state one test function changes for the next (each body starts from the loaded program, as under
-  pytest-xdist), POSIX semaphores without the jail (``Pool``, ``Queue``, ``Lock``: PermissionError), changing a
+  pytest-xdist; a module-level ``random.seed`` so gives each test body the seeded sequence from its start,
+  ``test_real_programs::test_each_test_body_starts_from_a_module_level_seed``), POSIX
+  semaphores without the jail (``Pool``, ``Queue``, ``Lock``: PermissionError), and without it UNIX sockets
+  reached or held by name (``Manager``: PermissionError, ``test_containers::test_no_bit_passes_between_programs_running_at_once``), a
+  seed the test sets other than by a ``random.seed``/``np.random.seed``/``torch.manual_seed`` call of values it
+  knows (``random.setstate(state)``: the program's generator stays unseeded,
+  ``test_real_programs::test_a_seed_set_otherwise_leaves_the_programs_generator_alone``), changing a
   file's mode or times without the jail (the call does nothing), GPU access, the test data itself (``tests`` are trusted: their own values are computed in this
   process), short-circuiting inside an assert (every call into the program in it is evaluated), memory
   allocated faster than one 10 ms tick (the OOM killer then takes a sandbox process first), memory that a

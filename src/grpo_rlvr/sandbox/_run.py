@@ -206,9 +206,12 @@ STDOUT_SLACK = 65536
 def _message(plan: Plan, program: str, limits: SandboxLimits) -> dict:
     """What the supervisor receives. It never contains an expected value; for stdin/stdout cases it holds how
     much of each stdout to send back (the expected output's length and some slack: more is wrong anyway)."""
+    sent = limits.as_dict()
     if plan.mode == "stdio":
         stdin = [case_input for case_input, _ in plan.cases]
-        keep = [min(limits.max_output_bytes, len(expected.encode()) + STDOUT_SLACK) for _, expected in plan.cases]
+        needed = [len(expected.encode()) + STDOUT_SLACK for _, expected in plan.cases]
+        sent["max_output_bytes"] = max([limits.max_output_bytes, *needed])  # a right program's output fits
+        keep = [min(sent["max_output_bytes"], n) for n in needed]
     else:
         stdin, keep = [""], [0]
     return {
@@ -218,5 +221,5 @@ def _message(plan: Plan, program: str, limits: SandboxLimits) -> dict:
         "deliveries": [[unit, list(indices), last] for unit, indices, last in plan.deliveries],
         "stdin": stdin,
         "keep_stdout": keep,
-        "limits": limits.as_dict(),
+        "limits": sent,
     }

@@ -14,6 +14,7 @@ Not covered: anything the program does to its own process (it may forge frames: 
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import fcntl
 import json
@@ -41,6 +42,12 @@ _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCO
 FILE_SIZE_LIMIT = 16 * 1024 * 1024  # bytes, per file the program writes
 OPEN_FILES_LIMIT = 256
 _REAP_BOUND_S = 0.2  # seconds a finished test body waits for what it started to die
+# A new thread's stack, reserved in full against the address-space limit: the system's default (RLIMIT_STACK, often
+# 8 MiB) would let a 512 MiB program start fewer than 60 threads. A program may still ask for more (stack_size()).
+THREAD_STACK = 2 * 1024 * 1024
+# glibc gives each new thread a malloc arena reserving 64 MiB of address space (up to 8 per core): 8 threads would
+# fill a 512 MiB limit. Two arenas shared by all threads, as ``MALLOC_ARENA_MAX=2`` would set.
+_M_ARENA_MAX, MALLOC_ARENAS = -8, 2
 MAX_JOB_BYTES = 512 * 1024 * 1024  # what the supervisor may send (it bounds programs and probes far below)
 
 
@@ -112,6 +119,9 @@ def prepare_template(state: _jail.SandboxState) -> None:
     """
     os.environ.clear()
     os.environ.update(child_environment(workdir_inside(state)))
+    _thread.stack_size(THREAD_STACK)
+    if _landlock._libc is not None:  # glibc's malloc: few arenas (each reserves 64 MiB of address space per thread)
+        _landlock._libc.mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
     sys.meta_path.insert(0, _ForkByDefault())
     sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
@@ -170,6 +180,7 @@ def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
     if "tempfile" in sys.modules:  # loaded in the template: forget the temp dir it cached there
         sys.modules["tempfile"].tempdir = None
     layers.append("env_scrubbed")
+    _importable(job, state)
     shares_our_uid = uid is None and not state.userns and os.geteuid() != 0
     layers += _set_limits(job["limits"], nproc_applies=uid is not None or state.userns or os.geteuid() != 0,
                           nproc_base=_tasks_of_our_uid() if shares_our_uid else 0)
@@ -196,6 +207,23 @@ def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
     if state.root is not None and "metadata_frozen" not in layers:
         layers.append("metadata_frozen")  # the jail's mounts are read-only: nothing outside the working dir changes
     return layers
+
+
+def _importable(job: dict, state: _jail.SandboxState) -> None:
+    """A program run by tests that names another start method than fork (``spawn``, ``forkserver``) starts processes
+    that import it by its module's name, ``__sandbox__``: it is written (while this process may still write
+    outside the working directory) to ``lib/__sandbox__.py`` next to the working directory, read-only to the
+    program, at the end of ``sys.path``. Gone with the working directory."""
+    if job["mode"] == "stdio" or not any(word in job["program"] for word in ("spawn", "forkserver")):
+        return
+    folder = os.path.join(_jail.SANDBOX_DIR if state.root is not None else state.workbase or "/", "lib")
+    try:
+        os.mkdir(folder, 0o755)
+        with open(os.path.join(folder, "__sandbox__.py"), "w", encoding="utf-8") as f:
+            f.write(job["program"])
+    except (OSError, ValueError):
+        return
+    sys.path.append(folder)
 
 
 def _tasks_of_our_uid() -> int:
@@ -299,8 +327,12 @@ def _run(job: dict) -> int:
     sys.modules[module.__name__] = module
     namespace = module.__dict__
     namespace["__builtins__"] = builtins
+    filename = "<program>"
+    if stdio:  # as ``python main.py`` would run it
+        filename = namespace["__file__"] = _as_file(job["program"], "main.py")
+        sys.argv = [filename]
     try:
-        exec(compile(job["program"], "<program>", "exec"), namespace)
+        exec(compile(job["program"], filename, "exec"), namespace)
     except SystemExit as e:
         if stdio:
             return _exit_code(e.code)
@@ -319,6 +351,20 @@ def _run(job: dict) -> int:
         return 0
     _send({"k": "load"})
     return _serve(namespace)
+
+
+def _as_file(program: str, name: str) -> str:
+    """Write the program to ``name`` in the working directory, which becomes ``sys.path[0]``, as a script's directory
+    is: ``__file__`` is a real file, and a process started with ``spawn`` (which runs ``__main__``'s file again) finds
+    it. ``"<program>"`` where it cannot be written."""
+    path = os.path.join(os.getcwd(), name)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(program)
+    except (OSError, ValueError):
+        return "<program>"
+    sys.path.insert(0, os.path.dirname(path))
+    return path
 
 
 class _Scope(dict):
@@ -352,9 +398,11 @@ def _serve(namespace: dict) -> int:
             return 0
         if message.get("f"):
             _flush()  # or the fork would print what is buffered here a second time
+            generator = _generator_state()
             pid = os.fork()
             if pid == 0:
                 body, scopes = True, {}
+                _restore_generator(generator)
                 try:
                     os.setpgid(0, 0)  # its processes end with it (_end_body), not with the loaded program
                     own_group = True
@@ -376,6 +424,24 @@ def _serve(namespace: dict) -> int:
                 os._exit(0)
         if message.get("end"):  # the last test: nothing more will come
             return 0
+
+
+def _generator_state():
+    """``random``'s state in the loaded program (None when it is not loaded or will not say): the random module
+    reseeds itself in every forked child, and a test body starts from the loaded program, a seed it set included."""
+    module = sys.modules.get("random")
+    try:
+        return (module, module.getstate()) if module is not None else None
+    except BaseException:  # noqa: BLE001 - the program's own module, whatever it made of it
+        return None
+
+
+def _restore_generator(saved) -> None:
+    if saved is not None:
+        try:
+            saved[0].setstate(saved[1])
+        except BaseException:  # noqa: BLE001
+            pass
 
 
 def _end_body() -> None:

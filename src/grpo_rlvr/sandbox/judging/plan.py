@@ -135,9 +135,10 @@ class PlanBuilder:
         except SyntaxError:
             statements = []
         env = self.env(scope)
-        sent = []
+        sent, seeds = [], []
         for node in statements:
             if env.run_here(node):  # withheld: only the parent knows these names
+                seeds += seeding(inline_constants(node, env)[0])  # and where the program runs: its generator
                 continue
             names = _assigned_names(node)
             probe = env.copy()
@@ -150,11 +151,11 @@ class PlanBuilder:
             self._expose(exposed, scope)
             env.bind(node)
             sent.append(ast.unparse(code))
-        if statements and not sent:
+        if statements and not sent and not seeds:
             return
-        source = "\n".join(sent) if statements else source
+        source = "\n".join(seeds + sent) if statements else source
         self.probes.append(("exec", source, scope))
-        optional = optional or _only_imports(source)
+        optional = optional or _only_imports(source) or not sent and bool(statements)
         self.checks.append(Check("setup", label=label or _one_line(source), scope=scope, optional=optional))
 
     def setup_before(self, scope: int, source: str, label: str) -> None:
@@ -412,6 +413,27 @@ class PlanBuilder:
         scopes = [s for s in dict.fromkeys(scope for _, _, scope in self.probes) if s != GLOBAL]
         unit_of = {scope: k + 1 for k, scope in enumerate(scopes[:-1])}
         return tuple(unit_of.get(scope, 0) for _, _, scope in self.probes)
+
+
+SEED_MODULES = {"random": "random", "np": "numpy", "numpy": "numpy", "torch": "torch"}
+SEEDERS = ("seed", "manual_seed")
+
+
+def seeding(node: ast.stmt) -> list[str]:
+    """``random.seed(3)``, ``np.random.seed(0)``, ``torch.manual_seed(1)`` with literal arguments (the test's named
+    constants already inlined), as source that runs
+    on its own (``import numpy as np`` first): a test's seeding runs here for its own values and in the sandbox for
+    the program's. Nothing for any other statement."""
+    call = node.value if isinstance(node, ast.Expr) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr not in SEEDERS:
+        return []
+    root = call.func.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    literal = all(isinstance(a, ast.Constant) for a in [*call.args, *(k.value for k in call.keywords)])
+    if not isinstance(root, ast.Name) or root.id not in SEED_MODULES or not literal:
+        return []
+    return [f"import {SEED_MODULES[root.id]} as {root.id}", ast.unparse(node)]
 
 
 def flattenable(fn: ast.FunctionDef) -> bool:
