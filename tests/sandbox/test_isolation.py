@@ -96,7 +96,7 @@ def test_rlimit_nproc_reported_only_when_enforced(layers):
     if os.geteuid() == 0 and "uid_drop" not in layers:
         assert "rlimit_nproc" not in layers  # root ignores RLIMIT_NPROC
     if "rlimit_nproc" in layers:
-        program = ("import os\ndef spawn():\n    kids = 0\n    try:\n        for _ in range(200):\n"
+        program = ("import os\ndef spawn():\n    kids = 0\n    try:\n        for _ in range(400):\n"
                    "            if os.fork() == 0:\n                os._exit(0)\n            kids += 1\n"
                    "    except OSError:\n        return 'limited'\n    return 'unlimited'\n")
         # children exit at once but stay zombies (unreaped) and keep counting against RLIMIT_NPROC
