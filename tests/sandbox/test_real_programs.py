@@ -216,3 +216,35 @@ def test_a_seed_set_otherwise_leaves_the_programs_generator_alone():
     scope["check"]()
     verdict = run_unit_tests(program, tests)
     assert verdict.passed == 0, verdict.reason
+
+
+def test_every_call_of_an_assert_runs_even_past_a_short_circuit():
+    """Not covered (documented): Python skips ``count()`` in ``ok() or count() == 5``; the sandbox evaluates every
+    call into the program in an assert, so the count has moved when the next assert reads it."""
+    program = "calls = []\ndef ok():\n    return True\ndef count():\n    calls.append(1)\n    return len(calls)\n"
+    tests = ["assert ok() or count() == 5", "assert count() == 1"]
+    scope: dict = {}
+    exec(program, scope)  # noqa: S102 - plain Python: both pass
+    for test in tests:
+        exec(test, scope)  # noqa: S102
+    verdict = run_unit_tests(program, tests)
+    assert (verdict.passed, verdict.total) == (1, 2), verdict.reason
+    assert "count() returned 2" in verdict.reason, verdict.reason
+
+
+def test_without_the_jail_disk_is_capped_per_file_only():
+    """Not covered (documented): without the jail's size-capped tmpfs, a file past 16 MiB fails (``RLIMIT_FSIZE``)
+    but many files under it do not."""
+    from grpo_rlvr.sandbox._run import run_batch
+    from grpo_rlvr.sandbox.isolation.pool import Pool
+
+    program = ("def write(n, mib):\n    try:\n        for i in range(n):\n"
+               "            with open(f'f{i}', 'wb') as f:\n                f.write(b'x' * (mib << 20))\n"
+               "    except OSError:\n        return 'capped'\n    return 'written'\n")
+    pool = Pool(1, without=("namespaces",))
+    try:
+        [verdict] = run_batch([(program, ["assert write(1, 20) == 'capped'", "assert write(6, 10) == 'written'"])],
+                              SandboxLimits(memory_mb=256), 1, pool, allow_degraded=True)
+    finally:
+        pool.close()
+    assert (verdict.passed, verdict.total) == (2, 2), verdict.reason

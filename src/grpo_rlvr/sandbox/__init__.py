@@ -163,26 +163,38 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - test code that is not an assert: loops over values the sandbox computes, ``with pytest.raises``, a plain
     script (``test_sandbox_plan::test_a_loop_over_program_values_stays_weak``, ``test_a_plain_script_is_one_weak_test``;
     ``test_test_formats::test_reward_counts_weakly_scored_samples``).
-- not covered: kernel exploits and side channels (timing, CPU and memory contention between programs that run
-  at once, pid numbers without a PID namespace), a program that remembers an earlier assert's argument of the same
-  body (an assert list, one ``check``) and answers a later assert with it (Python lets state carry from one assert
-  to the next there; a later assert's arguments never reach an earlier one), a program that rewrites the sandbox's
-  own loop in its loaded process to carry one test body's inputs into the next body's fork (earlier bodies' only),
-  module state one test function changes for the next (each body starts from the loaded program, as under
-  pytest-xdist; a module-level ``random.seed`` so gives each test body the seeded sequence from its start,
-  ``test_real_programs::test_each_test_body_starts_from_a_module_level_seed``), POSIX
-  semaphores without the jail (``Pool``, ``Queue``, ``Lock``: PermissionError), and without it UNIX sockets
-  reached or held by name (``Manager``: PermissionError, ``test_containers::test_no_bit_passes_between_programs_running_at_once``), a
-  seed the test sets other than by a ``random.seed``/``np.random.seed``/``torch.manual_seed`` call of values it
-  knows (``random.setstate(state)``: the program's generator stays unseeded,
-  ``test_real_programs::test_a_seed_set_otherwise_leaves_the_programs_generator_alone``), changing a
-  file's mode or times without the jail (the call does nothing), GPU access, the test data itself (``tests`` are trusted: their own values are computed in this
-  process), short-circuiting inside an assert (every call into the program in it is evaluated), memory
-  allocated faster than one 10 ms tick (the OOM killer then takes a sandbox process first), memory that a
-  program's processes share after it forked (each counts it: such a program may be stopped early), kernel memory
-  (pipes, sockets), disk use in the working directory without a jail (capped per file only), and - on
-  machines other than Linux - every layer but the process limits (then reported missing, and scoring refused
-  unless accepted).
+- not covered, each with the test that shows it where one can:
+  - kernel exploits, GPU access, and side channels (timing, CPU and memory contention between programs that run
+    at once, pid numbers without a PID namespace): no test can show their absence;
+  - a program that remembers an earlier assert's argument of the same body (an assert list, one ``check``) and
+    answers a later assert with it: Python lets state carry from one assert to the next there, and a later
+    assert's arguments never reach an earlier one (``test_feeder::test_state_carries_from_one_assert_to_the_next_within_a_body``,
+    ``test_within_one_body_a_later_assert_sees_only_earlier_ones_never_a_later_one``);
+  - a program that rewrites the sandbox's own loop in its loaded process to carry one test body's inputs into the
+    next body's fork (earlier bodies' only; ``test_feeder::test_a_program_cannot_answer_a_test_with_another_tests_argument``
+    shows a later body never gets them otherwise);
+  - module state one test function changes for the next: each body starts from the loaded program, as under
+    pytest-xdist, so a module-level ``random.seed`` gives each body the seeded sequence from its start
+    (``test_feeder::test_separate_test_bodies_share_nothing_the_program_remembers``;
+    ``test_real_programs::test_each_test_body_starts_from_a_module_level_seed``);
+  - without the jail: POSIX semaphores (``Pool``, ``Queue``, ``Lock``: PermissionError;
+    ``test_multiprocessing::test_without_the_jail_processes_and_pipes_work_and_semaphores_are_refused``), UNIX
+    sockets reached or held by name (``Manager``: PermissionError; ``test_containers::test_no_bit_passes_between_programs_running_at_once``),
+    changing a file's mode or times (the call does nothing; ``test_containers::test_nothing_outside_the_working_directory_changes_mode_times_or_xattrs``),
+    disk use in the working directory (capped per file only, ``RLIMIT_FSIZE``: ``test_real_programs::test_without_the_jail_disk_is_capped_per_file_only``);
+  - a seed the test sets other than by a ``random.seed``/``np.random.seed``/``torch.manual_seed`` call of values it
+    knows: the program's generator stays unseeded (``test_real_programs::test_a_seed_set_otherwise_leaves_the_programs_generator_alone``);
+  - the test data itself: ``tests`` are trusted, their own values computed in a planner process (``test_planner``);
+  - short-circuiting inside an assert: every call into the program in it is evaluated, so its side effects happen
+    even where Python would skip the call (an exception it raises counts only where Python would read it)
+    (``test_real_programs::test_every_call_of_an_assert_runs_even_past_a_short_circuit``);
+  - memory allocated faster than one 10 ms tick (the OOM killer then takes a sandbox process first:
+    ``test_run_safety::test_the_sandbox_is_the_oom_killers_first_choice_and_the_parent_is_untouched``), memory that a
+    program's processes share after it forked (each counts it: such a program may be stopped early;
+    ``test_run_safety::test_a_memory_bomb_across_processes_leaves_the_parent_as_it_was``), kernel memory (pipes,
+    sockets);
+  - on machines other than Linux, every layer but the process limits: then reported missing, and scoring refused
+    unless accepted (``test_containers::test_too_little_isolation_refuses_to_score``).
 """
 
 from __future__ import annotations
