@@ -15,6 +15,9 @@ Run: ``python benchmarks/bench_review_audit.py [--seeds 0,1,2] [--tasks arithmet
      score or a length), each metric at the level (uncorrected) and at level/metrics (Bonferroni).
    Then the same splits with the training batch forged (``FORGERIES``: a share of its rollouts made malformed, or
    paid by every reward), for the detection rate (power) of each.
+3. **A forged review, per seed** (``--forge``): in a copy of each arithmetic run's folder (its brief at 1 step),
+   a script writes a tidy inspection (the warmed model's real prompts, completions of its choosing, every digest
+   and seal recomputed) and a person's verdicts on it; the gate passes, and training must stop at step 0.
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+import yaml
+
 from grpo_rlvr.audit.compare import compare, metrics
+from grpo_rlvr.audit.live import read_audit
 from grpo_rlvr.audit.reference import audited
 
 
@@ -36,7 +42,10 @@ def demo_run(work: Path, task: str, seed: int, steps: int) -> dict:
     """One honest demo run; its audit record and step time."""
     cmd = [sys.executable, "-m", "grpo_rlvr", "demo", "--workdir", str(work), "--task", task, "--seed", str(seed),
            "--steps", str(steps), "--json"]
-    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    if (work / "demo_summary.json").exists():   # a finished run of an earlier invocation (--workdir): reused
+        out = subprocess.CompletedProcess(cmd, 0, "", "")
+    else:
+        out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     if out.returncode != 0:
         raise SystemExit(f"demo {task} seed {seed} failed (exit {out.returncode}):\n{out.stderr[-3000:]}")
     record = json.loads(next(work.glob("**/output/review_audit.json")).read_text())
@@ -140,6 +149,59 @@ def replications(path: Path, splits: int, alpha: float, batch_groups: int, share
     return {"groups": len(groups), "group_size": ref.get("group_size"), "alarms": alarms, "caught": caught}
 
 
+# --- 3. a forged review per seed ----------------------------------------------------------------------------------
+
+def tidy_forgery(ws: Path) -> None:
+    """A script's inspection with no malformed completion (two of eight right), sealed and reviewed."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from artifacts import review_all, synthetic_trajectory
+    from grpo_rlvr.brief import load_brief
+    from grpo_rlvr.dataset.rows import load_rows
+    from grpo_rlvr.inspection.run import write_artifact
+
+    brief = load_brief(ws / "brief.yaml")
+    rows = load_rows(brief)
+    cands, cand_rows = [], []
+    for p, row in enumerate(rows[:48]):
+        for j in range(8):
+            text = f"<answer>{row['answer'] if j < 2 else int(row['answer']) + 1}</answer>"
+            cands.append({"prompt_index": p, "trajectory": synthetic_trajectory(row["prompt"], text)})
+            cand_rows.append(row)
+    write_artifact(brief, cands, cand_rows, 64, ws / "out" / "inspection", sampling=brief.sampling(),
+                   population=[r["prompt"] for r in rows])
+    review_all(ws / "out" / "inspection")
+
+
+def forged_runs(root: Path, seeds: list[int]) -> None:
+    import shutil
+
+    from grpo_rlvr.gate.check import check_gate
+    from grpo_rlvr.run.launch import train
+    from grpo_rlvr.run.render import render
+
+    print("\n== 3. a forged (tidy, resealed) review of each arithmetic run: gate, then training's audit")
+    print(f"{'seed':>5}  {'gate':<7}{'training':<12}{'stopped at':>11}  what differs")
+    for seed in seeds:
+        src, ws = root / f"arithmetic-{seed}", root / f"forged-{seed}"
+        shutil.rmtree(ws, ignore_errors=True)
+        ws.mkdir()
+        shutil.copy(src / "brief.yaml", ws / "brief.yaml")
+        shutil.copytree(src / "data", ws / "data")
+        (ws / "model").symlink_to((src / "model").resolve(), target_is_directory=True)
+        brief = yaml.safe_load((ws / "brief.yaml").read_text())
+        brief["grpo"].update({"max_steps": 1, "logging_steps": 1})
+        (ws / "brief.yaml").write_text(yaml.safe_dump(brief))
+        tidy_forgery(ws)
+        gate = check_gate(ws / "out" / "inspection").passed
+        run = render(ws / "brief.yaml").dir
+        with (ws / "train.log").open("w") as fh:
+            result = train(run, stream=fh)
+        rec = read_audit(run / "output") or {}
+        stop = rec.get("stopped") or {}
+        print(f"{seed:>5}  {'passed' if gate else 'FAILED':<7}{'stopped' if result.returncode == 1 and stop else 'RAN':<12}"
+              f"{stop.get('step', '-')!s:>11}  {stop.get('summary', '')[:160]}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="0,1,2", help="demo seeds, comma-separated")
@@ -148,12 +210,19 @@ def main() -> int:
     ap.add_argument("--splits", type=int, default=400, help="random splits per reference and level")
     ap.add_argument("--levels", default="0.05,0.001", help="family-wise levels compared")
     ap.add_argument("--forged", type=float, default=0.25, help="share of a forged batch's rollouts forged")
-    ap.add_argument("--workdir", default=None, help="where the demo runs go (default: a temporary folder)")
+    ap.add_argument("--forge", action="store_true", help="also part 3: a forged review per arithmetic seed")
+    ap.add_argument("--skip-replications", action="store_true", help="leave part 2 out")
+    ap.add_argument("--workdir", default=None,
+                    help="where the demo runs go (default: a temporary folder); finished runs there are reused")
     args = ap.parse_args()
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.tasks = args.tasks.split(",")
     root = Path(args.workdir or tempfile.mkdtemp(prefix="bench-audit-"))
     refs = honest_runs(args, root)
+    if args.forge and "arithmetic" in args.tasks:
+        forged_runs(root, args.seeds)
+    if args.skip_replications:
+        refs = []
     print(f"\n== 2. replications: {args.splits} random splits of each warm model's inspection candidates into a "
           "reviewed part and a training batch of 8 prompt groups (both honest: every alarm is false), and the same "
           f"batch with {args.forged:.0%} of its rollouts forged:")

@@ -93,7 +93,8 @@ if [ "$full" = 1 ]; then   # the whole working tree (tracked and new files; not 
     { apt-get $valid update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git gcc $py-dev >/dev/null; }" \
     </dev/null
 else
-  cp -r src tests hooks examples docs skills references README.md pyproject.toml constraints.txt "$root$work/"
+  cp -r src tests hooks examples docs skills commands agents references README.md pyproject.toml constraints.txt \
+    "$root$work/"
 fi
 chroot "$root" chown -R "$user:" "$work"
 as_user=(chroot "$root" runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" "${pip_cert[@]}")
@@ -113,9 +114,10 @@ if [ "$(cat "$root$venv/.installed" 2>/dev/null)" != "$want" ]; then
 fi
 [ "${1:-}" = --prepare ] && exit 0   # .ci/run builds the root and the venv ahead, while other lanes run
 # The torch-free tests: the sandbox, the rewards, the readers, identity and the agent hook (which runs under the
-# user's own python3). The few tests in those files that build the tiny model or need reasoning-gym are left out
+# user's own python3 when no grpo-rlvr is installed: its attacks, friction and fuzzed corpus too). The few tests in those files that build the tiny model or need reasoning-gym are left out
 # by name, so a new test there that needs torch fails this lane rather than passing unseen.
 files=(tests/sandbox tests/rewards tests/identity tests/test_input_files.py tests/test_jsonl.py tests/plugin/test_hook.py
+       tests/plugin/test_hook_cases.py tests/plugin/test_hook_fuzz.py
        --ignore=tests/rewards/test_user_reasoning_gym.py --ignore=tests/identity/test_compute_loader_reads.py
        --deselect=tests/rewards/test_answer.py::test_the_demo_brief_keeps_its_tag_rule
        --deselect=tests/test_jsonl.py::test_dataset_through_the_brief
