@@ -258,8 +258,7 @@ def probe():
             except OSError:
                 pass
     for name, attempt in {{"renice user": lambda: os.setpriority(os.PRIO_USER, 0, 19),
-                           "renice group": lambda: os.setpriority(os.PRIO_PGRP, 0, 19),
-                           "abstract bind": lambda: socket.socket(socket.AF_UNIX).bind(b"\\0grpo-covert-1")}}.items():
+                           "renice group": lambda: os.setpriority(os.PRIO_PGRP, 0, 19)}}.items():
         try:
             attempt()
             reached.append(name)
@@ -358,6 +357,15 @@ CHANNELS = {
                 _SHARED + "def look():\n    libc = ctypes.CDLL(None, use_errno=True)\n    fd = libc.inotify_init1(0)\n"
                 "    if fd < 0:\n        return 'refused'\n    libc.inotify_add_watch(fd, SHARED.encode(), 0x20 | 0x1)\n"
                 "    ready, _, _ = select.select([fd], [], [], 2.5)\n    return 'held' if ready else 'free'\n"),
+    # In the jail a program may hold an abstract socket name (multiprocessing's Manager does): each supervisor's
+    # network namespace has names of its own, so one running at the same time never sees it. Outside, bind fails.
+    "abstract socket": (_SHARED + "import socket\ndef mark():\n    s = socket.socket(socket.AF_UNIX)\n"
+                        "    s.bind(b'\\0grpo-covert-2')\n    s.listen()\n    time.sleep(1.5)\n    return 'sent'\n",
+                        _SHARED + "import socket, errno\ndef look():\n    time.sleep(0.5)\n    try:\n"
+                        "        socket.socket(socket.AF_UNIX).connect(b'\\0grpo-covert-2')\n        return 'held'\n"
+                        "    except OSError:\n        pass\n    try:\n"
+                        "        socket.socket(socket.AF_UNIX).bind(b'\\0grpo-covert-2')\n        return 'free'\n"
+                        "    except OSError as e:\n        return 'held' if e.errno == errno.EADDRINUSE else 'refused'\n"),
 }
 
 
@@ -366,6 +374,9 @@ def test_no_bit_passes_between_programs_running_at_once(two_at_once, channel):
     sender, receiver = CHANNELS[channel]
     sent, seen = run_batch([(sender, ["assert mark() == 'sent'"]), (receiver, ["assert look() == 'x'"])],
                            LIMITS, 2, two_at_once)
+    if channel == "abstract socket" and "fs_jail" not in sent.layers:
+        assert sent.passed == 0 and "PermissionError" in sent.reason, sent.reason  # bind is refused there
+        return
     assert sent.passed == 1, sent.reason
     assert "returned 'held'" not in seen.details[0], seen.details[0]
 

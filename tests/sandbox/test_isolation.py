@@ -25,8 +25,8 @@ def needs(layers, name):
         pytest.skip(f"layer {name!r} is not active on this machine")
 
 
-def passes(program: str, test: str) -> bool:
-    verdict = run_unit_tests(program, [test], limits=FAST)
+def passes(program: str, test: str, limits: SandboxLimits = FAST) -> bool:
+    verdict = run_unit_tests(program, [test], limits=limits)
     return verdict.passed == 1
 
 
@@ -100,7 +100,7 @@ def test_rlimit_nproc_reported_only_when_enforced(layers):
                    "            if os.fork() == 0:\n                os._exit(0)\n            kids += 1\n"
                    "    except OSError:\n        return 'limited'\n    return 'unlimited'\n")
         # children exit at once but stay zombies (unreaped) and keep counting against RLIMIT_NPROC
-        assert passes(program, "assert spawn() == 'limited'")
+        assert passes(program, "assert spawn() == 'limited'", SandboxLimits(timeout_s=30.0, cpu_s=30.0, max_processes=64))
 
 
 # --- degraded mode: no namespaces ------------------------------------------------------------------------

@@ -87,6 +87,8 @@ def test_a_helper_of_the_class_gets_the_constant_it_reads_and_the_test_is_weak()
     assert verdict.score == 1.0 and verdict.weak == 1, verdict.reason
 
 
-def test_a_test_method_that_takes_a_fixture_is_refused():
-    with pytest.raises(ValueError, match="takes arguments beyond self"):
-        make_plan("class TestX:\n    def test_a(self, tmp_path):\n        assert f() == 1\n")
+def test_a_test_method_that_takes_a_fixture_pytest_lacks_is_refused():
+    with pytest.raises(ValueError, match="asks for the fixture 'nothing_like_it'"):
+        make_plan("class TestX:\n    def test_a(self, nothing_like_it):\n        assert f() == 1\n")
+    with pytest.raises(ValueError, match="a unittest method takes none"):
+        make_plan("import unittest\nclass T(unittest.TestCase):\n    def test_a(self, x):\n        assert f() == 1\n")

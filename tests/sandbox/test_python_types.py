@@ -18,6 +18,8 @@ import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
 
+from .plain_runs import assert_outcomes as python_outcomes
+
 try:
     import numpy  # noqa: F401 - only whether it is there: the numpy case needs it in the sandbox's Python too
 except ImportError:
@@ -112,20 +114,6 @@ def written_as(fmt: str, lines: list[str]):
     entry = _entry(lines[0])
     body = "".join(f"    {line.replace(entry + '(', 'candidate(')}\n" for line in lines)
     return f"def check(candidate):\n{body}", entry
-
-
-def python_outcomes(program: str, lines: list[str]) -> list[bool]:
-    """Each assert's outcome in plain Python: the program, then each line in order, in one namespace."""
-    ns: dict = {}
-    exec(compile(program, "<program>", "exec"), ns)
-    out = []
-    for line in lines:
-        try:
-            exec(compile(line, "<test>", "exec"), ns)
-            out.append(True)
-        except Exception:  # noqa: BLE001 - any failure fails the assert, as in Python
-            out.append(False)
-    return out
 
 
 PARAMS = [pytest.param(name, fmt, id=f"{name}-{fmt}", marks=pytest.mark.skipif(

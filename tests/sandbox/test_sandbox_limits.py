@@ -12,7 +12,7 @@ from grpo_rlvr.sandbox import SandboxLimits
 def test_defaults():
     limits = SandboxLimits()
     assert (limits.timeout_s, limits.cpu_s, limits.memory_mb) == (5.0, 5.0, 512)
-    assert (limits.max_processes, limits.max_output_bytes) == (64, 1_000_000)
+    assert (limits.max_processes, limits.max_output_bytes) == (256, 8_000_000)
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,14 @@ def test_assert_message_is_dropped():
         ("assert shout('abc').startswith('ABC')", ["shout('abc')", "0.startswith"]),
         ("assert Solution().two_sum([2, 7], 9) == [0, 1]", ["Solution().two_sum([2, 7], 9)"]),
         ("assert f(2) == math.sqrt(2)", ["f(2)"]),
+        # all/any/bool/isinstance are decided here: over the test's values, one call each crosses
+        ("assert all(f(x) > 0 for x in (1, 2))", ["f(1)", "f(2)"]),
+        ("assert all(map(is_prime, [2, 3]))", ["is_prime(2)", "is_prime(3)"]),
+        ("assert not any(map(lambda n: f(n) == n, [4, 6]))", ["f(4)", "f(6)"]),
+        ("assert [f(x) for x in range(3)] == [0, 1, 4]", ["f(0)", "f(1)", "f(2)"]),
+        ("assert all(gen(3))", ["list(gen(3))"]),  # the program's own iterable: its elements cross
+        ("assert bool(f(3))", ["f(3)"]),
+        ("assert isinstance(f(3), int)", ["f(3)"]),
     ],
 )
 def test_strong_forms_send_only_the_calls_into_the_program(text, sent):
@@ -76,7 +84,7 @@ def test_strong_forms_send_only_the_calls_into_the_program(text, sent):
         "assert f(1) == g(1)",  # the program compared with itself
         "assert math.isclose(f(1), g(1))",
         "assert helper(f(1))",  # a test helper runs in the sandbox: the program may patch what it calls
-        "assert all(f(x) > 0 for x in (1, 2))",  # a comprehension over program values
+        "assert all(f(x) > 0 for x in g(2))",  # a comprehension over program values
         "assert print(f(1)) is None",  # a builtin the parent does not apply
     ],
 )

@@ -63,6 +63,14 @@ class TestAdd(unittest.TestCase):
         with self.assertRaises(TypeError):
             add(1, "x")
 
+    def test_sum_of_pairs(self):
+        pairs = [(1, 2), (3, 4)]
+        total = 0
+        while pairs:
+            a, b = pairs.pop()
+            total += add(a, b)
+        self.assertEqual(total, 10)
+
 
 if __name__ == "__main__":
     unittest.main()
@@ -78,7 +86,7 @@ def score(program, tests, entry_point=None):
     [
         (HUMANEVAL, "add", 3, 0),  # per assert; `assert True` is no test; `import math` is setup
         (PYTEST, None, 2, 0),  # one test per function
-        (UNITTEST, None, 3, 1),  # one test per method; the `with assertRaises` block runs in the sandbox
+        (UNITTEST, None, 4, 1),  # one test per method; the `while` loop's test runs in the sandbox
         (["import math", "x = 3", "assert add(x, 1) == 4"], None, 1, 0),  # setup lines are not tests
         ("r = add(2, 2)\nif r != 4:\n    raise SystemExit(1)\n", None, 1, 1),  # a plain script: one weak test
     ],
@@ -116,9 +124,11 @@ def test_a_failing_test_function_fails_only_itself():
         (HUMANEVAL, "'entry_point' column"),
         ("def helper():\n    assert add(1, 2) == 3\n", "defines tests but runs none"),
         ("import math\nX = 3\n", "defines tests but runs none"),
-        ("def test_a(tmp_path):\n    assert add(1, 2) == 3\n", "fixtures are not supported"),
+        ("def test_a(data):\n    assert add(1, 2) == 3\n", "asks for the fixture 'data'"),
+        ("def test_a(caplog):\n    assert add(1, 2) == 3\n", "asks for the fixture 'caplog'"),
         ("import pytest\n@pytest.mark.parametrize('a', [1])\ndef test_a():\n    assert add(1, 2) == 3\n",
-         "parametrize"),
+         "an argument it does not take"),
+        ("import pytest\n@pytest.mark.skip\ndef test_a():\n    assert add(1, 2) == 3\n", "holds no test"),
         (["import math", "assert True"], "holds no test"),
     ],
 )

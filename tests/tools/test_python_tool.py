@@ -4,6 +4,8 @@ failure. A red team: the model must not be able to leave its rollout unscored (n
 
 from __future__ import annotations
 
+import concurrent.futures
+
 import pytest
 
 from grpo_rlvr.runtime.tool_failures import NONCE, ToolUnavailable, unavailable_in
@@ -72,37 +74,111 @@ def test_an_endless_loop_cannot_outlast_the_per_call_limit_into_an_unscored_roll
 
 def test_a_turn_of_cpu_bound_programs_started_together_runs_one_per_core_and_each_finishes(tmp_path):
     """Twelve rollouts' python calls of a turn started at once (as tools.concurrency does), each program needing
-    about 0.4 s of CPU under a 1.5 s limit: they run one per usable core (never more at once), and each finishes with
+    about 0.4 s of CPU under a 3 s limit: they run one per usable core (never more at once), and each finishes with
     its right output. The wait for a core comes before the per-call limit starts, so a call queued behind others
     is never turned into an unscored rollout by their time."""
-    import concurrent.futures
-
     from grpo_rlvr.cpu_threads import usable_cores
 
-    tools, _ = trainer_tools({"functions": [], "environment": None, "python": {"timeout_s": 1.5, "memory_mb": 256},
+    tools, _ = trainer_tools({"functions": [], "environment": None, "python": {"timeout_s": 3.0, "memory_mb": 256},
                               "call_timeout_s": 30.0}, tmp_path)
     (python,) = tools
     code = "n = 0\nfor i in range(3_000_000):\n    n += i\nprint(n)"
-    with concurrent.futures.ThreadPoolExecutor(12) as pool:
-        replies = list(pool.map(lambda _: python(code=code), range(12)))
+    replies = _turn(python, code, 12)
     assert replies == [f"{sum(range(3_000_000))}\n"] * 12, replies
     assert min(2, usable_cores()) <= python.slots.peak <= usable_cores()
 
 
 def test_a_sandbox_that_cannot_run_is_the_world_s_failure(monkeypatch):
-    """Stand-in: a broken sandbox cannot be made on purpose here, so run_code is replaced by one raising the
+    """Stand-in: a broken sandbox cannot be made on purpose here, so the tool's runner is replaced by one raising the
     SandboxError a broken sandbox raises."""
-    from grpo_rlvr import sandbox
     from grpo_rlvr.errors import SandboxError
+    from grpo_rlvr.sandbox import _run
 
     def broken(*a, **k):
         raise SandboxError("the supervisor did not start")
 
-    monkeypatch.setattr(sandbox, "run_code", broken)
+    monkeypatch.setattr(_run, "run_code_in", broken)
     with pytest.raises(ToolUnavailable) as e:
         python_tool()("print(1)")
     rollout = [{"role": "tool", "name": "python", "content": str(e.value)}]
     assert "the python sandbox could not run" in unavailable_in(rollout)
+
+
+def _turn(python, code: str, n: int) -> list:
+    """``n`` calls of one turn started at once (as tools.concurrency does): each reply, or the exception raised."""
+    def call(_):
+        try:
+            return python(code=code)
+        except ToolUnavailable as e:
+            return e
+    with concurrent.futures.ThreadPoolExecutor(n) as pool:
+        return list(pool.map(call, range(n)))
+
+
+@pytest.mark.parametrize("cores", [16, 64])
+def test_on_a_node_every_call_of_a_turn_runs_at_once_and_a_slow_or_endless_program_is_scored(cores, tmp_path,
+                                                                                           monkeypatch):
+    """Simulated node: ``usable_cores()`` is made to say 16 or 64 (this machine has 2 cores). The tool then has that
+    many slots and that many sandbox supervisors, and every call of a turn runs at once, its limit counted from its
+    own program's start: a turn of endless loops ends each at the program's own time limit (the model's failure, in
+    the reply), the next turn's ``print(6*7)`` all answer, and a turn of right 2.5 s programs all finish (they sleep:
+    2 real cores cannot run 64 CPU-bound programs at once; one after another they would take 40 s or 160 s, far past
+    the 12 s per-call limit). The endless loops sleep too, for the same reason (a CPU-bound one is
+    test_an_endless_loop_cannot_outlast_the_per_call_limit_into_an_unscored_rollout)."""
+    from grpo_rlvr import cpu_threads
+    from grpo_rlvr.tools.python_tool import close_pools
+
+    monkeypatch.setattr(cpu_threads, "usable_cores", lambda: cores)
+    spec = {"functions": [], "environment": None, "call_timeout_s": 1.0}
+    (loops,), _ = trainer_tools({**spec, "python": {"timeout_s": 1.0, "memory_mb": 256}}, tmp_path)
+    (slow,), _ = trainer_tools({**spec, "python": {"timeout_s": 4.0, "memory_mb": 256}}, tmp_path)
+    try:
+        assert loops.slots is slow.slots and loops.pool.size == cores
+        replies = _turn(loops, "import time\nwhile True:\n    time.sleep(0.01)", cores)
+        assert all(isinstance(r, str) and ("timed out" in r or "CPU limit" in r) for r in replies), replies
+        assert _turn(loops, "print(6 * 7)", cores) == ["42\n"] * cores
+        before = slow.slots.peak
+        replies = _turn(slow, "import time\ntime.sleep(2.5)\nprint('done')", cores)
+        assert replies == ["done\n"] * cores, replies
+        assert slow.slots.peak == cores >= before
+    finally:
+        close_pools()
+
+
+def test_an_overdue_call_is_ended_and_frees_its_slot_at_once(monkeypatch):
+    """A supervisor that stops answering (stopped here with SIGSTOP) is killed when the call's limit runs out, counted
+    from its program's start; the call is the world's failure, and its slot serves the next call. The floor of the
+    per-call limit (twice the program's limit plus 10 s) is lowered to 1.5 s for this test only."""
+    import os
+    import signal
+    import time
+
+    from grpo_rlvr.tools import python_tool as module
+
+    monkeypatch.setattr(module, "call_limit", lambda timeout_s, call_timeout_s: 1.5)
+    python = module.python_tool(timeout_s=1.0, memory_mb=256, call_timeout_s=1.0, cores=1)
+    try:
+        assert python("print(1)") == "1\n"
+        (supervisor,) = python.pool._idle
+        os.kill(supervisor.pids[0], signal.SIGSTOP)  # the supervisor proper (the process we started only relays)
+        started = time.monotonic()
+        with pytest.raises(ToolUnavailable, match="did not answer within 1.5 s"):
+            python("print(2)")
+        assert time.monotonic() - started < 6.0
+        assert supervisor.proc.poll() is not None  # killed, not left stopped: its template too
+
+        def alive(pid: int) -> bool:
+            try:
+                return "zombie" not in open(f"/proc/{pid}/status").read().lower()
+            except OSError:
+                return False
+        deadline = time.monotonic() + 10.0
+        while any(alive(pid) for pid in supervisor.pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(alive(pid) for pid in supervisor.pids)
+        assert python("print(3)") == "3\n"  # the one slot is free again
+    finally:
+        module.close_pools()
 
 
 def test_the_code_reward_s_red_team_programs_hold_as_tool_calls(python, tmp_path, monkeypatch):

@@ -25,7 +25,7 @@ from grpo_rlvr.rewards._reward import Reward, Scored, row_value, source_fingerpr
 def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memory_mb: int = 512,
                       threshold: float | None = None, workers: int | None = None,
                       entry_point_column: str = "entry_point", sample_timeout_s: float | None = None,
-                      allow_degraded_isolation: bool = False) -> Reward:
+                      allow_degraded_isolation: bool = False, max_output_bytes: int = 8_000_000) -> Reward:
     """Build the unit-test reward.
 
     Args:
@@ -42,6 +42,8 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
         sample_timeout_s: wall seconds for all of one completion's executions together (default: twice
             ``timeout_s``); past it the completion scores 0.
         allow_degraded_isolation: score even where the sandbox lacks the isolation it requires (recorded).
+        max_output_bytes: what one execution may print (stdout + stderr) before it is stopped; a stdin/stdout case
+            always allows its expected output and 64 KiB more.
     Raises:
         RewardError: bad parameters.
     """
@@ -55,7 +57,7 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
 
     try:
         limits = SandboxLimits(timeout_s=timeout_s, cpu_s=timeout_s, memory_mb=memory_mb,
-                               sample_timeout_s=sample_timeout_s)
+                               sample_timeout_s=sample_timeout_s, max_output_bytes=max_output_bytes)
     except ValueError as e:
         raise RewardError(f"reward 'unit_tests': {e}") from None
     if not isinstance(allow_degraded_isolation, bool):
@@ -107,7 +109,7 @@ def unit_tests_reward(tests_column: str = "tests", timeout_s: float = 5.0, memor
 
     params = {"tests_column": tests_column, "timeout_s": timeout_s, "memory_mb": memory_mb, "threshold": threshold,
               "entry_point_column": entry_point_column, "sample_timeout_s": sample_timeout_s,
-              "allow_degraded_isolation": allow_degraded_isolation}
+              "allow_degraded_isolation": allow_degraded_isolation, "max_output_bytes": max_output_bytes}
     reward = Reward("unit_tests", "correctness", params, scorer, source_fingerprint(unit_tests_reward, extra=params),
                     columns=(tests_column,), check_row=job_of)
     reward.notes = notes

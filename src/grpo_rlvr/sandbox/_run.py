@@ -145,13 +145,20 @@ def run_code(code: str, stdin: str = "", *, limits: SandboxLimits = _DEFAULT_LIM
         ValueError: ``limits`` is not a ``SandboxLimits``, or ``code``/``stdin`` not a string.
         SandboxError: the sandbox itself is broken, or cannot isolate programs here (and that is not accepted).
     """
+    return run_code_in(shared_pool(1), code, stdin, limits=limits, allow_degraded_isolation=allow_degraded_isolation)
+
+
+def run_code_in(pool: Pool, code: str, stdin: str = "", *, limits: SandboxLimits = _DEFAULT_LIMITS,
+                allow_degraded_isolation: bool = False, request_timeout_s: float | None = None) -> CodeRun:
+    """``run_code`` on a given pool (the python tool's: one supervisor per slot); ``request_timeout_s`` as
+    ``Pool.run`` (counted from the program's start; past it ``isolation.pool.Overdue``)."""
     if not isinstance(limits, SandboxLimits):
         raise ValueError(f"limits must be a SandboxLimits, got {type(limits).__name__}")
     if not isinstance(code, str) or not isinstance(stdin, str):
         raise ValueError("code and stdin must be strings")
     message = {"mode": "stdio", "program": code, "probes": [], "deliveries": [], "stdin": [stdin],
                "keep_stdout": [limits.max_output_bytes], "limits": limits.as_dict()}
-    reply = shared_pool(1).run(message, allow_degraded_isolation)
+    reply = pool.run(message, allow_degraded_isolation, request_timeout_s)
     if "lost" in reply:
         return CodeRun("", "", None, False, reply["lost"], ())
     report = reply["reports"][0]
@@ -199,9 +206,12 @@ STDOUT_SLACK = 65536
 def _message(plan: Plan, program: str, limits: SandboxLimits) -> dict:
     """What the supervisor receives. It never contains an expected value; for stdin/stdout cases it holds how
     much of each stdout to send back (the expected output's length and some slack: more is wrong anyway)."""
+    sent = limits.as_dict()
     if plan.mode == "stdio":
         stdin = [case_input for case_input, _ in plan.cases]
-        keep = [min(limits.max_output_bytes, len(expected.encode()) + STDOUT_SLACK) for _, expected in plan.cases]
+        needed = [len(expected.encode()) + STDOUT_SLACK for _, expected in plan.cases]
+        sent["max_output_bytes"] = max([limits.max_output_bytes, *needed])  # a right program's output fits
+        keep = [min(sent["max_output_bytes"], n) for n in needed]
     else:
         stdin, keep = [""], [0]
     return {
@@ -211,5 +221,5 @@ def _message(plan: Plan, program: str, limits: SandboxLimits) -> dict:
         "deliveries": [[unit, list(indices), last] for unit, indices, last in plan.deliveries],
         "stdin": stdin,
         "keep_stdout": keep,
-        "limits": limits.as_dict(),
+        "limits": sent,
     }

@@ -9,7 +9,7 @@ import functools
 from pathlib import Path
 
 from grpo_rlvr.runtime.tool_failures import UNAVAILABLE, ToolUnavailable
-from grpo_rlvr.tools.guard import Slots, guarded, limited
+from grpo_rlvr.tools.guard import guarded
 from grpo_rlvr.tools.loading import environment_methods, load_tools
 
 
@@ -27,13 +27,9 @@ def trainer_tools(spec: dict | None, base_dir: Path) -> tuple[list | None, objec
     if loaded.python is not None:
         from grpo_rlvr.tools.python_tool import python_tool
 
-        # The program's own time limit is the sandbox's, and running past it is the model's doing (the reply says
-        # "timed out"). The per-call limit only catches a sandbox that does not answer: it never fires first, else a
-        # model could dodge a bad score by writing an endless loop (an unscored rollout has no advantage).
-        own = 2 * float(loaded.python["timeout_s"]) + 10.0
-        # One program per usable core: its wall-clock limit then means what it means when calls come one at a time
-        tools.append(limited(guarded(python_tool(**loaded.python), None if timeout is None else max(timeout, own)),
-                             _python_slots()))
+        # One program per usable core, each call's limit counted from its program's start and never below the
+        # program's own (the sandbox's timeout answers first: an endless loop is the model's failure, scored)
+        tools.append(python_tool(**loaded.python, call_timeout_s=timeout))
     factory = None
     if loaded.environment is not None:
         cls = loaded.environment[1]
@@ -47,19 +43,6 @@ def trainer_tools(spec: dict | None, base_dir: Path) -> tuple[list | None, objec
             env.reset = resetting(env, env.reset)
             return env
     return tools or None, factory
-
-
-_PYTHON_SLOTS: Slots | None = None
-
-
-def _python_slots() -> Slots:
-    """The python tool's slots, one per core this process may use, shared by every trainer in the process."""
-    global _PYTHON_SLOTS
-    if _PYTHON_SLOTS is None:
-        from grpo_rlvr.cpu_threads import usable_cores
-
-        _PYTHON_SLOTS = Slots(usable_cores())
-    return _PYTHON_SLOTS
 
 
 def resetting(env, reset):

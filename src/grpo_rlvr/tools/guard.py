@@ -7,9 +7,8 @@ from the model's (``runtime.tool_failures``).
   sandbox, which kills its process tree at its own limit).
 - ``ToolUnavailable`` raised by the tool passes through unchanged; so does any other exception (the model's doing:
   TRL sends it back as the tool's reply).
-- ``limited`` lets at most N calls of a tool run at once, the wait outside the time limit: the built-in ``python``
-  tool runs one program per usable core, so a turn's calls started together (``runtime.concurrent_tool_calls``)
-  never share a core and push a right program past its wall-clock limit.
+- The built-in ``python`` tool bounds its own calls (``tools.python_tool``: one program per usable core, ``Slots``
+  here, each call's limit counted from its program's start, an overdue call's process tree killed).
 
 The wrapper keeps the tool's name, signature, type hints and docstring, which TRL turns into the schema the model
 sees, so the model is shown the tool as written.
@@ -55,7 +54,7 @@ def guarded(fn, call_timeout_s: float | None):
 
 
 class Slots:
-    """At most ``n`` calls at once through ``limited``; ``peak`` is the most that ever ran together."""
+    """At most ``n`` calls at once (``with slots:``); ``peak`` is the most that ever ran together."""
 
     def __init__(self, n: int):
         self._sem = threading.BoundedSemaphore(n)
@@ -75,15 +74,4 @@ class Slots:
         self._sem.release()
 
 
-def limited(fn, slots: Slots):
-    """``fn`` run only when one of ``slots`` is free; the wait comes before ``fn`` (and before any time limit
-    wrapped inside it), so a call queued behind others is never charged for their time."""
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        with slots:
-            return fn(*args, **kwargs)
-    call.slots = slots
-    return call
-
-
-__all__ = ["Slots", "guarded", "limited"]
+__all__ = ["Slots", "guarded"]

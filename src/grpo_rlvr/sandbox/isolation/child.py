@@ -14,6 +14,7 @@ Not covered: anything the program does to its own process (it may forge frames: 
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import fcntl
 import json
@@ -26,7 +27,8 @@ import sys
 import time
 import types
 
-from ..judging.plaindata import CONSUMERS, NotPlainData, encode_as_python
+from ..judging.plaindata import CONSUMERS, PLAIN_TYPES, NotPlainData, encode_as_python
+from . import fixtures as _fixtures  # noqa: F401 - loaded here so that test bodies in the jail can import it
 from . import framing as _framing
 from . import jail as _jail
 from . import landlock as _landlock
@@ -40,6 +42,12 @@ _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCO
 FILE_SIZE_LIMIT = 16 * 1024 * 1024  # bytes, per file the program writes
 OPEN_FILES_LIMIT = 256
 _REAP_BOUND_S = 0.2  # seconds a finished test body waits for what it started to die
+# A new thread's stack, reserved in full against the address-space limit: the system's default (RLIMIT_STACK, often
+# 8 MiB) would let a 512 MiB program start fewer than 60 threads. A program may still ask for more (stack_size()).
+THREAD_STACK = 2 * 1024 * 1024
+# glibc gives each new thread a malloc arena reserving 64 MiB of address space (up to 8 per core): 8 threads would
+# fill a 512 MiB limit. Two arenas shared by all threads, as ``MALLOC_ARENA_MAX=2`` would set.
+_M_ARENA_MAX, MALLOC_ARENAS = -8, 2
 MAX_JOB_BYTES = 512 * 1024 * 1024  # what the supervisor may send (it bounds programs and probes far below)
 
 
@@ -111,6 +119,9 @@ def prepare_template(state: _jail.SandboxState) -> None:
     """
     os.environ.clear()
     os.environ.update(child_environment(workdir_inside(state)))
+    _thread.stack_size(THREAD_STACK)
+    if _landlock._libc is not None:  # glibc's malloc: few arenas (each reserves 64 MiB of address space per thread)
+        _landlock._libc.mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
     sys.meta_path.insert(0, _ForkByDefault())
     sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
@@ -169,6 +180,7 @@ def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
     if "tempfile" in sys.modules:  # loaded in the template: forget the temp dir it cached there
         sys.modules["tempfile"].tempdir = None
     layers.append("env_scrubbed")
+    _importable(job, state)
     shares_our_uid = uid is None and not state.userns and os.geteuid() != 0
     layers += _set_limits(job["limits"], nproc_applies=uid is not None or state.userns or os.geteuid() != 0,
                           nproc_base=_tasks_of_our_uid() if shares_our_uid else 0)
@@ -195,6 +207,23 @@ def _prelude(job: dict, state: _jail.SandboxState, pidns: bool) -> list[str]:
     if state.root is not None and "metadata_frozen" not in layers:
         layers.append("metadata_frozen")  # the jail's mounts are read-only: nothing outside the working dir changes
     return layers
+
+
+def _importable(job: dict, state: _jail.SandboxState) -> None:
+    """A program run by tests that names another start method than fork (``spawn``, ``forkserver``) starts processes
+    that import it by its module's name, ``__sandbox__``: it is written (while this process may still write
+    outside the working directory) to ``lib/__sandbox__.py`` next to the working directory, read-only to the
+    program, at the end of ``sys.path``. Gone with the working directory."""
+    if job["mode"] == "stdio" or not any(word in job["program"] for word in ("spawn", "forkserver")):
+        return
+    folder = os.path.join(_jail.SANDBOX_DIR if state.root is not None else state.workbase or "/", "lib")
+    try:
+        os.mkdir(folder, 0o755)
+        with open(os.path.join(folder, "__sandbox__.py"), "w", encoding="utf-8") as f:
+            f.write(job["program"])
+    except (OSError, ValueError):
+        return
+    sys.path.append(folder)
 
 
 def _tasks_of_our_uid() -> int:
@@ -253,7 +282,7 @@ REAL = {**{name: getattr(builtins, name) for name in CONSUMERS}, "str.join": str
 # for its own use (``builtins.len``, ``json.dumps``) does not break the loop that runs its tests.
 _dumps, _unmarshal, _write, _read, _len, _compile, _eval, _exec = (
     json.dumps, marshal.loads, os.write, os.read, len, compile, eval, exec)
-_monotonic, _sleep = time.monotonic, time.sleep
+_monotonic, _sleep, _isinstance = time.monotonic, time.sleep, isinstance
 
 
 def _send(frame: dict) -> None:
@@ -298,8 +327,12 @@ def _run(job: dict) -> int:
     sys.modules[module.__name__] = module
     namespace = module.__dict__
     namespace["__builtins__"] = builtins
+    filename = "<program>"
+    if stdio:  # as ``python main.py`` would run it
+        filename = namespace["__file__"] = _as_file(job["program"], "main.py")
+        sys.argv = [filename]
     try:
-        exec(compile(job["program"], "<program>", "exec"), namespace)
+        exec(compile(job["program"], filename, "exec"), namespace)
     except SystemExit as e:
         if stdio:
             return _exit_code(e.code)
@@ -318,6 +351,20 @@ def _run(job: dict) -> int:
         return 0
     _send({"k": "load"})
     return _serve(namespace)
+
+
+def _as_file(program: str, name: str) -> str:
+    """Write the program to ``name`` in the working directory, which becomes ``sys.path[0]``, as a script's directory
+    is: ``__file__`` is a real file, and a process started with ``spawn`` (which runs ``__main__``'s file again) finds
+    it. ``"<program>"`` where it cannot be written."""
+    path = os.path.join(os.getcwd(), name)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(program)
+    except (OSError, ValueError):
+        return "<program>"
+    sys.path.insert(0, os.path.dirname(path))
+    return path
 
 
 class _Scope(dict):
@@ -351,9 +398,11 @@ def _serve(namespace: dict) -> int:
             return 0
         if message.get("f"):
             _flush()  # or the fork would print what is buffered here a second time
+            generator = _generator_state()
             pid = os.fork()
             if pid == 0:
                 body, scopes = True, {}
+                _restore_generator(generator)
                 try:
                     os.setpgid(0, 0)  # its processes end with it (_end_body), not with the loaded program
                     own_group = True
@@ -377,6 +426,24 @@ def _serve(namespace: dict) -> int:
             return 0
 
 
+def _generator_state():
+    """``random``'s state in the loaded program (None when it is not loaded or will not say): the random module
+    reseeds itself in every forked child, and a test body starts from the loaded program, a seed it set included."""
+    module = sys.modules.get("random")
+    try:
+        return (module, module.getstate()) if module is not None else None
+    except BaseException:  # noqa: BLE001 - the program's own module, whatever it made of it
+        return None
+
+
+def _restore_generator(saved) -> None:
+    if saved is not None:
+        try:
+            saved[0].setstate(saved[1])
+        except BaseException:  # noqa: BLE001
+            pass
+
+
 def _end_body() -> None:
     """Kill what the test body started (its process group) and reap it, so that no zombie is left to the loaded
     program, whose process cap it would count against: the body leaves its group first, then kills it."""
@@ -394,16 +461,18 @@ def _end_body() -> None:
 
 
 def _probe(i: int, kind: str, source: str, where: dict) -> dict:
-    """The frame for probe ``i``: its value (``eval``), its leaves' values (``leaves``), or only whether it ran."""
+    """The frame for probe ``i``: its value (``eval``), its leaves' values (``leaves``), or only whether it ran; an
+    exception is described by its text, its class's ancestry and its message (``_raised``)."""
     try:
         if kind == "eval":
             return {"k": "r", "i": i, "v": encode_as_python(_eval(_compile(source, f"<test {i + 1}>", "eval"), where))}
         if kind == "leaves":
-            return {"k": "r", "i": i, "v": [_encode_or_mark(v) for v in _leaves(source, i, where)]}
+            return {"k": "r", "i": i, "v": _leaves(source, i, where)}
         _exec(_compile(source, f"<test {i + 1}>", "exec"), where)
         return {"k": "r", "i": i}
     except BaseException as e:  # noqa: BLE001 - includes SystemExit raised by the program
-        return {"k": "r", "i": i, "e": _describe(e)}
+        _, names, message = _raised(e)
+        return {"k": "r", "i": i, "e": _describe(e), "t": names, "m": message}
 
 
 def _ended(pid: int) -> dict:
@@ -419,17 +488,55 @@ def _ended(pid: int) -> dict:
 
 
 def _leaves(specs: list, i: int, where: dict) -> list:
-    """The values of a strong assert's leaves: ``["e", source]`` evaluated, ``["m", k, name, args]``: the method
-    ``name`` of leaf k's value called (the parent recomputes it when that value is plain data), or ``["c", ...]``:
-    a built-in applied to a program value (``_consumed``)."""
+    """The values of a strong assert's leaves, each on its own: encoded, ``["x", why, truth, isa]`` when it is not
+    plain data, or ``["!", ...]`` when evaluating it raised (``_raised``: the parent raises it only where the assert
+    reads that leaf, as Python would). A spec is ``["e", source]`` evaluated, ``["m", k, name, args]``: the method
+    ``name`` of leaf k's value called (the parent recomputes it when that value is plain data), or ``["c", ...]``: a
+    built-in applied to a program value (``_value``). Only values cross: what the test makes of them (``all``,
+    ``isinstance``, ``==``) is decided in the parent."""
     values: list = []
+    out: list = []
     for spec in specs:
-        if spec[0] == "m":
-            args = _eval(_compile(spec[3], f"<test {i + 1}>", "eval"), where)
-            values.append(getattr(values[spec[1]], spec[2])(*args))
-        else:
-            values.append(_value(spec, i, where))
-    return values
+        try:
+            if spec[0] == "m":
+                receiver = values[spec[1]]
+                if type(receiver) is _Failed:
+                    raise receiver.exc
+                args = _eval(_compile(spec[3], f"<test {i + 1}>", "eval"), where)
+                value = getattr(receiver, spec[2])(*args)
+            else:
+                value = _value(spec, i, where)
+            encoded = _encode_or_mark(value)  # may run the program's code too (a subclass's items)
+        except BaseException as e:  # noqa: BLE001 - the program's exception is this leaf's outcome
+            values.append(_Failed(e))
+            out.append(_raised(e))
+            continue
+        values.append(value)
+        out.append(encoded)
+    return out
+
+
+class _Failed:
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+
+def _raised(exc: BaseException) -> list:
+    """``["!", names, message]``: the exception's class and its ancestors (``module.qualname``, for the parent's
+    ``pytest.raises``/``assertRaises`` and reasons) and ``str()`` of it."""
+    try:
+        names = [f"{c.__module__}.{c.__qualname__}"[:200] for c in type(exc).__mro__][:32]
+        names = [n for n in names if type(n) is str]
+    except BaseException:  # noqa: BLE001 - a hostile metaclass
+        names = []
+    try:
+        message = str(exc)[:4096]
+        message = message if type(message) is str else ""
+    except BaseException:  # noqa: BLE001 - a hostile __str__
+        message = ""
+    return ["!", names, message]
 
 
 def _value(spec: list, i: int, where: dict):
@@ -439,16 +546,50 @@ def _value(spec: list, i: int, where: dict):
         return _eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where)
     if spec[0] == "b":
         return REAL[spec[1]]
+    if spec[0] == "k":
+        return _instance_facts(_value(spec[1], i, where), _value(spec[2], i, where))
+    if spec[0] == "n":  # the names of a class (or tuple of classes) an expected exception must be an instance of
+        value = _eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where)
+        classes = value if _isinstance(value, tuple) else (value,)
+        if not all(_isinstance(c, type) for c in classes):
+            raise TypeError("an expected exception must be a class or a tuple of classes")
+        return [_qualified(c) for c in classes]
     args = [_value(a, i, where) for a in spec[2]]
     kwargs = {name: _value(a, i, where) for name, a in spec[3]}
     return REAL[spec[1]](*args, **kwargs)
+
+
+def _instance_facts(value, classes) -> dict:
+    """What ``isinstance(value, classes)`` turns on, for the parent to decide: the names of the value's class and
+    its ancestors, and of each class asked for; for an abstract class (its own ``__instancecheck__``) the answer
+    computed here, which the parent counts as weak."""
+    wanted = classes if _isinstance(classes, tuple) else (classes,)
+    for c in wanted:
+        if not _isinstance(c, type):
+            raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
+    abstract = any(type(c).__instancecheck__ is not type.__instancecheck__ for c in wanted)
+    return {"mro": [_qualified(c) for c in type(value).__mro__], "classes": [_qualified(c) for c in wanted],
+            "abstract": abstract, "result": (True if _isinstance(value, classes) else False) if abstract else None}
+
+
+def _qualified(cls: type) -> str:
+    return f"{type.__getattribute__(cls, '__module__')}.{type.__getattribute__(cls, '__qualname__')}"[:200]
 
 
 def _encode_or_mark(value):
     try:
         return encode_as_python(value)
     except NotPlainData as e:
-        return ["x", str(e)[:200]]
+        return ["x", str(e)[:200], _truth(value), [name for name, t in PLAIN_TYPES.items() if _isinstance(value, t)]]
+
+
+def _truth(value) -> bool | None:
+    """``bool(value)`` as the value's own ``__bool__``/``__len__`` says (None when that raises): the parent uses it
+    only where the test asks for the truth of a value that is not plain data (``assert stack``)."""
+    try:
+        return True if value else False
+    except BaseException:  # noqa: BLE001
+        return None
 
 
 def _exit_code(code) -> int:

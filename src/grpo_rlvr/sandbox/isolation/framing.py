@@ -21,6 +21,10 @@ class ChannelError(Exception):
     """The other side is gone, too slow, or sent garbage."""
 
 
+class TimedOut(ChannelError):
+    """The other side did not answer before the deadline."""
+
+
 def send(fd: int, obj) -> None:
     send_bytes(fd, json.dumps(obj, ensure_ascii=True).encode())
 
@@ -61,7 +65,7 @@ def _read_exact(fd: int, size: int, deadline: float | None, allow_eof: bool):
     chunks, got = [], 0
     while got < size:
         if deadline is not None and not _wait_readable(fd, deadline):
-            raise ChannelError("timed out waiting for the other side")
+            raise TimedOut("timed out waiting for the other side")
         try:
             chunk = os.read(fd, min(size - got, 1 << 20))
         except OSError as e:

@@ -110,7 +110,7 @@ def setup_supervisor(without: set[str], seccomp: tuple[bytes | None, bytes | Non
     else:
         _enter_namespaces(state)
     if filters:  # outside the jail, files beyond the working directory are writable by their owner: see seccomp
-        state.seccomp = sc.SeccompProgram(filters[0] if state.root is not None else filters[1])
+        state.seccomp = sc.SeccompProgram(filters[0] if state.root is not None and state.netns else filters[1])
     if state.root is None:
         _make_workbase(state, without)
         hidden = _unreadable_by_others(_python_paths())
@@ -154,8 +154,8 @@ def _make_workbase(state: SandboxState, without: set[str]) -> None:
         state.problems.append("no Landlock (switched off)")
         return
     read_only = [p for p in _SYSTEM_DIRS if os.path.isdir(p) and not os.path.islink(p)]
-    for path in _python_paths():
-        if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in read_only):
+    for path in _python_paths() + _interpreter_files():
+        if not _beneath(path, read_only):
             read_only.extend(_visible_entries(path))
     devices = [f"/dev/{name}" for name in _DEVICES if os.path.exists(f"/dev/{name}")]
     state.landlock, why = _landlock.build(read_only, devices, state.workbase)
@@ -296,6 +296,7 @@ _real_uid = os.getuid()  # before any user namespace (inside one, getuid() is 0)
 def _build_root(tmp_base: str) -> str:
     root = _jail_mountpoint(tmp_base)
     paths = _python_paths()  # read before the tmpfs may hide a path under the temp directory
+    files, aliases = _interpreter_files(), _aliases()  # the same
     sc.mount("tmpfs", root, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
     bound: list[str] = []
     for top in _SYSTEM_DIRS:
@@ -304,10 +305,16 @@ def _build_root(tmp_base: str) -> str:
         elif os.path.isdir(top):
             _bind(top, root + top)
             bound.append(top)
-    for path in paths:
-        if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound):
+    for path in paths + files:
+        if not _beneath(path, bound):
             _bind(path, root + path)
             bound.append(path)
+    for real, alias in aliases:  # a path as the interpreter names it (a symlinked venv), over its real one
+        if not _beneath(alias, bound):
+            try:
+                _bind(real, root + alias)
+            except OSError:  # a directory on the way is a symlink in a bound directory: the link itself is there
+                continue
     own = _OWN_PACKAGE
     if os.path.isdir(root + own):  # this project's source is not the program's business: an empty dir over it
         sc.mount("tmpfs", root + own, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY, "size=4k,nr_inodes=1")
@@ -319,6 +326,45 @@ def _build_root(tmp_base: str) -> str:
     os.makedirs(root + SANDBOX_DIR, mode=0o755)
     sc.mount(None, root, None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV)
     return root
+
+
+def _beneath(path: str, dirs: list[str]) -> bool:
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in dirs)
+
+
+def _interpreter_files() -> list[str]:
+    """What running ``sys.executable`` needs besides ``sys.path``, as real paths: the executable, a venv's
+    ``pyvenv.cfg``, and the directories of the shared libraries this interpreter has loaded outside the system
+    directories (``libpython`` of a pyenv or conda build)."""
+    if not sys.executable:
+        return []
+    exe = os.path.abspath(sys.executable)
+    found = [os.path.realpath(exe)]
+    for cfg in (os.path.join(os.path.dirname(exe), "pyvenv.cfg"),
+                os.path.join(os.path.dirname(os.path.dirname(exe)), "pyvenv.cfg")):
+        if os.path.isfile(cfg):
+            found.append(os.path.realpath(cfg))
+    try:
+        with open("/proc/self/maps") as maps:
+            libs = {line.split(None, 5)[5].strip() for line in maps if line.count(" ") >= 5 and ".so" in line}
+    except (OSError, IndexError):
+        libs = set()
+    for lib in sorted(libs):
+        folder = os.path.dirname(os.path.realpath(lib))
+        if lib.startswith("/") and not _beneath(folder, list(_SYSTEM_DIRS)) and folder != "/":
+            found.append(folder)
+    return sorted({p for p in found if os.path.exists(p) and not _beneath(p, [_OWN_PACKAGE])}, key=len)
+
+
+def _aliases() -> list[tuple[str, str]]:
+    """(real path, the path as named) of each ``sys.path`` entry, the executable and a venv's ``pyvenv.cfg`` that
+    are reached through a symlink: inside the jail the interpreter and its children look them up by that name."""
+    named = [p for p in sys.path if p and os.path.isabs(p)]
+    if sys.executable:
+        exe = os.path.abspath(sys.executable)
+        named += [exe, os.path.join(os.path.dirname(os.path.dirname(exe)), "pyvenv.cfg")]
+    pairs = {(os.path.realpath(p), os.path.abspath(p)) for p in named if os.path.exists(p)}
+    return sorted(((real, alias) for real, alias in pairs if real != alias), key=lambda pair: len(pair[1]))
 
 
 def _python_paths() -> list[str]:

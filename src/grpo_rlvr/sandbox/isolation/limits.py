@@ -27,8 +27,11 @@ class SandboxLimits:
         cpu_s: CPU-time limit (``RLIMIT_CPU``), rounded up to whole seconds by the kernel interface.
         memory_mb: in MiB, at least 128: the address space of each process (``RLIMIT_AS``), and the memory of
             the execution's whole process tree together (measured from outside, see ``isolation.tree``).
-        max_processes: processes and threads of one execution together, counting the program itself.
-        max_output_bytes: the program is killed once its stdout + stderr (or its result channel) exceed this.
+        max_processes: processes and threads of one execution together, counting the program itself (256: a
+            real program's thread pool of 100 fits; a fork bomb is stopped here or by the memory cap).
+        max_output_bytes: the program is killed once its stdout + stderr (or its result channel) exceed this
+            (8 MB); for stdin/stdout cases, never below the case's expected output and some slack, so a right
+            program's output always fits.
         sample_timeout_s: wall-clock budget of all the sample's executions together (default: twice
             ``timeout_s``); past it the sample scores 0.
 
@@ -39,8 +42,8 @@ class SandboxLimits:
     timeout_s: float = 5.0
     cpu_s: float = 5.0
     memory_mb: int = 512
-    max_processes: int = 64
-    max_output_bytes: int = 1_000_000
+    max_processes: int = 256
+    max_output_bytes: int = 8_000_000
     sample_timeout_s: float | None = None
 
     def __post_init__(self) -> None:

@@ -49,6 +49,10 @@ main()
 """
 
 
+class Overdue(Exception):
+    """A request with its own time limit got no reply within it (``Pool.run``): its supervisor was killed."""
+
+
 class _Supervisor:
     """One supervisor process (it forks its own template): started, asked, closed."""
 
@@ -93,6 +97,13 @@ class _Supervisor:
         if reply is None:
             raise _framing.ChannelError(f"the supervisor exited (code {self.proc.poll()})")
         return reply
+
+    def kill(self) -> None:
+        """End it now (a request it is still serving ends with it: its executions die with their PID 1, or of
+        their parent-death signal), then clean up as ``close``."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.close()
 
     def close(self) -> None:
         for stream in (self.proc.stdin, self.proc.stdout):
@@ -171,16 +182,20 @@ class Pool:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpo-sandbox") as ex:
             return list(ex.map(fn, items))
 
-    def run(self, message: dict, allow_degraded: bool = False) -> dict:
+    def run(self, message: dict, allow_degraded: bool = False, request_timeout_s: float | None = None) -> dict:
         """Send one request (a program and its executions) to a supervisor; its reply holds one report each.
 
         A supervisor lost twice on the same program gives ``{"reports": [], "lost": why}`` (the program scores 0).
+        ``request_timeout_s``: how long the reply may take from the moment the request is sent (after a supervisor is
+        free, so a wait for one never counts); past it the supervisor is killed, its slot freed, and ``Overdue``
+        raised. Without it, the sample's budget and some slack, then one retry.
 
         Raises:
             SandboxError: a supervisor cannot start, reported an infrastructure error, or (unless
                 ``allow_degraded``) cannot isolate programs well enough to score (``isolation.policy``).
+            Overdue: no reply within ``request_timeout_s``.
         """
-        timeout_s = message["limits"]["sample_timeout_s"] + _REQUEST_SLACK_S
+        timeout_s = request_timeout_s or message["limits"]["sample_timeout_s"] + _REQUEST_SLACK_S
         supervisor = self._checkout()
         problems = _policy.isolation_problems(supervisor.layers)
         if problems and not allow_degraded:
@@ -189,9 +204,11 @@ class Pool:
         try:
             try:
                 reply = _answered(supervisor, message, timeout_s)
-            except _framing.ChannelError:  # a dead or hung supervisor (or template): replace it, retry once
-                supervisor.close()
+            except _framing.ChannelError as e:  # a dead or hung supervisor (or template): replace it, retry once
+                supervisor.kill() if isinstance(e, _framing.TimedOut) else supervisor.close()
                 supervisor = None
+                if request_timeout_s is not None and isinstance(e, _framing.TimedOut):
+                    raise Overdue(f"the sandbox did not answer within {request_timeout_s:g} s") from None
                 supervisor = _Supervisor(self.without)
                 try:
                     reply = _answered(supervisor, message, timeout_s)

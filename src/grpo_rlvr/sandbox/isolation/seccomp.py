@@ -15,7 +15,8 @@ the host of a VM, AF_NETLINK, AF_PACKET, ...); and reaching any socket by addres
 an address, ``sendmsg``/``sendmmsg``, which may carry one): Landlock does not guard the path of a UNIX
 socket, so without a jail a program could otherwise talk to the trainer's own (a logger's, an inference
 server's). ``bind`` fails too: Landlock scopes abstract sockets for connect and send but not for bind, so two
-programs running at once could pass bits by holding names. A ``socketpair`` (asyncio, multiprocessing's pipes)
+programs running at once could pass bits by holding names. Those four are allowed in the file-system jail with
+a network namespace of the supervisor's (``BY_ADDRESS``), where no socket but the execution's own is in reach. A ``socketpair`` (asyncio, multiprocessing's pipes)
 still works. Acting on another process by pid fails (``OWN_PROCESS_ONLY``, ``setpriority``, ``ioprio_set``):
 its limits, priority, affinity, scheduler, I/O priority and memory placement; the program's own (pid 0) stay
 its to change. In every mode, namespaces or not.
@@ -53,9 +54,13 @@ DENIED = (
     "memfd_create", "memfd_secret", "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl",
     "semtimedop", "msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
     "mq_timedreceive", "mq_notify", "mq_getsetattr",
-    "connect", "sendmsg", "sendmmsg", "bind",
     "process_madvise", "process_mrelease",
 )  # fmt: skip
+# Reaching a socket by address, and holding one: denied without the jail (module docstring). In the jail the only
+# paths are the jail's (its own working directory the only writable one) and abstract names are the supervisor's
+# network namespace's, which no execution shares with one running at once: multiprocessing's Manager and
+# Listener/Client work there.
+BY_ADDRESS = ("connect", "sendmsg", "sendmmsg", "bind")
 # Calls that act on another process by pid without a signal or /proc: allowed on the caller only (pid 0). Where an
 # execution keeps the trainer's uid (no user namespace, not root), the kernel lets it change the trainer's limits
 # (RLIMIT_CPU: killed; RLIMIT_FSIZE: its next write fails), priority, CPU affinity and scheduler, I/O priority and
@@ -91,7 +96,7 @@ def build(outside_jail: bool = False) -> tuple[bytes | None, str | None]:
     try:
         f = seccomp.SyscallFilter(seccomp.ALLOW)
         deny = seccomp.ERRNO(errno.EPERM)
-        for name in DENIED:
+        for name in DENIED + (BY_ADDRESS if outside_jail else ()):
             try:
                 f.add_rule(deny, name)
             except (RuntimeError, ValueError, OSError):  # not a call on this architecture
@@ -102,7 +107,8 @@ def build(outside_jail: bool = False) -> tuple[bytes | None, str | None]:
         f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
         for call in ("socket", "socketpair"):
             f.add_rule(deny, call, seccomp.Arg(0, seccomp.NE, AF_UNIX))
-        f.add_rule(deny, "sendto", seccomp.Arg(4, seccomp.NE, 0))  # sendto with an address: an unconnected send
+        if outside_jail:
+            f.add_rule(deny, "sendto", seccomp.Arg(4, seccomp.NE, 0))  # with an address: an unconnected send
         for call, pid_arg in OWN_PROCESS_ONLY:
             _add_optional(f, deny, call, seccomp.Arg(pid_arg, seccomp.NE, 0))
         for call, own in (("setpriority", PRIO_PROCESS), ("ioprio_set", IOPRIO_WHO_PROCESS)):

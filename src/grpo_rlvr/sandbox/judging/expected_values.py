@@ -22,19 +22,37 @@ import ast
 import builtins
 import cmath
 import copy
+import decimal
+import fractions
+import importlib
 import math
 import operator
 import random
 import string
 import types
 
+from .numpy_ops import is_array
 from .plain_ops import is_plain, literal_source
 
 _FOLD_BUILTINS = {name: getattr(builtins, name) for name in (
-    "abs", "all", "any", "bin", "bool", "bytes", "chr", "complex", "dict", "divmod", "enumerate", "filter", "float",
+    "abs", "all", "any", "bin", "bool", "bytearray", "bytes", "chr", "complex", "dict", "divmod", "enumerate", "filter", "float",
     "frozenset", "hex", "int", "isinstance", "len", "list", "map", "max", "min", "oct", "ord", "pow", "range",
     "reversed", "round", "set", "sorted", "str", "sum", "tuple", "type", "zip", "True", "False", "None")}
-STDLIB = {"math": math, "cmath": cmath, "string": string, "random": random, "operator": operator}
+STDLIB = {"math": math, "cmath": cmath, "string": string, "random": random, "operator": operator,
+          "fractions": fractions, "decimal": decimal}
+# Modules the parent may use when the test imports them (never a default for an unbound name): numpy's arrays cross
+# as plain data, and its comparisons are applied here (``judging.numpy_ops``).
+OPTIONAL = ("numpy", "numpy.testing")
+
+
+def _optional(name: str):
+    """The optional module ``name`` (imported here on first use), or None when it is not one or not installed."""
+    if name not in OPTIONAL:
+        return None
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 class Unplannable(Exception):
@@ -96,12 +114,15 @@ class Env:
             for alias in node.names:
                 name = alias.asname or alias.name.split(".")[0]
                 self._forget(name)
+                optional = _optional(alias.name if alias.asname else alias.name.split(".")[0])
                 if alias.name in STDLIB and alias.asname is None or alias.asname and alias.name in STDLIB:
                     self.modules[name] = STDLIB[alias.name]
+                elif optional is not None:
+                    self.modules[name] = optional
                 else:
                     self.helpers.add(name)
         elif isinstance(node, ast.ImportFrom):
-            module = STDLIB.get(node.module or "")
+            module = STDLIB.get(node.module or "") or _optional(node.module or "")
             for alias in node.names:
                 name = alias.asname or alias.name
                 self._forget(name)
@@ -132,6 +153,7 @@ class Env:
                 values = list(self.fold(value))
             except Unplannable:
                 values = None
+            rooted = values is None and self.program_rooted(value)  # ``out, err = capsys.readouterr()``
             for i, element in enumerate(target.elts):
                 name = target_name(element)
                 if name is None:
@@ -139,6 +161,8 @@ class Env:
                 self._forget(name)
                 if values is not None and len(values) == len(target.elts):
                     self.consts[name] = values[i]
+                elif rooted:
+                    self.program.add(name)
                 else:
                     self.helpers.add(name)
             return
@@ -282,8 +306,17 @@ class Env:
                 return False
         return True
 
-    def fold(self, node: ast.expr):
-        """The plain value of a leaf-free expression of the test's (trusted text, evaluated here)."""
+    def fold_classes(self, node: ast.expr):
+        """A class, or a tuple of classes, a leaf-free expression of the test's names (``isinstance``'s second
+        argument: ``int``, ``(int, float)``, ``Fraction``)."""
+        value = self.fold(node, classes=True)
+        if not all(isinstance(c, type) for c in (value if isinstance(value, tuple) else (value,))):
+            raise Unplannable(f"{short_source(node)} is not a class")
+        return value
+
+    def fold(self, node: ast.expr, classes: bool = False):
+        """The plain value of a leaf-free expression of the test's (trusted text, evaluated here); ``classes``: a
+        class of the standard library's (or a tuple of them) too."""
         if not self.leaf_free(node):
             raise Unplannable(f"{short_source(node)} depends on the program or on the test's helpers")
         defaults = {name: module for name, module in STDLIB.items() if not self.known(name)}
@@ -294,7 +327,7 @@ class Env:
             value = eval(code, scope)  # noqa: S307 - the test's own text, trusted like the dataset
         except Exception as e:  # noqa: BLE001 - any failure: not a value the parent can compute
             raise Unplannable(f"{short_source(node)} cannot be computed from the test alone ({type(e).__name__})") from e
-        if not is_plain(value):
+        if not is_plain(value) and not (classes and _classes(value)):
             raise Unplannable(f"{short_source(node)} is not plain data")
         return value
 
@@ -308,13 +341,22 @@ class Env:
         return None
 
 
+def _classes(value) -> bool:
+    return all(isinstance(c, type) for c in (value if isinstance(value, tuple) else (value,)))
+
+
 _NOTHING = object()
 # Statements ``run_here`` may execute, and what may not occur anywhere in them.
 _HERE_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Delete, ast.For, ast.If, ast.Pass)
 _NOT_HERE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Global,
              ast.Nonlocal, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.AsyncFor, ast.Return, ast.Yield,
              ast.YieldFrom, ast.Await, ast.Assert, ast.NamedExpr)
-_MUTABLE = (list, dict, set)
+_MUTABLE = (list, dict, set, bytearray)
+
+
+def _is_mutable(value) -> bool:
+    """A value code may change in place: a list, dict, set, bytearray or numpy array."""
+    return isinstance(value, _MUTABLE) or is_array(value)
 
 
 def _stored_names(node: ast.AST) -> set[str]:
@@ -340,7 +382,7 @@ def _mutable_ids(value) -> set[int]:
     todo = [value]
     while todo:
         v = todo.pop()
-        if isinstance(v, _MUTABLE):
+        if _is_mutable(v):
             if id(v) in found:
                 continue
             found.add(id(v))
@@ -359,7 +401,7 @@ def handover_source(values: dict) -> str:
     todo = list(values.values())
     while todo:
         v = todo.pop()
-        if isinstance(v, _MUTABLE):
+        if _is_mutable(v):
             seen[id(v)] = seen.get(id(v), 0) + 1
             if seen[id(v)] > 1:
                 continue
@@ -382,7 +424,7 @@ def handover_source(values: dict) -> str:
             text = "{" + ", ".join(f"{source(k)}: {source(x)}" for k, x in v.items()) + "}"
         else:
             return literal_source(v)
-        if isinstance(v, _MUTABLE) and seen.get(id(v), 0) > 1:
+        if _is_mutable(v) and seen.get(id(v), 0) > 1:
             named[id(v)] = f"_shared_{len(named)}"
             lines.append(f"{named[id(v)]} = {text}")
             return named[id(v)]

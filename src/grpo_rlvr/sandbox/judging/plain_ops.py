@@ -16,19 +16,22 @@ import ast
 import math
 import operator
 
+from . import numpy_ops
 from .budget import quadratic, spend
-from .plaindata import NotPlainData, _no_flooding, encode
+from .leaf_values import Crossed, ForeignType, NotPlain, read
+from .numpy_ops import is_array
+from .plaindata import PLAIN_TYPES, NotPlainData, _no_flooding, encode, stdlib_type
 
 MAX_SIZE = 10_000_000  # elements (or characters) a parent-side operation may build
 MAX_INT_BITS = 1_000_000  # bits of an int a parent-side operation may build
-_PLAIN_TYPES = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
+_PLAIN_TYPES = (type(None), bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset)
 
 # Trusted constant folding of the test's own expressions: what the test text may use there.
 # --- what the parent applies to program values ---------------------------------------------------------------
 
 
 def _seq_len(x) -> int:
-    return len(x) if isinstance(x, (str, bytes, list, tuple)) else 0
+    return len(x) if isinstance(x, (str, bytes, bytearray, list, tuple)) else 0
 
 
 def _mul(a, b):
@@ -185,6 +188,8 @@ _SINGLETONS = (None, True, False)
 
 def call_method(receiver, name: str, args: tuple):
     """``receiver.name(*args)`` for plain data and a listed method (TypeError otherwise)."""
+    if is_array(receiver):
+        return numpy_ops.call_method(receiver, name, args)
     kind = type(receiver)
     if name not in METHODS.get(kind, ()):
         raise TypeError(f"{kind.__name__}.{name} is not judged in the parent")
@@ -209,8 +214,16 @@ def is_plain(value) -> bool:
 def literal_source(value) -> str:
     """Python source that builds the plain ``value`` (for the sandbox: loop values, method arguments)."""
     t = type(value)
+    if value is math.nan:
+        return "__import__('math').nan"  # the object itself: a container holding it equals another holding it
     if t is float and not math.isfinite(value):
         return f"float({str(value)!r})"
+    if t is not float and t is stdlib_type("q"):
+        return f"__import__('fractions').Fraction({value.numerator!r}, {value.denominator!r})"
+    if t is not float and t is stdlib_type("D"):
+        return f"__import__('decimal').Decimal({str(value)!r})"
+    if is_array(value):
+        return f"__import__('numpy').array({literal_source(value.tolist())}, dtype={str(value.dtype.str)!r})"
     if t is complex:
         return f"complex({literal_source(value.real)}, {literal_source(value.imag)})"
     if t in (list, tuple):
@@ -248,27 +261,30 @@ def _compare(op: str, a, b) -> bool:
     return _OPERATORS[op](a, b)
 
 
-_COSTLY = frozenset({"bin", "call", "method", "cmp", "display", "dict"})  # what may cost more than its operands' size
+_COSTLY = frozenset({"bin", "call", "method", "cmp", "display", "dict", "allany", "isinstance"})  # what may cost more than its operands' size
 _OPERATORS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
               ">=": operator.ge}
 
 
 def evaluate(tree: tuple, values: list):
+    """The value of a parent-side tree (``judging.parent_expr``) over its leaves' values (plain data or the markers of
+    ``judging.leaf_values``, read only where the tree reads them, so a part Python would not evaluate never fails)."""
     kind = tree[0]
     if kind in _COSTLY:
         spend()  # the sample's CPU budget (judging.budget), before each step that may take long
     if kind == "const":
         return tree[2]
     if kind == "leaf":
-        return values[tree[1]]
-    if kind == "cmp":
-        left = evaluate(tree[1], values)
-        for op, right_tree in tree[2]:
+        return read(values[tree[1]], tree[1])
+    if kind == "cmp":  # Python's chain: ``a < b < c`` is ``a < b and b < c``; one comparison's own result
+        left, result = evaluate(tree[1], values), True
+        for k, (op, right_tree) in enumerate(tree[2]):
             right = evaluate(right_tree, values)
-            if not _compare(op, left, right):
-                return False
+            result = _compare(op, left, right)
+            if k + 1 < len(tree[2]) and not result:
+                return result
             left = right
-        return True
+        return result
     if kind == "bool":
         result = None
         for part in tree[2]:
@@ -277,31 +293,144 @@ def evaluate(tree: tuple, values: list):
                 return result
         return result
     if kind == "unary":
-        return tree[1](evaluate(tree[2], values))
+        return not truth(tree[2], values) if tree[1] is operator.not_ else tree[1](evaluate(tree[2], values))
     if kind == "bin":
         return tree[1](evaluate(tree[2], values), evaluate(tree[3], values))
     if kind == "if":
-        return evaluate(tree[2] if evaluate(tree[1], values) else tree[3], values)
-    if kind == "sub":
-        container = evaluate(tree[1], values)
-        if not isinstance(container, (str, bytes, list, tuple, dict)):
-            raise TypeError(f"a {type(container).__name__} cannot be subscripted here")
-        index = evaluate(tree[2], values)
-        return container[index]
-    if kind == "slice":
-        parts = [None if p is None else evaluate(p, values) for p in tree[1:]]
-        return slice(*parts)
-    if kind == "display":
-        items = [evaluate(x, values) for x in tree[2]]
-        return {"list": list, "tuple": tuple, "set": _set}[tree[1]](items)
-    if kind == "dict":
-        keys = _hashable_members(evaluate(k, values) for k in tree[1])
-        return dict(zip(keys, (evaluate(v, values) for v in tree[2]), strict=True))
-    if kind == "call":
-        args = [evaluate(a, values) for a in tree[2]]
-        kwargs = {k: evaluate(v, values) for k, v in tree[3]}
-        return tree[1](*args, **kwargs)
-    if kind == "method":
-        receiver = evaluate(tree[1], values)
-        return call_method(receiver, tree[2], tuple(evaluate(a, values) for a in tree[3]))
+        return evaluate(tree[2] if truth(tree[1], values) else tree[3], values)
+    if kind in _NODES:
+        return _NODES[kind](tree, values)
     raise AssertionError(f"unknown node {kind!r}")
+
+
+def truth(tree: tuple, values: list) -> bool:
+    """``bool()`` of a tree, as Python takes it where it tests a condition; a leaf that is not plain data counts as
+    its own ``__bool__`` made it (``assert stack``)."""
+    kind = tree[0]
+    if kind == "leaf":
+        value = values[tree[1]]
+        if type(value) is NotPlain and value.truth is not None:
+            return value.truth
+        return bool(read(value, tree[1]))
+    if kind == "unary" and tree[1] is operator.not_:
+        return not truth(tree[2], values)
+    if kind == "truth":
+        return truth(tree[1], values)
+    if kind == "bool":
+        wanted = tree[1] == "and"
+        for part in tree[2]:
+            if truth(part, values) != wanted:
+                return not wanted
+        return wanted
+    if kind == "if":
+        return truth(tree[2] if truth(tree[1], values) else tree[3], values)
+    return bool(evaluate(tree, values))
+
+
+def _subscript(tree: tuple, values: list):
+    container = evaluate(tree[1], values)
+    if not isinstance(container, (str, bytes, bytearray, list, tuple, dict)):
+        raise TypeError(f"a {type(container).__name__} cannot be subscripted here")
+    return container[evaluate(tree[2], values)]
+
+
+def _slice(tree: tuple, values: list):
+    return slice(*[None if p is None else evaluate(p, values) for p in tree[1:]])
+
+
+def _display(tree: tuple, values: list):
+    items = [evaluate(x, values) for x in tree[2]]
+    return {"list": list, "tuple": tuple, "set": _set, "iter": iter}[tree[1]](items)
+
+
+def _dict_node(tree: tuple, values: list):
+    keys = _hashable_members(evaluate(k, values) for k in tree[1])
+    return dict(zip(keys, (evaluate(v, values) for v in tree[2]), strict=True))
+
+
+def _call(tree: tuple, values: list):
+    args = [evaluate(a, values) for a in tree[2]]
+    kwargs = {k: evaluate(v, values) for k, v in tree[3]}
+    return tree[1](*args, **kwargs)
+
+
+def _method(tree: tuple, values: list):
+    receiver = evaluate(tree[1], values)
+    return call_method(receiver, tree[2], tuple(evaluate(a, values) for a in tree[3]))
+
+
+def _all_any(tree: tuple, values: list) -> bool:
+    """``("allany", "all"|"any", how, parts)``: ``how`` "lazy" (a generator's elements, each evaluated only until
+    the answer is known, as ``all`` and ``any`` consume a generator), "eager" (a list's elements: all evaluated
+    first, as Python builds the list) or "iter" (one part: an iterable value)."""
+    wanted = tree[1] == "all"
+    if tree[2] == "iter":
+        iterable = evaluate(tree[3][0], values)
+        if not isinstance(iterable, (str, bytes, bytearray, list, tuple, dict, set, frozenset)):
+            raise TypeError(f"'{type(iterable).__name__}' object is not iterable")
+        elements = [("const", None, x) for x in iterable]
+    elif tree[2] == "eager":
+        elements = [("const", None, evaluate(part, values)) for part in tree[3]]
+    else:
+        elements = tree[3]
+    for element in elements:
+        spend()
+        if truth(element, values) != wanted:
+            return not wanted
+    return wanted
+
+
+def _truth_node(tree: tuple, values: list) -> bool:
+    return truth(tree[1], values)
+
+
+def _isinstance(tree: tuple, values: list) -> bool:
+    """``("isinstance", operand, types)``: Python's ``isinstance`` with plain built-in types (or a tuple of them). A
+    leaf that crossed as a subclass is an instance of what its built-in is; one that only compares as a built-in (a
+    numpy scalar, a keys view) is none of them; one that is not plain data is what the sandbox found it to be."""
+    classes = evaluate(tree[2], values)
+    wanted = classes if isinstance(classes, tuple) else (classes,)
+    if not all(isinstance(c, type) for c in wanted):
+        raise TypeError("isinstance() arg 2 must be a type or tuple of types")
+    operand = tree[1]
+    if operand[0] == "leaf":
+        value = values[operand[1]]
+        if type(value) is NotPlain:
+            return any(c.__name__ in value.isa and PLAIN_TYPES.get(c.__name__) is c for c in wanted)
+        if type(value) is Crossed and value.kind == "~":
+            return False
+    return isinstance(evaluate(operand, values), classes)
+
+
+def _type(tree: tuple, values: list):
+    """``("type", operand)``: the operand's type; a leaf that is not exactly a plain built-in has a type of its own
+    (``ForeignType``), equal to none of them."""
+    operand = tree[1]
+    if operand[0] == "leaf":
+        value = values[operand[1]]
+        if type(value) is Crossed:
+            return ForeignType(value.name)
+        if type(value) is NotPlain:
+            return ForeignType(value.what)
+    return type(evaluate(operand, values))
+
+
+def _kinstance(tree: tuple, values: list) -> bool:
+    """``("kinstance", leaf)``: ``isinstance`` with a class of the program's, from the names of the value's class and
+    its ancestors (``isolation.child._instance_facts``); an abstract class's own answer (the test is then weak)."""
+    facts = evaluate(tree[1], values)
+    if not instance_facts_ok(facts):
+        raise TypeError("isinstance() could not be decided")
+    if facts["abstract"]:
+        return facts["result"]
+    return any(name in facts["mro"] for name in facts["classes"])
+
+
+def instance_facts_ok(facts) -> bool:
+    return (type(facts) is dict and type(facts.get("mro")) is list and type(facts.get("classes")) is list
+            and all(type(n) is str for n in facts["mro"] + facts["classes"]) and type(facts.get("abstract")) is bool
+            and (facts.get("result") in (True, False) if facts["abstract"] else facts.get("result") is None))
+
+
+_NODES = {"kinstance": _kinstance, "sub": _subscript, "slice": _slice, "display": _display, "dict": _dict_node, "call": _call,
+          "method": _method, "allany": _all_any, "truth": _truth_node, "isinstance": _isinstance, "type": _type}

@@ -26,17 +26,22 @@ are no test.
 from __future__ import annotations
 
 import ast
+import builtins
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 
+from . import assert_methods
+from .assert_calls import Raises, framework_assert
 from .expected_values import handover_source, read_names
-from .parent_expr import Env, Strong, Unplannable, inline_constants, literal_source, plan_condition
+from .parent_expr import Env, Leaf, Strong, Unplannable, inline_constants, literal_source, plan_condition
 from .plaindata import short_repr
 
 GLOBAL = -1  # the scope of module-level probes: the program's own namespace
+FIXTURES = "__import__('grpo_rlvr.sandbox.isolation.fixtures', fromlist=['warned'])"  # isolation.fixtures there
 SETUP_NODES = (ast.Import, ast.ImportFrom, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.FunctionDef,
                ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal)
-WEAK_KINDS = ("weak", "ran")
+WEAK_KINDS = ("weak", "ran", "raises_weak")
 MAX_UNROLL = 1000  # iterations of a test's loops (all of one loop statement together) that are unrolled
 
 
@@ -44,8 +49,9 @@ MAX_UNROLL = 1000  # iterations of a test's loops (all of one loop statement tog
 class Check:
     """How the parent judges one probe. ``kind``: expr (strong: ``strong`` judges the values of its leaves
     here), weak (a whole condition evaluated in the sandbox: ``why`` says why it could not be judged here),
-    ran (code run in the sandbox: no exception passes), setup (not counted; an exception fails the tests of
-    its scope). ``test``: the index of the test the probe belongs to (None for setup)."""
+    ran (code run in the sandbox: no exception passes), part (a call a strong check reads the effects of: an
+    exception fails its test, which stays strong), raises/raises_weak (an expected exception, ``raises``), setup
+    (not counted; an exception fails the tests of its scope). ``test``: the index of the test the probe belongs to (None for setup)."""
 
     kind: str
     label: str = ""  # what was evaluated, for reasons: "add(2, 2)"
@@ -54,6 +60,7 @@ class Check:
     optional: bool = False  # a setup import: when it fails, only the tests that use the name fail
     strong: Strong | None = field(default=None, compare=False)
     why: str = ""
+    raises: tuple | None = None  # kind "raises"/"raises_weak": (exception class names, pattern or None)
 
 
 @dataclass(frozen=True)
@@ -128,9 +135,10 @@ class PlanBuilder:
         except SyntaxError:
             statements = []
         env = self.env(scope)
-        sent = []
+        sent, seeds = [], []
         for node in statements:
             if env.run_here(node):  # withheld: only the parent knows these names
+                seeds += seeding(inline_constants(node, env)[0])  # and where the program runs: its generator
                 continue
             names = _assigned_names(node)
             probe = env.copy()
@@ -143,12 +151,25 @@ class PlanBuilder:
             self._expose(exposed, scope)
             env.bind(node)
             sent.append(ast.unparse(code))
-        if statements and not sent:
+        if statements and not sent and not seeds:
             return
-        source = "\n".join(sent) if statements else source
+        source = "\n".join(seeds + sent) if statements else source
         self.probes.append(("exec", source, scope))
-        optional = optional or _only_imports(source)
+        optional = optional or _only_imports(source) or not sent and bool(statements)
         self.checks.append(Check("setup", label=label or _one_line(source), scope=scope, optional=optional))
+
+    def setup_before(self, scope: int, source: str, label: str) -> None:
+        """A module-level setup statement that must run before test body ``scope`` starts (its process is forked
+        from the loaded program then): placed before that body's first probe."""
+        start = len(self.probes)
+        self.setup(source, label=label)
+        first = next((i for i, (_, _, s) in enumerate(self.probes[:start]) if s == scope), None)
+        if first is None or len(self.probes) == start:
+            return
+        moved = self.probes[start:], self.checks[start:]
+        del self.probes[start:], self.checks[start:]
+        self.probes[first:first] = moved[0]
+        self.checks[first:first] = moved[1]
 
     def _hand_over(self, node: ast.AST, scope: int, sent: list | None = None) -> None:
         """The test's mutable values that ``node`` reads, where it also touches the program, go to the sandbox
@@ -167,6 +188,10 @@ class PlanBuilder:
             self.checks.append(Check("setup", label=f"{', '.join(values)} handed to the program", scope=scope))
         for name in values:
             env.mark_program(name)
+
+    def expose(self, values: dict, scope: int) -> None:
+        """``_expose`` for the class planner: the test's values that code run in the sandbox reads."""
+        self._expose(values, scope)
 
     def _expose(self, values: dict, scope: int) -> None:
         """Bind constants in the sandbox, for test code there that also rebinds them: they are then the
@@ -195,7 +220,9 @@ class PlanBuilder:
         self.probes.append(("exec", source, scope))
         self.checks.append(Check("ran", label=_one_line(source), test=test, scope=scope))
 
-    def assertion(self, node: ast.Assert, test: int, scope: int = GLOBAL) -> None:
+    def assertion(self, node: ast.Assert, test: int, scope: int = GLOBAL, original: ast.stmt | None = None) -> None:
+        """An assert, strong where the parent can judge it; ``original``: the statement it was written as (a
+        ``self.assertEqual(...)``), which runs in the sandbox instead when it cannot be judged here (weak)."""
         env = self.env(scope)
         calls = [sub for sub in ast.walk(node.test) if isinstance(sub, ast.Call) and env.program_rooted(sub)]
         if calls:  # what the program's calls may change is read back after them, as Python reads it
@@ -203,19 +230,117 @@ class PlanBuilder:
         try:
             strong = plan_condition(node.test, self.env(scope))
         except Unplannable as e:
+            if original is not None:
+                self.ran(ast.unparse(original), test, scope)
+                return
             code, exposed = inline_constants(node.test, self.env(scope))
             self._expose(exposed, scope)
             self.probes.append(("eval", ast.unparse(code), scope))
             self.checks.append(Check("weak", label=ast.unparse(node.test), test=test, scope=scope, why=str(e)))
             return
+        if original is not None:  # reasons quote the test as written
+            strong = dataclasses.replace(strong, text=_one_line(ast.unparse(original)))
         self.probes.append(("leaves", strong.probe(), scope))
         one = strong.leaves[0].source if len(strong.leaves) == 1 else strong.text  # named in "X raised E"
         self.checks.append(Check("expr", label=one, test=test, scope=scope, strong=strong))
 
+    def raises(self, spec: Raises, test: int, scope: int, original: ast.stmt) -> None:
+        """An expected exception (``pytest.raises``, ``assertRaises``): one call (or a ``with`` block of one
+        statement) is a leaf whose exception crosses as its class's ancestry, judged here: strong for a built-in
+        class; for a class of the program's, its name crosses too (weak: the program could tell that this call is
+        expected to raise). A longer block runs in the sandbox and the exception it raised is judged here (weak).
+        A pattern the parent cannot compute, or a longer block expecting a class of the program's, runs the
+        original statement in the sandbox (weak)."""
+        env = self.env(scope)
+        classes = _exception_classes(spec.expected, env)
+        own_class = None if classes is not None else _program_classes(spec.expected, env)
+        match = None
+        if spec.match is not None:
+            try:
+                match = env.fold(spec.match)
+            except Unplannable:
+                match = None
+            if not isinstance(match, str):
+                classes = own_class = None
+        target = spec.call
+        if target is None and len(spec.body) == 1 and isinstance(spec.body[0], (ast.Expr, ast.Assign)):
+            target = spec.body[0].value
+        if classes is None and (own_class is None or target is None):
+            self.ran(ast.unparse(original), test, scope)
+            return
+        names = tuple(f"{c.__module__}.{c.__qualname__}" for c in classes) if classes is not None else None
+        if target is None:
+            block = ast.Module(body=list(spec.body), type_ignores=[])
+            self._hand_over(block, scope)
+            code, exposed = inline_constants(block, env)
+            self._expose(exposed, scope)
+            env.taint(block)
+            self.probes.append(("exec", ast.unparse(code), scope))
+            self.checks.append(Check("raises_weak", label=_one_line(ast.unparse(block)), test=test, scope=scope,
+                                     raises=(names, match)))
+            return
+        self._hand_over(ast.Module(body=[ast.Expr(target)], type_ignores=[]), scope)
+        code, exposed = inline_constants(target, env)
+        self._expose(exposed, scope)
+        specs = [["e", ast.unparse(code)]] + ([["n", own_class]] if names is None else [])
+        self.probes.append(("leaves", specs, scope))
+        self.checks.append(Check("raises" if names is not None else "raises_weak", label=ast.unparse(target),
+                                 test=test, scope=scope, raises=(names, match)))
+
+    def framework(self, node: ast.stmt, test: int, scope: int) -> bool:
+        """A framework assertion (``self.assertEqual``, ``pytest.raises``...) planned; False when ``node`` is none."""
+        found = framework_assert(node)
+        if found is None:
+            return False
+        kind, payload = found
+        if kind == "assert":
+            if not is_constant_assert(payload):
+                self.assertion(payload, test, scope, original=node)
+        elif kind == "warns":
+            self.warns(payload, test, scope, original=node)
+        else:
+            self.raises(payload, test, scope, original=node)
+        return True
+
+    def warns(self, spec: Raises, test: int, scope: int, original: ast.stmt) -> None:
+        """A block expected to warn (``pytest.warns``, ``assertWarns``): it runs in the sandbox with the warnings
+        recorded, the records cross as values, and whether one matches is decided here; strong for one statement
+        (as ``raises``), weak for a longer block."""
+        env = self.env(scope)
+        classes = _exception_classes(spec.expected, env)
+        match = None
+        if classes is not None and spec.match is not None:
+            try:
+                match = env.fold(spec.match)
+            except Unplannable:
+                classes = None
+        if classes is None or (match is not None and not isinstance(match, str)):
+            self.ran(ast.unparse(original), test, scope)
+            return
+        block = ast.Module(body=list(spec.body), type_ignores=[])
+        self._hand_over(block, scope)
+        code, exposed = inline_constants(block, env)
+        self._expose(exposed, scope)
+        env.taint(block)
+        body = "\n".join("    " + line for line in ast.unparse(code).splitlines())
+        warnings = "__import__('warnings')"
+        self.probes.append(("exec", f"with {warnings}.catch_warnings(record=True) as __warned:\n"
+                                    f"    {warnings}.simplefilter('always')\n{body}", scope))
+        self.checks.append(Check("ran" if len(spec.body) > 1 else "part", label=_one_line(ast.unparse(block)),
+                                 test=test, scope=scope))
+        names = tuple(f"{c.__module__}.{c.__qualname__}" for c in classes)
+        leaf = Leaf(f"the warnings of {_one_line(ast.unparse(block))}")
+        tree = ("call", assert_methods.warned, (("leaf", 0), ("const", None, names), ("const", None, match)), ())
+        strong = Strong(tree, (leaf,), _one_line(ast.unparse(original)))
+        self.probes.append(("leaves", [["e", f"{FIXTURES}.warned(__warned)"]], scope))
+        self.checks.append(Check("expr", label=leaf.source, test=test, scope=scope, strong=strong))
+
     def statement(self, node: ast.stmt, test: int, scope: int) -> None:
         """One statement of a test's body: an assert is judged, setup is run, a loop over the test's values is
         unrolled, anything else runs weakly."""
-        if isinstance(node, ast.Assert):
+        if self.framework(node, test, scope):
+            pass
+        elif isinstance(node, ast.Assert):
             if not is_constant_assert(node):
                 self.assertion(node, test, scope)
         elif isinstance(node, SETUP_NODES) or is_docstring(node):
@@ -288,6 +413,27 @@ class PlanBuilder:
         scopes = [s for s in dict.fromkeys(scope for _, _, scope in self.probes) if s != GLOBAL]
         unit_of = {scope: k + 1 for k, scope in enumerate(scopes[:-1])}
         return tuple(unit_of.get(scope, 0) for _, _, scope in self.probes)
+
+
+SEED_MODULES = {"random": "random", "np": "numpy", "numpy": "numpy", "torch": "torch"}
+SEEDERS = ("seed", "manual_seed")
+
+
+def seeding(node: ast.stmt) -> list[str]:
+    """``random.seed(3)``, ``np.random.seed(0)``, ``torch.manual_seed(1)`` with literal arguments (the test's named
+    constants already inlined), as source that runs
+    on its own (``import numpy as np`` first): a test's seeding runs here for its own values and in the sandbox for
+    the program's. Nothing for any other statement."""
+    call = node.value if isinstance(node, ast.Expr) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr not in SEEDERS:
+        return []
+    root = call.func.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    literal = all(isinstance(a, ast.Constant) for a in [*call.args, *(k.value for k in call.keywords)])
+    if not isinstance(root, ast.Name) or root.id not in SEED_MODULES or not literal:
+        return []
+    return [f"import {SEED_MODULES[root.id]} as {root.id}", ast.unparse(node)]
 
 
 def flattenable(fn: ast.FunctionDef) -> bool:
@@ -400,7 +546,9 @@ def _plan_asserts(asserts: list[str]) -> Plan:
         except SyntaxError as e:
             raise ValueError(f"tests[{i}] is not valid Python: {e.msg}: {text[:80]!r}") from e
         body = tree.body
-        if len(body) == 1 and isinstance(body[0], ast.Assert):
+        if len(body) == 1 and framework_assert(body[0]) is not None:
+            b.framework(body[0], b.new_test(text.strip()), GLOBAL)
+        elif len(body) == 1 and isinstance(body[0], ast.Assert):
             if not is_constant_assert(body[0]):
                 b.assertion(body[0], b.new_test(ast.unparse(body[0].test)))
         elif all(isinstance(n, SETUP_NODES) or is_docstring(n) for n in body):
@@ -415,6 +563,27 @@ def _plan_asserts(asserts: list[str]) -> Plan:
     return b.build("tests (a list of asserts)")
 
 
+def _exception_classes(expr: ast.expr, env) -> tuple | None:
+    """The built-in exception classes ``expr`` names (one, or a tuple), or None: a class of the program's or the
+    test's own is not one the parent holds."""
+    out = []
+    for node in expr.elts if isinstance(expr, ast.Tuple) else [expr]:
+        found = getattr(builtins, node.id, None) if isinstance(node, ast.Name) and not env.known(node.id) else None
+        if not (isinstance(found, type) and issubclass(found, BaseException)):
+            return None
+        out.append(found)
+    return tuple(out)
+
+
+def _program_classes(expr: ast.expr, env) -> str | None:
+    """Source of an exception class (or tuple of them) the program defines (``OutOfStock``, ``mod.Error``), for the
+    sandbox to name; None for anything else."""
+    for node in expr.elts if isinstance(expr, ast.Tuple) else [expr]:
+        if not env.program_rooted(node) or isinstance(node, ast.Call):
+            return None
+    return ast.unparse(expr)
+
+
 def _assert_follows(asserts: list[str], i: int) -> bool:
     return any(text.lstrip().startswith("assert") for text in asserts[i + 1:])
 
@@ -423,6 +592,6 @@ def judge_value(check: Check, value) -> tuple[bool, str]:
     """(passed, why-not) of a weak probe: the condition's plain-data value, evaluated in the sandbox."""
     if check.kind == "weak":
         return (True, "") if bool(value) else (False, f"{check.label} is {short_repr(value)}, expected true")
-    if check.kind in ("ran", "setup"):
+    if check.kind in ("ran", "setup", "part"):
         return True, ""
     raise AssertionError(f"unknown check kind {check.kind!r}")

@@ -12,7 +12,9 @@ body can run statement by statement, and called whole otherwise. Module hooks: `
 run once before every test body, ``setup_function``/``teardown_function`` around each test function,
 ``teardown_module``/``tearDownModule``/``tearDownClass``/``teardown_class`` once at the end. A set-up or
 tear-down that raises fails the tests it wraps (unittest's "error"); one at the end fails nothing.
-Not covered: test methods inherited from a base class, decorated test methods (run whole: weak), fixtures.
+A pytest class's methods may take fixtures (the module's or the class's own) and be parametrized
+(``judging.plan_pytest``).
+Not covered: test methods inherited from a base class, test methods with other decorators (run whole: weak).
 """
 
 from __future__ import annotations
@@ -22,6 +24,17 @@ import copy
 
 from .expected_values import read_names
 from .plan import GLOBAL, PlanBuilder, flattenable, is_docstring
+from .plan_pytest import (
+    Case,
+    Collection,
+    call_args,
+    case_label,
+    decorated_as_test,
+    fixtures_of,
+    is_fixture,
+    plan_case,
+    stripped,
+)
 
 MODULE_SETUP = ("setup_module", "setUpModule")
 MODULE_TEARDOWN = ("teardown_module", "tearDownModule")
@@ -31,11 +44,6 @@ CLASS_TEARDOWN = ("tearDownClass", "teardown_class")
 TEST_SETUP = ("setUp", "setup_method")
 TEST_TEARDOWN = ("tearDown", "teardown_method")
 HOOKS = MODULE_SETUP + MODULE_TEARDOWN + FUNCTION_HOOKS
-_EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
-          "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
-_COMPARE = {"assertNotEqual": ast.NotEq, "assertIs": ast.Is, "assertIsNot": ast.IsNot, "assertIn": ast.In,
-            "assertNotIn": ast.NotIn, "assertGreater": ast.Gt, "assertGreaterEqual": ast.GtE,
-            "assertLess": ast.Lt, "assertLessEqual": ast.LtE}
 
 
 def module_hooks(body: list[ast.stmt]) -> dict[str, ast.FunctionDef]:
@@ -80,8 +88,9 @@ def around_function(b: PlanBuilder, hooks: dict, which: str, scope: int) -> None
 
 
 def plan_class(b: PlanBuilder, cls: ast.ClassDef, methods: list[ast.FunctionDef], unittest_style: bool,
-               scope: int) -> int:
-    """Plan one test class (module docstring); returns the next free scope."""
+               scope: int, collection: Collection | None = None) -> int:
+    """Plan one test class (module docstring); returns the next free scope. ``collection``: the module as pytest
+    collects it, for a pytest class's methods that take fixtures or are parametrized (``judging.plan_pytest``)."""
     hooks = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)
              and n.name in CLASS_SETUP + CLASS_TEARDOWN + TEST_SETUP + TEST_TEARDOWN}
     flat = {name: fn for name, fn in hooks.items() if _flat_hook(fn)}
@@ -96,38 +105,61 @@ def plan_class(b: PlanBuilder, cls: ast.ClassDef, methods: list[ast.FunctionDef]
     for name in CLASS_SETUP:
         if name in hooks and name not in flat:  # run once; what it sets lives in the sandbox
             b.setup(call(name, hooks[name], receiver=f"{cls.name}."), label=f"{cls.name}.{name}()")
+    fixtures = {**collection.fixtures, **fixtures_of(cls.body, owner=cls.name)} if collection else {}
     for m in methods:
-        if len(m.args.args) > 1 or m.args.vararg or m.args.kwonlyargs or m.args.kwarg:
-            raise ValueError(f"tests: {cls.name}.{m.name}() takes arguments beyond self (pytest fixtures and "
-                             "parametrize are not supported); write the values inside the test method")
-        test = b.new_test(f"{cls.name}.{m.name}")
-        b.setup(f"self = {cls.name}({m.name!r})" if unittest_style else f"self = {cls.name}()", scope,
-                label=f"a {cls.name} for {m.name}")
-        env = b.env(scope)
-        for name, value in consts.items():
-            if name in kept:
-                env.mark_helper(f"self.{name}")
-            else:
-                env.consts[f"self.{name}"] = value
-        for name in CLASS_SETUP + TEST_SETUP:
-            if name in flat:
-                _flattened(b, flat[name], scope, m.name)
-            elif name in TEST_SETUP and name in hooks:
-                b.setup(call(name, hooks[name], f"{cls.name}.{m.name}", "self."), scope, label=f"{name}()")
-        if m.name in tests:
-            b.body([_unittest_asserts(n) for n in m.body], test, scope)
+        if unittest_style or collection is None:
+            if len(m.args.args) > 1 or m.args.vararg or m.args.kwonlyargs or m.args.kwarg:
+                raise ValueError(f"tests: {cls.name}.{m.name}() takes arguments beyond self (a unittest method "
+                                 "takes none); write the values inside the test method")
+            cases, needed = [Case()], []
         else:
-            b.ran(f"self.{m.name}()", test, scope)
-        for name in TEST_TEARDOWN:
-            if name in flat:
-                _flattened(b, flat[name], scope, m.name)
-            elif name in hooks:
-                b.setup(call(name, hooks[name], f"{cls.name}.{m.name}", "self."), scope, label=f"{name}()")
-        scope += 1
+            marks = collection.module_marks + list(cls.decorator_list) + list(m.decorator_list)
+            cases = collection.cases(m, fixtures, list(cls.decorator_list))
+            needed = collection.needed(m, fixtures, marks) if cases else []
+        for case in cases:
+            _plan_method(b, cls, m, case, needed, fixtures, unittest_style, scope,
+                         (hooks, flat, tests, consts, kept, read_inside))
+            scope += 1
     for name in CLASS_TEARDOWN:
         if name in hooks:
             b.setup(call(name, hooks[name], receiver=f"{cls.name}."), label=f"{cls.name}.{name}()", optional=True)
     return scope
+
+
+def _plan_method(b: PlanBuilder, cls: ast.ClassDef, m: ast.FunctionDef, case: Case, needed: list, fixtures: dict,
+                 unittest_style: bool, scope: int, parts: tuple) -> None:
+    """One test of a class: a fresh instance, the set-up hooks, the parameter set's values and fixtures, the body,
+    the tear-downs."""
+    hooks, flat, tests, consts, kept, read_inside = parts
+    label = case_label(f"{cls.name}.{m.name}", case)
+    test = b.new_test(label)
+    b.setup(f"self = {cls.name}({m.name!r})" if unittest_style else f"self = {cls.name}()", scope,
+            label=f"a {cls.name} for {m.name}")
+    env = b.env(scope)
+    for name, value in consts.items():
+        if name in kept:
+            env.mark_helper(f"self.{name}")
+        else:
+            env.consts[f"self.{name}"] = value
+    for name in CLASS_SETUP + TEST_SETUP:
+        if name in flat:
+            _flattened(b, flat[name], scope, m.name)
+        elif name in TEST_SETUP and name in hooks:
+            b.setup(call(name, hooks[name], f"{cls.name}.{m.name}", "self."), scope, label=f"{name}()")
+    # what the set-up kept here but a method run in the sandbox reads (a fixture method reading ``self.start``)
+    b.expose({name: value for name, value in env.consts.items() if name in read_inside}, scope)
+    teardowns = plan_case(b, m, case, needed, fixtures, scope, label)
+    if m.name in tests:
+        b.body(m.body, test, scope)
+    else:
+        b.ran(f"self.{m.name}({call_args(m)})", test, scope)
+    for statement in teardowns:
+        b.setup(statement, scope, label=f"tear-down of {label}")
+    for name in TEST_TEARDOWN:
+        if name in flat:
+            _flattened(b, flat[name], scope, m.name)
+        elif name in hooks:
+            b.setup(call(name, hooks[name], f"{cls.name}.{m.name}", "self."), scope, label=f"{name}()")
 
 
 def _flat_hook(fn: ast.FunctionDef) -> bool:
@@ -137,7 +169,7 @@ def _flat_hook(fn: ast.FunctionDef) -> bool:
 
 
 def _flat_test(m: ast.FunctionDef) -> bool:
-    return not m.decorator_list and len(m.args.args) == 1 and flattenable(m)
+    return not decorated_as_test(m) and flattenable(m)
 
 
 def _class_constants(b: PlanBuilder, cls: ast.ClassDef) -> dict:
@@ -162,8 +194,12 @@ def _sent_class(cls: ast.ClassDef, flat: dict, tests: set[str], withheld: set[st
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and node.targets[0].id in withheld:
             continue
+        if isinstance(node, ast.FunctionDef) and is_fixture(node):  # sent only if run there (judging.plan_pytest)
+            continue
         if isinstance(node, ast.FunctionDef) and (node.name in flat or node.name in tests):
             node.body = [ast.Pass()]
+        if isinstance(node, ast.FunctionDef):
+            node = stripped(node)
         if not is_docstring(node):
             body.append(node)
     sent.body = body or [ast.Pass()]
@@ -190,49 +226,3 @@ def _flattened(b: PlanBuilder, fn: ast.FunctionDef, scope: int, test_name: str) 
             continue
         node = _Rename(first, "self").visit(copy.deepcopy(node)) if first != "self" else node
         b.statement(ast.fix_missing_locations(node), None, scope)
-
-
-def _unittest_asserts(node: ast.stmt) -> ast.stmt:
-    """``_unittest_assert`` on a statement and on every statement nested in its loops and ``with`` blocks."""
-    if isinstance(node, (ast.For, ast.With)):
-        node = copy.copy(node)
-        node.body = [_unittest_asserts(n) for n in node.body]
-        return node
-    return _unittest_assert(node)
-
-
-def _unittest_assert(node: ast.stmt) -> ast.stmt:
-    """``self.assertEqual(a, b)`` and friends as the matching ``assert`` statement (others unchanged)."""
-    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
-        return node
-    call = node.value
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-        return node
-    name, args = func.attr, call.args
-    test: ast.expr | None = None
-    if name in _EQUAL and len(args) >= 2 and name != "assertCountEqual":
-        test = ast.Compare(args[0], [ast.Eq()], [args[1]])
-    elif name in _COMPARE and len(args) >= 2:
-        test = ast.Compare(args[0], [_COMPARE[name]()], [args[1]])
-    elif name in ("assertTrue", "assert_") and args:
-        test = args[0]
-    elif name == "assertFalse" and args:
-        test = ast.UnaryOp(ast.Not(), args[0])
-    elif name in ("assertIsNone", "assertIsNotNone") and args:
-        op = ast.Is() if name == "assertIsNone" else ast.IsNot()
-        test = ast.Compare(args[0], [op], [ast.Constant(None)])
-    elif name == "assertAlmostEqual" and len(args) >= 2:
-        kw = {k.arg: k.value for k in call.keywords}
-        places = kw.get("places", args[2] if len(args) > 2 else ast.Constant(7))
-        tol = kw["delta"] if "delta" in kw else None
-        if tol is None and isinstance(places, ast.Constant) and type(places.value) is int:
-            tol = ast.Constant(0.5 * 10.0 ** -places.value)
-        if tol is not None:
-            math_isclose = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant("math")], []),
-                                         "isclose", ast.Load())
-            test = ast.Call(math_isclose, [args[0], args[1]],
-                            [ast.keyword("rel_tol", ast.Constant(0.0)), ast.keyword("abs_tol", tol)])
-    if test is None:
-        return node
-    return ast.fix_missing_locations(ast.copy_location(ast.Assert(test=test), node))

@@ -18,13 +18,15 @@ dropped: the sandbox runs the tests itself, so patching ``unittest``, ``pytest``
 ``conftest.py`` in the working directory, changes nothing. Code that defines tests but runs none (a
 ``check`` without an ``entry_point``; only definitions) is a ValueError that names the fix. Each test function
 or method runs in a process of its own, forked from the loaded program (``judging.plan.Plan.deliveries``).
-Not covered: pytest fixtures and ``parametrize`` (refused with a ValueError), async tests.
+pytest's parametrize, fixtures and marks: ``judging.plan_pytest``.
+Not covered: async tests.
 """
 
 from __future__ import annotations
 
 import ast
 
+from .assert_calls import framework_assert
 from .plan import (
     GLOBAL,
     SETUP_NODES,
@@ -37,6 +39,16 @@ from .plan import (
     is_no_op,
 )
 from .plan_classes import around_function, module_hooks, plan_class, setup_module, teardown_module
+from .plan_pytest import (
+    Collection,
+    call_args,
+    case_label,
+    decorated_as_test,
+    is_fixture,
+    is_pytest_decorator,
+    plan_case,
+    stripped,
+)
 
 _NO_EXPECTED_VALUE = "the test code defines tests but runs none"
 
@@ -56,7 +68,7 @@ def plan_code(code: str, entry_point: str | None) -> Plan:
     check = next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == "check"
                   and len(n.args.args) == 1), None)
     functions = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and n.name.startswith("test")]
+                 and n.name.startswith("test") and not is_fixture(n)]
     classes = [n for n in body if isinstance(n, ast.ClassDef) and _test_methods(n)
                and (_is_testcase(n) or n.name.startswith("Test"))]
     if check is not None:
@@ -89,15 +101,24 @@ def _called_with(body: list[ast.stmt]) -> str | None:
 
 
 def _module_setup(b: PlanBuilder, body: list[ast.stmt], skip: list[ast.stmt]) -> None:
-    """Module-level statements other than the tests themselves: setup; module-level asserts: tests."""
+    """Module-level statements other than the tests themselves: setup (pytest's decorators dropped, ``pytestmark``
+    read by ``judging.plan_pytest`` only); module-level asserts: tests."""
     for node in body:
-        if any(node is s for s in skip) or _is_runner(node) or is_docstring(node):
+        if any(node is s for s in skip) or _is_runner(node) or is_docstring(node) or _is_pytestmark(node):
+            continue
+        if isinstance(node, ast.FunctionDef) and is_fixture(node):  # sent only if run there (judging.plan_pytest)
             continue
         if isinstance(node, ast.Assert):
             if not is_constant_assert(node):
                 b.assertion(node, b.new_test(ast.unparse(node.test)))
+        elif isinstance(node, ast.FunctionDef) and any(is_pytest_decorator(d) for d in node.decorator_list):
+            b.setup(ast.unparse(stripped(node)), label=f"def {node.name}")
         else:
             b.setup(ast.unparse(node))
+
+
+def _is_pytestmark(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets)
 
 
 def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str | None) -> Plan:
@@ -118,7 +139,9 @@ def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str |
         b.ran(f"check({entry_point})", b.new_test(f"check({entry_point})"))
         return b.build("tests")
     for node in check.body:  # per assert: each one test
-        if isinstance(node, ast.Assert):
+        if framework_assert(node) is not None:
+            b.framework(node, b.new_test(ast.unparse(node).splitlines()[0]), scope)
+        elif isinstance(node, ast.Assert):
             if not is_constant_assert(node):
                 b.assertion(node, b.new_test(ast.unparse(node.test)), scope)
         elif isinstance(node, SETUP_NODES) or is_docstring(node):
@@ -131,7 +154,7 @@ def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str |
 
 
 def _test_methods(cls: ast.ClassDef) -> list[ast.FunctionDef]:
-    return [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+    return [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test") and not is_fixture(n)]
 
 
 def _is_testcase(cls: ast.ClassDef) -> bool:
@@ -142,29 +165,40 @@ def _is_testcase(cls: ast.ClassDef) -> bool:
 def _plan_test_functions(body, functions, classes) -> Plan:
     b = PlanBuilder()
     _module_setup(b, body, functions + classes)
+    collection = Collection(body, b.env(GLOBAL))
     hooks = module_hooks(body)
     setup_module(b, hooks)
     scope = 0
     for fn in functions:
-        if fn.args.args or fn.args.vararg or fn.args.kwonlyargs or fn.args.kwarg:
-            raise ValueError(f"tests: {fn.name}() takes arguments (pytest fixtures are not supported); "
-                             "write the values inside the test function")
-        if fn.decorator_list:
-            raise ValueError(f"tests: {fn.name}() is decorated (pytest.mark.parametrize and other "
-                             "decorators are not supported); write one test function per case")
-        test = b.new_test(fn.name)
-        around_function(b, hooks, "setup_function", scope)
-        if isinstance(fn, ast.FunctionDef) and flattenable(fn):
-            b.body(fn.body, test, scope)
-        else:
-            b.setup(ast.unparse(fn))
-            b.ran(f"{fn.name}()", test, scope)
-        around_function(b, hooks, "teardown_function", scope)
-        scope += 1
+        scope = _plan_test_function(b, fn, collection, hooks, scope)
     for cls in classes:
-        scope = plan_class(b, cls, _test_methods(cls), _is_testcase(cls), scope)
+        scope = plan_class(b, cls, _test_methods(cls), _is_testcase(cls), scope, collection)
     teardown_module(b, hooks)
     return b.build("tests")
+
+
+def _plan_test_function(b: PlanBuilder, fn, collection: Collection, hooks: dict, scope: int) -> int:
+    """Each parameter set of a module-level test function one test, in a scope of its own; returns the next scope."""
+    marks = collection.module_marks + list(fn.decorator_list)
+    cases = collection.cases(fn, collection.fixtures)
+    needed = collection.needed(fn, collection.fixtures, marks) if cases else []
+    whole = not isinstance(fn, ast.FunctionDef) or not flattenable(fn) or decorated_as_test(fn)
+    if whole and cases:
+        b.setup(ast.unparse(stripped(fn) if isinstance(fn, ast.FunctionDef) else fn), label=f"def {fn.name}")
+    for case in cases:
+        label = case_label(fn.name, case)
+        test = b.new_test(label)
+        around_function(b, hooks, "setup_function", scope)
+        teardowns = plan_case(b, fn, case, needed, collection.fixtures, scope, label)
+        if whole:
+            b.ran(f"{fn.name}({call_args(fn)})", test, scope)
+        else:
+            b.body(fn.body, test, scope)
+        for statement in teardowns:
+            b.setup(statement, scope, label=f"tear-down of {label}")
+        around_function(b, hooks, "teardown_function", scope)
+        scope += 1
+    return scope
 
 
 def _plan_script(code: str, body: list[ast.stmt]) -> Plan:

@@ -17,6 +17,8 @@ them: they are planned in this process).
 from __future__ import annotations
 
 import atexit
+import io
+import math
 import os
 import pickle
 import subprocess
@@ -59,7 +61,28 @@ def serve() -> None:
             reply = ("error", str(e))
         except (MemoryError, RecursionError) as e:
             reply = ("error", f"the test's own values could not be computed: {type(e).__name__}")
-        _framing.send_bytes(1, pickle.dumps(reply))
+        _framing.send_bytes(1, _dumps(reply))
+
+
+class _Pickler(pickle.Pickler):
+    """Keeps the ``math.nan`` object itself across: Python compares a container holding it by identity first
+    (``[math.nan] == [math.nan]``), so the parent's own ``math.nan`` stands in for it (``_Unpickler``)."""
+
+    def persistent_id(self, obj):
+        return "math.nan" if obj is math.nan else None
+
+
+class _Unpickler(pickle.Unpickler):
+    def persistent_load(self, pid):
+        if pid != "math.nan":
+            raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+        return math.nan
+
+
+def _dumps(obj) -> bytes:
+    out = io.BytesIO()
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return out.getvalue()
 
 
 class _Planner:
@@ -85,7 +108,7 @@ class _Planner:
         body = _framing.recv_bytes(self.proc.stdout.fileno(), deadline, _MAX_PLAN_BYTES)
         if body is None:
             raise _framing.ChannelError("the planner exited")
-        return pickle.loads(body)  # noqa: S301 - our own planner, which runs only the test's trusted code
+        return _Unpickler(io.BytesIO(body)).load()  # noqa: S301 - our own planner, running only the test's code
 
     def plan(self, tests, entry_point):
         _framing.send_bytes(self.proc.stdin.fileno(), pickle.dumps((tests, entry_point)))

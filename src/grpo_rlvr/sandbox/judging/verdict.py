@@ -14,9 +14,10 @@ import math
 import signal
 from dataclasses import dataclass
 
+from . import assert_methods
 from .budget import Budget
-from .parent_expr import not_plain
-from .plaindata import ValueLimit, decode, short_repr, type_name
+from .leaf_values import Raised, from_frame
+from .plaindata import ValueLimit, decode, short_repr
 from .plan import GLOBAL, WEAK_KINDS, Plan, judge_value
 
 WEAK_NOTE = "weak: test code ran in the sandbox"
@@ -193,9 +194,14 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
         elif frame is None:
             banner = death_reason(report, timeout_s, cpu_s)
             outcomes.append((False, f"not run: {banner}", False))
+        elif check.raises is not None:
+            try:
+                outcomes.append(_judge_raises(check, frame))
+            except (ValueError, TypeError):
+                return tampered, "result channel tampered with"
         elif "e" in frame:
             outcomes.append((False, f"{check.label} raised {frame['e']}", False))
-        elif check.kind in ("ran", "setup"):
+        elif check.kind in ("ran", "setup", "part"):
             outcomes.append((True, "", False))
         elif "v" not in frame:
             return tampered, "result channel tampered with"
@@ -238,14 +244,40 @@ def _judge(check, encoded) -> tuple[bool, str, bool]:
         return (*judge_value(check, decode(encoded)), False)
     if type(encoded) is not list or len(encoded) != len(check.strong.leaves):
         raise ValueError("wrong number of leaf values")
-    values, names = [], []
-    for item in encoded:
-        if type(item) is list and len(item) == 2 and item[0] == "x" and type(item[1]) is str:
-            values.append(not_plain(item[1]))
-        else:
-            values.append(decode(item))
-        names.append(type_name(item))
-    return check.strong.judge(values, names)
+    return check.strong.judge([from_frame(item) for item in encoded])
+
+
+def _judge_raises(check, frame: dict) -> tuple[bool, str, bool]:
+    """(passed, why not, weak) of an expected exception (``pytest.raises``, ``assertRaises``): the probe raised an
+    instance of one of the classes (its ancestry crossed as names), with the pattern found in its text."""
+    names, pattern = check.raises
+    weak = check.kind == "raises_weak"
+    if "v" in frame:  # a leaf probe: its leaf holds the exception, or the value it returned (then the class's names)
+        items = frame["v"] if type(frame["v"]) is list and len(frame["v"]) == (1 if names is not None else 2) else None
+        if items is None:
+            raise ValueError("wrong number of leaf values")
+        if names is None:
+            names = from_frame(items[1])
+            if type(names) is not list or not all(type(n) is str for n in names):
+                return False, f"{check.label}: the expected exception is not a class", weak
+            names = tuple(names)
+        raised = from_frame(items[0])
+        if type(raised) is not Raised:
+            return False, f"{check.label} did not raise {_short_names(names)}", False
+        got, message, text = raised.names, raised.message, raised.describe()
+    elif "e" in frame:
+        got, message, text = tuple(frame.get("t", ())), frame.get("m", ""), frame["e"]
+    else:
+        return False, f"{check.label} did not raise {_short_names(names)}", weak
+    if not any(name in got for name in names):
+        return False, f"{check.label} raised {text}, expected {_short_names(names)}"[:300], weak
+    if pattern is not None and assert_methods.not_regex(message, pattern):
+        return False, f"{check.label} raised {text}, which does not match {pattern!r}"[:300], weak
+    return True, "", weak
+
+
+def _short_names(names: tuple) -> str:
+    return " or ".join(n.rpartition(".")[2] for n in names)
 
 
 def _parse_channel(data: bytes, plan: Plan, sent_at: list):
@@ -277,12 +309,14 @@ def _parse_channel(data: bytes, plan: Plan, sent_at: list):
             kind == "r"
             and load is not None
             and "e" not in load
-            and set(frame) <= {"k", "i", "v", "e"}
+            and set(frame) <= {"k", "i", "v", "e", "t", "m"}
             and not ("v" in frame and "e" in frame)
             and type(frame.get("i")) is int
             and 0 <= frame["i"] < len(plan.checks)
             and frame["i"] not in results
             and type(frame.get("e", "")) is str
+            and type(frame.get("m", "")) is str
+            and type(frame.get("t", [])) is list and all(type(n) is str for n in frame.get("t", []))
             and window[frame["i"]][0] <= start < window[frame["i"]][1]
         )
         if not ok_result:

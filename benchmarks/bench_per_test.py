@@ -1,0 +1,94 @@
+"""Benchmark: what per-test isolation costs. The same asserts given to the sandbox as an assert list (one process runs
+them all in order) and as pytest functions, one ``test_*`` per assert (each test body runs in a process forked from
+the loaded program), on the finishing programs of ``bench_unit_tests``'s corpus (right and wrong ones).
+
+Run: ``python benchmarks/bench_per_test.py [--programs 200] [--workers N] [--rounds 3]``
+
+Measured: CPU seconds of the whole run, this process (judging) and each supervisor's tree (the supervisor, its
+executions and their test bodies: ``utime + stime + cutime + cstime`` of the supervisor before and after, as
+``/proc`` counts them) together, for each format; plans are made before the clock starts (in training a row's plan
+is cached for its whole group). Printed: CPU and wall time per format, the ratio pytest / asserts of CPU (the
+issue's bound: 1.5x), and whether both formats agree on every program's verdict. Rounds alternate the formats and
+the median of each is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_unit_tests import as_format, build_corpus  # noqa: E402
+from grpo_rlvr.sandbox import SandboxLimits, plan_tests  # noqa: E402
+from grpo_rlvr.sandbox._run import run_batch  # noqa: E402
+from grpo_rlvr.sandbox.isolation.pool import Pool  # noqa: E402
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(pool: Pool) -> float:
+    """CPU seconds of every supervisor of ``pool`` and of what it has reaped (its executions and their bodies)."""
+    total = 0.0
+    for supervisor in list(pool._idle):
+        fields = Path(f"/proc/{supervisor.pids[0]}/stat").read_text().rsplit(")", 1)[1].split()
+        total += sum(int(v) for v in fields[11:15]) / _TICK  # utime stime cutime cstime
+    return total
+
+
+def measure(pool: Pool, jobs: list, workers: int) -> tuple[float, float, list]:
+    """(CPU seconds, wall seconds, verdicts) of one batch."""
+    limits = SandboxLimits(timeout_s=5.0, cpu_s=5.0)
+    before_self, before_tree, start = resource.getrusage(resource.RUSAGE_SELF), tree_cpu(pool), time.perf_counter()
+    verdicts = run_batch(jobs, limits, workers, pool)
+    wall = time.perf_counter() - start
+    after_self, after_tree = resource.getrusage(resource.RUSAGE_SELF), tree_cpu(pool)
+    own = (after_self.ru_utime + after_self.ru_stime) - (before_self.ru_utime + before_self.ru_stime)
+    return own + after_tree - before_tree, wall, [(v.passed, v.total) for v in verdicts]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--programs", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    corpus = [c for c in build_corpus(args.programs) if c["kind"] != "timeout"]
+    jobs = {fmt: [as_format(c, fmt) for c in corpus] for fmt in ("asserts", "pytest")}
+    for fmt_jobs in jobs.values():  # planned outside the clock, as a GRPO group reuses its row's plan
+        for _, tests, entry in fmt_jobs:
+            plan_tests(tests if isinstance(tests, str) else list(tests), entry)
+    pool = Pool(args.workers)
+    try:
+        measure(pool, jobs["asserts"][: args.workers], args.workers)  # the supervisors started, outside the clock
+        cpu: dict[str, list[float]] = {"asserts": [], "pytest": []}
+        wall: dict[str, list[float]] = {"asserts": [], "pytest": []}
+        verdicts = {}
+        for _ in range(args.rounds):
+            for fmt in ("asserts", "pytest"):
+                c, w, verdicts[fmt] = measure(pool, jobs[fmt], args.workers)
+                cpu[fmt].append(c)
+                wall[fmt].append(w)
+    finally:
+        pool.close()
+    tests = sum(len(c["tests"]) for c in corpus)
+    print(f"{len(corpus)} finishing programs ({sum(c['kind'] == 'correct' for c in corpus)} right), {tests} asserts; "
+          f"{args.workers} workers; {os.cpu_count()} CPUs; median of {args.rounds} rounds")
+    for fmt in ("asserts", "pytest"):
+        c, w = statistics.median(cpu[fmt]), statistics.median(wall[fmt])
+        print(f"  {fmt:8s} CPU {c:6.2f} s ({c / len(corpus) * 1000:.2f} ms per program)  wall {w:6.2f} s")
+    ratio = statistics.median(cpu["pytest"]) / statistics.median(cpu["asserts"])
+    print(f"per-test isolation: pytest functions cost {ratio:.2f}x the CPU of the same asserts as a list "
+          f"(bound 1.5x)")
+    agree = sum(a == p for a, p in zip(verdicts["asserts"], verdicts["pytest"], strict=True))
+    print(f"verdicts agree (passed, total) on {agree}/{len(corpus)} programs")
+    return 0 if agree == len(corpus) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
