@@ -206,6 +206,8 @@ ACROSS_MODULES = {
     "test_overwrite_protection.py": "nothing overwrites a person's work, in any command",
     "test_red_team.py": "ways past the gate, across gate, render, launch and runtime",
     "test_red_team_binding.py": "ways to change what a review binds (reward code, remote code, precision)",
+    "test_regex_portability.py": "no regular expression uses a construct an early Python 3.11 mis-matches",
+    "rewards/test_corpus.py": "every offline built-in reward's verdicts on a fixed corpus, through `grpo-rlvr score`",
     "rewards/test_builtins.py": "the built-in rewards' shared contract (TRL's call, reasons, composition)",
     "rewards/test_attacks.py": "every built-in reward attacked through the example briefs",
     "rewards/test_structured.py": "json_schema and tool_call together (one JSON reader)",
