@@ -133,6 +133,8 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
         findings, variant, sampling = [smoke, *findings], None, None
     elif (unproven := _unproven_run(Path(target), logs.source)) is not None:  # first: a run that skipped the guard
         findings = [unproven, *findings]   # its logs still say how it trained; any brief change is gated again
+    if (two := _two_trainers(Path(target), logs.source)) is not None:   # its logs mix two trainings
+        findings, variant, sampling = [two, *findings], None, None
     data = {
         "run": str(Path(target)), "log": str(logs.source), "records": len(logs.history),
         "first_step": logs.history.steps[0] if len(logs.history) else None,
@@ -176,15 +178,35 @@ def _unproven_run(target: Path, source: Path) -> Finding | None:
     model without a valid proof. Logs that are not a grpo-rlvr run's (no ``brief.lock.json`` above them) pass."""
     from grpo_rlvr.runtime.output_audit import audit
 
-    folders = [target / "output", target, source if source.is_dir() else source.parent]
-    output = next((f for f in folders if f.name == "output" and f.is_dir() and (f.parent / "brief.lock.json").is_file()),
-                  None)
+    output = _run_output(target, source)
     problems = audit(output) if output is not None else []
     if not problems:
         return None
     return Finding("unproven_run", "NOT PROVEN TO BE A GATED RUN: its outputs lack a valid start or proof", "critical",
                    problems, "do not count or deploy this run's model: train it again with `grpo-rlvr train RUN` "
                    "(a fresh run folder from `grpo-rlvr render BRIEF --out NEW_RUN`), behind a passing gate")
+
+
+def _run_output(target: Path, source: Path) -> Path | None:
+    """The output folder of the grpo-rlvr run the logs are from (None for logs that are not a run's)."""
+    folders = [target / "output", target, source if source.is_dir() else source.parent]
+    return next((f for f in folders if f.name == "output" and f.is_dir() and (f.parent / "brief.lock.json").is_file()),
+                None)
+
+
+def _two_trainers(target: Path, source: Path) -> Finding | None:
+    """A critical finding when two trainers wrote the run at once (``runtime/one_trainer.py``), naming each start."""
+    from grpo_rlvr.runtime.one_trainer import overlapping_trainers
+
+    output = _run_output(target, source)
+    evidence = overlapping_trainers(output) if output is not None else []
+    if not evidence:
+        return None
+    return Finding("two_trainers", "TWO TRAINERS wrote this run at once: its logs and checkpoints mix two trainings",
+                   "critical", evidence,
+                   "stop every trainer of this run but one (the pids above; `grpo-rlvr train` refuses a second while "
+                   "one holds the run's lock); the metrics and checkpoints written while both ran mix two runs: "
+                   "start a fresh run (`grpo-rlvr render BRIEF --out NEW_RUN`, then `grpo-rlvr train NEW_RUN`)")
 
 
 def _held_out_summary(logs: RunLogs) -> dict | None:

@@ -189,11 +189,16 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
     state = PartialState()
     outcome, check = [None], None
     if state.is_main_process:
+        from grpo_rlvr.runtime.one_trainer import hold
         from grpo_rlvr.runtime.provenance import door
 
+        started_by = "grpo-rlvr demo" if _demo_check else door()
+        # one trainer per run: this process holds the run's lock from here until it exits (runtime/one_trainer)
+        if busy := hold(run_dir, started_by, resume):
+            outcome = [[busy]]
+    if state.is_main_process and outcome[0] is None:
         try:
-            check = check_run(run_dir, smoke=smoke, resume=resume,
-                              start=None if smoke else "grpo-rlvr demo" if _demo_check else door())
+            check = check_run(run_dir, smoke=smoke, resume=resume, start=None if smoke else started_by)
             problems = list(check.problems)
         except GrpoRlvrError as e:   # no lock, or a startup hook patching grpo_rlvr: refused all the same
             problems = [str(e)]
