@@ -31,6 +31,8 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
+from grpo_rlvr.errors import GrpoRlvrError
+
 CRASH = "crash.json"
 TAIL = "stderr.tail"
 TAIL_BYTES = 32 * 1024   # of stderr kept: a traceback and the lines before it
@@ -187,6 +189,10 @@ def recorded_crash(run_dir: Path, brief_dir: Path | None = None) -> Iterator[Non
         raise SystemExit(130) from None
     except SystemExit:
         raise
+    except GrpoRlvrError as e:   # bad input found by grpo-rlvr: its message names the field and the fix
+        record_crash(run_dir, e, brief_dir)
+        print(f"Error: {e}", file=saved, flush=True)
+        raise SystemExit(e.exit_code) from None
     except BaseException as e:
         record_crash(run_dir, e, brief_dir)
         raise
