@@ -65,3 +65,17 @@ def test_validate_refuses_what_trl_refuses_at_the_first_step(workspace, grpo, ex
     out = subprocess.run([*CLI, "validate", str(_brief(workspace, grpo=grpo))], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 2 and "Traceback" not in out.stderr and expect in out.stderr, out.stderr[-2000:]
+
+
+def test_a_user_reward_without_kind_is_named_with_the_key_to_add(workspace):
+    """A reward of yours is custom unless it says: validate names it and the key, before the gate fails for want of
+    a correctness reward."""
+    (workspace / "mine.py").write_text("def score(completions, answer, **kw):\n"
+                                       "    return [float(answer[i] in c) for i, c in enumerate(completions)]\n")
+    brief = _brief(workspace, rewards=[{"name": "format", "weight": 0.2}, {"name": "mine.py:score", "weight": 1.0}])
+    out = subprocess.run([*CLI, "validate", str(brief)], capture_output=True, text=True, timeout=300)
+    said = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert ("rewards: no correctness reward; the gate requires a composite (format + correctness): rewards[1] "
+            "(mine.py:score) states no `kind:` and counts as custom; if it scores correctness, add `kind: "
+            "correctness` to it") in said, said

@@ -361,10 +361,12 @@ def reward_is_composite(ctx: GateContext) -> tuple[list[str], str]:
     correctness part calibrated against the person."""
     fmt, cor, problems = ctx.of_kind("format"), ctx.of_kind("correctness", "judge"), []
     if not fmt:
-        problems.append("no format reward (a reward of kind 'format', e.g. `format`)")
+        problems.append("no format reward (a reward of kind 'format', e.g. `format`, or one of yours with `kind: "
+                        "format` in the brief)")
     if not cor:
         problems.append("no correctness reward (kind 'correctness' or 'judge', e.g. `exact_match`, `math`, "
-                        "`unit_tests`)")
+                        "`unit_tests`; a reward of yours that scores correctness needs `kind: correctness` in the "
+                        "brief, else it counts as custom)")
     if fmt and cor:
         problems += _ranking_problems(ctx.samples, fmt, cor)
     judged = _judge_problems(ctx)
