@@ -439,6 +439,12 @@ def _tool_frequency(metrics: Path, t) -> dict:
     return {"tool_call_frequency": {"first": logged[0], "last": logged[-1]} if logged else None}
 
 
+# Where the demo's closing summary sends a person next: the same steps on their own task.
+BY_HAND = ("Next, on your own task: the README's \"The pipeline, by hand\" runs these steps one at a time (grpo-rlvr "
+           "validate → preflight → inspect → review → gate → render → train → diagnose), and its \"Start from an "
+           "example\" lists briefs to begin with.")
+
+
 def format_summary(s: dict, diagnosis_text: str) -> str:
     b, a = s["accuracy_before"], s["accuracy_after"]
     ratio = f"{s['improvement']:.2f}×" if s["improvement"] else "n/a"
@@ -454,7 +460,8 @@ def format_summary(s: dict, diagnosis_text: str) -> str:
     for c in pick:
         lines.append(f"  {c['step']:>4}: {c['reward']:.3f} / {c['correctness']:.3f} / {c['format']:.3f}")
     lines += ["", "time per phase (s): " + ", ".join(f"{k} {v}" for k, v in s["phase_seconds"].items()),
-              f"total: {s['total_seconds']} s", "", diagnosis_text, f"\nEverything is in {s['workdir']}"]
+              f"total: {s['total_seconds']} s", "", diagnosis_text, f"\nEverything is in {s['workdir']}",
+              BY_HAND]
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ import yaml
 from grpo_rlvr.diagnosis.detectors import DETECTORS, Finding
 from grpo_rlvr.diagnosis.log_checks import LOG_CHECKS
 from grpo_rlvr.diagnosis.metrics import RunLogs, load_run_logs
-from grpo_rlvr.diagnosis.report import write_markdown, write_plots
+from grpo_rlvr.diagnosis.report import shown, write_markdown, write_plots
 from grpo_rlvr.diagnosis.roles import ROLES, infer_roles, parse_stated
 from grpo_rlvr.diagnosis.zero_signal import snippet
 from grpo_rlvr.errors import ConfigError
@@ -41,7 +41,8 @@ class DiagnosisResult:
 
     def format(self) -> str:
         d = self.data
-        lines = [f"Diagnosis of {d['run']}: {d['records']} log records, reward {d['reward_start']} → {d['reward_end']}"]
+        lines = [f"Diagnosis of {d['run']}: {d['records']} log records, reward {shown(d['reward_start'])} → "
+                 f"{shown(d['reward_end'])}"]
         lines += [f"  note: {n}" for n in d.get("notes") or []]
         if d.get("roles"):
             lines.append("  reward roles:")
@@ -71,6 +72,9 @@ class DiagnosisResult:
                          f"{snippet({'dynamic_sampling': d['recommended_dynamic_sampling']})} (--apply NEW_BRIEF.yaml "
                          "writes it)")
         lines.append(f"  written: {self.out_dir / 'diagnosis.md'}, diagnosis.json, plots")
+        if d.get("applied_brief"):
+            lines.append(f"  wrote the new brief {d['applied_brief']} (--apply); next: grpo-rlvr validate "
+                         f"{d['applied_brief']}, then inspect, review and gate it as a new run")
         return "\n".join(lines)
 
 
@@ -82,8 +86,11 @@ def run_detectors(logs: RunLogs) -> list[Finding]:
 def recommended_variant(findings: list[Finding]) -> str | None:
     """The variant of the most severe finding that calls for one, unless the run had no learning signal at all
     (a critical no_learning_signal): then the fix is the data or the learning rate, the base recipe has not yet
-    shown a failure a variant answers, and the other findings are its symptoms (a broken policy truncates)."""
+    shown a failure a variant answers, and the other findings are its symptoms (a broken policy truncates); nor
+    from a log too short to judge (its trend checks did not run)."""
     if any(f.id == "no_learning_signal" and f.severity == "critical" for f in findings):
+        return None
+    if any(f.id in ("too_few_records", "no_records") for f in findings):   # too little to judge: no variant either
         return None
     return next((f.variant for f in findings if f.variant), None)
 

@@ -76,6 +76,7 @@ class GateResult:
     calibration: dict
     weak_samples: dict = field(default_factory=dict)  # reward -> samples with tests run inside the sandbox
     degraded_isolation: dict = field(default_factory=dict)  # reward -> isolation it was allowed to lack
+    brief: Path | None = None                          # the brief checked against (for the next command)
 
     @property
     def passed(self) -> bool:
@@ -86,7 +87,14 @@ class GateResult:
                 "rules": [{"id": r.id, "name": r.name, "passed": r.passed, "problems": r.problems, "fix": r.fix}
                           for r in self.rules],
                 "calibration": self.calibration, "weak_samples": self.weak_samples,
-                "degraded_isolation": self.degraded_isolation}
+                "degraded_isolation": self.degraded_isolation, "next": self.next_step()}
+
+    def next_step(self) -> str:
+        """What to run next: render the run when the gate passed, else the gate again once each failing rule's fix
+        is made."""
+        if self.passed:
+            return f"grpo-rlvr render {self.brief or 'BRIEF'}   (writes the run folder; then grpo-rlvr train RUN)"
+        return f"make each fix above, then grpo-rlvr gate {self.dir}"
 
     def format(self) -> str:
         lines = [f"Gate {'PASSED' if self.passed else 'FAILED'} for {self.dir}"]
@@ -106,6 +114,7 @@ class GateResult:
             lines.append(f"  Scored weakly by {name} (test code ran in the sandbox): {count} samples")
         for name, what in self.degraded_isolation.items():
             lines.append(f"  Scored by {name} with degraded sandbox isolation, {what}")
+        lines.append(f"Next: {self.next_step()}")
         return "\n".join(lines)
 
 
@@ -137,7 +146,7 @@ def check_gate(directory: str | Path, brief: str | Path | Brief | None = None,
     from grpo_rlvr.sandbox import degraded_isolation_notes, weak_sample_counts
 
     return GateResult(art.dir, rules, cal, weak_sample_counts(samples),
-                      degraded_isolation_notes(ctx.manifest.get("rewards")))
+                      degraded_isolation_notes(ctx.manifest.get("rewards")), getattr(ctx.brief, "path", None))
 
 
 # --- the context every rule reads ---------------------------------------------------------------------------
@@ -275,8 +284,12 @@ def reviewed_by_a_person(ctx: GateContext) -> tuple[list[str], str]:
     if signed:
         return problems + signed, signed[0].split("; ")[-1]
     if disagreed:
-        return problems, ("a disagreement means the reward is wrong: fix it, re-run `grpo-rlvr inspect --force`, "
-                          "then `grpo-rlvr review DIR`")
+        rows = sorted({s.get("prompt_index") for s in disagreed if isinstance(s.get("prompt_index"), int)})
+        where = f" (data rows {', '.join(map(str, rows[:8]))} of dataset.path, counted from 0)" if rows else ""
+        return problems, ("a disagreement means the reward or the sample's data row is wrong: if the reward scored "
+                          "the completion wrongly, fix the reward; if the row is wrong (a broken test, a wrong "
+                          f"answer: its columns are in the review){where}, fix or drop that row in the data; then "
+                          "re-run `grpo-rlvr inspect --force` and `grpo-rlvr review DIR`")
     return problems, ("the person runs `grpo-rlvr review DIR` in their own terminal and reads every sample (it "
                       "resumes where it stopped; do not re-inspect)")
 

@@ -170,12 +170,13 @@ def _cannot_start(cls) -> str | None:
 
 
 def smoke_config(cfg: dict, max_steps: int | None) -> dict:
-    """GRPOConfig kwargs for an unreviewed smoke test: few steps, nothing saved that could pass for a model."""
+    """GRPOConfig kwargs for an unreviewed smoke test: few steps, each logged (so ``diagnose`` and ``watch`` see the
+    steps it printed), nothing saved that could pass for a model."""
     steps = min(max_steps or SMOKE_MAX_STEPS, SMOKE_MAX_STEPS)
     if max_steps is not None and max_steps > SMOKE_MAX_STEPS:
         print(f"train.py: --max-steps {max_steps} is capped at {SMOKE_MAX_STEPS}: an unreviewed smoke test runs at most "
               f"{SMOKE_MAX_STEPS} steps", file=sys.stderr, flush=True)
-    return {**cfg, "max_steps": steps, "save_strategy": "no", "report_to": "none"}
+    return {**cfg, "max_steps": steps, "logging_steps": 1, "save_strategy": "no", "report_to": "none"}
 
 
 def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, resume: str | None = None) \

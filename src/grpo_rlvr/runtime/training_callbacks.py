@@ -21,6 +21,12 @@ class MetricsJsonl(TrainerCallback):
     def __init__(self, path: Path):
         self.path = Path(path)
 
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_world_process_zero and state.max_steps:   # `grpo-rlvr watch` reads the steps this start runs to
+            from grpo_rlvr.runtime.watch_log import write_plan
+
+            write_plan(self.path.parent, state.max_steps)
+
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:
             return

@@ -20,7 +20,7 @@ from grpo_rlvr.runtime.crash_record import CRASH, crash_lines, read_crash
 from grpo_rlvr.runtime.one_trainer import LOCK_NAME, holder
 from grpo_rlvr.runtime.unscorable import TALLY, read_tally
 from grpo_rlvr.runtime.unscorable import summary as unscorable_summary
-from grpo_rlvr.runtime.watch_log import WATCH_LOG, JsonlTail
+from grpo_rlvr.runtime.watch_log import WATCH_LOG, JsonlTail, read_plan
 
 METRICS = "metrics.jsonl"
 
@@ -147,8 +147,9 @@ def format_view(v: RunView) -> str:
         lines.append(f"  watchdog {word} at step {v.stop.get('step')}: {v.stop.get('title')}; "
                      f"checkpoint {v.stop.get('checkpoint')}; next: grpo-rlvr diagnose {v.run}")
     if v.summary is not None:
-        lines.append(f"  training ended at step {v.summary.get('step')} "
-                     f"({_num(v.summary.get('train_runtime'))} s); next: grpo-rlvr diagnose {v.run}")
+        lines.append(f"  training ended at step {v.summary.get('step')} (its steps took "
+                     f"{_num(v.summary.get('train_runtime'))} s, TRL's train_runtime: without start-up and model "
+                     f"loading); next: grpo-rlvr diagnose {v.run}")
     elif v.crash is not None:
         lines += [f"  {line}" for line in crash_lines(v.crash)]
         if v.crash.get("kind") != "stopped":   # a stop's own line says how to resume
@@ -184,6 +185,9 @@ class Watcher:
     def poll(self) -> bool:
         """Read what was added; True when something changed."""
         v, changed = self.view, False
+        planned = read_plan(v.output)   # the trainer's own max_steps (train --max-steps included), when it started
+        if planned is not None and planned != v.max_steps:
+            v.max_steps, changed = planned, True
         for r in self.metrics.read():
             if not isinstance(r, dict) or not isinstance(r.get("step"), int):
                 continue
