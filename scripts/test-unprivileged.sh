@@ -2,7 +2,7 @@
 # The tests that need no torch (the sandbox, the rewards with the reward corpus through `grpo-rlvr score`, the
 # readers, identity, the hook: scripts/torch-free-tests.sh) again, as an unprivileged user (CI runs as root, users do
 # not), with the distribution's own Python (/usr/bin/python3: Debian 12's 3.11.2 here, an early 3.11 release, where
-# the main lane runs a newer 3.11).
+# the main lane runs a newer 3.11), at nice 15.
 # As root: creates the user (default rlvr), copies the tree those tests read to a folder it owns, builds it a venv
 # from the system Python with only what those tests import (no torch), runs them.
 # Needs python3-venv and libseccomp2 (installed with apt-get when missing). Idempotent.
@@ -39,5 +39,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 cd "$work"
 echo "unprivileged lane: $("$venv/bin/python" -VV | head -1) ($PY), as $user" >&2
-exec runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME="$home" HF_HUB_OFFLINE=1 PYTHONPATH="$work/src" \
+# At nice 15, as a person runs a long suite on a shared machine: such a user may raise its niceness but never lower
+# it, so a test that assumes it starts at 0 fails here (it did: a probe that set niceness 10 met a PermissionError).
+exec nice -n "${GRPO_RLVR_TEST_NICE:-15}" runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME="$home" HF_HUB_OFFLINE=1 PYTHONPATH="$work/src" \
   "$venv/bin/python" -m pytest -q -p no:cacheprovider "${torch_free_tests[@]}" "$@"
