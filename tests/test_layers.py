@@ -217,6 +217,8 @@ ACROSS_MODULES = {
     "cli/test_json_output.py": "every command's --json contract",
     "cli/test_exit_codes.py": "every command's exit codes",
     "cli/test_messages.py": "messages that point at the right folder or reward, across commands",
+    "diagnosis/test_guidance.py": "what diagnose, watch, gate and the demo say to do next, across commands",
+    "tools/test_visible.py": "the tools as validate, preflight, diagnose and the loader show them",
 }
 TESTS = Path(__file__).resolve().parent
 OWN_LANES = {"plugin", "sandbox", "vllm_lane"}  # the plugin's files; the sandbox and vLLM lanes run on their own

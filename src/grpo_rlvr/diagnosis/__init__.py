@@ -53,6 +53,8 @@ class DiagnosisResult:
                      if isinstance(v, dict)]
             lines.append(f"  held-out ({held['evaluations']} evaluations, steps {held['first_step']}–"
                          f"{held['last_step']}): " + ", ".join(parts))
+        if d.get("tools"):
+            lines.append(_tool_text(d["tools"]))
         sampler = d.get("vllm_sampler")
         if sampler and "logp_difference_mean" in sampler:
             logp = sampler["logp_difference_mean"]
@@ -152,6 +154,7 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
         "reward_end": round(rewards[-1][1], 4) if rewards else None,
         "held_out": _held_out_summary(logs),
         "vllm_sampler": _sampler_summary(logs),
+        "tools": _tool_summary(logs),
         "healthy": not findings,
         "findings": [asdict(f) for f in findings],
         "recommended_variant": variant,
@@ -214,6 +217,36 @@ def _two_trainers(target: Path, source: Path) -> Finding | None:
                    "stop every trainer of this run but one (the pids above; `grpo-rlvr train` refuses a second while "
                    "one holds the run's lock); the metrics and checkpoints written while both ran mix two runs: "
                    "start a fresh run (`grpo-rlvr render BRIEF --out NEW_RUN`, then `grpo-rlvr train NEW_RUN`)")
+
+
+TOOL_METRICS = {"calls_per_rollout": "tools/call_frequency", "failing_calls": "tools/failure_frequency",
+                "unscored_rollouts": "tools/unavailable"}
+
+
+def _tool_summary(logs: RunLogs) -> dict | None:
+    """A run that gave the model tools: the tools it offered (its lock) and TRL's tool metrics, first → last."""
+    from grpo_rlvr.diagnosis.detectors import _tool_run
+
+    if not _tool_run(logs):
+        return None
+    offered = ((logs.brief_lock or {}).get("resolved") or {}).get("tools")
+    out: dict = {"offered": offered if isinstance(offered, dict) else None}
+    for name, key in TOOL_METRICS.items():
+        s = logs.series(key)
+        out[name] = {"first": round(s[0][1], 4), "last": round(s[-1][1], 4)} if s else None
+    return out
+
+
+def _tool_text(tools: dict) -> str:
+    """The summary's tools line: what was offered, and the calls a rollout and the failing share, first → last."""
+    o = tools.get("offered") or {}
+    names = [*o.get("functions", ()), *([o["environment"]] if o.get("environment") else []),
+             *(["python"] if o.get("python") is not None else [])]
+    parts = [f"{label} {v['first']} → {v['last']}" for label, v in (
+        ("calls a rollout", tools.get("calls_per_rollout")), ("share of calls that failed", tools.get("failing_calls")),
+        ("rollouts unscored (a tool unavailable)", tools.get("unscored_rollouts"))) if v]
+    return (f"  tools ({', '.join(names) or 'offered'}): "
+            + ("; ".join(parts) if parts else "TRL logged no tool metrics (tools/call_frequency)"))
 
 
 def _held_out_summary(logs: RunLogs) -> dict | None:

@@ -84,7 +84,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         "method": brief.method,
         "lora": {k: {"value": v, "from": brief.lora_origin.get(k, "brief")} for k, v in brief.lora.items()},
         "variant": _variant_report(brief),
-        "tools": None if brief.tools is None else brief.tools.to_dict(),
+        "tools": _tools_report(brief),
         "dynamic_sampling": None if brief.dynamic_sampling is None else {
             **brief.dynamic_sampling.to_dict(), "from": brief.dynamic_sampling.origin},
         "grpo_config": {k: {"value": v, "from": origins[k], "bound": k not in UNBOUND} for k, v in brief.grpo.items()},
@@ -116,6 +116,22 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
                           f"{server['usable_gib_per_gpu']} GiB it may use of a {mem['gpu']} GPU; {server['fix']}",
                           source=str(brief.path))
     return report
+
+
+# What brief_tool_problems checked when it found nothing (tools/check.py: TRL's own checks)
+TEMPLATE_CHECKED = ("TRL's checks pass: it renders a tool call and its reply, keeps earlier turns as they were (or TRL "
+                    "has a training template for it), and a generated call parses back")
+
+
+def _tools_report(brief) -> dict | None:
+    """The brief's tools section, the tools the model will be offered (name, source, arguments) and the template
+    check that passed."""
+    if brief.tools is None:
+        return None
+    from grpo_rlvr.tools.describe import describe_tools
+
+    return {**brief.tools.to_dict(), **describe_tools(brief.tools.to_dict(), brief.base_dir),
+            "template": TEMPLATE_CHECKED}
 
 
 def _hardware_report(brief) -> dict:
