@@ -86,7 +86,7 @@ else
 fi
 
 echo "=== shell scripts"
-scripts=(bin/grpo-rlvr-plugin scripts/validate-plugin.sh)
+scripts=(bin/grpo-rlvr-plugin scripts/validate-plugin.sh hooks/guard_review.sh)
 for f in "${scripts[@]}"; do
   bash -n "$f" || status=1
 done

@@ -1,258 +1,255 @@
-"""The known writers of a shell command, each with its own reason: redirections, ``tee``, ``cp``, ``mv``, ``rm``,
-``ln``, ``rsync``, ``tar`` (where it extracts, and the archive's member names), ``sed -i``, editors, inline code
-that writes, ``find -exec``, ``xargs``, and the writers that name no target: ``git`` branch switches, merges,
-rebases, pulls, cherry-picks, ``git apply``/``am``/``stash``/``reset --hard``/``clean`` and ``patch``, each a
-write to the whole tree they run in (the repository's top for git, the folder ``patch`` works in)."""
+"""The writes of a shell command, judged against what is protected: its redirections, what each program writes
+(``programs.WRITERS``: copies, moves, removals, archives, in-place edits), git by what git tracks
+(``git_writes``), inline code that writes, and writes whose target exists only at run time (``xargs``,
+``find -exec``/``-delete``, a target built by a substitution or a variable set at run time).
+
+A copy of a whole protected folder to a place that does not exist yet is reading it (``cp -r out/inspection
+backup/``); removing an ``inspection.bak-*`` backup whole is allowed; anything else that creates, overwrites or
+removes a protected path is denied, and so is a write into a folder whose tree holds one.
+"""
 
 from __future__ import annotations
 
 import os
 import re
-import tarfile
 
-from grpo_guard.protected import PROTECTED_WORD, WALK_LIMIT, holds_protected, holds_review, protected_path
+from grpo_guard.git_writes import _patch_paths, judge_git
+from grpo_guard.paths import braces, resolve
+from grpo_guard.programs import INTERPRETERS, Args, Writes, writes_of
+from grpo_guard.protected import (
+    BACKUP_DIR,
+    anchors,
+    guarded,
+    holds_protected,
+    is_artifact,
+    is_backup,
+    launch_path,
+    protected_below,
+    protected_path,
+    protected_resolved,
+)
+from grpo_guard.shell_words import STDIN_PATHS, SUBST, Cmd, folded_output, program
 
 # Inline code (python -c, perl -e, a here-doc) that writes, renames or deletes files.
-CODE_WRITES = re.compile(r"open\s*\([^,()]*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wax+]|\.write\b|write_(?:text|bytes)|unlink|remove|"
-                         r"rename|replace\s*\(|rmtree|shutil|copyfile|move|truncate|symlink|chmod|mkdir|makedirs|"
-                         r"os\.system|subprocess|popen|\bdump\s*\(|writeFile|appendFile|File\.write|sysopen|"
-                         r"open\s*\(?\s*\w*\s*,?\s*['\"]\s*[>+]", re.IGNORECASE)
-INTERPRETERS = re.compile(r"^(?:python[\d.]*|pypy[\d.]*|perl|ruby|node|nodejs|deno|bun|php|lua|Rscript|julia|osascript)$")
-WRITERS = {"tee", "cp", "mv", "rm", "dd", "truncate", "touch", "ln", "install", "rsync", "chmod", "chown", "chgrp",
-           "unlink", "shred", "rmdir", "mkdir", "sed", "perl", "ruby", "awk", "gawk", "patch", "tar", "unzip",
-           "setfacl", "chattr", "sponge", "vi", "vim", "nvim", "ed", "ex", "nano", "emacs", "sqlite3", "git", "find",
-           "xargs"}
-EDITORS = {"sponge", "vi", "vim", "nvim", "ed", "ex", "nano", "emacs", "sqlite3"}
-# git subcommands that write files: of the paths named (checkout/restore/rm/mv with paths), else of the whole tree
-# (a branch switch, a merge, a rebase, a pull, a cherry-pick, a patch: the files they write are named nowhere).
-GIT_PATH_WRITES = {"checkout", "restore", "rm", "mv"}
-GIT_TREE_WRITES = {"checkout", "switch", "merge", "rebase", "pull", "cherry-pick", "revert", "am", "apply", "stash",
-                   "reset", "clean", "read-tree", "checkout-index", "restore", "bisect", "worktree", "filter-branch",
-                   "sparse-checkout", "submodule"}
-COPIERS = {"cp", "install", "rsync"}
-WRAPPERS = {"sudo", "env", "command", "nohup", "exec", "time", "nice", "ionice", "stdbuf", "timeout", "doas"}
+CODE_WRITES = re.compile(r"open\s*\([^,()]*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wax+]|\.write\b|write_(?:text|bytes)|unlink|"
+                         r"remove|rename|replace\s*\(|rmtree|shutil|copyfile|move|truncate|symlink|chmod|mkdir|"
+                         r"makedirs|os\.system|subprocess|popen|\bdump\s*\(|writeFile|appendFile|File\.write|sysopen|"
+                         r"open\s*\(?\s*\w*\s*,?\s*['\"]\s*[>+]|\bexec\s*\(|\beval\s*\(|__import__|importlib|"
+                         r"getattr\s*\(\s*os", re.IGNORECASE)
 
 
-def _expand(word: str, assigned: dict[str, str]) -> str:
-    for name, value in assigned.items():
-        word = re.sub(rf"\$(?:{name}\b|\{{{name}\}})", lambda _m, v=value: v, word)
-    return os.path.expandvars(word)
+class Found:
+    """A write the hook denies: ``target`` (what it writes) and ``runtime`` (True when the target is known only
+    at run time, so what counts is whether anything protected is near)."""
+
+    __slots__ = ("target", "runtime", "scope")
+
+    def __init__(self, target: str, runtime: bool = False, scope: list[str] | None = None):
+        self.target, self.runtime, self.scope = target, runtime, scope
 
 
-def _braces(word: str, limit: int = 64) -> list[str]:
-    """Bash brace expansion (``out/{inspection,x}/f`` → both paths), outermost group first, at most ``limit``."""
-    m = re.search(r"(?<!\$)\{([^{}]*,[^{}]*)\}", word)
-    if not m:
-        return [word]
-    out = []
-    for alt in m.group(1).split(","):
-        out += _braces(word[:m.start()] + alt + word[m.end():], limit)
-        if len(out) >= limit:
-            break
-    return out[:limit]
+def _is_dir(cwds):
+    def is_dir(path: str) -> bool:
+        return any(os.path.isdir(p) for c in cwds for p in resolve(path, c))
+    return is_dir
 
 
-def _targets(prog: str, args: list[str], cwd: str) -> tuple[list[str], list[str]]:
-    """(paths this command writes, folders it writes recursively into or removes) for one writer program."""
-    opts = [a for a in args if a.startswith("-")]
-    operands = [a for a in args if not a.startswith("-")]
-    recursive = any(re.match(r"^-[a-zA-Z]*[rRa]", o) or o in ("--recursive", "--archive") for o in opts)
-    if prog in ("sed", "perl", "ruby") and not any(a.startswith("--in-place") or (
-            a.startswith("-") and not a.startswith("--") and "i" in a[1:].split("=")[0]) for a in args):
-        return [], []
-    if prog in ("awk", "gawk"):
-        inplace = any(a in ("inplace", "-iinplace", "--include=inplace") for a in args)
-        return (operands[1:] if inplace else []), []
-    if prog in COPIERS:   # the destination, and where each source lands inside it
-        tdir = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-t", "--target-directory")]
-        tdir += [a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")]
-        dest = tdir[0] if tdir else (operands[-1] if len(operands) > 1 else None)
-        sources = [o for o in operands if o != dest and o not in tdir]
-        if dest is None:
-            return [], []
-        landed = [os.path.join(dest, os.path.basename(s.rstrip("/"))) for s in sources if s.rstrip("/")]
-        trees = sources + [dest] if recursive or prog == "rsync" else []
-        return [dest, *landed], trees
-    if prog == "tar":
-        bundle = args[0] if args and not args[0].startswith("-") else ""
-        if not (any(o in ("-x", "--extract", "--get") or re.match(r"^-[a-zA-Z]*x", o) for o in opts) or "x" in bundle):
-            files = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-f", "--file") or re.match(
-                r"^-[a-zA-Z]*f$", a)] + [a.split("=", 1)[1] for a in args if a.startswith("--file=")]
-            return files, []
-        dest = next((args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-C", "--directory")), cwd)
-        archives = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-f", "--file") or re.match(
-            r"^-[a-zA-Z]*f$", a)] or ([operands[1]] if bundle and "f" in bundle and len(operands) > 1 else [])
-        members = []
-        for a in archives:
-            try:
-                with tarfile.open(os.path.join(cwd, a)) as tf:
-                    members = [os.path.join(dest, m) for m in tf.getnames()[:WALK_LIMIT]]
-            except (OSError, tarfile.TarError):
-                members.append(os.path.join(dest, "inspection"))  # unreadable archive: judge by where it lands
-        return [dest, *members], [dest]
-    if prog == "unzip":
-        dest = next((args[k + 1] for k, a in enumerate(args[:-1]) if a == "-d"), cwd)
-        return [dest], [dest]
-    if prog == "dd":
-        return [a[3:] for a in args if a.startswith("of=")], []
-    if prog == "ln":
-        return operands, []
-    if prog in EDITORS:
-        return operands, []
-    if prog == "git":
-        return _git_targets(args, cwd)
-    if prog == "patch":   # writes the files its diff names, under -d DIR (or here)
-        folder = next((args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-d", "--directory")), cwd)
-        return [], [os.path.join(cwd, folder)]
-    trees = operands if prog in ("rm", "mv", "chmod", "chown", "chgrp") and (recursive or prog == "mv") else []
-    return operands, trees
+def _exists(path: str, cwds) -> bool:
+    return any(os.path.lexists(p) for c in cwds for p in resolve(path, c))
 
 
-def _repository_top(folder: str) -> str | None:
-    """The top of the git work tree that holds ``folder`` (None outside one)."""
-    here = os.path.realpath(folder)
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
+def _faithful_copies(writes: Writes, cwds) -> set[str]:
+    """Landings of copies that only read: a whole protected folder (an inspection, an artifact) copied to a place
+    that does not exist yet."""
+    fresh = set()
+    for source, landed in writes.copies:
+        whole = any(os.path.isdir(p) and (protected_path(p) or is_artifact(p)) for c in cwds
+                    for p in resolve(source, c))
+        if whole and not _exists(landed, cwds):
+            fresh.add(landed)
+    return fresh
 
 
-def _git_writes_files(sub: str, rest: list[str], operands: list[str]) -> bool:
-    """Whether this git subcommand writes the work tree: not ``stash list``/``show``, not a ``reset`` that keeps
-    the files (``--soft``, mixed), not a new branch made where HEAD is (``checkout -b NAME``, ``switch -c NAME``)."""
-    if sub == "stash":
-        return rest[:1] not in (["list"], ["show"])
-    if sub == "reset":
-        return any(a in ("--hard", "--merge", "--keep") for a in rest)
-    if sub in ("checkout", "switch") and any(a in ("-b", "-B", "-c", "-C", "--create", "--force-create", "--orphan")
-                                           for a in rest):
-        return len(operands) > 1   # a start point: the files of another commit
-    return True
+def _expanded(paths: list[str]) -> list[str]:
+    return [b for p in paths for b in braces(p)]
 
 
-def _git_targets(args: list[str], cwd: str) -> tuple[list[str], list[str]]:
-    """(paths, trees) a git command writes: the paths it names, or its whole work tree."""
-    k = 0
-    while k < len(args) and args[k].startswith("-"):   # git -C DIR / -c key=value before the subcommand
-        if args[k] == "-C" and k + 1 < len(args):
-            cwd = os.path.join(cwd, args[k + 1])
-            k += 1
-        elif args[k] == "-c":
-            k += 1
-        k += 1
-    sub, rest = (args[k], args[k + 1:]) if k < len(args) else ("", [])
-    paths = [a for a in (rest[rest.index("--") + 1:] if "--" in rest else rest) if not a.startswith("-")]
-    if sub in ("restore", "rm", "mv") and paths and "." not in paths:
-        return paths, []
-    if sub == "checkout" and "--" in rest and paths and "." not in paths:
-        return paths, []
-    if sub not in GIT_TREE_WRITES or not _git_writes_files(sub, rest, paths):
-        return [], []
-    return paths, [_repository_top(cwd) or cwd]   # outside a repository git writes nothing: judged as here
+def _check_path(path: str, cwds, exempt: set[str], check) -> bool:
+    if path in exempt:
+        return False
+    return any(check(path, c) for c in cwds)
 
 
-def _redirect_targets(seg: list[str]) -> list[str]:
-    out = []
-    for i, w in enumerate(seg):
-        if w in (">", ">>", ">|", "&>", "&>>") and i + 1 < len(seg):
-            out.append(seg[i + 1])
-        elif (m := re.match(r"^\d*>>?\|?(.+)$", w)) and not w.startswith(">("):
-            out.append(m.group(1))
-    return out
-
-
-def _dynamic_write(seg: list[str], command: str) -> str | None:
-    """A write whose target is only known at run time: inline code, ``find -exec``/``-delete``, ``xargs``
-    running a writer, or a target built by command substitution. Returns what it is, or None."""
-    prog = seg[0].rsplit("/", 1)[-1] if seg else ""
-    if INTERPRETERS.match(prog) and (any(a in ("-c", "-e", "-E", "-r", "-") or re.match(r"^-[a-zA-Z]*[ce]$", a)
-                                         for a in seg[1:]) or "<<" in command) and CODE_WRITES.search(command):
-        return f"{prog} code that writes files"
-    if prog == "find":
-        runs = [seg[i + 1].rsplit("/", 1)[-1] for i, a in enumerate(seg[:-1]) if a in ("-exec", "-execdir", "-ok",
-                                                                                      "-okdir")]
-        if any(a in ("-delete", "-fprint", "-fprintf", "-fls") for a in seg) or any(
-                r in WRITERS or r in ("sh", "bash", "zsh", "dash") or INTERPRETERS.match(r) for r in runs):
-            return "find -exec/-delete"
-    if prog == "xargs" and any(x.rsplit("/", 1)[-1] in WRITERS for x in seg[1:]):
-        return "xargs running a writer"
+def judge_writes(writes: Writes, cwds, incoming, content) -> Found | None:
+    """The first protected path ``writes`` touches (in any of the folders ``cwds``), or None."""
+    exempt = _faithful_copies(writes, cwds)
+    for path in _expanded(writes.files):
+        if SUBST in path:
+            return Found(path, runtime=True)
+        if _check_path(path, cwds, exempt, lambda p, c: launch_path(p, c) or guarded(p, c, incoming, content)):
+            return Found(path)
+    for path in _expanded(writes.linked):
+        if SUBST in path:
+            return Found(path, runtime=True)
+        if _check_path(path, cwds, set(), protected_path):
+            return Found(f"{path} (a link gives it a name the hook does not know)")
+    for path in _expanded(writes.removed):
+        if SUBST in path:
+            return Found(path, runtime=True)
+        if _check_path(path, cwds, set(), lambda p, c: protected_path(p, c) and not is_backup(p)):
+            return Found(path)
+    for path in _expanded(writes.into):
+        if SUBST in path:
+            return Found(path, runtime=True)
+        if _check_path(path, cwds, exempt, lambda p, c: protected_path(p, c) or holds_protected(p, c)):
+            return Found(f"{path} (it holds an inspection, a run's files or records, or one of grpo-rlvr's own)")
+    for path in _expanded(writes.removed_trees):
+        if SUBST in path:
+            return Found(path, runtime=True)
+        if _check_path(path, cwds, set(), _removes_protected):
+            return Found(f"{path} (it holds an inspection, a run's files or records, or one of grpo-rlvr's own)")
+    for path in _expanded(writes.whole_trees):
+        if any(protected_below(path, c, review_only=True) for c in cwds):
+            return Found(f"{path} (a patch writes files anywhere in this tree, which holds an inspection or a run's "
+                         "files and records)")
     return None
 
 
-def _unquoted(command: str) -> str:
-    """The command without here-document bodies and single-quoted text, where bash substitutes nothing."""
-    command = re.sub(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n.*?(?:^|\n)\2(?:\n|$)", "<<", command, flags=re.DOTALL)
-    return re.sub(r"'[^']*'", "''", command)
+def _in_backup(path: str) -> bool:
+    return any(BACKUP_DIR.match(part) for part in path.split("/"))
 
 
-def _mentions_protected(command: str, words: list[str], cwd: str) -> bool:
-    return bool(PROTECTED_WORD.search(command)) or any(
-        protected_path(w, cwd) for w in words if w and not w.startswith("-") and len(w) < 4096)
-
-
-def _command_words(seg: list[str]) -> list[str]:
-    """A simple command without its redirections, prefix assignments and wrappers (sudo, env, nohup…)."""
-    seg = [x for i, x in enumerate(seg) if x not in _REDIRECTS and not (i > 0 and seg[i - 1] in _REDIRECTS)]
-    while seg and (re.match(r"^[A-Za-z_]\w*=", seg[0]) or seg[0].rsplit("/", 1)[-1] in WRAPPERS):
-        seg = [x for x in seg[1:] if "=" not in x or x.startswith("of=")] if seg[0].rsplit("/", 1)[-1] in (
-            "env", "sudo") else seg[1:]
-    return seg
-
-
-_REDIRECTS = (">", ">>", ">|", "&>", "&>>", "<", "<<", "<<<", "<>", ">&")
-
-
-def _segment_write(seg: list[str], command: str, cwd: str) -> str | None:
-    """The protected path this simple command writes (its redirections, its program's targets), or None."""
-    for target in _redirect_targets(seg):
-        if protected_path(target, cwd):
-            return target
-    seg = _command_words(seg)
-    prog = seg[0].rsplit("/", 1)[-1] if seg else ""
-    if prog == "find":
-        roots = [a for a in seg[1:] if not a.startswith(("-", "(", "!"))][:1] or ["."]
-        if _dynamic_write(seg, command) and any(holds_protected(r, cwd) or protected_path(r, cwd) for r in roots):
-            return f"{roots[0]} (find -exec/-delete in a tree that holds an inspection)"
-        return None
-    if prog not in WRITERS or prog == "xargs":
-        return None
-    paths, trees = _targets(prog, seg[1:], cwd)
-    target = next((t for t in paths if protected_path(t, cwd)), None)
-    if target:
-        return target
-    if prog in ("git", "patch"):   # writes to a whole tree: what they may write is what the tree holds
-        tree = next((t for t in trees if protected_path(t, cwd) or holds_review(t, cwd)), None)
-        return (f"{tree} (`{prog} {' '.join(seg[1:3])}` writes files anywhere in this tree, which holds an inspection "
-                "or a run's files and records)") if tree else None
-    tree = next((t for t in trees if holds_protected(t, cwd)), None)
-    return f"{tree} (it holds an inspection, a lock or a startup hook)" if tree else None
-
-
-def writes_protected(command: str, reading, cwd: str | None = None) -> str | None:
-    """The protected path a known writer in ``command`` (read as ``reading``) writes, or None."""
-    cwd = cwd or os.getcwd()
-    command = command.replace("\\\n", "")   # a backslash-newline joins two lines into one word, as bash does
-    segs = reading.segments + reading.nested
-    words = [w for seg in segs for w in seg]
-    dynamic = None
-    for seg in segs:
-        seg = [b for x in seg for b in _braces(_expand(x, reading.assigned))]
-        plain = _command_words(seg)
-        if plain and plain[0] in ("cd", "pushd") and len(plain) > 1:   # later commands run from there
-            cwd = os.path.realpath(os.path.join(cwd, os.path.expanduser(plain[1])))
+def _removes_protected(path: str, cwd: str) -> bool:
+    """Removing ``path`` whole removes something protected (an ``inspection.bak-*`` backup may go, whole)."""
+    for p in resolve(path, cwd):
+        if is_backup(p):
             continue
-        dynamic = dynamic or _dynamic_write(plain, command)
-        found = _segment_write(seg, command, cwd)
-        if found:
-            return found
-    plain = _unquoted(command)
-    built = re.search(r">\|?\s*[^\s;&|]*(?:\$\(|`)", plain) or any(
-        re.search(rf"(?:^|[\s;&|(/]){re.escape(w)}\b[^;&|\n]*(?:\$\(|`|[<>]\()", plain) for w in WRITERS)
-    if built and _mentions_protected(command, words, cwd):
-        dynamic = dynamic or "a write whose target is built by command substitution"
-    if dynamic and _mentions_protected(command, words, cwd):
-        return f"a protected path ({dynamic}, naming an inspection, a lock or a startup file)"
-    return None
+        if protected_resolved(p) or any(not _in_backup(f) for f in protected_below(p, None)) or any(
+                a != p and a.startswith(p.rstrip("/") + "/") for a in anchors()):
+            return True
+    return False
+
+
+# -------------------------------------------------------------------------------- commands and what they write
+
+
+def xargs_command(args: list[str]) -> list[str]:
+    """The command ``xargs`` runs, its input items (known at run time) in place: at ``-I``'s placeholder, or at
+    the end."""
+    a_valued = {"-n", "-L", "-P", "-s", "-d", "-E", "-e", "-I", "-i", "-a", "--delimiter", "--arg-file",
+                "--max-args", "--max-lines", "--max-procs", "--max-chars", "--eof", "--replace", "--process-slot-var"}
+    k, placeholder = 0, None
+    while k < len(args) and args[k].startswith("-"):
+        flag = args[k]
+        if flag in ("-I", "--replace") and k + 1 < len(args):
+            placeholder = args[k + 1]
+        elif flag.startswith("-I") and len(flag) > 2:
+            placeholder = flag[2:]
+        elif flag in ("-i",) or flag.startswith("--replace="):
+            placeholder = flag.split("=", 1)[1] if "=" in flag else "{}"
+        k += 2 if flag in a_valued and flag not in ("-i",) and "=" not in flag else 1
+    inner = args[k:] or ["echo"]
+    if placeholder:
+        return [w.replace(placeholder, SUBST) for w in inner]
+    return inner + [SUBST]
+
+
+def find_commands(args: list[str]) -> tuple[list[str], list[list[str]], bool]:
+    """(its roots, each command ``-exec``/``-execdir``/``-ok`` runs with ``{}`` as a value known at run time,
+    whether it deletes or writes a list itself: ``-delete``, ``-fprint``…)."""
+    roots = []
+    for a in args:
+        if a.startswith(("-", "(", "!", ")")) or a == ",":
+            break
+        roots.append(a)
+    runs, k = [], 0
+    while k < len(args):
+        if args[k] in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = next((j for j in range(k + 1, len(args)) if args[j] in (";", "+")), len(args))
+            runs.append([w.replace("{}", SUBST) for w in args[k + 1:end]])
+            k = end
+        k += 1
+    writes = any(a in ("-delete", "-fprint", "-fprint0", "-fprintf", "-fls") for a in args)
+    return roots or ["."], runs, writes
+
+
+def _patch_writes(words: list[str], cmd: Cmd) -> Writes:
+    a = Args(words[1:], {"-d", "--directory", "-i", "--input", "-o", "--output", "-p", "-B", "--prefix", "-r",
+                         "--reject-file", "-z", "--suffix", "-D", "--ifdef", "-F", "--fuzz"})
+    folder = a.value("-d", "--directory") or "."
+    diff = a.value("-i", "--input") or (a.operands[1] if len(a.operands) > 1 else None) or next(
+        (t for op, t in cmd.redirects if op == "<"), None)
+    if a.value("-o", "--output") or a.operands[:1]:
+        return writes_of(words, _is_dir(cmd.cwds))
+    named = _patch_paths([diff], cmd.cwds[-1] if cmd.cwds else os.getcwd()) if diff and SUBST not in diff else None
+    if named is None:
+        return Writes(whole_trees=[folder])
+    return Writes(files=[os.path.join(folder, p) for p in named])
+
+
+def writes_of_command(cmd: Cmd, words: list[str]) -> tuple[Writes | None, str | None]:
+    """(what the command writes, or None when it cannot be followed; why git is refused, or None)."""
+    name = program(words)
+    cwds = cmd.cwds or (os.getcwd(),)
+    if name == "git":
+        for c in cwds[-1:]:
+            if any(w.startswith(("GIT_DIR=", "GIT_WORK_TREE=")) for w in cmd.words):
+                return None, None
+            verdict = judge_git(words, c)
+            if verdict.runs:
+                return None, None
+            return verdict.writes, verdict.reason
+    if name == "patch":
+        return _patch_writes(words, cmd), None
+    return writes_of(words, _is_dir(cwds), cwds), None
+
+
+# Per interpreter family: the options that give code, and the options that take a value.
+_FAMILIES = (
+    (re.compile(r"^(?:python|pypy)"), re.compile(r"^-[A-Za-z]*c$"), {"-W", "-X", "--check-hash-based-pycs"}),
+    (re.compile(r"^(?:perl|ruby|lua|julia|Rscript|osascript)"), re.compile(r"^-[A-Za-z]*[eE]$"),
+     {"-I", "-M", "-m", "-r", "-C", "-x", "-l"}),
+    (re.compile(r"^(?:node|nodejs|bun|deno)"), re.compile(r"^(?:-e|--eval|-p|--print)$"),
+     {"-r", "--require", "--import", "--loader", "--input-type", "--conditions", "-C"}),
+    (re.compile(r"^php"), re.compile(r"^-r$"), {"-d", "-c", "-z"}),
+)
+
+
+def interpreter_program(words: list[str]) -> tuple[str, str]:
+    """What an interpreter runs: ``("code", TEXT)`` (``python -c``, ``perl -e``…), ``("module", NAME)``
+    (``python -m``), ``("script", PATH)``, or ``("stdin", "")`` (its program comes from a here-document or a
+    pipe)."""
+    name = program(words)
+    code_flag, valued = next(((c, v) for f, c, v in _FAMILIES if f.match(name)), (re.compile(r"^-e$"), set()))
+    args, k = words[1:], 0
+    while k < len(args):
+        a = args[k]
+        if code_flag.match(a):
+            return "code", args[k + 1] if k + 1 < len(args) else ""
+        if name.startswith(("python", "pypy")) and (a == "-m" or re.fullmatch(r"-m\S+", a)):
+            return "module", (args[k + 1] if k + 1 < len(args) else "") if a == "-m" else a[2:]
+        if a in STDIN_PATHS:   # /dev/stdin: the here-document or the pipe is the program
+            return "stdin", ""
+        if SUBST in a:   # <(…), "$(…)": a program made at run time, not a file the agent wrote
+            return "code", SUBST
+        if a == "--":
+            return ("script", args[k + 1]) if k + 1 < len(args) else ("stdin", "")
+        if not a.startswith("-"):
+            return "script", a
+        k += 2 if a in valued else 1
+    return "stdin", ""
+
+
+def inline_code_writes(cmd: Cmd, words: list[str]) -> bool:
+    """An interpreter given code on its command line, in a here-document or through a pipe, that writes files
+    (or code made at run time)."""
+    if not INTERPRETERS.match(program(words)):
+        return False
+    kind, value = interpreter_program(words)
+    if kind == "code":
+        code = value
+    elif kind == "stdin":
+        code = cmd.stdin if cmd.stdin is not None else (folded_output(cmd.piped) or SUBST if cmd.piped else "")
+    else:
+        return False
+    return bool(code.strip()) and (SUBST in code or bool(CODE_WRITES.search(code)))

@@ -1,7 +1,7 @@
-"""The plugin's PreToolUse hook, fed the JSON Claude Code sends on stdin (session_id, transcript_path, cwd,
-hook_event_name, tool_name, tool_input, tool_use_id), run as Claude Code runs it: the command in
-hooks/hooks.json with ${CLAUDE_PLUGIN_ROOT} set. It denies (exit 2, reason on stderr) running `review` and
-writing under inspection/; it allows everything else (exit 0)."""
+"""The plugin's PreToolUse hook, fed the JSON Claude Code sends on stdin and run as Claude Code runs it
+(``plugin/hook_calls.py``). It denies (exit 2, reason on stderr) running `review` and writing under inspection/;
+it allows everything else (exit 0). The issue-53 cases (each attack run for real as a control, the friction
+corpus, the docs' commands) are in test_hook_cases.py; the fuzzed corpus in test_hook_fuzz.py."""
 
 from __future__ import annotations
 
@@ -15,36 +15,14 @@ from pathlib import Path
 import pytest
 
 from paths import REPO
-
-HOOKS = json.loads((REPO / "hooks" / "hooks.json").read_text())
-
-
-def hook_command() -> str:
-    (entry,) = HOOKS["hooks"]["PreToolUse"]
-    (hook,) = entry["hooks"]
-    assert hook["type"] == "command"
-    return hook["command"]
-
-
-def hook_env(**extra) -> dict:
-    """The environment Claude Code runs the hook in, with this interpreter's folder first on PATH: its
-    ``python3`` has the parser (tree-sitter-bash), as the plugin's environment does."""
-    return {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ.get('PATH', '')}",
-            "CLAUDE_PLUGIN_ROOT": str(REPO), **extra}
-
-
-def call(tool: str, tool_input: dict, cwd: str = "/home/u/project", **env) -> subprocess.CompletedProcess:
-    event = {"session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": cwd,
-             "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool,
-             "tool_input": tool_input, "tool_use_id": "toolu_01"}
-    return subprocess.run(["bash", "-c", hook_command()], input=json.dumps(event), capture_output=True, text=True,
-                          env=hook_env(**env), timeout=30)
+from plugin.hook_calls import HOOKS, call, hook_command, hook_env
 
 
 def test_hooks_json_is_claude_codes_format():
     (entry,) = HOOKS["hooks"]["PreToolUse"]
     assert entry["matcher"] == "*"   # every tool: the built-in writers, MCP tools and any added later
-    assert "${CLAUDE_PLUGIN_ROOT}/hooks/guard_review.py" in hook_command()
+    # /bin/sh by its path: a `sh` the agent put first on PATH is never what runs the hook
+    assert hook_command() == '/bin/sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard_review.sh"'
 
 
 @pytest.mark.parametrize("command", [
@@ -125,10 +103,13 @@ def test_everything_else_is_allowed(tool, tool_input):
     assert out.returncode == 0 and out.stdout == "" and out.stderr == "", out.stderr
 
 
-def test_unparseable_input_is_allowed_not_crashed():
-    out = subprocess.run(["bash", "-c", hook_command()], input="not json", capture_output=True, text=True,
-                         env=hook_env(), timeout=30)
-    assert out.returncode == 0 and "Traceback" not in out.stderr
+def test_unparseable_input_is_denied_in_one_line_not_crashed():
+    """Claude Code runs a call whose hook crashed (any exit but 2): input the hook cannot read is a deny."""
+    for raw in ("not json", "[]", '{"tool_name": "Bash"}', '{"tool_name": "Bash", "tool_input": "ls"}', "\xff\xfe"):
+        out = subprocess.run(["bash", "-c", hook_command()], input=raw, capture_output=True, text=True,
+                             env=hook_env(), timeout=30)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, (raw, out.stderr)
+        assert out.stderr.count("\n") == 1 and "could not decide" in out.stderr, (raw, out.stderr)
 
 
 # ---------------------------------------------------------------------------- bypasses, one each, on real files
@@ -355,7 +336,8 @@ def test_writers_off_the_old_list_are_denied_near_an_inspection(project, command
     for name in ("manifest.json", "samples.jsonl"):
         (project / "out" / "samples" / name).write_text("{}\n")
     out = call("Bash", {"command": command}, cwd=str(project))
-    assert out.returncode == 2 and READ_ONLY in out.stderr and "grpo-rlvr inspect" in out.stderr, (command, out.stderr)
+    assert out.returncode == 2 and "grpo-rlvr inspect" in out.stderr, (command, out.stderr)
+    assert READ_ONLY in out.stderr or "written only by grpo-rlvr itself" in out.stderr, (command, out.stderr)
 
 
 FORGED_MANIFEST = json.dumps({"format_version": 1, "brief": {"fingerprint": "f" * 64}, "samples_digest": "d" * 64,
@@ -554,8 +536,8 @@ def test_the_reader_decodes_ansi_c_octal_hex_and_locale_quoting():
         sys.path.remove(str(REPO / "hooks"))
     assert ansi_c(r"inspectio\x6e") == "inspection" and ansi_c(r"\151nspection") == "inspection"
     assert ansi_c(r"a\tb\u00e9\U0001F600\cA\e") == "a\tb\u00e9\U0001F600\x01\x1b"
-    [seg] = read_command("printf %s $\"out/inspection\" 'x'\\''y' \"a\\\"b\" $'\\''").segments
-    assert seg == ["printf", "%s", "out/inspection", "x'y", 'a"b', "'"]
+    [cmd] = read_command("printf %s $\"out/inspection\" 'x'\\''y' \"a\\\"b\" $'\\''").commands
+    assert cmd.words == ["printf", "%s", "out/inspection", "x'y", 'a"b', "'"]
 
 
 @pytest.fixture
@@ -657,39 +639,73 @@ def test_installed_libraries_and_the_system_policy_are_not_written(tool, tool_in
     assert out.returncode == 2 and "denied" in out.stderr, (tool_input, out.stderr)
 
 
-def _hook_without_parser(command: str, cwd: str, **env) -> subprocess.CompletedProcess:
-    """The hook under an interpreter that cannot import the parser (no site-packages), told not to look for
-    another: what runs when neither the user's python3 nor any grpo-rlvr environment has it."""
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory) -> Path:
+    """A python3 that cannot import the parser: a fresh virtual environment with nothing installed (the hook adds
+    only its own site-packages), in a folder of its own to put first on PATH."""
+    folder = tmp_path_factory.mktemp("bare")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder / "venv")], check=True, timeout=120)
+    (folder / "bin").mkdir()
+    (folder / "bin" / "python3").symlink_to(folder / "venv" / "bin" / "python")
+    return folder / "bin"
+
+
+def _hook_under(path: str, command: str, cwd: str, **env) -> subprocess.CompletedProcess:
+    """The hook as Claude Code runs it, with only ``path`` and the system's folders on PATH."""
     event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "cwd": cwd}
-    return subprocess.run([sys.executable, "-I", "-S", str(REPO / "hooks" / "guard_review.py"), "--parser-python"],
-                          input=json.dumps(event), capture_output=True, text=True, env=hook_env(**env), timeout=30)
+    environ = {k: v for k, v in os.environ.items() if k != "GRPO_RLVR_BIN"}
+    environ.update(PATH=f"{path}:/usr/bin:/bin", CLAUDE_PLUGIN_ROOT=str(REPO),
+                   CLAUDE_PLUGIN_DATA=str(Path(cwd) / ".no-plugin-data"), **env)
+    return subprocess.run(["bash", "-c", hook_command()], input=json.dumps(event), capture_output=True, text=True,
+                          env=environ, timeout=30)
 
 
-def test_without_the_parser_the_hook_fails_closed_near_a_protected_path(project):
-    probe = subprocess.run([sys.executable, "-I", "-S", "-c", "import tree_sitter_bash"], capture_output=True)
-    assert probe.returncode != 0   # the interpreter really has no parser
-    out = _hook_without_parser("head -n 3 out/inspection/samples.jsonl", str(project))
-    assert out.returncode == 2 and "cannot read it as bash does" in out.stderr and "tree-sitter-bash" in out.stderr
-    assert _hook_without_parser("ls -la notes && pytest -q tests", str(project)).returncode == 0
-    assert _hook_without_parser("cat $F", str(project)).returncode == 2   # a variable could spell any path
+def test_without_the_parser_plain_commands_are_read_and_the_rest_fails_closed(project, bare_python):
+    """No Python with tree-sitter-bash: the hook reads plain commands exactly (the gate's, a reader's) and denies
+    anything else near a protected path, saying how to install the parser."""
+    where = subprocess.run(["sh", str(REPO / "hooks" / "guard_review.sh"), "--where"], capture_output=True, text=True,
+                           env={**os.environ, "PATH": f"{bare_python}:/usr/bin:/bin",
+                                "CLAUDE_PLUGIN_DATA": str(project / ".none")}, timeout=30)
+    assert f"hook python: {bare_python}/python3" in where.stdout and "parser: none" in where.stdout, where.stdout
+    for allowed in ("grpo-rlvr-plugin gate out/inspection --json", "head -n 3 out/inspection/samples.jsonl",
+                    "ls -la notes && pytest -q tests", "grpo-rlvr-plugin train out/run > out/run/train.log 2>&1 &"):
+        out = _hook_under(str(bare_python), allowed, str(project))
+        assert out.returncode == 0 and not out.stderr, (allowed, out.stderr)
+    for denied in ("head -n \"$N\" out/inspection/samples.jsonl", "cat $F",
+                   "cp /tmp/f $'out/inspectio\\x6e/samples.jsonl'", "(cd out && rm -rf inspection)"):
+        out = _hook_under(str(bare_python), denied, str(project))
+        assert out.returncode == 2 and "tree-sitter-bash" in out.stderr, (denied, out.stderr)
+    out = _hook_under(str(bare_python), "cp /tmp/f out/inspection/samples.jsonl", str(project))
+    assert out.returncode == 2 and "this command writes out/inspection/samples.jsonl" in out.stderr, out.stderr
 
 
-def test_a_python3_without_the_parser_hands_over_to_grpo_rlvrs_interpreter(project, tmp_path):
-    """The user's python3 lacks the parser: the hook runs again under the interpreter of the grpo-rlvr the plugin
-    uses (here GRPO_RLVR_BIN, a console script whose #! names this environment's python) and reads as bash does."""
+def test_the_launcher_prefers_grpo_rlvrs_interpreter_to_a_python3_without_the_parser(project, bare_python, tmp_path):
+    """python3 on PATH lacks the parser; GRPO_RLVR_BIN names a console script whose #! is this environment's
+    python: the hook runs under that one and reads as bash does."""
     script = tmp_path / "grpo-rlvr"
     script.write_text(f"#!{sys.executable}\nprint('stand-in')\n")
     script.chmod(0o755)
-    event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(project),
-             "tool_input": {"command": r"cp /tmp/f $'out/inspectio\x6e/samples.jsonl'"}}
-    base = getattr(sys, "_base_executable", sys.executable)
-    if subprocess.run([base, "-c", "import tree_sitter_bash"], capture_output=True).returncode == 0:
-        pytest.skip(f"{base} has the parser itself")
-    out = subprocess.run([base, str(REPO / "hooks" / "guard_review.py")], input=json.dumps(event),
-                         capture_output=True, text=True, env=hook_env(GRPO_RLVR_BIN=str(script)), timeout=30)
-    assert out.returncode == 2 and "denied" in out.stderr and "cannot read it" not in out.stderr, out.stderr
-    unread = _hook_without_parser(event["tool_input"]["command"], str(project))   # and without it: closed
-    assert unread.returncode == 2 and "cannot read it as bash does" in unread.stderr
+    where = subprocess.run(["sh", str(REPO / "hooks" / "guard_review.sh"), "--where"], capture_output=True, text=True,
+                           env={**os.environ, "PATH": f"{bare_python}:/usr/bin:/bin", "GRPO_RLVR_BIN": str(script)},
+                           timeout=30)
+    assert f"hook python: {sys.executable}" in where.stdout and "parser: tree-sitter-bash" in where.stdout
+    out = _hook_under(str(bare_python), r"cp /tmp/f $'out/inspectio\x6e/samples.jsonl'", str(project),
+                      GRPO_RLVR_BIN=str(script))
+    assert out.returncode == 2 and "this command writes out/inspection/samples.jsonl" in out.stderr, out.stderr
+
+
+def test_a_hook_python_that_crashes_or_is_missing_is_a_deny(tmp_path):
+    """The launcher turns any exit but 0 and 2 into 2 (Claude Code runs the call otherwise), and denies when there
+    is no Python at all."""
+    crash = tmp_path / "crash"
+    crash.mkdir()
+    (crash / "python3").write_text("#!/bin/sh\nkill -SEGV $$\n")
+    (crash / "python3").chmod(0o755)
+    for folder in (crash, tmp_path / "empty"):
+        out = subprocess.run(["/bin/sh", str(REPO / "hooks" / "guard_review.sh")], input="{}", capture_output=True,
+                             text=True, env={"PATH": str(folder), "HOME": str(tmp_path),
+                                             "CLAUDE_PLUGIN_DATA": str(tmp_path / "none")}, timeout=30)
+        assert out.returncode == 2 and "denied" in out.stderr, (folder, out.stderr)
 
 
 def test_the_signers_anchor_survives_every_command_the_hook_allows(workspace, tmp_path):

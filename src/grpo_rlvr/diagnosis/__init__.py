@@ -61,6 +61,9 @@ class DiagnosisResult:
             lines.append(f"  vLLM sampler vs policy: log-prob difference per token {logp['first']} → {logp['last']}"
                          + (f", importance ratio min {sampler['importance_ratio_min']['worst']}"
                             if "importance_ratio_min" in sampler else ""))
+        audit = d.get("review_audit")
+        if audit:
+            lines.append(f"  review audit: {audit['line']}")
         if self.healthy:
             lines.append("  healthy: no failure mode detected; keep the base recipe")
         for f in self.findings:
@@ -155,6 +158,7 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
         "held_out": _held_out_summary(logs),
         "vllm_sampler": _sampler_summary(logs),
         "tools": _tool_summary(logs),
+        "review_audit": _audit_summary(logs),
         "healthy": not findings,
         "findings": [asdict(f) for f in findings],
         "recommended_variant": variant,
@@ -247,6 +251,26 @@ def _tool_text(tools: dict) -> str:
         ("rollouts unscored (a tool unavailable)", tools.get("unscored_rollouts"))) if v]
     return (f"  tools ({', '.join(names) or 'offered'}): "
             + ("; ".join(parts) if parts else "TRL logged no tool metrics (tools/call_frequency)"))
+
+
+def _audit_summary(logs: RunLogs) -> dict | None:
+    """The review audit in one line (its findings, when it diverged, are the ``review_audit`` log check's)."""
+    a = logs.review_audit
+    if not isinstance(a, dict):
+        return None
+    checks = a.get("checks") or []
+    settings = a.get("settings") or {}
+    loosened = " (loosened by the brief: " + (f"stop_on {settings.get('stop_on')}, alpha {settings.get('alpha')}"
+                                              ) + ")" if settings.get("loosened") else ""
+    if not checks:
+        line = f"{a.get('status')}: no generation batch compared yet{loosened}"
+    else:
+        last = checks[-1]
+        line = (f"{a.get('status')} at step {last.get('step')}: {last.get('rollouts')} training rollouts against the "
+                f"{(a.get('reference') or {}).get('rollouts')} the inspection sampled, {len(last.get('tests') or ())} "
+                f"comparisons at alpha {last.get('alpha')}{loosened}")
+    return {"status": a.get("status"), "checks": len(checks), "loosened": bool(settings.get("loosened")),
+            "line": line}
 
 
 def _held_out_summary(logs: RunLogs) -> dict | None:
