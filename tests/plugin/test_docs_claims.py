@@ -276,3 +276,41 @@ def test_each_row_of_what_the_gate_cannot_stop_names_its_test():
         for path, function in named:
             source = (REPO / path).read_text()
             assert not function or f"def {function}(" in source, (path, function)
+
+
+STUB_PYTHON = """#!/bin/bash
+# A stand-in Python for scripts/bootstrap.sh: passes its version check, makes a venv of itself, logs pip's arguments
+if [ "$1" = -c ]; then exit 0; fi
+if [ "$1" = -m ] && [ "$2" = venv ]; then mkdir -p "$3/bin" && cp "$0" "$3/bin/python" && exit 0; fi
+echo "$*" >> "$STUB_LOG"
+"""
+
+
+@pytest.mark.parametrize("torch,index", [(None, None), ("cpu", "https://download.pytorch.org/whl/cpu")])
+def test_the_install_offers_torchs_cpu_only_build_as_the_readme_says(tmp_path, torch, index):
+    """The README's install claim: the torch build is the package index's, and GRPO_RLVR_TORCH=cpu adds PyTorch's
+    CPU-only index to the very pip command that installs the stack (a wrong value is refused, exit 2)."""
+    import os
+    import shutil
+
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert ("`GRPO_RLVR_TORCH=cpu scripts/demo.sh` (or `test.sh`) adds it and pip prefers its `torch 2.13.0+cpu`"
+            in readme)
+    (tmp_path / "scripts").mkdir()
+    for name in ("pyproject.toml", "constraints.txt", "scripts/bootstrap.sh"):
+        shutil.copy(REPO / name, tmp_path / name)
+    stub = tmp_path / "python-stub"
+    stub.write_text(STUB_PYTHON)
+    stub.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_RLVR_TORCH")}
+    env.update(PYTHON=str(stub), STUB_LOG=str(tmp_path / "pip.log"), **({"GRPO_RLVR_TORCH": torch} if torch else {}))
+    out = subprocess.run(["bash", str(tmp_path / "scripts/bootstrap.sh")], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    [pip] = (tmp_path / "pip.log").read_text().splitlines()
+    assert pip.startswith("-m pip install") and "-c constraints.txt -e .[dev]" in pip, pip
+    assert (f"--extra-index-url {index}" in pip) if index else ("--extra-index-url" not in pip), pip
+    env["GRPO_RLVR_TORCH"] = "cuda"
+    bad = subprocess.run(["bash", str(tmp_path / "scripts/bootstrap.sh")], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 2 and "use GRPO_RLVR_TORCH=cpu" in bad.stderr, bad.stderr

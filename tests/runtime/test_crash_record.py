@@ -116,3 +116,46 @@ def test_a_run_that_crashes_before_its_first_log_is_explained_by_diagnose_and_wa
     shown = subprocess.run([*CLI, "watch", str(run), "--once"], capture_output=True, text=True, timeout=120)
     assert shown.returncode == 1 and "no training record logged yet" not in shown.stdout, shown.stdout
     assert "the run DIED before its first logged step: RewardError: user reward 'one_value'" in shown.stdout
+
+
+def test_a_ctrl_c_is_recorded_as_a_stop_with_the_resume_command_and_watch_and_diagnose_say_so(tmp_path, capsys):
+    """train.py's Ctrl-C (runtime/training_callbacks.StopOnCtrlC saved checkpoint-6 and raised): no traceback, exit
+    130, a stop record naming the checkpoint and `grpo-rlvr train RUN --resume`; `watch --once` says STOPPED at once
+    (exit 1), `diagnose` names it as a stop, not a death."""
+    from grpo_rlvr.runtime.training_callbacks import StoppedByUser
+
+    run = fake_run(tmp_path)
+    out = run / "output"
+    out.mkdir()
+    (out / "metrics.jsonl").write_text(json.dumps({"step": 5, "loss": 0.1, "reward": 0.2}) + "\n")
+    with pytest.raises(SystemExit) as e, recorded_crash(run):
+        raise StoppedByUser("checkpoint-6")
+    assert e.value.code == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "train.py: the run was STOPPED (stopped by Ctrl-C (SIGINT)) after step 5: " \
+        "checkpoint-6 saved" in err
+    assert f"train.py: resume: grpo-rlvr train {run.resolve()} --resume" in err
+    record = read_crash(out)
+    assert (record["kind"], record["checkpoint"], record["resume"]) == (
+        "stopped", "checkpoint-6", f"grpo-rlvr train {run.resolve()} --resume")
+
+    shown = subprocess.run([*CLI, "watch", str(run), "--once"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 1 and "step 5/10" in shown.stdout, shown.stdout + shown.stderr
+    assert "the run was STOPPED (stopped by Ctrl-C (SIGINT)) after step 5: checkpoint-6 saved" in shown.stdout
+    assert f"resume: grpo-rlvr train {run.resolve()} --resume" in shown.stdout and "ETA" not in shown.stdout
+    diag = subprocess.run([*CLI, "diagnose", str(run), "--json"], capture_output=True, text=True, timeout=120)
+    finding = next(f for f in json.loads(diag.stdout)["findings"] if f["id"] == "stopped")
+    assert finding["severity"] == "warning" and "crashed" not in [f["id"] for f in json.loads(diag.stdout)["findings"]]
+    assert finding["recommendation"] == f"resume it: `grpo-rlvr train {run.resolve()} --resume`"
+
+
+def test_a_ctrl_c_before_any_checkpoint_says_there_is_nothing_to_resume(tmp_path, capsys):
+    run = fake_run(tmp_path)
+    with pytest.raises(SystemExit) as e, recorded_crash(run):
+        raise KeyboardInterrupt   # the second Ctrl-C, or one while the model loads
+    assert e.value.code == 130
+    record = read_crash(run / "output")
+    assert record["checkpoint"] is None and record["resume"] is None
+    err = capsys.readouterr().err
+    assert "before its first logged step: no checkpoint saved" in err and "nothing to resume" in err
+    assert "Traceback" not in err

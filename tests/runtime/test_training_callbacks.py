@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from grpo_rlvr.runtime.training_callbacks import HeldOutCompletionsApart
 
 
@@ -74,3 +76,58 @@ def test_each_evaluation_gets_an_empty_buffer_of_the_same_shape():
     assert not fresh["prompt"] and fresh["prompt"].maxlen == 64 and not fresh["rewards"]
     assert fresh["rewards"]["format"].maxlen == 64                   # the factory is kept
     assert list(logs["prompt"]) == ["p"] and logs["rewards"]["format"][0] == 1.0   # the original is untouched
+
+
+def test_the_first_ctrl_c_saves_at_the_end_of_the_step_and_the_second_stops_at_once(capsys):
+    """StopOnCtrlC in a process of its own (one rank): the first SIGINT only asks; the step's end asks the trainer
+    for a save and a stop, and the save raises StoppedByUser with the checkpoint; a second SIGINT raises at once."""
+    import os
+    import signal
+    import time
+
+    from transformers import TrainerControl
+
+    from grpo_rlvr.runtime.training_callbacks import StopOnCtrlC, StoppedByUser
+
+    before = signal.getsignal(signal.SIGINT)
+    args, state = SimpleNamespace(world_size=1, save_strategy="steps"), SimpleNamespace(global_step=6)
+    cb, control = StopOnCtrlC(), TrainerControl()
+    cb.on_train_begin(args, state, control)
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert cb.requested and "stopping at the end of this step, with a checkpoint" in capsys.readouterr().err
+        cb.on_step_end(args, state, control)
+        assert control.should_save and control.should_training_stop
+        with pytest.raises(StoppedByUser) as e:
+            cb.on_save(args, state, control)
+        assert e.value.checkpoint == "checkpoint-6" and signal.getsignal(signal.SIGINT) is before
+
+        cb, control = StopOnCtrlC(), TrainerControl()
+        cb.on_train_begin(args, state, control)
+        os.kill(os.getpid(), signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)   # the handler raises before this returns
+        assert signal.getsignal(signal.SIGINT) is before
+
+        smoke = SimpleNamespace(world_size=1, save_strategy="no")   # a run that saves nothing stops at the step end
+        cb, control = StopOnCtrlC(), TrainerControl()
+        cb.on_train_begin(smoke, state, control)
+        os.kill(os.getpid(), signal.SIGINT)
+        with pytest.raises(StoppedByUser) as e:
+            cb.on_step_end(smoke, state, control)
+        assert e.value.checkpoint is None
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_several_processes_keep_pythons_own_ctrl_c():
+    import signal
+
+    from transformers import TrainerControl
+
+    from grpo_rlvr.runtime.training_callbacks import StopOnCtrlC
+
+    before = signal.getsignal(signal.SIGINT)
+    StopOnCtrlC().on_train_begin(SimpleNamespace(world_size=2, save_strategy="steps"), None, TrainerControl())
+    assert signal.getsignal(signal.SIGINT) is before

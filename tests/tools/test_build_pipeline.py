@@ -30,6 +30,7 @@ def test_a_tool_brief_goes_through_every_phase(workspace, warm_model_dir):
     pre = cli("preflight", p, "--json")
     assert pre.returncode in (0, 1), pre.stderr[-3000:]
     assert json.loads(pre.stdout)["engine"]["name"] == "transformers"
+    assert 0.0 <= json.loads(pre.stdout)["tool_use"]["rate"] <= 1.0   # how often the samples called a tool
     out = workspace / "out" / "inspection"
     ins = cli("inspect", p)
     assert ins.returncode == 0, ins.stderr[-3000:]
@@ -49,3 +50,4 @@ def test_a_tool_brief_goes_through_every_phase(workspace, warm_model_dir):
     assert any("tools/call_frequency" in m for m in metrics), "TRL ran its tool loop in training"
     diag = cli("diagnose", run, "--json")
     assert diag.returncode in (0, 1) and "findings" in json.loads(diag.stdout), diag.stderr[-2000:]
+    assert json.loads(diag.stdout)["tools"]["calls_per_rollout"] is not None   # the tool run's calls, first → last

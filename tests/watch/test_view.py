@@ -149,3 +149,42 @@ def test_watch_shows_tool_use_in_a_run_with_tools(tmp_path):
     w = Watcher(plain)
     w.poll()
     assert "tools:" not in format_view(w.view) and w.view.to_dict()["tools"] is None
+
+
+HOLD = """
+import sys, time
+from grpo_rlvr.runtime.one_trainer import hold
+assert hold(sys.argv[1], "grpo-rlvr train") is None
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_run_whose_trainer_is_gone_without_a_record_says_so_at_once(tmp_path):
+    """A trainer killed with SIGKILL (its launcher too) writes nothing; the run's lock (runtime/one_trainer), which
+    its trainer held, is free: `watch` says no trainer runs it, exit 1, with --once and without, instead of an ETA
+    (or waiting for its --timeout). While a trainer holds the lock, the same files read as a run going on."""
+    run = make_run(tmp_path)
+    (run / "output" / "metrics.jsonl").write_text("".join(json.dumps(record(s, 0.02 * s)) + "\n" for s in (5, 10)))
+    trainer = subprocess.Popen([sys.executable, "-c", HOLD, str(run)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert trainer.stdout.readline().strip() == "held"
+        alive = subprocess.run([*CLI, "watch", str(run), "--once"], capture_output=True, text=True, timeout=120)
+        assert alive.returncode == 0 and "step 10/20 (50%), ETA 20s" in alive.stdout, alive.stdout
+    finally:
+        trainer.kill()
+        trainer.wait()
+    for once in (["--once"], ["--interval", "0.1", "--timeout", "60"]):
+        gone = subprocess.run([*CLI, "watch", str(run), *once], capture_output=True, text=True, timeout=120)
+        assert gone.returncode == 1 and "ETA" not in gone.stdout, gone.stdout + gone.stderr
+        assert f"NO TRAINER is running this run (none holds {run / '.trainer.lock'}) and it never ended" in gone.stdout
+        assert f"`grpo-rlvr train {run} --resume` continues from its last checkpoint" in gone.stdout
+        assert "--timeout" not in gone.stderr
+
+
+def test_a_timeout_says_the_run_goes_on(tmp_path):
+    run = make_run(tmp_path)
+    (run / "output" / "metrics.jsonl").write_text(json.dumps(record(5, 0.1)) + "\n")
+    out = subprocess.run([*CLI, "watch", str(run), "--interval", "0.1", "--timeout", "0.5"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 1 and "watch: --timeout 0.5 s passed before the run ended; it has not ended" in out.stderr

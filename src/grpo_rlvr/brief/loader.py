@@ -377,10 +377,23 @@ def _rewards_section(data: dict, base: Path, dataset: DatasetSpec, row: dict | N
     warnings = []
     if built and len(built) == len(rewards):
         kinds = {b.kind for b in built}
-        warnings = [f"rewards: no {kind} reward; the gate requires a composite (format + correctness)"
-                    for kind in ("correctness", "format") if kind not in kinds]
+        warnings = [_no_kind_warning(kind, rewards, built) for kind in ("correctness", "format") if kind not in kinds]
         problems.extend(_reward_column_problems(built, dataset, row, held_row))
     return Section(rewards, problems, warnings)
+
+
+def _no_kind_warning(kind: str, rewards: list, built: list) -> str:
+    """The brief has no reward of ``kind`` (format or correctness), which the gate requires: names each user reward
+    that states no ``kind:`` (it is then ``custom``), the key that would make it count."""
+    said = f"rewards: no {kind} reward; the gate requires a composite (format + correctness)"
+    unstated = [f"rewards[{i}] ({r.name})" for i, (r, b) in enumerate(zip(rewards, built, strict=True))
+                if r.kind is None and b.kind == "custom"]
+    example = {"correctness": "`exact_match`, `math`, `unit_tests`", "format": "`format`"}[kind]
+    if unstated:
+        return (f"{said}: {', '.join(unstated)} states no `kind:` and counts as custom; if it scores {kind}, add "
+                f"`kind: {kind}` to it (kinds: format, correctness, shaping, judge, custom), or add a built-in {kind} "
+                f"reward ({example})")
+    return f"{said}; add a {kind} reward ({example}), or a reward of yours with `kind: {kind}`"
 
 
 def _reward_column_problems(built: list, dataset: DatasetSpec, row: dict | None, held_row: dict | None) -> list[str]:

@@ -47,7 +47,8 @@ EXIT_CODES = {
     "train": ("training finished; with --dry-run, the gate passes and training would start",
               "the gate refuses, training failed, or the watchdog stopped it (a checkpoint is saved)"),
     "watch": ("the run ended (or, with --once, is running or not started)",
-              "the watchdog stopped the run, it died (its crash record names why), or --timeout passed"),
+              "the watchdog stopped the run, it died (its crash record names why), it was stopped with Ctrl-C, no "
+              "trainer runs it though it never ended, or --timeout passed"),
     "diagnose": ("healthy: no failure mode found", "a failure mode was found"),
     "memory": ("the estimate fits the GPU", "it does not fit"),
     "merge": ("the merged model was written", "never"),
@@ -149,7 +150,8 @@ def cmd_train(args) -> int:
 
     result = train(args.run, resume=args.resume, dry_run=args.dry_run, max_steps=args.max_steps,
                    unreviewed_smoke_test=args.unreviewed_smoke_test, allow_cpu=args.allow_cpu)
-    return _emit(result.to_dict(), args.json, lambda _: result.format(), 0 if result.ok else 1)
+    code = 0 if result.ok else 130 if result.stopped else 1   # 130: stopped by Ctrl-C, as a shell reports it
+    return _emit(result.to_dict(), args.json, lambda _: result.format(), code)
 
 
 def cmd_diagnose(args) -> int:
@@ -323,6 +325,9 @@ def _train_args(sp) -> None:
                          "and flagged by diagnose; never a training run")
     _allow_cpu_arg(sp, "train a hardware.accelerator: cpu run")
     _json_arg(sp)
+    sp.epilog = (exit_code_help("train") + " Ctrl-C stops the run at the end of its step with a checkpoint (a second "
+                 "Ctrl-C stops at once, without one), prints the resume command and exits 130. One trainer per run: "
+                 "while one holds the run (its pid is named), another start is refused (exit 2).")
 
 
 def _diagnose_args(sp) -> None:

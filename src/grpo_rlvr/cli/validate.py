@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from grpo_rlvr.brief.model_probe import human_params
+from grpo_rlvr.tools.describe import tool_lines
 
 
 def _variant_line(v: dict | None) -> str:
@@ -65,6 +66,7 @@ def format_validate_report(r: dict) -> str:
              f"  variant      {_variant_line(r['variant'])}",
              "  dynamic sampling  " + (f"on: up to {ds['max_rounds']} refill round(s), tolerance {ds['tolerance']:g}"
                                        f" ← {ds['from']}" if (ds := r.get("dynamic_sampling")) else "off"),
+             *tool_lines(r.get("tools") or {}),
              f"  output_dir   {r['output_dir']}"]
     for key, text in r["dataset"]["prompt"].items():
         lines.append(f"  {'prompt.' + key:<12} {text!r}"[:116])

@@ -28,6 +28,14 @@ from grpo_rlvr.jsonl import read_jsonl
 _private_cache: list[str] = []
 
 
+class DataRow(dict):
+    """A dataset row, columns mapped, that knows its place in the data: ``source`` names it as training names it
+    (``FILE:LINE`` for a JSON Lines file, else ``PATH, row N``; :func:`row_sources`), so preflight, inspect and
+    training point at the same line. Copying it (``dict(row)``) drops the name, nothing else."""
+
+    source: str | None = None
+
+
 def _fresh_cache() -> str:
     """This process's own ``datasets`` cache folder (removed at exit): nothing prepared before is reused."""
     if not _private_cache:
@@ -87,8 +95,24 @@ def load_rows(brief) -> list[dict]:
         raw = [dict(r) for r in _load_dataset("dataset.path", spec.resolved, spec.is_local, spec.split, spec.subset,
                                               spec.revision)]
     prompt = dict(spec.prompt)
-    return [map_columns(r, spec.prompt_column, dict(spec.columns), prompt, where=f"dataset row {i}")
-            for i, r in enumerate(raw)]
+    rows = []
+    for i, (r, source) in enumerate(zip(raw, row_sources(spec.resolved, spec.is_local, len(raw)), strict=True)):
+        row = DataRow(map_columns(r, spec.prompt_column, dict(spec.columns), prompt, where=f"dataset row {i}"))
+        row.source = source
+        rows.append(row)
+    return rows
+
+
+def row_sources(path: str, local: bool, n: int) -> list[str]:
+    """How each of the ``n`` rows of the data at ``path`` is named, in training and out: ``FILE:LINE`` for a local
+    JSON Lines file (its non-blank lines, as ``datasets`` and the JSONL reader count records), else ``PATH, row N``."""
+    from grpo_rlvr.jsonl import record_lines
+
+    p = Path(path)
+    lines = record_lines(p) if local and p.is_file() and p.suffix == ".jsonl" else None
+    if lines is not None and len(lines) == n:
+        return [f"{p}:{line}" for line in lines]
+    return [f"{path}, row {i}" for i in range(n)]
 
 
 def load_split(spec: dict, prompt_column: str, columns: dict, prompt: dict | None = None):
@@ -130,21 +154,15 @@ def with_row_names(ds, spec: dict):
     Raises:
         InputFileError: the data already has a column of either name.
     """
-    from grpo_rlvr.jsonl import record_lines
     from grpo_rlvr.runtime.unscorable import ROW_COLUMN, SOURCE_COLUMN
 
     taken = [c for c in (ROW_COLUMN, SOURCE_COLUMN) if c in ds.column_names]
     if taken:
         raise InputFileError(f"{spec.get('field', 'dataset.path')}: {spec['path']} has a column {taken[0]!r}, a name "
                              "grpo-rlvr gives the row's index and source during training; rename that column")
-    p = Path(spec["path"])
-    lines = record_lines(p) if spec.get("local") and p.is_file() and p.suffix == ".jsonl" else None
-    if lines is not None and len(lines) != len(ds):
-        lines = None   # not the rows datasets read: name them by index
     n = len(ds)
-    sources = [f"{p}:{lines[i]}" for i in range(n)] if lines is not None else \
-        [f"{spec['path']}, row {i}" for i in range(n)]
-    return ds.add_column(ROW_COLUMN, list(range(n))).add_column(SOURCE_COLUMN, sources)
+    return ds.add_column(ROW_COLUMN, list(range(n))).add_column(SOURCE_COLUMN,
+                                                                row_sources(spec["path"], spec.get("local"), n))
 
 
 def map_columns(row: dict, prompt_column: str, columns: dict, prompt: dict | None = None,

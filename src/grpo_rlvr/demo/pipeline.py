@@ -110,6 +110,13 @@ class _Phases:
         self.stream.write(f"    {text}\n")
         self.stream.flush()
 
+    def warmup_progress(self, step: int, steps: int, loss: float, seconds: float) -> None:
+        """A line every few SFT warmup steps: step/total, the loss, the time so far and the ETA."""
+        eta = seconds / step * (steps - step)
+        self.stream.write(f"    warmup step {step}/{steps} | loss {loss:.3f} | {seconds:.0f}s"
+                          + (f", ETA {eta:.0f}s" if step < steps else "") + "\n")
+        self.stream.flush()
+
     def progress(self, done: int, total: int) -> None:
         self.stream.write(f"\r    sampling {done}/{total}")
         if done >= total:
@@ -141,9 +148,9 @@ def _build_base_model(seed: int, fresh: bool, characters: list[str] | None = Non
 
 
 def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool, t=task,
-                warmup: dict | None = None) -> tuple[Path, bool]:
+                warmup: dict | None = None, progress=None) -> tuple[Path, bool]:
     """The warmed-up model's folder (``warmup``: the SFT settings, default the task's), and whether it came from
-    the cache."""
+    the cache. ``progress``: as ``warmup.sft_warmup``'s."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from grpo_rlvr.demo import tiny_model
@@ -159,10 +166,11 @@ def _warm_model(base: Path, rows: list[dict], seed: int, fresh: bool, t=task,
     tok = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base)
     if hasattr(t, "demonstrations"):
-        losses = sft_warmup_chats(model, tok, t.demonstrations(rows, seed), seed=seed, tools=t.TOOLS, **warmup)
+        losses = sft_warmup_chats(model, tok, t.demonstrations(rows, seed), seed=seed, tools=t.TOOLS,
+                                  progress=progress, **warmup)
     else:
         losses = sft_warmup(model, tok, rows, [t.target_completion(r["answer"]) for r in rows], seed=seed,
-                            **warmup)
+                            progress=progress, **warmup)
     tiny_model.save_pretrained(model, tok, d, {"seed": seed, "kind": "sft-warmup", **warmup, **named,
                                                "final_loss": losses[-1]})
     return d, False
@@ -346,7 +354,7 @@ def _models(run: _DemoRun):
 
     ph.start("warmup", f"SFT warmup: {run.warmup['steps']} steps, so the model succeeds "
              "sometimes")
-    warm, cached = _warm_model(base, run.rows, run.seed, run.fresh, run.t, run.warmup)
+    warm, cached = _warm_model(base, run.rows, run.seed, run.fresh, run.t, run.warmup, progress=ph.warmup_progress)
     _point(model_link, warm)
     if cached:
         ph.note(f"cached: reused {warm}, warmed up by an earlier run with the same seed and settings "
@@ -439,6 +447,12 @@ def _tool_frequency(metrics: Path, t) -> dict:
     return {"tool_call_frequency": {"first": logged[0], "last": logged[-1]} if logged else None}
 
 
+# Where the demo's closing summary sends a person next: the same steps on their own task.
+BY_HAND = ("Next, on your own task: the README's \"The pipeline, by hand\" runs these steps one at a time (grpo-rlvr "
+           "validate → preflight → inspect → review → gate → render → train → diagnose), and its \"Start from an "
+           "example\" lists briefs to begin with.")
+
+
 def format_summary(s: dict, diagnosis_text: str) -> str:
     b, a = s["accuracy_before"], s["accuracy_after"]
     ratio = f"{s['improvement']:.2f}×" if s["improvement"] else "n/a"
@@ -454,7 +468,8 @@ def format_summary(s: dict, diagnosis_text: str) -> str:
     for c in pick:
         lines.append(f"  {c['step']:>4}: {c['reward']:.3f} / {c['correctness']:.3f} / {c['format']:.3f}")
     lines += ["", "time per phase (s): " + ", ".join(f"{k} {v}" for k, v in s["phase_seconds"].items()),
-              f"total: {s['total_seconds']} s", "", diagnosis_text, f"\nEverything is in {s['workdir']}"]
+              f"total: {s['total_seconds']} s", "", diagnosis_text, f"\nEverything is in {s['workdir']}",
+              BY_HAND]
     return "\n".join(lines)
 
 

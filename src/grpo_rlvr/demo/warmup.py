@@ -8,10 +8,12 @@ purpose: too few steps leave the base success rate at zero (no GRPO signal), too
 from __future__ import annotations
 
 import logging
+import time
 
 from grpo_rlvr import work_trace
 
 log = logging.getLogger(__name__)
+PROGRESS_EVERY = 10   # warmup steps between progress reports
 
 ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
 
@@ -28,14 +30,15 @@ def _answer_span(tokenizer, completion: str) -> tuple[int, int]:
 
 
 def sft_warmup(model, tokenizer, rows: list[dict], completions: list[str], *, steps: int, lr: float,
-               batch_size: int, seed: int, label_smoothing: float = 0.0, answer_smoothing: float = 0.0) -> list[float]:
+               batch_size: int, seed: int, label_smoothing: float = 0.0, answer_smoothing: float = 0.0,
+               progress=None) -> list[float]:
     """Train ``model`` in place for ``steps`` AdamW steps on (prompt, completion) pairs; returns the losses.
 
     ``label_smoothing`` > 0 keeps the model's distribution wide on every completion token. ``answer_smoothing``
     smooths only the answer's tokens (between ``<answer>`` and ``</answer>``) and trains the rest plainly: the
     model writes the format reliably and learns which answer is right (the mode), while sampling at temperature
     1 still often misses it, the regime where RL's sharpening pays off and the format reward leaves little to
-    win.
+    win. ``progress(step, steps, loss, seconds)`` is called every ``PROGRESS_EVERY`` steps and at the last.
     """
     prompt_ids = [tokenizer.apply_chat_template(r["prompt"], add_generation_prompt=True, tokenize=True)
                   for r in rows]
@@ -48,11 +51,13 @@ def sft_warmup(model, tokenizer, rows: list[dict], completions: list[str], *, st
         smoothed = None if spans is None else (len(p) + spans[i][0], len(p) + spans[i][1])
         examples.append((p + t, [False] * len(p) + [True] * len(t), smoothed))
     return _train(model, tokenizer, examples, steps=steps, lr=lr, batch_size=batch_size, seed=seed,
-                  label_smoothing=label_smoothing, answer_smoothing=answer_smoothing if spans else None)
+                  label_smoothing=label_smoothing, answer_smoothing=answer_smoothing if spans else None,
+                  progress=progress)
 
 
 def sft_warmup_chats(model, tokenizer, conversations: list[list[dict]], *, steps: int, lr: float, batch_size: int,
-                     seed: int, label_smoothing: float = 0.0, tools: list | None = None) -> list[float]:
+                     seed: int, label_smoothing: float = 0.0, tools: list | None = None,
+                     progress=None) -> list[float]:
     """``sft_warmup`` on whole conversations (a tool call, the tool's reply, the answer after it): the loss is on
     the assistant's own turns only, as the chat template marks them (``{% generation %}``), so the model learns to
     call and to answer from the reply, never to write the reply itself (which TRL masks out of GRPO's loss too)."""
@@ -65,11 +70,12 @@ def sft_warmup_chats(model, tokenizer, conversations: list[list[dict]], *, steps
             raise ValueError("the chat template marks no assistant tokens ({% generation %}): nothing to train on")
         examples.append((list(out["input_ids"]), mask, None))
     return _train(model, tokenizer, examples, steps=steps, lr=lr, batch_size=batch_size, seed=seed,
-                  label_smoothing=label_smoothing, answer_smoothing=None)
+                  label_smoothing=label_smoothing, answer_smoothing=None, progress=progress)
 
 
 def _train(model, tokenizer, examples: list[tuple[list[int], list[bool], tuple[int, int] | None]], *, steps: int,
-           lr: float, batch_size: int, seed: int, label_smoothing: float, answer_smoothing: float | None) -> list[float]:
+           lr: float, batch_size: int, seed: int, label_smoothing: float, answer_smoothing: float | None,
+           progress=None) -> list[float]:
     """The warmup's loop over ``examples`` (token ids, which of them train, the answer's span to smooth by
     ``answer_smoothing`` instead of ``label_smoothing``); batches drawn with ``seed``, padded on the right."""
     import torch
@@ -79,8 +85,8 @@ def _train(model, tokenizer, examples: list[tuple[list[int], list[bool], tuple[i
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     work_trace.event("training_start", kind="sft", steps=steps)
     model.train()
-    losses = []
-    for _ in range(steps):
+    losses, t0 = [], time.monotonic()
+    for step in range(1, steps + 1):
         idx = torch.randint(len(examples), (batch_size,), generator=g).tolist()
         width = max(len(examples[i][0]) for i in idx)
         input_ids = torch.full((batch_size, width), tokenizer.pad_token_id)
@@ -108,5 +114,7 @@ def _train(model, tokenizer, examples: list[tuple[list[int], list[bool], tuple[i
         opt.step()
         opt.zero_grad(set_to_none=True)
         losses.append(loss.item())
+        if progress is not None and (step % PROGRESS_EVERY == 0 or step == steps):
+            progress(step, steps, losses[-1], time.monotonic() - t0)
     model.eval()
     return losses

@@ -13,7 +13,7 @@ import yaml
 from grpo_rlvr.diagnosis.detectors import DETECTORS, Finding
 from grpo_rlvr.diagnosis.log_checks import LOG_CHECKS
 from grpo_rlvr.diagnosis.metrics import RunLogs, load_run_logs
-from grpo_rlvr.diagnosis.report import write_markdown, write_plots
+from grpo_rlvr.diagnosis.report import shown, write_markdown, write_plots
 from grpo_rlvr.diagnosis.roles import ROLES, infer_roles, parse_stated
 from grpo_rlvr.diagnosis.zero_signal import snippet
 from grpo_rlvr.errors import ConfigError
@@ -41,7 +41,8 @@ class DiagnosisResult:
 
     def format(self) -> str:
         d = self.data
-        lines = [f"Diagnosis of {d['run']}: {d['records']} log records, reward {d['reward_start']} → {d['reward_end']}"]
+        lines = [f"Diagnosis of {d['run']}: {d['records']} log records, reward {shown(d['reward_start'])} → "
+                 f"{shown(d['reward_end'])}"]
         lines += [f"  note: {n}" for n in d.get("notes") or []]
         if d.get("roles"):
             lines.append("  reward roles:")
@@ -52,6 +53,8 @@ class DiagnosisResult:
                      if isinstance(v, dict)]
             lines.append(f"  held-out ({held['evaluations']} evaluations, steps {held['first_step']}–"
                          f"{held['last_step']}): " + ", ".join(parts))
+        if d.get("tools"):
+            lines.append(_tool_text(d["tools"]))
         sampler = d.get("vllm_sampler")
         if sampler and "logp_difference_mean" in sampler:
             logp = sampler["logp_difference_mean"]
@@ -74,6 +77,9 @@ class DiagnosisResult:
                          f"{snippet({'dynamic_sampling': d['recommended_dynamic_sampling']})} (--apply NEW_BRIEF.yaml "
                          "writes it)")
         lines.append(f"  written: {self.out_dir / 'diagnosis.md'}, diagnosis.json, plots")
+        if d.get("applied_brief"):
+            lines.append(f"  wrote the new brief {d['applied_brief']} (--apply); next: grpo-rlvr validate "
+                         f"{d['applied_brief']}, then inspect, review and gate it as a new run")
         return "\n".join(lines)
 
 
@@ -85,8 +91,11 @@ def run_detectors(logs: RunLogs) -> list[Finding]:
 def recommended_variant(findings: list[Finding]) -> str | None:
     """The variant of the most severe finding that calls for one, unless the run had no learning signal at all
     (a critical no_learning_signal): then the fix is the data or the learning rate, the base recipe has not yet
-    shown a failure a variant answers, and the other findings are its symptoms (a broken policy truncates)."""
+    shown a failure a variant answers, and the other findings are its symptoms (a broken policy truncates); nor
+    from a log too short to judge (its trend checks did not run)."""
     if any(f.id == "no_learning_signal" and f.severity == "critical" for f in findings):
+        return None
+    if any(f.id in ("too_few_records", "no_records") for f in findings):   # too little to judge: no variant either
         return None
     return next((f.variant for f in findings if f.variant), None)
 
@@ -136,6 +145,8 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
         findings, variant, sampling = [smoke, *findings], None, None
     elif (unproven := _unproven_run(Path(target), logs.source)) is not None:  # first: a run that skipped the guard
         findings = [unproven, *findings]   # its logs still say how it trained; any brief change is gated again
+    if (two := _two_trainers(Path(target), logs.source)) is not None:   # its logs mix two trainings
+        findings, variant, sampling = [two, *findings], None, None
     data = {
         "run": str(Path(target)), "log": str(logs.source), "records": len(logs.history),
         "first_step": logs.history.steps[0] if len(logs.history) else None,
@@ -146,6 +157,7 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
         "reward_end": round(rewards[-1][1], 4) if rewards else None,
         "held_out": _held_out_summary(logs),
         "vllm_sampler": _sampler_summary(logs),
+        "tools": _tool_summary(logs),
         "review_audit": _audit_summary(logs),
         "healthy": not findings,
         "findings": [asdict(f) for f in findings],
@@ -180,15 +192,65 @@ def _unproven_run(target: Path, source: Path) -> Finding | None:
     model without a valid proof. Logs that are not a grpo-rlvr run's (no ``brief.lock.json`` above them) pass."""
     from grpo_rlvr.runtime.output_audit import audit
 
-    folders = [target / "output", target, source if source.is_dir() else source.parent]
-    output = next((f for f in folders if f.name == "output" and f.is_dir() and (f.parent / "brief.lock.json").is_file()),
-                  None)
+    output = _run_output(target, source)
     problems = audit(output) if output is not None else []
     if not problems:
         return None
     return Finding("unproven_run", "NOT PROVEN TO BE A GATED RUN: its outputs lack a valid start or proof", "critical",
                    problems, "do not count or deploy this run's model: train it again with `grpo-rlvr train RUN` "
                    "(a fresh run folder from `grpo-rlvr render BRIEF --out NEW_RUN`), behind a passing gate")
+
+
+def _run_output(target: Path, source: Path) -> Path | None:
+    """The output folder of the grpo-rlvr run the logs are from (None for logs that are not a run's)."""
+    folders = [target / "output", target, source if source.is_dir() else source.parent]
+    return next((f for f in folders if f.name == "output" and f.is_dir() and (f.parent / "brief.lock.json").is_file()),
+                None)
+
+
+def _two_trainers(target: Path, source: Path) -> Finding | None:
+    """A critical finding when two trainers wrote the run at once (``runtime/one_trainer.py``), naming each start."""
+    from grpo_rlvr.runtime.one_trainer import overlapping_trainers
+
+    output = _run_output(target, source)
+    evidence = overlapping_trainers(output) if output is not None else []
+    if not evidence:
+        return None
+    return Finding("two_trainers", "TWO TRAINERS wrote this run at once: its logs and checkpoints mix two trainings",
+                   "critical", evidence,
+                   "stop every trainer of this run but one (the pids above; `grpo-rlvr train` refuses a second while "
+                   "one holds the run's lock); the metrics and checkpoints written while both ran mix two runs: "
+                   "start a fresh run (`grpo-rlvr render BRIEF --out NEW_RUN`, then `grpo-rlvr train NEW_RUN`)")
+
+
+TOOL_METRICS = {"calls_per_rollout": "tools/call_frequency", "failing_calls": "tools/failure_frequency",
+                "unscored_rollouts": "tools/unavailable"}
+
+
+def _tool_summary(logs: RunLogs) -> dict | None:
+    """A run that gave the model tools: the tools it offered (its lock) and TRL's tool metrics, first → last."""
+    from grpo_rlvr.diagnosis.detectors import _tool_run
+
+    if not _tool_run(logs):
+        return None
+    offered = ((logs.brief_lock or {}).get("resolved") or {}).get("tools")
+    out: dict = {"offered": offered if isinstance(offered, dict) else None}
+    for name, key in TOOL_METRICS.items():
+        s = logs.series(key)
+        out[name] = {"first": round(s[0][1], 4), "last": round(s[-1][1], 4)} if s else None
+    return out
+
+
+def _tool_text(tools: dict) -> str:
+    """The summary's tools line: what was offered, and the calls a rollout and the failing share, first → last."""
+    o = tools.get("offered") or {}
+    names = [*o.get("functions", ()), *([o["environment"]] if o.get("environment") else []),
+             *(["python"] if o.get("python") is not None else [])]
+    parts = [f"{label} {v['first']} → {v['last']}" for label, v in (
+        ("calls a rollout", tools.get("calls_per_rollout")), ("share of calls that failed", tools.get("failing_calls")),
+        ("rollouts unscored (a tool unavailable)", tools.get("unscored_rollouts"))) if v]
+    return (f"  tools ({', '.join(names) or 'offered'}): "
+            + ("; ".join(parts) if parts else "TRL logged no tool metrics (tools/call_frequency)"))
 
 
 def _audit_summary(logs: RunLogs) -> dict | None:

@@ -246,6 +246,24 @@ def _collapsed(z: _ZeroSignal) -> Finding | None:
     return None
 
 
+# A learning rate at or above this breaks a language model's policy within a few steps (LoRA trains at 1e-5 to
+# 2e-4, full fine-tuning at 5e-7 to 1e-5): a model that never succeeds at such a rate says nothing of its skill.
+HOT_LEARNING_RATE = 1e-3
+
+
+def _too_hot(z: _ZeroSignal) -> Finding | None:
+    lr = _current(z.logs, "learning_rate")
+    if not (isinstance(lr, (int, float)) and lr >= HOT_LEARNING_RATE and z.q_end <= 0.1):
+        return None
+    return Finding("no_learning_signal", f"No learning signal: the learning rate {lr:g} is too high to learn at",
+                   z.severity, [*z.evidence, f"grpo.learning_rate is {lr:g}, at or above {HOT_LEARNING_RATE:g}: a rate "
+                                "this high breaks the policy within a few steps, whatever the model can do"],
+                   "Lower the learning rate first (the recipe: 5e-7 full fine-tuning, 1e-5 LoRA) and restart from the "
+                   "base model. Only if the model still never succeeds at such a rate, filter the data to prompts it "
+                   "solves sometimes or teach the task with SFT first.",
+                   brief_change=_scaled(z.logs, "learning_rate", 0.001, "the recipe's rate"), cause="learning_rate")
+
+
 def _too_hard(z: _ZeroSignal) -> Finding | None:
     if z.q_end <= 0.1:
         skill = z.q_start > ZERO_RATE or max((v for _, v in z.q), default=0.0) > ZERO_RATE
@@ -269,7 +287,7 @@ def _polarised(z: _ZeroSignal) -> Finding:
 
 # The causes of no_learning_signal, in the order they are told apart; the first that fits names the finding, and
 # ``_polarised`` always fits.
-NO_SIGNAL_CAUSES = (_saturated, _collapsed, _too_hard, _polarised)
+NO_SIGNAL_CAUSES = (_saturated, _collapsed, _too_hot, _too_hard, _polarised)
 
 
 EXHAUSTED_SHARE = 0.5   # the refill ran short in at least this share of the logs: "most steps"

@@ -33,6 +33,9 @@ def crashed(logs: RunLogs) -> Finding | None:
 
     c = logs.crash
     lines = crash_lines(c)
+    if c.get("kind") == "stopped":   # not a death: the person stopped it, and its logs are judged as they stand
+        return Finding("stopped", f"The run was stopped ({c.get('message')}) before it finished", "warning", lines[:1],
+                       f"resume it: `{c['resume']}`" if c.get("resume") else str(c.get("fix")))
     evidence = lines[:-1]
     tail = [x for x in str(c.get("stderr_tail") or "").splitlines() if x.strip()]
     if tail and not c.get("exception"):

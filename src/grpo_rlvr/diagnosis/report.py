@@ -65,8 +65,9 @@ def write_plots(logs: RunLogs, out: Path) -> list[str]:
 
 def markdown(data: dict, plots: list[str]) -> str:
     lines = [f"# Diagnosis of {data['run']}", "",
-             f"{data['records']} log records, steps {data['first_step']}–{data['last_step']}. "
-             f"Reward {data['reward_start']} → {data['reward_end']}.", ""]
+             f"{data['records']} log records"
+             + (f", steps {data['first_step']}–{data['last_step']}. " if data["records"] else ". ")
+             + f"Reward {shown(data['reward_start'])} → {shown(data['reward_end'])}.", ""]
     if data.get("notes"):
         lines += ["Reading the logs:", ""] + [f"- {n}" for n in data["notes"]] + [""]
     if data.get("roles"):
@@ -96,6 +97,11 @@ def markdown(data: dict, plots: list[str]) -> str:
     if plots:
         lines += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]
     return "\n".join(lines)
+
+
+def shown(value) -> str:
+    """A logged number as the summaries show it: ``n/a`` where the log holds none."""
+    return "n/a" if value is None else str(value)
 
 
 def _yaml(d: dict, flow: bool = False) -> str:

@@ -78,6 +78,7 @@ class GateResult:
     calibration: dict
     weak_samples: dict = field(default_factory=dict)  # reward -> samples with tests run inside the sandbox
     degraded_isolation: dict = field(default_factory=dict)  # reward -> isolation it was allowed to lack
+    brief: Path | None = None                          # the brief checked against (for the next command)
 
     @property
     def passed(self) -> bool:
@@ -88,7 +89,14 @@ class GateResult:
                 "rules": [{"id": r.id, "name": r.name, "passed": r.passed, "problems": r.problems, "fix": r.fix}
                           for r in self.rules],
                 "calibration": self.calibration, "weak_samples": self.weak_samples,
-                "degraded_isolation": self.degraded_isolation}
+                "degraded_isolation": self.degraded_isolation, "next": self.next_step()}
+
+    def next_step(self) -> str:
+        """What to run next: render the run when the gate passed, else the gate again once each failing rule's fix
+        is made."""
+        if self.passed:
+            return f"grpo-rlvr render {self.brief or 'BRIEF'}   (writes the run folder; then grpo-rlvr train RUN)"
+        return f"make each fix above, then grpo-rlvr gate {self.dir}"
 
     def format(self) -> str:
         lines = [f"Gate {'PASSED' if self.passed else 'FAILED'} for {self.dir}"]
@@ -108,6 +116,7 @@ class GateResult:
             lines.append(f"  Scored weakly by {name} (test code ran in the sandbox): {count} samples")
         for name, what in self.degraded_isolation.items():
             lines.append(f"  Scored by {name} with degraded sandbox isolation, {what}")
+        lines.append(f"Next: {self.next_step()}")
         return "\n".join(lines)
 
 
@@ -139,7 +148,7 @@ def check_gate(directory: str | Path, brief: str | Path | Brief | None = None,
     from grpo_rlvr.sandbox import degraded_isolation_notes, weak_sample_counts
 
     return GateResult(art.dir, rules, cal, weak_sample_counts(samples),
-                      degraded_isolation_notes(ctx.manifest.get("rewards")))
+                      degraded_isolation_notes(ctx.manifest.get("rewards")), getattr(ctx.brief, "path", None))
 
 
 # --- the context every rule reads ---------------------------------------------------------------------------
@@ -316,8 +325,12 @@ def reviewed_by_a_person(ctx: GateContext) -> tuple[list[str], str]:
     if signed:
         return problems + signed, signed[0].split("; ")[-1]
     if disagreed:
-        return problems, ("a disagreement means the reward is wrong: fix it, re-run `grpo-rlvr inspect --force`, "
-                          "then `grpo-rlvr review DIR`")
+        rows = sorted({s.get("prompt_index") for s in disagreed if isinstance(s.get("prompt_index"), int)})
+        where = f" (data rows {', '.join(map(str, rows[:8]))} of dataset.path, counted from 0)" if rows else ""
+        return problems, ("a disagreement means the reward or the sample's data row is wrong: if the reward scored "
+                          "the completion wrongly, fix the reward; if the row is wrong (a broken test, a wrong "
+                          f"answer: its columns are in the review){where}, fix or drop that row in the data; then "
+                          "re-run `grpo-rlvr inspect --force` and `grpo-rlvr review DIR`")
     return problems, ("the person runs `grpo-rlvr review DIR` in their own terminal and reads every sample (it "
                       "resumes where it stopped; do not re-inspect)")
 
@@ -402,10 +415,12 @@ def reward_is_composite(ctx: GateContext) -> tuple[list[str], str]:
     correctness part calibrated against the person."""
     fmt, cor, problems = ctx.of_kind("format"), ctx.of_kind("correctness", "judge"), []
     if not fmt:
-        problems.append("no format reward (a reward of kind 'format', e.g. `format`)")
+        problems.append("no format reward (a reward of kind 'format', e.g. `format`, or one of yours with `kind: "
+                        "format` in the brief)")
     if not cor:
         problems.append("no correctness reward (kind 'correctness' or 'judge', e.g. `exact_match`, `math`, "
-                        "`unit_tests`)")
+                        "`unit_tests`; a reward of yours that scores correctness needs `kind: correctness` in the "
+                        "brief, else it counts as custom)")
     if fmt and cor:
         problems += _ranking_problems(ctx.samples, fmt, cor)
     judged = _judge_problems(ctx)

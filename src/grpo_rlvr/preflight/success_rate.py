@@ -80,6 +80,7 @@ class PreflightResult:
     recommended_temperature: float | None = None       # a ladder rung measured in the band; None if none was
     seconds: float = 0.0
     engine: dict = field(default_factory=dict)   # the engine that sampled: name, package, device, settings
+    tool_use: dict | None = None   # a brief with tools: the share of samples that called one, and calls a sample
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -98,6 +99,9 @@ class PreflightResult:
             lines.append(f"  at temperature {rung['temperature']:g}: {_rung_text(rung, self.prompts)}")
         if self.engine:
             lines.append(f"  sampled with {_engine_text(self.engine)}")
+        if self.tool_use is not None:
+            lines.append(f"  tool calls: {self.tool_use['rate']:.0%} of samples called a tool "
+                         f"({self.tool_use['calls_per_sample']:.2f} calls a sample)")
         lines += [f"  - {e}" for e in self.evidence]
         if self.filtered:
             lines.append(f"  wrote {self.filtered['rows']} learnable rows to {self.filtered['path']}")
@@ -114,6 +118,7 @@ class _Pass:
     truncation_rate: float
     prompt_lengths: list[int]   # each prompt's tokens as the trainer rendered it (chat template, system message)
     engine: dict            # the engine that sampled (rollout.road.Engine.to_dict())
+    tool_calls: list[int] = field(default_factory=list)   # each sample's tool calls
 
     @property
     def counts(self) -> list[int]:
@@ -137,7 +142,7 @@ def _sample_and_score(brief, rows, chosen, k, temperature, rewards, correctness,
                  [totals[i * k:(i + 1) * k] for i in range(len(chosen))],
                  [correct[i * k:(i + 1) * k] for i in range(len(chosen))],
                  sum(t.truncated for t in drawn.trajectories) / len(drawn.trajectories), lengths,
-                 drawn.engine.to_dict())
+                 drawn.engine.to_dict(), [t.tool_calls for t in drawn.trajectories])
 
 
 def _varies(values: list[float]) -> bool:
@@ -187,6 +192,7 @@ def preflight(brief_path, prompts: int | None = None, k: int | None = None, filt
     first = sample(None)
     ladder = climb(temperature, Rung.of(first, k, temperature), lambda t: Rung.of(sample(t), k, t))
     result = _measured(first, k, first.prompt_lengths, brief.model.context_length)
+    result.tool_use = tool_use(first.tool_calls) if brief.tools is not None else None
     result.temperature, result.ladder = temperature, [r.to_dict() for r in ladder]
     result.recommended_temperature = recommend(temperature, ladder)
     result.verdict, result.evidence = _verdict(result, brief.sampling())
@@ -301,6 +307,12 @@ def _write_learnable(brief, rows: list[dict], chosen: list[int], counts: list[in
 
 # --- the verdict: rules over the first pass's measures and the sampling settings ---------------------------------
 
+def tool_use(calls: list[int]) -> dict:
+    """How often the samples called a tool: the share that called one, and the calls a sample."""
+    n = max(1, len(calls))
+    return {"rate": sum(c > 0 for c in calls) / n, "calls_per_sample": sum(calls) / n}
+
+
 def _measured(first: _Pass, k: int, lengths: list[int], context_length: int | None) -> PreflightResult:
     """The result's measures, before the verdict, the evidence and the filter."""
     counts, n_p = first.counts, len(first.solved)
@@ -391,7 +403,19 @@ def _truncated(r: PreflightResult, s: dict) -> str | None:
 
 
 # Evidence added after the verdict's own, whatever the verdict.
-NOTES = (_format_only_at_zero, _prompt_overflows_context, _truncated)
+# Under this many tool calls a sample the model does not use its tools (diagnose's "never calls its tools" uses it too)
+RARE_TOOL_CALLS = 0.02
+
+
+def _no_tool_use(r: PreflightResult, s: dict) -> str | None:
+    if r.tool_use is None or r.tool_use["calls_per_sample"] >= RARE_TOOL_CALLS:
+        return None
+    return (f"the model offered tools called them {r.tool_use['calls_per_sample']:.2f} times a sample (under "
+            f"{RARE_TOOL_CALLS}): GRPO has no tool use to reinforce; warm it up on demonstrations that call the tools "
+            "(SFT) before GRPO, as it must already succeed sometimes")
+
+
+NOTES = (_format_only_at_zero, _prompt_overflows_context, _truncated, _no_tool_use)
 
 
 def _verdict(r: PreflightResult, s: dict) -> tuple[str, list[str]]:

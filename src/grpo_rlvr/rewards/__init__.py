@@ -193,19 +193,41 @@ def _build(name: str, params: dict, base_dir: Path | None, kind: str | None) -> 
     return reward
 
 
-def combine(rewards: list[Reward], weights: list[float], completions, **columns) -> list[dict]:
+def combine(rewards: list[Reward], weights: list[float], completions, row_names=None, **columns) -> list[dict]:
     """Score a batch with every reward: per sample ``{"scores": {name: Scored}, "total": float}``.
 
-    The total is the weighted sum TRL computes (None counts as absent, as in TRL's nansum).
+    The total is the weighted sum TRL computes (None counts as absent, as in TRL's nansum). ``row_names``: each
+    sample's data row as training names it (``FILE:LINE``), for the errors.
     Raises:
-        RewardError: a reward raised on a sample (named, with where it raised).
+        RewardError: a reward raised on a sample (named, with where it raised, and its row).
+        RowError: a built-in cannot score a row (named by its row when ``row_names`` has it).
     """
-    per = {r.name: r.explain(completions, **columns) for r in rewards}
+    per = {r.name: _explained(r, completions, row_names, columns) for r in rewards}
     for name, scored in per.items():
-        refuse_raised(name, scored, completions)
+        refuse_raised(name, scored, completions, row_names)
     out = []
     for i in range(len(completions)):
         scores = {name: per[name][i] for name in per}
         total = sum(w * s.score for (name, s), w in zip(scores.items(), weights, strict=True) if s.score is not None)
         out.append({"scores": scores, "total": total})
     return out
+
+
+def _explained(reward: Reward, completions, row_names, columns: dict) -> list:
+    """``reward.explain``; a row it refuses is named by ``row_names`` (the first such row), as training names it."""
+    from grpo_rlvr.errors import BadColumn, MissingColumn, RowError
+
+    try:
+        return reward.explain(completions, **columns)
+    except RowError as e:
+        if not row_names or reward.check_row is None or isinstance(e, MissingColumn):
+            raise
+        _, rows = reward._texts_and_rows(completions, columns)
+        for row, where in zip(rows, row_names, strict=False):
+            try:
+                reward.check_row(row)
+            except RowError:
+                if where:
+                    raise BadColumn(e.reward, e.column, f"data row {where}: {e}") from None
+                break
+        raise

@@ -41,8 +41,10 @@ _MATH_CLOSE = {"$$": re.compile(r"\$\$"), "\\[": re.compile(r"\\\]"), "\\(": re.
                "$": re.compile(r"(?<!\\)\$")}
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|\n|;|!|\?(?=\s|$)")
 # what may stand between boxes that state one answer together: "\boxed{5} and $x = \boxed{-2}$",
-# "\boxed{5}\text{ or }\boxed{-2}" (a hedge against a one-value ground truth then reads as the set it is)
-_GAP = r"(?:[\s$,;&]|\\[,;:! ]|\\q?quad\b)*+"
+# "\boxed{5}\text{ or }\boxed{-2}" (a hedge against a one-value ground truth then reads as the set it is). A plain
+# repeat, not a possessive one (``*+``): Python 3.11 before 3.11.5 mis-matches those (``\text{ or }`` was no gap on
+# 3.11.2, so a hedge was paid). A gap is at most ``_MAX_GAP`` characters, so backtracking over it is bounded.
+_GAP = r"(?:[\s$,;&]|\\[,;:! ]|\\q?quad\b)*"
 _BETWEEN_BOXES = re.compile(rf"{_GAP}(?:(?:and|or|\\text\s*\{{\s*(?:and|or)\s*\}}|\\(?:lor|vee)\b){_GAP})?"
                             r"(?:[A-Za-z]\w*\s*=\s*)?", re.IGNORECASE)
 _MAX_GAP = 48  # characters between two boxes of one answer; a longer gap is prose

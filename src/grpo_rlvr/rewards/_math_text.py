@@ -29,7 +29,9 @@ _WRAPPER = re.compile(r"\\(?:text|textbf|textrm|mathrm|mathbf|mbox|textnormal)\s
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\bdegrees?\b", re.IGNORECASE)
 _GROUPED = re.compile(r"(?<![\d.])\d{1,3}(?:(?:,|\{,\}|\\,)\d{3})+(?![\d])")
 _NUMBER = r"[-+]?(?:\d+\s+\d+/\d+|\d+/\d+|\d+(?:\.\d+)?)"
-_WORD = r"[A-Za-z][A-Za-z.]*+(?:\^\{?\d\}?)?"  # a unit word ("cm^2"); possessive: linear on a long word
+# a unit word ("cm^2"); the lookahead ends it only after its last letter, so a long word is never re-split (linear).
+# A possessive ``*+`` would say the same, but Python 3.11 before 3.11.5 mis-matches possessive repeats.
+_WORD = r"[A-Za-z][A-Za-z.]*(?![A-Za-z.])(?:\^\{?\d\}?)?"
 _UNITS = re.compile(rf"^\s*({_NUMBER})\s*{_WORD}(?:\s+{_WORD}){{0,2}}\s*$")
 # a line that starts like a sentence ("First, 48/2 = 24. Then 48 + 24"), not like a bare answer ("3/4", "x = 5")
 _PROSE = re.compile(r"^\s*[*_]*[A-Za-z]{2,}(?![A-Za-z]*\s*[=(^_{])\W.*?\b[A-Za-z]{2,}", re.DOTALL)

@@ -33,6 +33,9 @@ def _alarm(signum, frame):  # noqa: ARG001
 
 
 def main() -> None:
+    # Ctrl-C is for the parent, which closes us: a trainer that finishes its step after a Ctrl-C (or `python
+    # train.py` in a terminal, whose Ctrl-C reaches every process of the group) still needs its checks answered
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.disable(logging.WARNING)  # math-verify warns that its own timeouts are off: ours are on
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
     from sympy import Number

@@ -223,10 +223,11 @@ def _tool_rollouts(completions: Sequence, columns: dict) -> bool:
                                                     for m in c) for c in completions)
 
 
-def refuse_raised(name: str, scored: Sequence[Scored], completions: Sequence) -> None:
-    """Raise ``RewardError`` (exit 2) naming the first sample the reward ``name`` raised on (its index and the start
-    of its completion): outside training, a reward that raises is a bug in the reward, to fix before its scores are
-    trusted."""
+def refuse_raised(name: str, scored: Sequence[Scored], completions: Sequence,
+                  row_names: Sequence[str | None] | None = None) -> None:
+    """Raise ``RewardError`` (exit 2) naming the first sample the reward ``name`` raised on (its index, its data row
+    as training names it when ``row_names`` has it, and the start of its completion): outside training, a reward
+    that raises is a bug in the reward or in the row, to fix before its scores are trusted."""
     first = next((i for i, s in enumerate(scored) if s.raised), None)
     if first is None:
         return
@@ -234,10 +235,17 @@ def refuse_raised(name: str, scored: Sequence[Scored], completions: Sequence) ->
 
     count = sum(bool(s.raised) for s in scored)
     text = completion_text(completions[first])
-    raise RewardError(f"reward {name!r} raised on sample {first} ({count} of {len(scored)} samples), completion "
-                      f"{text[:60]!r}{'…' if len(text) > 60 else ''}: {scored[first].raised}. Model output is data: "
-                      "make the reward return 0 (or None, not applicable) for a completion it cannot score instead "
-                      "of raising; during training such a sample is left out of its step, unscored, and counted as "
+    names = list(row_names or [])[:len(scored)]
+    row = names[first] if first < len(names) else None
+    rows = list(dict.fromkeys(n for n, s in zip(names, scored, strict=False) if n and s.raised))
+    on = f" on the data row {row}" if row else ""
+    more = f"; rows: {', '.join(rows[:5])}{', …' if len(rows) > 5 else ''}" if len(rows) > 1 else ""
+    raise RewardError(f"reward {name!r} raised on sample {first}{on} ({count} of {len(scored)} samples{more}), "
+                      f"completion {text[:60]!r}{'…' if len(text) > 60 else ''}: {scored[first].raised}. If the row "
+                      "is at fault (a column the reward reads is missing or malformed there), fix or drop the row; "
+                      "if the completion is (model output is data), make the reward return 0 (or None, not "
+                      "applicable) for a completion it cannot score instead of raising. During training such a "
+                      f"sample is left out of its step, unscored, named by its row and counted as "
                       f"rewards/{name}/unscorable")
 
 

@@ -68,10 +68,23 @@ def _load(ref: str, base_dir: Path | None, what: str = "user reward", default: s
             user_imports.end_import(origin, before, user_tree(module, base_dir))
     fn = getattr(module, func_name, None)
     if not callable(fn):
-        names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
-        raise RewardError(f"{what} {ref!r}: no function {func_name!r} in {module.__name__}; "
-                          f"functions there: {', '.join(sorted(names)) or 'none'}")
+        raise RewardError(_missing(ref, what, func_name, module))
     return module, fn
+
+
+def _missing(ref: str, what: str, name: str, module) -> str:
+    """``ref`` names nothing callable in its module: said against the person's file (never the name it was imported
+    under), with the closest name there and the names it holds."""
+    import difflib
+
+    kind = "class" if what.endswith("environment") else "function"
+    names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))
+    file = getattr(module, "__file__", None)
+    where = file if module.__name__.startswith("grpo_rlvr_user_reward_") or not file else \
+        f"module {module.__name__} ({file})"
+    close = difflib.get_close_matches(name, names, n=1)
+    return (f"{what} {ref!r}: no {kind} {name!r} in {where}" + (f" (did you mean {close[0]!r}?)" if close else "")
+            + f"; callables there: {', '.join(names) or 'none'}")
 
 
 def _find_spec(name: str):

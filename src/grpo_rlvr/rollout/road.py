@@ -255,10 +255,35 @@ def roll_out(brief, rows: Sequence[dict], n: int, seed: int, temperature: float 
                                            rec["unavailable"], rec["environment_state"]))
             index.append(i)
             kept_rows.append(row)
+        refuse_unstartable_environment(brief, trajectories, kept_rows)
         if progress:
             progress(len(trajectories), len(jobs))
     return Rollout(trajectories, index, kept_rows, _engine(trainer, engine), trainer.processing_class,
                    list(trainer.reward_funcs))
+
+
+def refuse_unstartable_environment(brief, trajectories: Sequence[Trajectory], rows: Sequence[dict]) -> None:
+    """Refuse (bad input, exit 2) a rollout whose environment's ``reset`` raised: training would leave every such
+    rollout unscored (``tools/unavailable``), so the environment must start for the rows before its samples are
+    scored, reviewed or trained on. Names how many, the first row (as training names it) and the exception.
+
+    Raises:
+        ConfigError: a reset raised (``tools.environment``).
+    """
+    from grpo_rlvr.tools.build import RESET_FAILED
+
+    failed = [i for i, t in enumerate(trajectories) if (t.unavailable or "").startswith(RESET_FAILED)]
+    if not failed:
+        return
+    first = failed[0]
+    where = getattr(rows[first], "source", None) or f"prompt {first}"
+    ref = (brief.tools.environment if brief.tools is not None else None) or "the environment"
+    why = str(trajectories[first].unavailable).removeprefix(RESET_FAILED + ": ")
+    raise ConfigError(f"tools.environment {ref!r}: reset(**row) raised in {len(failed)} of {len(trajectories)} "
+                      f"rollouts so far (first on the row {where}): {why}. "
+                      "Training would leave each such rollout unscored, so nothing is sampled past it: fix reset so "
+                      "it starts for every row of the data (call it yourself with a row's columns), then run this "
+                      "again")
 
 
 def _engine(trainer, engine: str) -> Engine:

@@ -23,6 +23,7 @@ def score_trajectories(rewards: list, weights: list[float], trajectories: Sequen
     if any(t.environment_state is not None for t in trajectories):   # rewards read the environment by its state
         extra["environments"] = [EnvironmentState(t.environment_state) for t in trajectories]
     return combine(rewards, weights, [t.completion for t in trajectories],
+                   row_names=[getattr(r, "source", None) for r in rows],   # dataset.rows.DataRow: FILE:LINE
                    prompts=[t.prompt for t in trajectories],
                    completion_ids=[list(t.completion_ids) for t in trajectories],
                    tool_unavailable=[t.unavailable for t in trajectories], **extra, **reward_columns(list(rows)))

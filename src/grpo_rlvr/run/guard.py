@@ -170,12 +170,13 @@ def _cannot_start(cls) -> str | None:
 
 
 def smoke_config(cfg: dict, max_steps: int | None) -> dict:
-    """GRPOConfig kwargs for an unreviewed smoke test: few steps, nothing saved that could pass for a model."""
+    """GRPOConfig kwargs for an unreviewed smoke test: few steps, each logged (so ``diagnose`` and ``watch`` see the
+    steps it printed), nothing saved that could pass for a model."""
     steps = min(max_steps or SMOKE_MAX_STEPS, SMOKE_MAX_STEPS)
     if max_steps is not None and max_steps > SMOKE_MAX_STEPS:
         print(f"train.py: --max-steps {max_steps} is capped at {SMOKE_MAX_STEPS}: an unreviewed smoke test runs at most "
               f"{SMOKE_MAX_STEPS} steps", file=sys.stderr, flush=True)
-    return {**cfg, "max_steps": steps, "save_strategy": "no", "report_to": "none"}
+    return {**cfg, "max_steps": steps, "logging_steps": 1, "save_strategy": "no", "report_to": "none"}
 
 
 def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, resume: str | None = None) \
@@ -189,11 +190,16 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
     state = PartialState()
     outcome, check = [None], None
     if state.is_main_process:
+        from grpo_rlvr.runtime.one_trainer import hold
         from grpo_rlvr.runtime.provenance import door
 
+        started_by = "grpo-rlvr demo" if _demo_check else door()
+        # one trainer per run: this process holds the run's lock from here until it exits (runtime/one_trainer)
+        if busy := hold(run_dir, started_by, resume):
+            outcome = [[busy]]
+    if state.is_main_process and outcome[0] is None:
         try:
-            check = check_run(run_dir, smoke=smoke, resume=resume,
-                              start=None if smoke else "grpo-rlvr demo" if _demo_check else door())
+            check = check_run(run_dir, smoke=smoke, resume=resume, start=None if smoke else started_by)
             problems = list(check.problems)
         except GrpoRlvrError as e:   # no lock, or a startup hook patching grpo_rlvr: refused all the same
             problems = [str(e)]

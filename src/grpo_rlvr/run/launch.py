@@ -34,7 +34,8 @@ from grpo_rlvr.run.guard import SMOKE_MAX_STEPS, check_run, demo_acceptance
 from grpo_rlvr.run.lock import LOCK
 from grpo_rlvr.run.plan import LaunchPlan
 from grpo_rlvr.runtime.checked_run import RunCheck
-from grpo_rlvr.runtime.crash_record import crash_lines, read_crash, record_exit
+from grpo_rlvr.runtime.crash_record import crash_lines, read_crash, record_exit, record_stop
+from grpo_rlvr.runtime.one_trainer import in_use, release
 from grpo_rlvr.runtime.provenance import STARTED_BY
 from grpo_rlvr.runtime.run_outputs import second_run_problem
 
@@ -58,14 +59,19 @@ class TrainResult:
     cpu_needs_flag: bool = False  # dry run: the estimate is over the limit and --allow-cpu was not given
     notes: list[str] = field(default_factory=list)  # what was changed from the request (a smoke test's step cap)
     watch_stop: dict | None = None  # the watchdog's stop event (output/watch.jsonl) when it stopped this launch
-    crash: dict | None = None  # how the trainer died (output/crash.json, runtime/crash_record.py), when it did
+    crash: dict | None = None  # how the trainer died or was stopped (output/crash.json, runtime/crash_record.py)
+
+    @property
+    def stopped(self) -> bool:
+        """Stopped by Ctrl-C (the record says what it saved and how to resume)."""
+        return (self.crash or {}).get("kind") == "stopped"
 
     def to_dict(self) -> dict:
         return {"run": str(self.run), "ok": self.ok, "returncode": self.returncode, "command": self.command,
                 "resumed_from": self.resumed_from, "seconds": round(self.seconds, 1),
                 "global_step": self.global_step, "dry_run": self.dry_run, "env": self.env, "plan": self.plan,
                 "refused": self.refused, "cpu_estimate_s": self.cpu_estimate_s, "notes": self.notes,
-                "watch_stop": self.watch_stop, "crash": self.crash}
+                "watch_stop": self.watch_stop, "crash": self.crash, "stopped": self.stopped}
 
     def format(self) -> str:
         cmd = " ".join(self.command)
@@ -93,9 +99,14 @@ class TrainResult:
                               f"{w['title']}; checkpoint {w['checkpoint']}; the finding, the variant or brief change "
                               f"and the next command are printed above and in {self.run / 'output' / 'watch.jsonl'}",
                               f"Next: grpo-rlvr diagnose {self.run}"])
+        if self.stopped:
+            return "\n".join([*self.notes, f"Training STOPPED after {self.seconds:.0f}s; outputs in {self.run / 'output'}",
+                              *[f"  {line}" for line in crash_lines(self.crash)]])
         state = "finished" if self.ok else f"FAILED (exit {self.returncode})"
         died = [f"  {line}" for line in crash_lines(self.crash)] if self.crash else []
-        return "\n".join([*self.notes, f"Training {state} after {self.seconds:.0f}s at step {self.global_step}; "
+        step = self.global_step if self.global_step is not None else (self.crash or {}).get("last_step")
+        at = f"at step {step}" if step is not None else "before its first logged step"
+        return "\n".join([*self.notes, f"Training {state} after {self.seconds:.0f}s {at}; "
                           f"outputs in {self.run / 'output'}", *died, f"Next: grpo-rlvr diagnose {self.run}"])
 
 
@@ -171,9 +182,12 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     Raises:
         GateRefused: the gate fails or the brief changed since render.
         LaunchError: the run folder is incomplete.
-        RunFolderInUse: ``run/output`` already holds a run's outputs and this is not a ``resume`` of it.
+        RunFolderInUse: a trainer of this run is alive (it holds the run's lock, ``runtime/one_trainer``), or
+            ``run/output`` already holds a run's outputs and this is not a ``resume`` of it.
     """
     run = Path(run).resolve()
+    if busy := in_use(run):   # one trainer per run, held by the trainer itself (runtime/one_trainer.py)
+        raise RunFolderInUse(busy)
     ckpt = newest_complete_checkpoint(run / "output") if resume else None
     if not unreviewed_smoke_test and (mixed := second_run_problem(run / "output", run, resuming=ckpt is not None)):
         raise RunFolderInUse(mixed)   # a run folder holds one run (runtime/run_outputs.py); train.py refuses it too
@@ -227,20 +241,35 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     brief = load_brief(lock["brief"])
     check_training_time(brief, max_steps, allow_cpu, count_rows=count_rows(brief))
     t0, started = time.monotonic(), time.time()
+    interrupted = False
     if demo:
         returncode = _train_in_process(run, plan, cmd[cmd.index(str(run / "train.py")) + 1:])
     else:
-        returncode = _run_forwarding_signals(cmd, run, {**os.environ, **env_extra, "PATH": _path_with_this_python()},
-                                             stream)
+        returncode, interrupted = _run_forwarding_signals(
+            cmd, run, {**os.environ, **env_extra, "PATH": _path_with_this_python()}, stream)
     from grpo_rlvr.runtime.watch_log import stop_event
 
     stopped = stop_event(run / "output", started) if returncode == 1 else None
     crash = None
-    if returncode != 0 and stopped is None:   # a death the trainer could not record itself is recorded here
-        crash = record_exit(run / "output", returncode, started) or read_crash(run / "output")
+    if returncode != 0 and (busy := in_use(run)):   # another trainer took the run a moment before ours could
+        raise RunFolderInUse(busy)
+    if returncode != 0 and stopped is None:
+        crash = _how_it_ended(run, returncode, started, interrupted)
     return TrainResult(run, returncode == 0, returncode, cmd, str(ckpt) if ckpt else None,
                        time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started),
                        notes=notes, watch_stop=stopped, crash=crash)
+
+
+def _how_it_ended(run: Path, returncode: int, started: float, interrupted: bool) -> dict | None:
+    """The record of a launch that did not finish: the trainer's own (a death, or a Ctrl-C's stop with its
+    checkpoint), else one written here: a stop after a Ctrl-C passed on, a death by signal otherwise."""
+    out = run / "output"
+    own = read_crash(out)
+    if own is not None and (own.get("time") or 0) >= started - 1.0:
+        return own
+    if interrupted:   # the launcher (launch.sh, accelerate) stopped without the trainer's record
+        return record_stop(run, by="grpo-rlvr train") or own
+    return record_exit(out, returncode, started) or own
 
 
 def _node_role(plan: LaunchPlan, node: int) -> str:
@@ -306,22 +335,27 @@ def _train_in_process(run: Path, plan: LaunchPlan, argv: list[str]) -> int:
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 1
     finally:
+        release(run)   # the trainer's lock of the run (runtime/one_trainer): this process goes on
         os.chdir(old_cwd)
 
 
 TEARDOWN_S = 60  # how long a stopped launcher may take to stop its trainer and vLLM server (launch.sh: ≤ 25 s)
 
 
-def _run_forwarding_signals(cmd: list[str], cwd: Path, env: dict, stream) -> int:
-    """Run the launcher; a Ctrl-C or SIGTERM to *this* process is passed on to it, and it gets ``TEARDOWN_S``
-    to stop what it started (launch.sh stops its trainer and vLLM server) before it is killed.
+def _run_forwarding_signals(cmd: list[str], cwd: Path, env: dict, stream) -> tuple[int, bool]:
+    """Run the launcher; a Ctrl-C, SIGTERM or SIGHUP to *this* process is passed on to it, and it gets
+    ``TEARDOWN_S`` to stop what it started (launch.sh stops its trainer and vLLM server) before it is killed; after
+    a first Ctrl-C it may take as long as its step takes (the trainer saves a checkpoint and stops). Returns its
+    exit code and whether a Ctrl-C was passed on; SIGTERM and SIGHUP end this process with 128 + the signal.
 
     ``subprocess.run`` would SIGKILL the launcher 0.25 s after a Ctrl-C, before its teardown ran, and a
     SIGTERM (``scancel``, ``kill``) to this process alone would leave it running.
     """
     import signal
 
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=stream,
+    # its own session: a terminal's Ctrl-C reaches it once, through forward(), not also directly (two at once would
+    # read as the second Ctrl-C, which stops the trainer without its checkpoint)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=stream, start_new_session=True,
                             stderr=subprocess.STDOUT if stream is not None else None)
     received: list[int] = []
 
@@ -331,7 +365,7 @@ def _run_forwarding_signals(cmd: list[str], cwd: Path, env: dict, stream) -> int
             proc.send_signal(signum)
 
     main = threading.current_thread() is threading.main_thread()  # handlers can only be set there
-    old = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
+    old = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)} if main else {}
     deadline = None
     try:
         while True:
@@ -339,14 +373,17 @@ def _run_forwarding_signals(cmd: list[str], cwd: Path, env: dict, stream) -> int
                 code = proc.wait(timeout=0.5)
                 break
             except subprocess.TimeoutExpired:
-                if received and deadline is None:
+                # a first Ctrl-C lets the trainer finish its step and save (it may take minutes); a second one, or
+                # SIGTERM / SIGHUP, gives it TEARDOWN_S
+                urgent = received.count(signal.SIGINT) > 1 or any(s != signal.SIGINT for s in received)
+                if urgent and deadline is None:
                     deadline = time.monotonic() + TEARDOWN_S
                 if deadline is not None and time.monotonic() > deadline:
                     proc.kill()
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
-    if received:
-        raise KeyboardInterrupt if received[0] == signal.SIGINT else SystemExit(128 + received[0])
-    return code
+    if received and received[0] != signal.SIGINT:
+        raise SystemExit(128 + received[0])
+    return code, bool(received)
 

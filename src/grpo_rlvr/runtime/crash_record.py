@@ -9,6 +9,11 @@ also written as ``output/stderr.tail``. A trainer that dies without Python's hel
 OOM killer sends SIGKILL) cannot write it; ``grpo-rlvr train`` writes the record then, from the exit status
 (:func:`record_exit`). Written atomically; a later start of the run removes the record of an earlier death.
 
+A run stopped with Ctrl-C is recorded in the same file as a stop, not a death (``"kind": "stopped"``,
+:func:`record_stop`): the step, the checkpoint it saved (``training_callbacks.StopOnCtrlC`` saves one at the end of
+the step on the first Ctrl-C; a second stops at once) and the command that resumes it; ``train.py`` prints those
+lines instead of a traceback and exits 130.
+
 Not covered: stderr written below Python (C libraries writing to file descriptor 2: CUDA, NCCL) is not in the
 tail; a trainer started without ``grpo-rlvr train`` and killed by a signal leaves no record.
 """
@@ -25,6 +30,8 @@ import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
+
+from grpo_rlvr.errors import GrpoRlvrError
 
 CRASH = "crash.json"
 TAIL = "stderr.tail"
@@ -175,13 +182,51 @@ def recorded_crash(run_dir: Path, brief_dir: Path | None = None) -> Iterator[Non
     sys.stderr = _tail
     try:
         yield
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt as e:   # Ctrl-C: a stop, with what it saved and how to resume, never a traceback
+        record = record_stop(run_dir, getattr(e, "checkpoint", None))
+        if record is not None:
+            print("\n".join(["train.py: " + line for line in crash_lines(record)]), file=saved, flush=True)
+        raise SystemExit(130) from None
+    except SystemExit:
         raise
+    except GrpoRlvrError as e:   # bad input found by grpo-rlvr: its message names the field and the fix
+        record_crash(run_dir, e, brief_dir)
+        print(f"Error: {e}", file=saved, flush=True)
+        raise SystemExit(e.exit_code) from None
     except BaseException as e:
         record_crash(run_dir, e, brief_dir)
         raise
     finally:
         sys.stderr, _tail = saved, None
+
+
+def record_stop(run_dir: Path, checkpoint: str | None = None, signal_name: str = "SIGINT",
+                by: str = "train.py") -> dict | None:
+    """Record that the run was stopped by ``signal_name`` (Ctrl-C): at its last logged step, with ``checkpoint``
+    (the one the stop saved), else the newest this run listed in its ledger, and the command that resumes from
+    it. Rank 0 only; returns the record (None on other ranks, or when it cannot be written)."""
+    if _rank():
+        return None
+    out = output_dir(run_dir)
+    if checkpoint is None:
+        from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
+
+        listed = sorted((int(n.split("-")[1]), n) for n in read_ledger(out)
+                        if n.startswith("checkpoint-") and n.split("-")[1].isdigit() and (out / n).is_dir())
+        checkpoint = listed[-1][1] if listed else None
+    resume = f"grpo-rlvr train {Path(run_dir).resolve()} --resume" if checkpoint else None
+    record = {"kind": "stopped", "exception": None, "signal": signal_name, "by": by, "frames": [], "at": None,
+              "rank": 0, "pid": os.getpid(), "time": time.time(), "last_step": _last_step(out),
+              "checkpoint": checkpoint, "resume": resume,
+              "message": f"stopped by {'Ctrl-C' if signal_name == 'SIGINT' else signal_name} ({signal_name})"}
+    record["fix"] = (f"`{resume}` continues from {checkpoint}" if resume else
+                     f"no checkpoint was saved before the stop, so there is nothing to resume: move {out} aside and "
+                     f"`grpo-rlvr train {Path(run_dir).resolve()}` again (from the base model)")
+    try:
+        _write(out, record, "")
+    except OSError:
+        return None
+    return record
 
 
 def record_exit(out: Path, returncode: int, since: float) -> dict | None:
@@ -247,7 +292,13 @@ def read_crash(out: Path) -> dict | None:
 
 
 def crash_lines(crash: dict) -> list[str]:
-    """What died, where, and the fix, for ``watch`` and ``diagnose``."""
+    """What died, where, and the fix, for ``watch`` and ``diagnose`` (or, for a stop, when and how to resume)."""
+    if crash.get("kind") == "stopped":
+        step = crash.get("last_step")
+        saved = f"{crash['checkpoint']} saved" if crash.get("checkpoint") else "no checkpoint saved"
+        return [f"the run was STOPPED ({crash.get('message')}) "
+                f"{f'after step {step}' if step is not None else 'before its first logged step'}: {saved}",
+                f"resume: {crash['resume']}" if crash.get("resume") else f"fix: {crash.get('fix')}"]
     what = f"{crash['exception']}: {crash.get('message')}" if crash.get("exception") else crash.get("message")
     step = crash.get("last_step")
     lines = [f"the run DIED{f' after step {step}' if step is not None else ' before its first logged step'}: "

@@ -56,7 +56,7 @@ class RolloutTrainer(GRPOTrainerWithHeldOut):
             out.append({"prompt": prompts[i], "completion": completions[i], "prompt_ids": list(prompt_ids[i]),
                         "completion_ids": ids, "loss_mask": None if tool_mask is None else list(tool_mask[i]),
                         "stop": "eos" if ids and ids[-1] in stops else "length",
-                        "unavailable": unavailable_in(completions[i]),
+                        "unavailable": unavailable_in(completions[i], env),   # a reset that raised marks env
                         "environment_state": None if env is None else getattr(env, "state", None),
                         "row": {k: v for k, v in row.items() if k != "prompt"}})
         return out

@@ -19,11 +19,19 @@ def grpo_config(cfg: dict):
     ``bf16`` nor ``fp16`` (a CPU brief): set to ``bf16``, it would sample and train a reviewed fp32 run under bf16
     autocast, a setting the review is bound to that no file shows. ``accelerate launch`` sets the variable from the
     rendered accelerate.yaml, which says the same as the settings.
+
+    Raises:
+        ConfigError: TRL refuses a setting (``runtime/trl_refusals``: the field, TRL's message, the fix).
     """
     from trl import GRPOConfig
 
     os.environ["ACCELERATE_MIXED_PRECISION"] = "bf16" if cfg.get("bf16") else "fp16" if cfg.get("fp16") else "no"
-    return GRPOConfig(**cfg)
+    try:
+        return GRPOConfig(**cfg)
+    except (ValueError, TypeError) as e:   # a setting TRL refuses here: named, with the fix (`validate` says it too)
+        from grpo_rlvr.runtime.trl_refusals import config_error
+
+        raise config_error(cfg, e) from None
 
 
 def _init_kwargs(config) -> dict:

@@ -1,11 +1,14 @@
 """Trainer callbacks used by the rendered ``train.py``: metrics to ``metrics.jsonl`` as they are logged, a live
-progress line (step / total, reward, per-reward means, ETA), and held-out completions kept apart from the
-training ones. Imported only inside training."""
+progress line (step / total, reward, per-reward means, ETA), held-out completions kept apart from the training
+ones, and Ctrl-C as a stop with a checkpoint. Imported only inside training."""
 
 from __future__ import annotations
 
 import json
+import math
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,6 +21,12 @@ class MetricsJsonl(TrainerCallback):
     def __init__(self, path: Path):
         self.path = Path(path)
 
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_world_process_zero and state.max_steps:   # `grpo-rlvr watch` reads the steps this start runs to
+            from grpo_rlvr.runtime.watch_log import write_plan
+
+            write_plan(self.path.parent, state.max_steps)
+
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:
             return
@@ -29,6 +38,11 @@ class MetricsJsonl(TrainerCallback):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps({"step": state.global_step, **logs}, default=float) + "\n")
+
+
+def _num(v) -> str:
+    """A logged value for the progress line: ``n/a`` where TRL logged None or NaN (a step no reward scored)."""
+    return f"{v:.3f}" if isinstance(v, (int, float)) and math.isfinite(v) else "n/a"
 
 
 class ProgressLine(TrainerCallback):
@@ -47,10 +61,9 @@ class ProgressLine(TrainerCallback):
             return
         if "eval_reward" in logs:
             r = logs["eval_reward"]
-            parts = [f"held-out at step {state.global_step}",
-                     f"reward {r:.3f}" if isinstance(r, (int, float)) else "reward n/a"]
-            parts += [f"{k.split('/')[1]} {v:.3f}" for k, v in logs.items()
-                      if k.startswith("eval_rewards/") and k.endswith("/mean") and isinstance(v, (int, float))]
+            parts = [f"held-out at step {state.global_step}", f"reward {_num(r)}"]
+            parts += [f"{k.split('/')[1]} {_num(v)}" for k, v in logs.items()
+                      if k.startswith("eval_rewards/") and k.endswith("/mean")]
             self.stream.write("  " + " | ".join(parts) + "\n")
             self.stream.flush()
             return
@@ -59,9 +72,11 @@ class ProgressLine(TrainerCallback):
         done = state.global_step - self.step0
         elapsed = time.monotonic() - (self.t0 or time.monotonic())
         eta = elapsed / done * (state.max_steps - state.global_step) if done else float("nan")
-        parts = [f"step {state.global_step}/{state.max_steps}", f"reward {logs['reward']:.3f}"]
-        parts += [f"{k.split('/')[1]} {v:.3f}" for k, v in logs.items() if k.startswith("rewards/") and k.endswith("/mean")]
-        parts.append(f"ETA {eta:.0f}s")
+        parts = [f"step {state.global_step}/{state.max_steps}", f"reward {_num(logs['reward'])}"]
+        parts += [f"{k.split('/')[1]} {_num(v)}" for k, v in logs.items() if k.startswith("rewards/") and k.endswith("/mean")]
+        parts.append(f"ETA {eta:.0f}s" if math.isfinite(eta) else "ETA n/a")
+        if isinstance(logs.get("unscorable/frac"), (int, float)) and logs["unscorable/frac"] > 0:
+            parts.append(f"unscored {_num(logs['unscorable/frac'])}")   # left out: no reward could score them
         self.stream.write("  " + " | ".join(parts) + "\n")
         self.stream.flush()
 
@@ -111,3 +126,59 @@ class HeldOutCompletionsApart(TrainerCallback):
     def on_train_end(self, args, state, control, **kwargs):
         if state.is_world_process_zero:  # the step's own training file wins over the summary's copy
             self._put_back(state.global_step, move_new_to=None)
+
+
+class StoppedByUser(KeyboardInterrupt):
+    """Raised out of ``trainer.train()`` once a Ctrl-C's checkpoint is saved; ``checkpoint`` names it (None when
+    the run saves none). ``crash_record.recorded_crash`` records it as a stop, with the resume command."""
+
+    def __init__(self, checkpoint: str | None):
+        super().__init__(checkpoint)
+        self.checkpoint = checkpoint
+
+
+class StopOnCtrlC(TrainerCallback):
+    """The first Ctrl-C (SIGINT) ends the run at the end of the step it interrupts, with a checkpoint saved there
+    (none when the run saves none: an unreviewed smoke test), then raises :class:`StoppedByUser`; a second Ctrl-C
+    stops at once (KeyboardInterrupt), without one. Listed after the checkpoint ledger, whose ``on_save`` records
+    the checkpoint first. One process only: under torchrun or accelerate launch the launcher stops its processes
+    itself (Python's own Ctrl-C stays there), since one rank alone must not leave the step."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.requested = False
+        self._previous = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if args.world_size == 1 and threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._interrupted)
+
+    def _interrupted(self, signum, frame):
+        if self.requested:   # the second Ctrl-C: now
+            self._restore()
+            raise KeyboardInterrupt
+        self.requested = True
+        self.stream.write("\ntrain.py: Ctrl-C: stopping at the end of this step, with a checkpoint (Ctrl-C again "
+                          "stops at once, without one)\n")
+        self.stream.flush()
+
+    def _restore(self) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.requested:
+            control.should_training_stop = True
+            if args.save_strategy == "no":
+                self._restore()
+                raise StoppedByUser(None)
+            control.should_save = True
+
+    def on_save(self, args, state, control, **kwargs):
+        if self.requested:
+            self._restore()
+            raise StoppedByUser(f"checkpoint-{state.global_step}")
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self._restore()

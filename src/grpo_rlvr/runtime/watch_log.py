@@ -1,6 +1,7 @@
 """Reading what the watchdog (``diagnosis/watchdog.py``) and the metrics callback wrote while a run trains, without
-importing the training stack: ``output/watch.jsonl`` (findings, and the stop) and any JSONL file read as it grows
-(``JsonlTail``: only the complete lines added since the last read)."""
+importing the training stack: ``output/watch.jsonl`` (findings, and the stop), ``output/plan.json`` (the steps this
+start of the trainer runs to, ``--max-steps`` included) and any JSONL file read as it grows (``JsonlTail``: only the
+complete lines added since the last read)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,24 @@ import json
 from pathlib import Path
 
 WATCH_LOG = "watch.jsonl"
+PLAN = "plan.json"
+
+
+def write_plan(output: Path, max_steps: int) -> None:
+    """Record the step the trainer runs to, as it starts (TRL's ``state.max_steps``: the brief's, or
+    ``train --max-steps``)."""
+    from grpo_rlvr.files import write_json_atomic
+
+    write_json_atomic(Path(output) / PLAN, {"max_steps": max_steps})
+
+
+def read_plan(output: Path) -> int | None:
+    """The step the run's trainer runs to, when it recorded one."""
+    try:
+        steps = json.loads((Path(output) / PLAN).read_text()).get("max_steps")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return steps if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0 else None
 
 
 class JsonlTail:

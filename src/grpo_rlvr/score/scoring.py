@@ -42,9 +42,9 @@ def rewards_for(brief=None, reward: str | None = None, options: list[str] | None
     return [build_reward(reward, parse_options(options or []), base_dir=Path.cwd())], [1.0], ("prompt", {})
 
 
-def score_rows(rewards: list[Reward], weights: list[float], rows: list[dict]) -> list[dict]:
+def score_rows(rewards: list[Reward], weights: list[float], rows: list[dict], row_names=None) -> list[dict]:
     completions = [r.get("completion", "") for r in rows]
-    results = combine(rewards, weights, completions, prompts=[r.get("prompt") for r in rows],
+    results = combine(rewards, weights, completions, row_names=row_names, prompts=[r.get("prompt") for r in rows],
                       **reward_columns(rows))
     out = []
     for i, res in enumerate(results):
@@ -69,8 +69,10 @@ def score_file(path, brief=None, reward: str | None = None, options: list[str] |
         if "completion" not in r:
             raise InputFileError(f"input {path}, line {n}: no 'completion' key; each line needs "
                                  '{"prompt", "completion", ...ground-truth columns}')
+    from grpo_rlvr.dataset.rows import row_sources
+
     try:
-        return score_rows(rewards, weights, rows)
+        return score_rows(rewards, weights, rows, row_names=row_sources(str(path), True, len(rows)))
     except MissingColumn as e:
         if brief is not None:
             raise

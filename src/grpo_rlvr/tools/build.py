@@ -54,9 +54,20 @@ def resetting(env, reset):
         try:
             return reset(**row)
         except Exception as e:  # noqa: BLE001 - the environment's failure, not the model's: counted, never scored
-            setattr(env, UNAVAILABLE, f"environment reset failed: {type(e).__name__}: {str(e)[:200]}")
+            setattr(env, UNAVAILABLE, f"{RESET_FAILED}: {type(e).__name__}: {str(e)[:200]}{_where(e)}")
             return None
     return call
+
+
+RESET_FAILED = "environment reset failed"
+
+
+def _where(e: BaseException) -> str:
+    """`` (at FILE:LINE in FUNCTION)``: the deepest frame of ``e``'s traceback (the environment's own code)."""
+    import traceback
+
+    frames = traceback.extract_tb(e.__traceback__)
+    return f" (at {frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
 
 
 def marking(env, method):
@@ -72,4 +83,4 @@ def marking(env, method):
     return call
 
 
-__all__ = ["resetting", "trainer_tools"]
+__all__ = ["RESET_FAILED", "resetting", "trainer_tools"]

@@ -5,7 +5,8 @@ model's facts and their sources, and the memory estimate. The CLI prints it as t
 
 Every row of a local dataset (and held-out set) goes through the prompt and every reward's own column check, in
 one pass (``validate/rows.py``): a row a reward could not score is refused here by file, line and column, not hours into
-training. The machine checks (QLoRA: bitsandbytes and a CUDA GPU) are errors by default; ``remote=True`` (``--remote``:
+training. The GRPO settings are built into TRL's own GRPOConfig, optimizer and schedule (``runtime/trl_refusals``):
+what TRL would refuse at the first step is refused here, naming the field. The machine checks (QLoRA: bitsandbytes and a CUDA GPU) are errors by default; ``remote=True`` (``--remote``:
 the brief is for another machine) reports them as warnings. ``render`` never runs them: a run directory is
 often rendered at a desk for a GPU box. A brief with ``prompt.examples`` also has its example contract checked
 (``brief.contract``): its rewards must rank the correct example above the wrong one above the malformed one.
@@ -24,7 +25,9 @@ from grpo_rlvr.brief.methods import SOURCES
 from grpo_rlvr.brief.recipe import RECIPE, hardware_defaults
 from grpo_rlvr.errors import ConfigError, MachineError
 from grpo_rlvr.memory.report import brief_memory
+from grpo_rlvr.rollout.trainer_setup import grpo_config_dict
 from grpo_rlvr.tools.check import brief_tool_problems
+from grpo_rlvr.validate.accepted_settings import trl_refusals_remembered
 from grpo_rlvr.validate.rows import check_rows
 
 
@@ -50,7 +53,10 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
     brief = load_brief(brief_path)
     rows = check_rows(brief)   # every row through the prompt and every reward's column check (the loader: one row)
     facts = brief.model.facts
-    machine = machine_problems(brief)
+    refused, missing = trl_refusals_remembered(grpo_config_dict(brief))   # TRL's own GRPOConfig, optimizer, schedule
+    if refused:
+        raise ConfigError(refused, source=str(brief.path))
+    machine = machine_problems(brief) + missing
     if machine and not remote:
         raise MachineError("\n".join([*machine, "(validating for another machine? pass --remote)"]))
     contract, broken = contract_problems(brief)
@@ -78,7 +84,7 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
         "method": brief.method,
         "lora": {k: {"value": v, "from": brief.lora_origin.get(k, "brief")} for k, v in brief.lora.items()},
         "variant": _variant_report(brief),
-        "tools": None if brief.tools is None else brief.tools.to_dict(),
+        "tools": _tools_report(brief),
         "dynamic_sampling": None if brief.dynamic_sampling is None else {
             **brief.dynamic_sampling.to_dict(), "from": brief.dynamic_sampling.origin},
         "grpo_config": {k: {"value": v, "from": origins[k], "bound": k not in UNBOUND} for k, v in brief.grpo.items()},
@@ -110,6 +116,22 @@ def validate_report(brief_path: str | Path, remote: bool = False) -> dict:
                           f"{server['usable_gib_per_gpu']} GiB it may use of a {mem['gpu']} GPU; {server['fix']}",
                           source=str(brief.path))
     return report
+
+
+# What brief_tool_problems checked when it found nothing (tools/check.py: TRL's own checks)
+TEMPLATE_CHECKED = ("TRL's checks pass: it renders a tool call and its reply, keeps earlier turns as they were (or TRL "
+                    "has a training template for it), and a generated call parses back")
+
+
+def _tools_report(brief) -> dict | None:
+    """The brief's tools section, the tools the model will be offered (name, source, arguments) and the template
+    check that passed."""
+    if brief.tools is None:
+        return None
+    from grpo_rlvr.tools.describe import describe_tools
+
+    return {**brief.tools.to_dict(), **describe_tools(brief.tools.to_dict(), brief.base_dir),
+            "template": TEMPLATE_CHECKED}
 
 
 def _hardware_report(brief) -> dict:

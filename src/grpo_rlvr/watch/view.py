@@ -2,7 +2,10 @@
 the rewards by role, the latest held-out evaluation, and the watchdog's findings so far (``output/watch.jsonl``,
 written by ``diagnosis/watchdog.py`` inside training). Refreshes as the files grow (each read takes only the lines
 added since the last one) and returns when the run ends: its summary record (``train_runtime``) is logged, the
-watchdog stopped it, or it died (``output/crash.json``: the exception, where, the fix; exit 1). Reads files only; imports no training library.
+watchdog stopped it, it died (``output/crash.json``: the exception, where, the fix; exit 1), it was stopped with
+Ctrl-C (the same file: the checkpoint saved and the resume command; exit 1), or no trainer holds the run's lock
+(``runtime/one_trainer``) though it never ended (killed without a record; exit 1). Reads files only; imports no
+training library.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
 from grpo_rlvr.runtime.crash_record import CRASH, crash_lines, read_crash
+from grpo_rlvr.runtime.one_trainer import LOCK_NAME, holder
 from grpo_rlvr.runtime.unscorable import TALLY, read_tally
 from grpo_rlvr.runtime.unscorable import summary as unscorable_summary
-from grpo_rlvr.runtime.watch_log import WATCH_LOG, JsonlTail
+from grpo_rlvr.runtime.watch_log import WATCH_LOG, JsonlTail, read_plan
 
 METRICS = "metrics.jsonl"
 
@@ -40,13 +44,14 @@ class RunView:
     started: float | None = None                       # when the first record arrived (for the ETA)
     started_step: int | None = None
     unscorable: dict | None = None                     # output/unscorable.json: samples left unscored, by row
-    crash: dict | None = None                          # output/crash.json: the run died (runtime/crash_record)
+    crash: dict | None = None                          # output/crash.json: the run died or was stopped (Ctrl-C)
+    gone: bool = False                                 # no trainer holds the run's lock, and it never ended
     audit: dict | None = None                          # the review audit's latest check (its "audit" event)
     audit_stop: dict | None = None                     # its stop (or would_stop) event
 
     @property
     def ended(self) -> bool:
-        return self.summary is not None or self.crash is not None or \
+        return self.summary is not None or self.crash is not None or self.gone or \
             (self.stop is not None and self.stop.get("event") == "stop")
 
     def to_dict(self) -> dict:
@@ -57,8 +62,9 @@ class RunView:
                 "findings": [{k: f.get(k) for k in ("step", "id", "severity", "title", "recommendation")}
                              for f in self.findings],
                 "cleared": [{k: c.get(k) for k in ("step", "id", "title")} for c in self.cleared],
-                "stop": self.stop, "ended": self.ended, "crash": None if self.crash is None else {
-                    k: self.crash.get(k) for k in ("exception", "message", "signal", "at", "fix", "last_step")},
+                "stop": self.stop, "ended": self.ended, "gone": self.gone, "crash": None if self.crash is None else {
+                    k: self.crash.get(k) for k in ("kind", "exception", "message", "signal", "at", "fix", "last_step",
+                                                   "checkpoint", "resume")},
                 "unscorable": None if not self.unscorable else {
                     k: self.unscorable.get(k) for k in ("seen", "unscorable", "held_out_unscorable", "rows")},
                 "tools": self.tool_use(), "audit": self.audit, "audit_stop": self.audit_stop}
@@ -144,11 +150,17 @@ def format_view(v: RunView) -> str:
         lines.append(f"  watchdog {word} at step {v.stop.get('step')}: {v.stop.get('title')}; "
                      f"checkpoint {v.stop.get('checkpoint')}; next: grpo-rlvr diagnose {v.run}")
     if v.summary is not None:
-        lines.append(f"  training ended at step {v.summary.get('step')} "
-                     f"({_num(v.summary.get('train_runtime'))} s); next: grpo-rlvr diagnose {v.run}")
+        lines.append(f"  training ended at step {v.summary.get('step')} (its steps took "
+                     f"{_num(v.summary.get('train_runtime'))} s, TRL's train_runtime: without start-up and model "
+                     f"loading); next: grpo-rlvr diagnose {v.run}")
     elif v.crash is not None:
         lines += [f"  {line}" for line in crash_lines(v.crash)]
-        lines.append(f"  next: grpo-rlvr diagnose {v.run}")
+        if v.crash.get("kind") != "stopped":   # a stop's own line says how to resume
+            lines.append(f"  next: grpo-rlvr diagnose {v.run}")
+    elif v.gone:
+        lines.append(f"  NO TRAINER is running this run (none holds {v.output.parent / LOCK_NAME}) and it never ended: "
+                     "its trainer was killed without a record (SIGKILL, a lost machine); "
+                     f"`grpo-rlvr train {v.output.parent} --resume` continues from its last checkpoint")
     return "\n".join(lines)
 
 
@@ -190,6 +202,9 @@ class Watcher:
     def poll(self) -> bool:
         """Read what was added; True when something changed."""
         v, changed = self.view, False
+        planned = read_plan(v.output)   # the trainer's own max_steps (train --max-steps included), when it started
+        if planned is not None and planned != v.max_steps:
+            v.max_steps, changed = planned, True
         for r in self.metrics.read():
             if not isinstance(r, dict) or not isinstance(r.get("step"), int):
                 continue
@@ -222,7 +237,16 @@ class Watcher:
                     if e.get("event") == "would_stop":
                         continue
                 v.stop = e
-        return self._read_crash() | self._read_tally() or changed
+        return self._read_crash() | self._read_tally() | self._read_lock() or changed
+
+    def _read_lock(self) -> bool:
+        """A run whose trainer started (its lock file is there, and its logs) but that no trainer holds now, with no
+        end recorded: gone. (A trainer writes its summary, crash or stop record before it lets go of the lock.)"""
+        run = self.view.output.parent
+        if self.view.ended or not (run / LOCK_NAME).is_file() or not (self.view.output / METRICS).is_file():
+            return False
+        self.view.gone = holder(run) is None
+        return self.view.gone
 
     def _read_crash(self) -> bool:
         if self.view.crash is None and ((self.view.output / CRASH).is_file()
@@ -264,9 +288,10 @@ def _read_json(p: Path) -> dict | None:
 def watch(run, once: bool = False, as_json: bool = False, interval: float = 2.0, out=None,
           timeout: float | None = None) -> int:
     """Print frames until the run ends (or once). Returns 0 when training ended (or, with ``once``, is going
-    on), 1 when the watchdog stopped it or it died (``output/crash.json``). On a terminal each frame replaces the last; otherwise (and with ``as_json``, one JSON
-    object a line) a frame is printed when something changed. ``timeout``: give up after this many seconds
-    (exit 1)."""
+    on), 1 when the watchdog stopped it, it died or was stopped (``output/crash.json``), or no trainer holds it and
+    it never ended. On a terminal each frame replaces the last; otherwise (and with ``as_json``, one JSON object a
+    line) a frame is printed when something changed. ``timeout``: give up after this many seconds (exit 1, saying
+    so)."""
     import sys
 
     out = out or sys.stdout
@@ -283,9 +308,11 @@ def watch(run, once: bool = False, as_json: bool = False, interval: float = 2.0,
                 out.write(("\x1b[H\x1b[2J" if tty else ("" if first else "\n")) + format_view(w.view) + "\n")
             out.flush()
             first = False
-        failed = w.view.crash is not None or (w.view.stop or {}).get("event") == "stop"
+        failed = w.view.crash is not None or w.view.gone or (w.view.stop or {}).get("event") == "stop"
         if once or w.view.ended:
             return 1 if failed else 0
         if timeout is not None and time.monotonic() - t0 > timeout:
+            print(f"watch: --timeout {timeout:g} s passed before the run ended; it has not ended (nothing was "
+                  "stopped): watch it again, or with a longer --timeout", file=sys.stderr)
             return 1
         time.sleep(interval)
