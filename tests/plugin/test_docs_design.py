@@ -26,7 +26,7 @@ DESIGN = REPO / "docs" / "design.md"
 PKG = REPO / "src" / "grpo_rlvr"
 TESTS = REPO / "tests"
 SOURCE_DIRS = ("src", "tests", "hooks", "scripts", "benchmarks", "examples", "bin")
-NOT_NAMES = ("json", "jsonl", "yaml", "md", "sh", "html", "txt", "toml", "j2", "lock")   # file kinds, not modules
+NOT_NAMES = ("json", "jsonl", "yaml", "md", "sh", "html", "txt", "toml", "j2", "lock", "cfg")   # file kinds
 
 
 @cache
