@@ -198,8 +198,10 @@ def forged_runs(root: Path, seeds: list[int]) -> None:
             result = train(run, stream=fh)
         rec = read_audit(run / "output") or {}
         stop = rec.get("stopped") or {}
-        print(f"{seed:>5}  {'passed' if gate else 'FAILED':<7}{'stopped' if result.returncode == 1 and stop else 'RAN':<12}"
-              f"{stop.get('step', '-')!s:>11}  {stop.get('summary', '')[:160]}")
+        went = ("stopped" if result.returncode == 1 and stop else "RAN ON" if result.returncode == 0 else
+                f"died ({result.returncode})")
+        print(f"{seed:>5}  {'passed' if gate else 'FAILED':<7}{went:<12}{stop.get('step', '-')!s:>11}  "
+              f"{stop.get('summary', '')[:200]}")
 
 
 def main() -> int:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import io
 import json
 
-from grpo_rlvr.audit.live import RECORD, AuditSettings, ReviewAudit, read_audit
+import pytest
+
+from grpo_rlvr.audit.live import RECORD, AuditFollower, AuditSettings, ReviewAudit, read_audit, review_audit
 from grpo_rlvr.audit.reference import build_reference
+from grpo_rlvr.errors import GateRefused
 from grpo_rlvr.runtime.audit_rollouts import prompt_digest
 from grpo_rlvr.runtime.watch_log import WATCH_LOG
 
@@ -67,12 +70,30 @@ def test_several_batches_share_the_level_and_pool_their_rollouts(tmp_path):
     assert [c["rollouts"] for c in checks] == [32, 64] and checks[0]["alpha"] == 5e-4
 
 
+def _check(tmp_path, settings: AuditSettings):
+    """A run check as rank 0 holds one: the audit reference it verified, by digest."""
+    from types import SimpleNamespace
+
+    from grpo_rlvr.audit.reference import digest, reference_bytes
+
+    ref = build_reference(rollouts(32, 0.05, 0.4, seed=1), None, WEIGHTS, KINDS, False, 8)
+    path = tmp_path / "audit.json"
+    path.write_bytes(reference_bytes(ref))
+    return SimpleNamespace(verified={"audit": {"reference": str(path), "digest": digest(path.read_bytes()),
+                                               "settings": settings.to_dict(), "inspection": str(tmp_path),
+                                               "draw": None}})
+
+
 def test_another_rank_asks_for_the_batches_rank_0_asks_for(tmp_path):
-    """Every rank joins the audit's collectives for the same batches: a rank that still asked after rank 0 was done
-    gathered alone (two ranks with dynamic sampling died in gloo: "64 vs 4 ... collective mismatch")."""
+    """Every rank joins the audit's collectives for the same batches. Only rank 0 holds the run check; the others
+    get its settings through the broadcast (two ranks with dynamic sampling died in gloo when rank 1, holding no
+    check, had no audit and skipped the gather rank 0 waited in)."""
     settings = AuditSettings(batches=2, origin="brief")
-    rank0, _ = _audit(tmp_path / "0", settings)
-    rank1, _ = _audit(tmp_path / "1", settings)
+    sent = []
+    rank0 = review_audit(_check(tmp_path, settings), tmp_path / "0", main_process=True,
+                         broadcast=lambda obj: sent.append(obj) or obj)
+    rank1 = review_audit(None, tmp_path / "1", main_process=False, broadcast=lambda obj: sent[0])
+    assert isinstance(rank0, ReviewAudit) and isinstance(rank1, AuditFollower) and rank1.settings == settings
     asked = []
     for step in range(4):
         asked.append((rank0.wants_batch(), rank1.wants_batch()))
@@ -81,7 +102,27 @@ def test_another_rank_asks_for_the_batches_rank_0_asks_for(tmp_path):
         if rank1.wants_batch():
             assert rank1.observed_on_rank_0() is False   # rank 0 decides
     assert asked == [(True, True), (True, True), (False, False), (False, False)]
-    assert read_audit(tmp_path / "1")["checks"] == [] and len(read_audit(tmp_path / "0")["checks"]) == 2
+    assert not (tmp_path / "1").exists() and len(read_audit(tmp_path / "0")["checks"]) == 2
+
+
+def test_rank_0_s_refusal_reaches_every_rank(tmp_path):
+    """The reference changed since the check: rank 0 refuses, and so does every other rank (none waits alone)."""
+    check = _check(tmp_path, AuditSettings())
+    (tmp_path / "audit.json").write_text("{}")
+    sent = []
+    with pytest.raises(GateRefused, match="changed since the run check"):
+        review_audit(check, tmp_path / "0", main_process=True, broadcast=lambda obj: sent.append(obj) or obj)
+    with pytest.raises(GateRefused, match="changed since the run check"):
+        review_audit(None, tmp_path / "1", main_process=False, broadcast=lambda obj: sent[0])
+
+
+def test_a_check_without_a_review_gives_no_audit_on_any_rank(tmp_path):
+    """The unreviewed smoke test: no audit anywhere."""
+    from types import SimpleNamespace
+
+    sent = []
+    assert review_audit(SimpleNamespace(verified={}), tmp_path, broadcast=lambda o: sent.append(o) or o) is None
+    assert review_audit(None, tmp_path, main_process=False, broadcast=lambda o: sent[0]) is None
 
 
 def test_a_resumed_run_keeps_the_record_of_its_first_start(tmp_path):

@@ -75,8 +75,8 @@ def what_to_do(settings: AuditSettings) -> str:
 
 
 class ReviewAudit:
-    """The audit of one run (see the module docstring). ``observe`` on rank 0, ``observed_on_rank_0`` on the others;
-    the trainer broadcasts rank 0's verdict to all."""
+    """The audit of one run (see the module docstring), on rank 0: ``observe`` decides; the trainer broadcasts the
+    verdict to every rank (the others hold an ``AuditFollower``)."""
 
     def __init__(self, reference: dict, settings: AuditSettings, output: Path, inspection: str | Path,
                  draw: dict | None = None, stream=None, resumed: bool = False):
@@ -115,13 +115,6 @@ class ReviewAudit:
     def wants_batch(self) -> bool:
         """Whether the next generation batch is one the audit looks at."""
         return self.batches < self.settings.batches and self.record["stopped"] is None
-
-    def observed_on_rank_0(self) -> bool:
-        """On any other rank: the batch rank 0 observes counts here too, so that every rank asks for the same batches
-        (``wants_batch``) and meets the others in the same collectives (a rank still asking would gather alone and
-        break the run). Rank 0 decides the stop: False here."""
-        self.batches += 1
-        return False
 
     def observe(self, step: int, rollouts: list[dict]) -> bool:
         """Compare every training rollout seen so far (``rollouts`` added) with the reference; record it; True when
@@ -193,6 +186,24 @@ class ReviewAudit:
         self.stream.flush()
 
 
+class AuditFollower:
+    """The audit on a rank other than 0: it holds no reference and decides nothing, but asks for the same batches
+    as rank 0 (``wants_batch``), so that every rank meets the others in the audit's collectives (a rank that skipped
+    them would meet rank 0's gather in a collective of its own, and the run would break)."""
+
+    def __init__(self, settings: AuditSettings):
+        self.settings = settings
+        self.batches = 0
+
+    def wants_batch(self) -> bool:
+        return self.batches < self.settings.batches
+
+    def observed_on_rank_0(self) -> bool:
+        """The batch rank 0 observed counts here too; rank 0 decides the stop: False here."""
+        self.batches += 1
+        return False
+
+
 def read_audit(output: Path) -> dict | None:
     """``output/review_audit.json``, or None (none written, or unreadable)."""
     try:
@@ -202,14 +213,36 @@ def read_audit(output: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def review_audit(check, output: Path, resumed: bool = False, main_process: bool = True) -> ReviewAudit | None:
-    """The audit a rendered train.py gives its trainer, from the run check (``RunCheck.verified["audit"]``): None
-    for a check that verified no review (the smoke test). The reference file is read again here and must have
-    the digest the check verified.
+def review_audit(check, output: Path, resumed: bool = False, main_process: bool = True,
+                 broadcast=None) -> ReviewAudit | AuditFollower | None:
+    """The audit a rendered train.py gives its trainer, from the run check (``RunCheck.verified["audit"]``, which
+    rank 0 holds): None for a check that verified no review (the smoke test). The reference file is read again here
+    and must have the digest the check verified. With several processes, ``broadcast`` sends rank 0's object to
+    every rank (accelerate's ``broadcast_object_list``): the other ranks get an ``AuditFollower`` with rank 0's
+    settings, or rank 0's refusal.
 
     Raises:
-        GateRefused: the reference changed since the check, or cannot be read.
+        GateRefused: the reference changed since the check, or cannot be read (on every rank).
     """
+    from grpo_rlvr.errors import GateRefused
+
+    audit, refusal = None, None
+    if main_process:
+        try:
+            audit = _main_audit(check, output, resumed)
+        except GateRefused as e:
+            refusal = str(e)
+    if broadcast is not None:
+        shared = broadcast({"refusal": refusal, "settings": audit.settings.to_dict() if audit else None})
+        refusal = shared["refusal"]
+        if not main_process and shared["settings"] is not None:
+            audit = AuditFollower(AuditSettings.from_dict(shared["settings"]))
+    if refusal is not None:
+        raise GateRefused(refusal)
+    return audit
+
+
+def _main_audit(check, output: Path, resumed: bool) -> ReviewAudit | None:
     from grpo_rlvr.audit.reference import digest
     from grpo_rlvr.errors import GateRefused
 
@@ -228,10 +261,9 @@ def review_audit(check, output: Path, resumed: bool = False, main_process: bool 
 
     audit = ReviewAudit(json.loads(data), AuditSettings.from_dict(spec["settings"]), output, spec["inspection"],
                         spec.get("draw"), resumed=resumed)
-    if main_process:
-        audit.start()
+    audit.start()
     return audit
 
 
-__all__ = ["DEFAULT_ALPHA", "RECORD", "STOP_ON", "AuditSettings", "ReviewAudit", "read_audit", "review_audit",
+__all__ = ["DEFAULT_ALPHA", "RECORD", "STOP_ON", "AuditFollower", "AuditSettings", "ReviewAudit", "read_audit", "review_audit",
            "what_to_do"]

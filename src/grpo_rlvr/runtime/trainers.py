@@ -69,6 +69,13 @@ def _arguments_as_json(completion):
     return out
 
 
+def share_from_rank_0(obj):
+    """Rank 0's ``obj`` on every rank (the others' ``obj`` is ignored); with one process, ``obj`` itself."""
+    from accelerate.utils import broadcast_object_list
+
+    return broadcast_object_list([obj], from_process=0)[0]
+
+
 class GRPOTrainerWithHeldOut(GRPOTrainer):
     """TRL's GRPOTrainer; each evaluation fills a completions buffer of its own, and the training one is put back;
     a sample a reward could not score is left out of its step and named by its dataset row (``unscorable``); with
