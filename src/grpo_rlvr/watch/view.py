@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
+from grpo_rlvr.report.location import report_line
 from grpo_rlvr.runtime.crash_record import CRASH, crash_lines, read_crash
 from grpo_rlvr.runtime.unscorable import TALLY, read_tally
 from grpo_rlvr.runtime.unscorable import summary as unscorable_summary
@@ -146,6 +147,7 @@ def format_view(v: RunView) -> str:
     elif v.crash is not None:
         lines += [f"  {line}" for line in crash_lines(v.crash)]
         lines.append(f"  next: grpo-rlvr diagnose {v.run}")
+    lines.append(f"  {report_line(v.run, v.output)}")
     return "\n".join(lines)
 
 

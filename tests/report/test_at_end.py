@@ -1,0 +1,81 @@
+"""The report the rendered train.py writes as its run ends: written however the run ended when a training began (or
+died), not for a start the gate refused, only on rank 0, and a failure to write it never changes how the run ended."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import pytest
+
+from grpo_rlvr.report import at_end
+from grpo_rlvr.report.at_end import report_at_end
+
+
+def test_written_when_the_training_ends_however_it_ends(written_run):
+    out = written_run / "output"
+    said = io.StringIO()
+    with pytest.raises(SystemExit) as done, report_at_end(written_run, said):
+        (out / "metrics.jsonl").touch()      # this training logged
+        raise SystemExit(1)                  # e.g. the watchdog stopped it: train.py returns 1
+    assert done.value.code == 1 and f"report: {out / 'report.html'}" in said.getvalue()
+    (out / "report.html").unlink()
+    with pytest.raises(KeyError), report_at_end(written_run, said):
+        (out / "crash.json").write_text("{}")   # an exception ends the run after crash_record wrote its record
+        raise KeyError("value")
+    assert (out / "report.html").is_file()
+
+
+def test_not_written_for_a_start_the_gate_refused_nor_on_other_ranks(written_run, monkeypatch):
+    out = written_run / "output"
+    for name in at_end.SIGNS_OF_A_TRAINING:   # the run's files are an earlier training's: older than this process
+        if (out / name).exists():
+            os.utime(out / name, (0, 0))
+    with pytest.raises(SystemExit), report_at_end(written_run, io.StringIO()):
+        raise SystemExit(1)                   # the gate refused: this process wrote nothing
+    assert not (out / "report.html").exists()
+    monkeypatch.setenv("RANK", "1")
+    with report_at_end(written_run, io.StringIO()):
+        (out / "metrics.jsonl").touch()
+    assert not (out / "report.html").exists()
+
+
+def test_a_report_that_fails_is_said_and_the_run_keeps_its_exit_code_and_exception(written_run, monkeypatch):
+    import grpo_rlvr.report
+
+    def broken(run):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(grpo_rlvr.report, "write_report", broken)
+    out, said = written_run / "output", io.StringIO()
+    with pytest.raises(SystemExit) as done, report_at_end(written_run, said):
+        (out / "metrics.jsonl").touch()
+        raise SystemExit(0)
+    assert done.value.code == 0
+    assert said.getvalue() == (f"report: not written (OSError: [Errno 28] No space left on device); `grpo-rlvr "
+                               f"report {written_run}` writes it\n")
+
+    def interrupted(run):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(grpo_rlvr.report, "write_report", interrupted)
+    with pytest.raises(ValueError, match="the run's own"), report_at_end(written_run, io.StringIO()):
+        (out / "metrics.jsonl").touch()
+        raise ValueError("the run's own")
+    assert at_end.write_quietly(written_run, io.StringIO()) is None
+
+
+def test_train_py_writes_it_around_main_and_after_the_crash_record(workspace):
+    """The rendered train.py enters report_at_end before recorded_crash, so the crash record is written first."""
+    from artifacts import make_artifact
+    from grpo_rlvr.run.render import render
+
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    text = (render(workspace / "brief.yaml").dir / "train.py").read_text()
+    assert "    with report_at_end(RUN_DIR), recorded_crash(RUN_DIR, Path(BRIEF_DIR)):\n        sys.exit(main())" in text
+    assert json.dumps(at_end.SIGNS_OF_A_TRAINING)   # the names it looks for are plain file names
+    import grpo_rlvr.runtime.provenance as provenance
+    import grpo_rlvr.runtime.run_outputs as run_outputs
+
+    assert provenance.PROVENANCE in at_end.SIGNS_OF_A_TRAINING and run_outputs.SMOKE_MARKER in at_end.SIGNS_OF_A_TRAINING

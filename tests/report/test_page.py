@@ -1,0 +1,63 @@
+"""The report page opened as a person opens it, in headless Chromium (Debian's; skipped where it is absent): the
+screenshot is not blank, and the page the browser built names the run's model, its review and its findings. Model
+output on the page is text, never markup."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from browser import CHROMIUM, MISSING, chromium, dump_dom, ink, screenshot
+from grpo_rlvr.report import write_report
+from report.conftest import AUDIT_STOP, DIVERGED_AUDIT
+
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason=MISSING)
+
+
+def assert_drawn(png) -> None:
+    drawn, colours = ink(png)
+    assert drawn > 0.03 and colours > 50, (png, drawn, colours)   # a blank page is one colour
+
+
+@needs_chromium
+def test_a_stopped_runs_report_in_a_browser_names_its_model_review_audit_and_findings(written_run, tmp_path):
+    out = written_run / "output"
+    (out / "review_audit.json").write_text(json.dumps(DIVERGED_AUDIT))
+    with (out / "watch.jsonl").open("a") as fh:
+        fh.write(json.dumps(AUDIT_STOP) + "\n")
+    page = write_report(written_run).html
+    assert_drawn(screenshot(page, tmp_path / "stopped.png", tmp_path / "profile"))
+    dom = dump_dom(page.as_uri(), tmp_path / "profile")
+    for said in ("Run report: arithmetic-demo", "./model", "ada (human)", "tester (human)",
+                 "Training's rollouts diverged from the reviewed ones", "Many completions are truncated",
+                 "The audit stopped the run at step 0", "Raise max_completion_length", "Proven run."):
+        assert said in dom, said
+    assert dom.count('<img src="data:image/svg+xml;base64,') >= 8   # the curves, inlined
+    pdf = tmp_path / "report.pdf"
+    chromium(page.as_uri(), tmp_path / "profile", f"--print-to-pdf={pdf}", "--no-pdf-header-footer")
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 50_000   # it prints
+
+
+@needs_chromium
+def test_a_crashed_runs_report_in_a_browser_names_the_death_and_its_fix(crashed_run, tmp_path):
+    page = write_report(crashed_run).html
+    assert_drawn(screenshot(page, tmp_path / "crashed.png", tmp_path / "profile"))
+    dom = dump_dom(page.as_uri(), tmp_path / "profile")
+    for said in ("died after step 15: RewardError", "./model", "tester (human)",
+                 "The run died: RewardError", "the message names what is wrong and the fix"):
+        assert said in dom, said
+
+
+def test_model_output_on_the_page_is_text_not_markup(written_run):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = sorted((written_run / "output" / "completions").glob("*.parquet"))[-1]
+    rows = pq.read_table(f).to_pylist()
+    for r in rows:
+        r["completion"] = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+    pq.write_table(pa.Table.from_pylist(rows), f)
+    html = write_report(written_run).html.read_text()
+    assert "<script>alert(2)" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in html
