@@ -64,3 +64,18 @@ def ink(png: Path) -> tuple[float, int]:
     background = max(colours)[0]
     total = image.width * image.height
     return 1 - background / total, len(colours)
+
+
+def assert_page_shows(page: Path, work: Path, *said: str) -> str:
+    """Open ``page`` in Chromium as a person would: its screenshot is not blank and the DOM the browser built holds
+    every text in ``said``; returns that DOM. Without Chromium, the file's own text is checked instead."""
+    if CHROMIUM is None:
+        dom = Path(page).read_text()
+    else:
+        png = screenshot(page, work / f"{Path(page).stem}.png", work / "chromium-profile")
+        drawn, colours = ink(png)
+        assert drawn > 0.03 and colours > 50, (png, drawn, colours)   # a blank page is one colour
+        dom = dump_dom(Path(page).resolve().as_uri(), work / "chromium-profile")
+    missing = [s for s in said if s not in dom]
+    assert not missing, missing
+    return dom

@@ -34,8 +34,8 @@ READERS = {"cat", "tac", "head", "tail", "more", "wc", "ls", "stat", "du", "diff
            "hexdump", "strings", "cut", "tr", "comm", "paste", "join", "fold", "column"}
 # Readers with a flag that writes a file or runs a program: what is refused in their arguments (checked below).
 CHECKED_READERS = {"rg", "less", "file", "sort", "uniq", "xxd", "base64", "sed", "find", "cp", "xargs"}
-PRODUCT_SUBCOMMANDS = {"inspect", "gate", "render", "validate", "score", "preflight", "train", "diagnose", "memory",
-                       "demo", "merge"}
+PRODUCT_SUBCOMMANDS = {"inspect", "gate", "render", "validate", "score", "preflight", "train", "diagnose", "watch",
+                       "report", "memory", "demo", "merge"}
 SAFE_ASSIGN = re.compile(r"^(?:LC_\w+|LANG|LANGUAGE|TZ|NO_COLOR|COLUMNS|TERM|HF_HUB_OFFLINE|TRANSFORMERS_OFFLINE|"
                          r"HF_DATASETS_OFFLINE|CUDA_VISIBLE_DEVICES|GRPO_RLVR_PLUGIN_\w+)$")
 SHELL_WORDS = {"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "fi", "done", "time"}

@@ -73,9 +73,34 @@ def test_train_py_writes_it_around_main_and_after_the_crash_record(workspace):
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     text = (render(workspace / "brief.yaml").dir / "train.py").read_text()
-    assert "    with report_at_end(RUN_DIR), recorded_crash(RUN_DIR, Path(BRIEF_DIR)):\n        sys.exit(main())" in text
-    assert json.dumps(at_end.SIGNS_OF_A_TRAINING)   # the names it looks for are plain file names
+    entered = "    with report_at_end(RUN_DIR), recorded_crash(RUN_DIR, Path(BRIEF_DIR)):\n        sys.exit(main())"
+    assert entered in text
     import grpo_rlvr.runtime.provenance as provenance
     import grpo_rlvr.runtime.run_outputs as run_outputs
 
-    assert provenance.PROVENANCE in at_end.SIGNS_OF_A_TRAINING and run_outputs.SMOKE_MARKER in at_end.SIGNS_OF_A_TRAINING
+    assert {provenance.PROVENANCE, run_outputs.SMOKE_MARKER} <= set(at_end.SIGNS_OF_A_TRAINING)
+
+
+def test_the_launcher_writes_it_for_a_trainer_killed_by_a_signal(workspace, monkeypatch, capfd):
+    """The kernel's OOM killer sends SIGKILL: train.py can write neither its crash record nor its report, so
+    ``grpo-rlvr train`` writes both. The trainer here is a STAND-IN (no training runs): it logs two steps and dies as
+    a killed process does (exit status -9)."""
+    from artifacts import make_artifact
+    from grpo_rlvr.run import launch
+    from grpo_rlvr.run.render import render
+
+    make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
+    run = render(workspace / "brief.yaml").dir
+
+    def killed(cmd, cwd, env, stream):
+        (run / "output").mkdir(exist_ok=True)
+        (run / "output" / "metrics.jsonl").write_text('{"step": 2, "loss": 0.1, "reward": 0.2}\n'
+                                                      '{"step": 4, "loss": 0.1, "reward": 0.3}\n')
+        return -9
+
+    monkeypatch.setattr(launch, "_run_forwarding_signals", killed)
+    res = launch.train(run)
+    assert res.returncode == -9 and res.crash["signal"] == "SIGKILL"
+    facts = json.loads((run / "output" / "report.json").read_text())
+    assert facts["state"]["text"] == "died after step 4: the trainer was killed by SIGKILL"
+    assert f"report: {run / 'output' / 'report.html'}" in capfd.readouterr().err

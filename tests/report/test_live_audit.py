@@ -28,7 +28,8 @@ def test_a_diverged_audit_names_the_metric_the_stop_and_who_loosened_it(tmp_path
     (tmp_path / AUDIT).write_text(json.dumps(DIVERGED_AUDIT))
     a = live_audit(tmp_path)
     assert a["status"] == "diverged" and a["diverged_checks"] == 1 and a["checks"][0]["diverged"] == ["malformed"]
-    assert a["loosened_by"] == "the brief" and a["stopped"]["step"] == 0 and "inspect again" in a["stopped"]["what_to_do"]
+    assert a["loosened_by"] == "the brief" and a["stopped"]["step"] == 0
+    assert "inspect again" in a["stopped"]["what_to_do"]
 
 
 def test_an_audit_file_this_reader_does_not_know_is_said_to_be_unreadable(tmp_path):

@@ -8,16 +8,11 @@ import json
 
 import pytest
 
-from browser import CHROMIUM, MISSING, chromium, dump_dom, ink, screenshot
+from browser import CHROMIUM, MISSING, assert_page_shows, chromium
 from grpo_rlvr.report import write_report
 from report.conftest import AUDIT_STOP, DIVERGED_AUDIT
 
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason=MISSING)
-
-
-def assert_drawn(png) -> None:
-    drawn, colours = ink(png)
-    assert drawn > 0.03 and colours > 50, (png, drawn, colours)   # a blank page is one colour
 
 
 @needs_chromium
@@ -27,12 +22,9 @@ def test_a_stopped_runs_report_in_a_browser_names_its_model_review_audit_and_fin
     with (out / "watch.jsonl").open("a") as fh:
         fh.write(json.dumps(AUDIT_STOP) + "\n")
     page = write_report(written_run).html
-    assert_drawn(screenshot(page, tmp_path / "stopped.png", tmp_path / "profile"))
-    dom = dump_dom(page.as_uri(), tmp_path / "profile")
-    for said in ("Run report: arithmetic-demo", "./model", "ada (human)", "tester (human)",
-                 "Training's rollouts diverged from the reviewed ones", "Many completions are truncated",
-                 "The audit stopped the run at step 0", "Raise max_completion_length", "Proven run."):
-        assert said in dom, said
+    dom = assert_page_shows(page, tmp_path, "Run report: arithmetic-demo", "./model", "ada (human)", "tester (human)",
+                            "Training's rollouts diverged from the reviewed ones", "Many completions are truncated",
+                            "The audit stopped the run at step 0", "Raise max_completion_length", "Proven run.")
     assert dom.count('<img src="data:image/svg+xml;base64,') >= 8   # the curves, inlined
     pdf = tmp_path / "report.pdf"
     chromium(page.as_uri(), tmp_path / "profile", f"--print-to-pdf={pdf}", "--no-pdf-header-footer")
@@ -42,11 +34,8 @@ def test_a_stopped_runs_report_in_a_browser_names_its_model_review_audit_and_fin
 @needs_chromium
 def test_a_crashed_runs_report_in_a_browser_names_the_death_and_its_fix(crashed_run, tmp_path):
     page = write_report(crashed_run).html
-    assert_drawn(screenshot(page, tmp_path / "crashed.png", tmp_path / "profile"))
-    dom = dump_dom(page.as_uri(), tmp_path / "profile")
-    for said in ("died after step 15: RewardError", "./model", "tester (human)",
-                 "The run died: RewardError", "the message names what is wrong and the fix"):
-        assert said in dom, said
+    assert_page_shows(page, tmp_path, "died after step 15: RewardError", "./model", "tester (human)",
+                      "The run died: RewardError", "the message names what is wrong and the fix")
 
 
 def test_model_output_on_the_page_is_text_not_markup(written_run):

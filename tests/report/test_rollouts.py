@@ -28,5 +28,5 @@ def test_the_start_middle_and_end_with_the_best_middle_and_worst_of_each():
 
 
 def test_one_logged_step_and_none():
-    assert [g["when"] for g in picked_rollouts(rows(3, [(1, 1)]), {})] == ["only"]
+    assert [g["when"] for g in picked_rollouts(rows(3, [(1, 1)]), {})] == ["the one logged step"]
     assert picked_rollouts([], {}) == []

@@ -28,7 +28,7 @@ class Panel:
     key: str
     title: str
     keys: tuple[str, ...]      # the metrics drawn (training log); "{correctness}" / "{reward}" expand per reward
-    share: bool = False        # a share of samples: drawn from 0 (a flat 0 reads as none, not as noise round 0)
+    from_zero: bool = False    # a share or a count: drawn from 0 (a flat 0 reads as none, not as noise round 0)
 
 
 PANELS = (
@@ -36,14 +36,15 @@ PANELS = (
     Panel("correctness", "correctness (training; held-out dashed)", ("rewards/{correctness}/mean",)),
     Panel("held_out", "held-out rewards", ()),
     Panel("length", "completion length, tokens (mean; min-max shaded)", ("completions/mean_length",)),
-    Panel("truncated", "truncated share (cut at max_completion_length)", ("completions/clipped_ratio",), share=True),
+    Panel("truncated", "truncated share (cut at max_completion_length)", ("completions/clipped_ratio",),
+          from_zero=True),
     Panel("kl", "KL to the reference", ("kl",)),
     Panel("entropy", "entropy", ("entropy",)),
-    Panel("clip", "clip ratio (updates clipped)", ("clip_ratio/region_mean",), share=True),
-    Panel("zero_signal", "groups without signal (all rewards equal)", ("frac_reward_zero_std",), share=True),
+    Panel("clip", "clip ratio (updates clipped)", ("clip_ratio/region_mean",), from_zero=True),
+    Panel("zero_signal", "groups without signal (all rewards equal)", ("frac_reward_zero_std",), from_zero=True),
     Panel("tools", "tool calls per rollout (and the share that failed)",
-          ("tools/call_frequency", "tools/failure_frequency")),
-    Panel("unscorable", "unscorable share (samples no reward could score)", ("unscorable/frac",), share=True),
+          ("tools/call_frequency", "tools/failure_frequency"), from_zero=True),
+    Panel("unscorable", "unscorable share (samples no reward could score)", ("unscorable/frac",), from_zero=True),
 )
 FINDING_PANELS = {
     "reward_hacking": ("reward", "correctness", "held_out"), "correctness_collapsed": ("correctness",),
@@ -121,7 +122,7 @@ def _figure(panel: Panel, lines, marks: list[dict], last_step, died_at, logs):
                 len(xs) == 1 else None), **style)
     if panel.key == "length":
         _length_band(ax, logs)
-    if panel.share:
+    if panel.from_zero:
         ax.set_ylim(0, max(0.05, 1.08 * max((max(v for _, v in s) for _, s, _ in lines), default=0)))
     ax.set_title(panel.title, fontsize=9.5, loc="left")
     ax.set_xlabel("step", fontsize=8)

@@ -118,5 +118,6 @@ def run_state(crash: dict | None, stop: dict | None, summary: dict | None, last_
     else:
         state = {"state": "not started", "text": "nothing logged yet"}
     if smoke:
-        state["text"] = "UNREVIEWED SMOKE TEST (the gate was skipped; nothing here is a trained model): " + state["text"]
+        state["text"] = ("UNREVIEWED SMOKE TEST (the gate was skipped; nothing here is a trained model): "
+                         + state["text"])
     return state

@@ -55,7 +55,7 @@ def picked_rollouts(rows: list[dict], weights: dict[str, float]) -> list[dict]:
     names = reward_columns(rows)
     at = dict.fromkeys([steps[0], steps[len(steps) // 2], steps[-1]])
     labels = dict(zip(at, ("start", "middle", "end") if len(at) == 3 else ("start", "end") if len(at) == 2
-                       else ("only",), strict=False))
+                       else ("the one logged step",), strict=False))
     out = []
     for step in at:
         here = [r for r in rows if r.get("step") == step]

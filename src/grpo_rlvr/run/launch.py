@@ -29,6 +29,7 @@ from pathlib import Path
 from grpo_rlvr.cpu_threads import WAIT_POLICY
 from grpo_rlvr.cpu_time import CPU_LIMIT_S
 from grpo_rlvr.errors import GateRefused, GrpoRlvrError, LaunchError, RunFolderInUse
+from grpo_rlvr.report.at_end import report_at_end, write_quietly
 from grpo_rlvr.run.check import check_run_here
 from grpo_rlvr.run.guard import SMOKE_MAX_STEPS, check_run, demo_acceptance
 from grpo_rlvr.run.lock import LOCK
@@ -231,7 +232,10 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     stopped = stop_event(run / "output", started) if returncode == 1 else None
     crash = None
     if returncode != 0 and stopped is None:   # a death the trainer could not record itself is recorded here
-        crash = record_exit(run / "output", returncode, started) or read_crash(run / "output")
+        crash = record_exit(run / "output", returncode, started)
+        if crash is not None:   # (killed by a signal) and its report written: train.py could do neither
+            write_quietly(run)
+        crash = crash or read_crash(run / "output")
     return TrainResult(run, returncode == 0, returncode, cmd, str(ckpt) if ckpt else None,
                        time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started),
                        notes=notes, watch_stop=stopped, crash=crash)
@@ -294,7 +298,7 @@ def _train_in_process(run: Path, plan: LaunchPlan, argv: list[str]) -> int:
     old_cwd = os.getcwd()
     try:
         os.chdir(run)
-        with demo_acceptance(functools.partial(check_run_here, demo=True)):
+        with demo_acceptance(functools.partial(check_run_here, demo=True)), report_at_end(run):  # as train.py's own
             module = runpy.run_path(str(run / "train.py"), run_name="grpo_rlvr_demo_train")
             return int(module["main"](argv) or 0)
     except SystemExit as e:
