@@ -49,7 +49,8 @@ def write_quietly(run_dir: Path, stream=None) -> Path | None:
         from grpo_rlvr.report import write_report
 
         made = write_report(run_dir)
-        print(f"report: {made.html} (made in {made.seconds:.1f} s; open it in a browser)", file=stream, flush=True)
+        print(f"report: {made.html} (made in {made.seconds:.1f} s, {made.cpu_seconds:.1f} s of CPU; open it in a "
+              "browser)", file=stream, flush=True)
         return made.html
     except BaseException as e:  # noqa: BLE001 - the report never changes how the run ended
         with contextlib.suppress(Exception):
