@@ -3,8 +3,9 @@
 stopped it) or an exception ends the run (after ``runtime.crash_record`` recorded it, so the page names the death),
 rank 0 writes ``output/report.html`` and ``report.json`` (``grpo_rlvr.report.write_report``).
 
-Only a process that began a training, or died, writes one: since it started, its output folder got a start record
-(``provenance.json``), a smoke test's marker, a log, or a crash record. A start the gate refused writes nothing.
+Only a process that began a training, or died, writes one: while it ran, its output folder got a start record
+(``provenance.json``), a smoke test's marker, a log, or a crash record, written or changed (compared by inode, size
+and modification time, so no clock is read). A start the gate refused writes none of them, and no report.
 
 Never in the way of the run: this module imports only the standard library, and the report's own code (matplotlib
 among it) is imported after training, never during a step. Whatever goes wrong while writing the report (an
@@ -17,12 +18,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-# What a training (or a death) leaves in the output folder; one of them newer than the process's start means this
-# process trained or died, not one the gate refused.
+# What a training (or a death) leaves in the output folder; one of them written while the process ran means it
+# trained or died, not that the gate refused it.
 SIGNS_OF_A_TRAINING = ("provenance.json", "UNREVIEWED_SMOKE_TEST.json", "metrics.jsonl", "crash.json")
 
 
@@ -33,13 +33,21 @@ def _main_rank() -> bool:
         return True
 
 
-def trained_since(output: Path, since: float) -> bool:
-    """Whether ``output`` got a sign of a training (or a death) at or after ``since`` (seconds since the epoch)."""
+def signs(output: Path) -> dict[str, tuple[int, int, int]]:
+    """The signs of a training in ``output`` as they are now: each one's (inode, size, mtime in ns)."""
+    out = {}
     for name in SIGNS_OF_A_TRAINING:
         with contextlib.suppress(OSError):
-            if (Path(output) / name).stat().st_mtime >= since - 1.0:
-                return True
-    return False
+            st = (Path(output) / name).stat()
+            out[name] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return out
+
+
+def trained_since(output: Path, before: dict) -> bool:
+    """Whether a sign of a training (or a death) was written or changed in ``output`` since ``before`` (what
+    :func:`signs` said then). One removed is no sign: the start of a run removes an earlier death's record."""
+    now = signs(output)
+    return any(before.get(name) != seen for name, seen in now.items())
 
 
 def write_quietly(run_dir: Path, stream=None) -> Path | None:
@@ -63,13 +71,14 @@ def write_quietly(run_dir: Path, stream=None) -> Path | None:
 def report_at_end(run_dir: Path, stream=None) -> Iterator[None]:
     """Run the training inside; rank 0 writes its report when the block ends, however it ends, when a training
     began (or died) in it."""
-    since = time.time()
+    from grpo_rlvr.runtime.crash_record import output_dir
+
+    output = output_dir(Path(run_dir))   # as grpo_config.yaml names it (never raises)
+    before = signs(output)
     try:
         yield
     finally:
         if _main_rank():
-            from grpo_rlvr.runtime.crash_record import output_dir
-
-            with contextlib.suppress(Exception):   # (output_dir reads grpo_config.yaml and never raises itself)
-                if trained_since(output_dir(Path(run_dir)), since):
+            with contextlib.suppress(Exception):
+                if trained_since(output, before):
                     write_quietly(Path(run_dir), stream)
