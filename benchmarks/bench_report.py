@@ -7,8 +7,8 @@ repository root, after ``grpo-rlvr demo`` (its run folder is the default). About
 1. The run as it is, three ways, each ``--repeat`` times, the median printed (wall and CPU seconds):
    - in a process warmed as the trainer's is when training ends (pyarrow and grpo-rlvr's diagnosis already
      imported by the watchdog; matplotlib not): the first report (what ``train.py`` pays once) and later ones;
-   - ``grpo-rlvr report RUN`` in a fresh process, and ``grpo-rlvr diagnose RUN --out TMP`` in a fresh process, with
-     their ratio.
+   - ``grpo-rlvr report RUN --out TMP`` in a fresh process, and ``grpo-rlvr diagnose RUN --out TMP`` in a fresh
+     process, with their ratio. Nothing is written into the run.
    Printed too: the page's size, and the first report's share of the run's training time (``train_runtime``;
    goal: under 1 %).
 2. Growth: a TRL output folder with ``--records`` log records of the run's own keys (its values repeated with
@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 WARM = "import pyarrow.parquet, grpo_rlvr.diagnosis, grpo_rlvr.diagnosis.detectors"   # what the watchdog imported
 
 
-def in_process(run: Path, repeat: int) -> dict:
-    """First and later reports in one process warmed as the trainer's is."""
+def in_process(run: Path, repeat: int, out: Path) -> dict:
+    """First and later reports in one process warmed as the trainer's is (written into ``out``)."""
     code = f"""
 import json, time
 {WARM}
@@ -44,7 +44,7 @@ from grpo_rlvr.report import write_report
 out = []
 for _ in range({repeat}):
     t, c = time.perf_counter(), time.process_time()
-    made = write_report({str(run)!r})
+    made = write_report({str(run)!r}, out={str(out)!r})
     out.append((time.perf_counter() - t, time.process_time() - c, made.bytes))
 print(json.dumps(out))
 """
@@ -105,16 +105,17 @@ def main() -> None:
     summary = json.loads((a.run / "output" / "metrics.jsonl").read_text().splitlines()[-1])
     train_s = summary.get("train_runtime")
 
-    warm = in_process(a.run, a.repeat)
-    report_s, report_cpu = fresh(["report", str(a.run)], a.repeat)
-    with tempfile.TemporaryDirectory() as tmp:
-        diag_s, diag_cpu = fresh(["diagnose", str(a.run), "--out", tmp], a.repeat)
+    with tempfile.TemporaryDirectory() as tmp:   # nothing is written into the run itself
+        warm = in_process(a.run, a.repeat, Path(tmp) / "warm")
+        report_s, report_cpu = fresh(["report", str(a.run), "--out", str(Path(tmp) / "fresh")], a.repeat)
+        diag_s, diag_cpu = fresh(["diagnose", str(a.run), "--out", str(Path(tmp) / "diagnosis")], a.repeat)
     print(f"run: {a.run} ({train_s} s of training)")
     later = f", later {warm['later_s']:.2f} s" if warm["later_s"] is not None else ""
     print(f"report in the trainer's process: first {warm['first_s']:.2f} s (CPU {warm['first_cpu_s']:.2f} s){later}; "
           f"page {warm['bytes'] / 1024:.0f} KiB")
     if train_s:
-        print(f"  share of the run's training time: {100 * warm['first_s'] / train_s:.2f} % (goal < 1 %)")
+        print(f"  share of the run's training time: {100 * warm['first_s'] / train_s:.2f} % wall, "
+              f"{100 * warm['first_cpu_s'] / train_s:.2f} % in CPU time (goal < 1 %)")
     print(f"grpo-rlvr report   (fresh process): {report_s:.2f} s wall, {report_cpu:.2f} s CPU")
     print(f"grpo-rlvr diagnose (fresh process): {diag_s:.2f} s wall, {diag_cpu:.2f} s CPU")
     print(f"  report / diagnose: {report_s / diag_s:.2f}x wall, {report_cpu / diag_cpu:.2f}x CPU")
@@ -122,7 +123,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for n in a.records:
             folder = long_run(a.run, n, Path(tmp))
-            grown = in_process(folder, 1)
+            grown = in_process(folder, 1, folder)
             print(f"{n:>6} log records: report {grown['first_s']:.2f} s (CPU {grown['first_cpu_s']:.2f} s), page "
                   f"{grown['bytes'] / 1024:.0f} KiB")
 
