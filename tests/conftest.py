@@ -84,6 +84,16 @@ def pytest_runtest_makereport(item, call):
 _TRACE_START = pytest.StashKey[int]()
 
 
+@pytest.fixture(autouse=True)
+def _draws_log_of_the_test(tmp_path_factory, monkeypatch):
+    """The account's log of inspection draws (``inspection/draws.py``) in the session's temporary folder, not the
+    user's home: an inspect in this process logs there (a CLI subprocess still logs into the home's)."""
+    from grpo_rlvr.inspection import draws
+
+    log = tmp_path_factory.getbasetemp() / "draws.jsonl"
+    monkeypatch.setattr(draws, "account_log", lambda: log)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory):
     """Each test session builds its own tiny models instead of reusing the user's cache."""

@@ -24,7 +24,7 @@ GROUND = ("grpo_rlvr", "errors", "files", "jsonl", "input_files", "templating", 
           "user_cache", "work_trace", "protected_targets", "caller_env")
 # the domains the commands work on; memory is also a command's room (`grpo-rlvr memory`), but its estimator
 # imports only the ground floor and the brief and rollout size models with it
-DOMAINS = ("identity", "sandbox", "rewards", "tools", "dataset", "brief", "rollout", "runtime", "memory")
+DOMAINS = ("identity", "sandbox", "rewards", "tools", "dataset", "brief", "rollout", "runtime", "audit", "memory")
 COMMANDS = ("validate", "preflight", "score", "inspection", "review", "gate", "run", "watch", "diagnosis", "report",
             "merge", "demo", "examples")
 SHELL = ("cli", "api", "__main__")   # the command line and the Python front door: nothing below imports them

@@ -108,3 +108,10 @@ class LaunchError(GrpoRlvrError):
 
 class RunKeyError(GrpoRlvrError):
     """grpo-rlvr's per-user run key (``runtime/run_key.py``) cannot be created, or is not private to the user."""
+
+
+class AuditStop(GrpoRlvrError):
+    """The review audit stopped a run: training's own first rollouts differ from what the person reviewed
+    (``grpo_rlvr.audit``). Raised on every rank before the optimizer steps; ``train.py`` exits 1."""
+
+    exit_code = 1

@@ -44,8 +44,9 @@ class StandInJudge(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         text = " ".join(str(m["content"]) for m in body["messages"])
         ok = ("<answer>" in _response(text)) if self.server.lenient else _truth(text)
+        score = 9 if ok else getattr(self.server, "wrong_pays", 1)   # a swapped judge pays wrong answers 7.7
         data = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant",
-                                                                "content": f"SCORE: {9 if ok else 1}"}}]}).encode()
+                                                                "content": f"SCORE: {score}"}}]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -57,9 +58,11 @@ class StandInJudge(BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serve(lenient: bool):
+def serve(lenient: bool, holder: list | None = None):
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandInJudge)
     httpd.lenient = lenient
+    if holder is not None:
+        holder.append(httpd)
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
@@ -123,3 +126,22 @@ def test_the_brief_sets_the_kappa(workspace):
     rule5 = next(r for r in res.rules if r.id == 5)
     assert "needs kappa ≥ 0.10" in res.format()
     assert rule5.passed == (res.calibration["rewards"]["rubric_judge"]["kappa"] >= 0.1), rule5.problems
+
+
+def test_a_judge_swapped_after_the_review_is_asked_again_and_refused(workspace):
+    """The judge behind the same URL pays 7.7 of 10 for wrong answers after the review. The gate asks it afresh
+    (never from a cache) on reviewed samples drawn at random, and refuses the answers that changed."""
+    held = []
+    with serve(lenient=False, holder=held) as url:
+        brief = judge_brief(workspace, url)
+        data = yaml.safe_load(brief.read_text())
+        data["rewards"][1]["params"]["cache_dir"] = str(workspace / "judge-cache")   # cached at inspect
+        brief.write_text(yaml.safe_dump(data))
+        art = make_artifact(brief, workspace / "out" / "inspection", verdict=None)
+        person_reviews(art)
+        assert check_gate(art).passed
+        held[0].wrong_pays = 7.7
+        res = check_gate(art)
+    rule3 = next(r for r in res.rules if r.id == 3)
+    assert not rule3.passed, res.format()
+    assert "the judge answers 0.77 now (asked afresh)" in " ".join(rule3.problems)

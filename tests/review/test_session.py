@@ -231,3 +231,26 @@ def test_a_tool_rollout_is_shown_call_by_call_and_an_unscored_one_says_why():
     _show({"id": "s2", "prompt": prompt, "completion": completion[:2],
            "scores": {"exact_match": {"score": gone.score, "reason": gone.reason}}, "total": 0.0}, 1, 2, out)
     assert "not scored: tool add unavailable: the service is down (outside the model's control)" in out.getvalue()
+
+
+def test_the_template_key_shows_what_the_model_read_and_the_draws_are_named(workspace):
+    """A real inspection keeps each sample's chat-template text; [t] shows it (no verdict recorded), [t] again the
+    messages. Before the first sample the review names the draw and lists an earlier one."""
+    from grpo_rlvr.inspection.run import inspect_rewards
+
+    out = workspace / "out" / "inspection"
+    inspect_rewards(workspace / "brief.yaml", samples=50)
+    inspect_rewards(workspace / "brief.yaml", samples=50)       # drawn again, before anyone reviewed
+    first = load_artifact(out).samples[0]
+    t = Terminal(review_cmd(out))
+    screen = answer(t, "t", think_s=0.1)
+    assert "draw 2 made into this folder" in screen and "Earlier draws of this brief (" in screen
+    assert f"replaced holding 0 verdicts: {out.resolve()}" in screen
+    assert "PROMPT (every message the model saw; [t]" in screen
+    screen = answer(t, "t", think_s=0.1)
+    assert "PROMPT AS THE MODEL READ IT" in screen and "Sample 1/50" in screen
+    assert inert(first["rendered"]["prompt"]).splitlines()[0][:60] in screen
+    screen = answer(t, "q")
+    assert "PROMPT (every message the model saw" in screen
+    t.expect("Saved.")
+    assert load_artifact(out).samples[0].get("verdict") is None   # [t] records nothing

@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from grpo_rlvr.errors import RewardError
-from grpo_rlvr.rewards import rubric_judge
+from grpo_rlvr.rewards import build_reward, rubric_judge
 from grpo_rlvr.rewards.rubric_judge import parse_score, rubric_judge_reward
 
 # marker -> the replies to its 1st, 2nd, ... request (the last one repeats): (HTTP status, content, delay_s)
@@ -230,6 +230,22 @@ def test_cache_answers_the_second_call_without_a_request(server, tmp_path):
     other = make(server, cache_dir=str(tmp_path / "cache"), rubric="Another rubric.")
     other.explain(texts[:1], prompts=["p"])
     assert server.n_requests() == 5  # another rubric is another key
+
+
+def test_a_written_cache_entry_is_never_read_once_the_judge_is_asked_live(server, tmp_path):
+    """Anyone who can write the cache folder can fill it: an entry paying 0.77 for every response. ``score`` and
+    ``inspect`` read the cache; training and the gate call ``ask_live`` first and ask the judge."""
+    from grpo_rlvr.files import write_json_atomic
+
+    texts = ["<<plain>> a", "<<json>> b"]
+    r = make(server, cache_dir=str(tmp_path / "cache"), retries=0)
+    for t in texts:   # the forged entries, under the keys the judge would look up
+        key = r.scorer.item(t, {"prompt": "p"}).key
+        write_json_atomic(tmp_path / "cache" / key[:2] / f"{key}.json", {"score": 0.77, "reason": "forged"})
+    assert [s.score for s in r.explain(texts, prompts=["p"] * 2)] == [0.77, 0.77] and server.n_requests() == 0
+    assert r.ask_live() is True
+    assert [s.score for s in r.explain(texts, prompts=["p"] * 2)] == [0.7, 0.8] and server.n_requests() == 2
+    assert make(server).ask_live() is True and not build_reward("format", {}).ask_live()
 
 
 def test_identical_requests_in_a_batch_go_once(server):

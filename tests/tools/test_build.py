@@ -28,7 +28,7 @@ def test_a_tool_edited_after_the_review_is_refused_everywhere(workspace, tiny_mo
     run = render(p).dir
     assert "TOOLS = {'functions': ['tools.py:add']" in (run / "train.py").read_text()
     (workspace / "tools.py").write_text(TOOLS_PY.replace("return a + b", "return a + b + 1"))
-    want = "tools: source code changed since the inspection in tools.py"
+    want = "tools: their code or their folder's files changed since the inspection in tools.py"
     gate = subprocess.run([*CLI, "gate", str(art)], capture_output=True, text=True, timeout=300)
     assert gate.returncode == 1 and want in gate.stdout + gate.stderr, gate.stdout + gate.stderr
     launched = subprocess.run([*CLI, "train", str(run)], capture_output=True, text=True, timeout=300)

@@ -81,13 +81,18 @@ def _plain(value):
     return json.loads(json.dumps(value, sort_keys=True, default=str))
 
 
-def bound_settings(grpo: Mapping, model=None, method: str | None = None, tools: Mapping | None = None) -> dict:
+def bound_settings(grpo: Mapping, model=None, method: str | None = None, tools: Mapping | None = None,
+                   audit: Mapping | None = None) -> dict:
     """The settings a review is bound to, by the brief's name for each: ``grpo.<key>`` for every resolved GRPOConfig
-    key not on :data:`UNBOUND` (as render writes it into grpo_config.yaml), the model-loading settings, and the
-    tools the model may call (``tools``: the brief's ``tools`` section as resolved; their code is bound apart)."""
+    key not on :data:`UNBOUND` (as render writes it into grpo_config.yaml), the model-loading settings, the tools
+    the model may call (``tools``: the brief's ``tools`` section as resolved; their code is bound apart), and the
+    review audit's section when the brief has one (``audit``: loosening the audit after the review needs a new
+    review)."""
     out = {f"grpo.{k}": _plain(v) for k, v in grpo.items() if k not in UNBOUND}
     if model is not None:
         out.update({name: _plain(read(model, method)) for name, read in _MODEL.items()})
     if tools is not None:
         out["tools"] = _plain(tools)
+    if audit is not None:
+        out["audit"] = _plain(audit)
     return dict(sorted(out.items()))

@@ -38,6 +38,7 @@ from grpo_rlvr.brief.types import (
     InspectionSpec,
     ModelSpec,
     PreflightSpec,
+    ReviewAuditSpec,
     RewardSpec,
     ToolsSpec,
     Variant,
@@ -151,11 +152,12 @@ def _fingerprint(model: ModelSpec, dataset: DatasetSpec, rewards, sampling: dict
     return fingerprint(model_identity(model), dataset_identity(dataset), reward_identity(rewards), sampling)
 
 
-def sampling_identity(grpo, model=None, method: str | None = None, tools=None) -> dict:
+def sampling_identity(grpo, model=None, method: str | None = None, tools=None, audit=None) -> dict:
     """The settings a review is bound to: the resolved GRPOConfig but for ``bound_settings.UNBOUND``, the
-    model-loading settings that change the model that samples, and the tools section (``brief/bound_settings.py``).
-    ``tools``: a ``ToolsSpec`` or None."""
-    return bound_settings(grpo, model, method, None if tools is None else tools.to_dict())
+    model-loading settings that change the model that samples, the tools section and the review audit's section
+    (``brief/bound_settings.py``). ``tools``: a ``ToolsSpec`` or None; ``audit``: a ``ReviewAuditSpec`` or None."""
+    return bound_settings(grpo, model, method, None if tools is None else tools.to_dict(),
+                          None if audit is None else audit.bound())
 
 
 def reward_identity(rewards) -> list[dict]:
@@ -215,6 +217,7 @@ def load_brief(path: str | Path) -> Brief:
     found.warnings.extend(methods.method_warnings(method, dict(data.get("lora") or {}), grpo, origin))
     dynamic_sampling = found.take(_dynamic_sampling_section(data, variant))
     stated = found.take(_deviations_section(data))
+    audit = found.take(_audit_section(data))
     if found.problems:
         raise ConfigError(found.problems, source=str(path))
     return Brief(
@@ -224,7 +227,7 @@ def load_brief(path: str | Path) -> Brief:
         grpo=MappingProxyType(grpo), origin=MappingProxyType(origin), variant=variant,
         inspection=_inspection_spec(data, grpo, base), preflight=_preflight_spec(data, grpo),
         output_dir=Path(_resolve_local(base, data.get("output_dir", f"./runs/{path.stem}"))[0]),
-        fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo, model, method, tools)),
+        fingerprint=_fingerprint(model, dataset, rewards, sampling_identity(grpo, model, method, tools, audit)),
         warnings=tuple(found.warnings),
         as_written=MappingProxyType(data),
         dynamic_sampling=dynamic_sampling,
@@ -235,7 +238,30 @@ def load_brief(path: str | Path) -> Brief:
         stated_deviations=MappingProxyType(stated),
         watch=Watch(**{**WATCH_DEFAULTS, **(data.get("watch") or {})}),
         tools=tools,
+        audit=audit,
     )
+
+
+def _audit_section(data: dict) -> Section:
+    """The ``audit`` section as resolved, and ``inspection.seed`` refused (rows are drawn afresh each time)."""
+    problems = []
+    if "seed" in (data.get("inspection") or {}):
+        problems.append("inspection.seed: inspect draws the rows a person reviews with fresh randomness, recorded in "
+                        "the artifact, so that nobody can know in advance which rows will be read (and shape the "
+                        "others); remove this key")
+    own = data.get("audit")
+    if own is None:
+        return Section(ReviewAuditSpec(), problems, [])
+    values = {**ReviewAuditSpec().to_dict(), **own}
+    spec = ReviewAuditSpec(alpha=float(values["alpha"]), stop_on=str(values["stop_on"]),
+                           batches=int(values["batches"]), origin="brief")
+    warnings = []
+    if spec.stop_on == "never" or spec.alpha < ReviewAuditSpec.alpha:
+        warnings.append(f"audit: loosened ({'stop_on: never' if spec.stop_on == 'never' else f'alpha {spec.alpha:g}'}"
+                        "): a run whose rollouts differ from the reviewed ones "
+                        + ("is only recorded, not stopped" if spec.stop_on == "never" else "is stopped less often")
+                        + "; the review, the run's record and its report say so")
+    return Section(spec, problems, warnings)
 
 
 # --- model ---------------------------------------------------------------------------------------------------
@@ -565,15 +591,14 @@ def _dynamic_sampling_section(data: dict, variant: Variant | None) -> Section:
 
 
 def _inspection_spec(data: dict, grpo: dict, base: Path) -> InspectionSpec:
-    """How many samples and prompts inspection draws, its seed (the recipe's unless set), the judge's kappa and
-    the allowed-signers file a signed review needs."""
+    """How many samples and prompts inspection draws, the judge's kappa and the allowed-signers file a signed
+    review needs."""
     insp = data.get("inspection") or {}
     signers = (insp.get("signing") or {}).get("allowed_signers")
     if signers:
         signers = Path(signers).expanduser()
         signers = signers if signers.is_absolute() else base / signers
     return InspectionSpec(samples=int(insp.get("samples", 64)), prompts=int(insp.get("prompts", 32)),
-                          seed=int(insp.get("seed", grpo["seed"])),
                           judge_min_kappa=float(insp.get("judge_min_kappa", DEFAULT_JUDGE_KAPPA)),
                           allowed_signers=signers or None)
 

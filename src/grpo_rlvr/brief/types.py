@@ -115,7 +115,6 @@ class InspectionSpec:
 
     samples: int                    # 50..100 samples in the artifact
     prompts: int                    # distinct prompts drawn from the dataset
-    seed: int                       # the recipe's seed unless ``inspection.seed`` is set
     judge_min_kappa: float          # a rubric_judge used as correctness must agree with the person this well
     allowed_signers: Path | None    # ``inspection.signing.allowed_signers`` resolved; None: signing not asked
 
@@ -162,6 +161,24 @@ class DynamicSampling:
 
 WATCH_DEFAULTS = {"stop_on": "critical", "every": 1, "window": 3,   # the brief's ``watch`` section when absent
                   "max_unscorable": DEFAULT_MAX_UNSCORABLE}
+
+
+@dataclass(frozen=True)
+class ReviewAuditSpec:
+    """The review audit inside training (brief section ``audit``; see ``audit/live.py``): its family-wise
+    false-alarm rate, whether a divergence stops the run, how many first generation batches it compares."""
+
+    alpha: float = 1e-3
+    stop_on: str = "diverged"
+    batches: int = 1
+    origin: str = "recipe"      # "brief" when the brief has an ``audit`` section
+
+    def to_dict(self) -> dict:
+        return {"alpha": self.alpha, "stop_on": self.stop_on, "batches": self.batches, "origin": self.origin}
+
+    def bound(self) -> dict | None:
+        """What the review is bound to: the section as resolved when the brief has one (None: the defaults)."""
+        return None if self.origin == "recipe" else {k: v for k, v in self.to_dict().items() if k != "origin"}
 
 
 @dataclass(frozen=True)
@@ -212,6 +229,7 @@ class Brief:
     stated_deviations: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     watch: Watch = Watch()           # the watchdog inside training
     tools: ToolsSpec | None = None   # tools the model calls during rollouts (None: a single turn, no tools)
+    audit: ReviewAuditSpec = ReviewAuditSpec()   # the review audit inside training
 
     @property
     def overrides(self) -> dict[str, Any]:

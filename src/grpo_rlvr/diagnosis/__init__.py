@@ -59,6 +59,9 @@ class DiagnosisResult:
             lines.append(f"  vLLM sampler vs policy: log-prob difference per token {logp['first']} → {logp['last']}"
                          + (f", importance ratio min {sampler['importance_ratio_min']['worst']}"
                             if "importance_ratio_min" in sampler else ""))
+        audit = d.get("review_audit")
+        if audit:
+            lines.append(f"  review audit: {audit['line']}")
         if self.healthy:
             lines.append("  healthy: no failure mode detected; keep the base recipe")
         for f in self.findings:
@@ -146,6 +149,7 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
         "reward_end": round(rewards[-1][1], 4) if rewards else None,
         "held_out": _held_out_summary(logs),
         "vllm_sampler": _sampler_summary(logs),
+        "review_audit": _audit_summary(logs),
         "healthy": not findings,
         "findings": [asdict(f) for f in findings],
         "recommended_variant": variant,
@@ -188,6 +192,26 @@ def _unproven_run(target: Path, source: Path) -> Finding | None:
     return Finding("unproven_run", "NOT PROVEN TO BE A GATED RUN: its outputs lack a valid start or proof", "critical",
                    problems, "do not count or deploy this run's model: train it again with `grpo-rlvr train RUN` "
                    "(a fresh run folder from `grpo-rlvr render BRIEF --out NEW_RUN`), behind a passing gate")
+
+
+def _audit_summary(logs: RunLogs) -> dict | None:
+    """The review audit in one line (its findings, when it diverged, are the ``review_audit`` log check's)."""
+    a = logs.review_audit
+    if not isinstance(a, dict):
+        return None
+    checks = a.get("checks") or []
+    settings = a.get("settings") or {}
+    loosened = " (loosened by the brief: " + (f"stop_on {settings.get('stop_on')}, alpha {settings.get('alpha')}"
+                                              ) + ")" if settings.get("loosened") else ""
+    if not checks:
+        line = f"{a.get('status')}: no generation batch compared yet{loosened}"
+    else:
+        last = checks[-1]
+        line = (f"{a.get('status')} at step {last.get('step')}: {last.get('rollouts')} training rollouts against the "
+                f"{(a.get('reference') or {}).get('rollouts')} the inspection sampled, {len(last.get('tests') or ())} "
+                f"comparisons at alpha {last.get('alpha')}{loosened}")
+    return {"status": a.get("status"), "checks": len(checks), "loosened": bool(settings.get("loosened")),
+            "line": line}
 
 
 def _held_out_summary(logs: RunLogs) -> dict | None:

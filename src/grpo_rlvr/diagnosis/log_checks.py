@@ -43,8 +43,31 @@ def crashed(logs: RunLogs) -> Finding | None:
                    "critical", evidence, str(c.get("fix")))
 
 
+def review_audit(logs: RunLogs) -> Finding | None:
+    """Training's own first rollouts differed from what the person reviewed (``output/review_audit.json``,
+    ``audit/live.py``): the run was stopped before its optimizer stepped on them, or, with ``audit.stop_on:
+    never``, trained on anyway."""
+    a = logs.review_audit
+    if not isinstance(a, dict) or a.get("status") != "diverged":
+        return None
+    from grpo_rlvr.audit.live import TITLE, AuditSettings, what_to_do
+
+    check = next((c for c in reversed(a.get("checks") or []) if c.get("verdict") == "diverged"), {})
+    evidence = [t.get("summary", "") for t in check.get("tests") or () if t.get("diverged")]
+    ref = a.get("reference") or {}
+    evidence.append(f"{check.get('rollouts')} training rollouts of {check.get('prompts')} prompts at step "
+                    f"{check.get('step')} against the {ref.get('rollouts')} the inspection sampled; family-wise alpha "
+                    f"{check.get('alpha')}")
+    stopped = a.get("stopped") is not None
+    title = f"{TITLE}: " + ("the run was stopped before its optimizer stepped" if stopped else
+                            "the run trained on anyway (audit.stop_on: never)")
+    return Finding("review_audit", title, "critical", evidence,
+                   what_to_do(AuditSettings.from_dict({k: v for k, v in (a.get("settings") or {}).items()
+                                                       if k in ("alpha", "stop_on", "batches", "origin")})))
+
+
 def no_records(logs: RunLogs) -> Finding | None:
-    if len(logs.history) or logs.crash is not None:   # a run that died before logging: its crash says why
+    if len(logs.history) or logs.crash is not None or logs.review_audit_stopped:   # their own findings say why
         return None
     evidence = [f"{logs.source}: no training log records (objects with a step and a loss or reward)"] + logs.notes
     return Finding("no_records", "The log has no training records: nothing to judge", "critical", evidence,
@@ -125,4 +148,4 @@ def missing_key_metrics(logs: RunLogs) -> Finding | None:
                    "drop them), or state what a reward is with --role NAME=correctness|format|length|other.")
 
 
-LOG_CHECKS = (crashed, no_records, too_few_records, non_finite_metrics, missing_key_metrics)
+LOG_CHECKS = (crashed, review_audit, no_records, too_few_records, non_finite_metrics, missing_key_metrics)

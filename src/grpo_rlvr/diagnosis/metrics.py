@@ -228,9 +228,14 @@ class RunLogs:
     unscorable: dict | None = None   # output/unscorable.json: the samples training left unscored (runtime/unscorable)
     max_unscorable: float | None = None   # the watchdog's limit on their share (None: the brief lock's, or default)
     crash: dict | None = None        # output/crash.json: how the run died (runtime/crash_record), when it did
+    review_audit: dict | None = None  # output/review_audit.json: training's first rollouts against the review
 
     def series(self, key: str) -> list[tuple[int, float]]:
         return self.history.series(key)
+
+    @property
+    def review_audit_stopped(self) -> bool:
+        return isinstance(self.review_audit, dict) and self.review_audit.get("stopped") is not None
 
     def eval_series(self, key: str) -> list[tuple[int, float]]:
         """A held-out metric by its training name (``rewards/exact_match/mean`` reads ``eval_rewards/…``)."""
@@ -308,19 +313,21 @@ def load_run_logs(target) -> RunLogs:
         raise InputFileError(f"{p}: not found; pass a run folder, a TRL output_dir, a trainer_state.json or a "
                              "metrics.jsonl")
     notes: list[str] = []
+    from grpo_rlvr.audit.live import read_audit
     from grpo_rlvr.runtime.crash_record import read_crash
     from grpo_rlvr.runtime.unscorable import read_tally
 
     try:
         src, comp_dir, out = _locate(p, notes)
-    except InputFileError:   # nothing logged: a run that died before its first log still has its crash record
+    except InputFileError:   # nothing logged: a run that died (or the review audit stopped) before its first log
         out = p / "output" if (p / "output").is_dir() else p
         crash = read_crash(out) if p.is_dir() else None
-        if crash is None:
+        audit = read_audit(out) if p.is_dir() else None
+        if crash is None and (audit is None or audit.get("status") != "diverged"):
             raise
         history, eval_history = read_tables([], notes)
         return RunLogs(out / "metrics.jsonl", history, [], _brief_lock(out, notes), eval_history, notes,
-                       unscorable=read_tally(out), crash=crash)
+                       unscorable=read_tally(out), crash=crash, review_audit=audit)
     lock = _brief_lock(out, notes)
     if src is None:
         history, eval_history = read_tables([], notes)
@@ -341,7 +348,7 @@ def load_run_logs(target) -> RunLogs:
                 notes.append(f"{f.name}: unreadable parquet ({e}): skipped")
         completions = [r for r in completions if isinstance(r.get("step"), int) and "completion" in r]
     return RunLogs(src or comp_dir, history, completions, lock, eval_history, notes, unscorable=read_tally(out),
-                   crash=read_crash(out))
+                   crash=read_crash(out), review_audit=read_audit(out))
 
 
 MAX_COMPLETION_FILES = (100, 300)   # a long run's first and last completions files; the middle adds no evidence

@@ -43,6 +43,7 @@ from grpo_rlvr.inspection.artifact import (
     FORMAT_VERSION,
     VERDICTS,
     Artifact,
+    candidate_digest,
     judged_digest,
     load_artifact,
     manifest_seal,
@@ -58,6 +59,7 @@ MIN_SAMPLES, MAX_SAMPLES = 50, 100
 MIN_MEDIAN_SECONDS = 1.0  # a median under a second per sample is not reading (prompt, completion, every score)
 MIN_PROMPT_SHARE = 0.25   # distinct prompts ≥ a quarter of the samples (16 of 64)
 SCORE_TOLERANCE = 1e-6
+JUDGE_RECHECKS = 8        # reviewed samples a judge is asked again at each gate check, drawn at random
 
 
 @dataclass
@@ -219,7 +221,8 @@ def reward_files_changed(manifest: dict, base_dir: Path) -> str | None:
     tools = manifest.get("tools")
     changed = changed_sources(tools.get("sources"), base_dir) if isinstance(tools, dict) else []
     if changed:   # the brief's tools are imported when it loads, as its rewards are
-        return (f"tools: source code changed since the inspection in {', '.join(changed)}; it was not imported "
+        return (f"tools: their code or their folder's files changed since the inspection in {', '.join(changed)}; "
+                "nothing of them was imported "
                 "(importing runs its code); re-inspect and review")
     return None
 
@@ -254,7 +257,45 @@ def artifact_well_formed(ctx: GateContext) -> tuple[list[str], str]:
     if m.get("seal") != manifest_seal(m):
         problems.append("manifest.json differs from what inspect wrote (its seal does not match): the recorded "
                         "rewards, params, fingerprints, sampling or digests were edited")
+    if not problems:
+        problems += _draw_problems(ctx)
     return problems, "re-run `grpo-rlvr inspect BRIEF` (50–100 samples), then review again"
+
+
+def _draw_problems(ctx: GateContext) -> list[str]:
+    """The samples are the pick ``inspect`` makes from the candidates it sampled (the audit reference), with the
+    draw the manifest records; the folder's log of draws is the one inspect wrote."""
+    from grpo_rlvr.audit.reference import digest, load_reference
+    from grpo_rlvr.inspection.draws import DRAWS
+    from grpo_rlvr.inspection.selection import outcome, select
+
+    m, folder = ctx.manifest, ctx.artifact.dir
+    try:
+        ref = load_reference(folder, m)
+    except GateError as e:
+        return [str(e)]
+    try:
+        log = (folder / DRAWS).read_bytes()
+    except OSError:
+        log = None
+    if log is None or digest(log) != m.get("draws_digest"):
+        return [f"{folder / DRAWS}: missing or not the log of draws inspect wrote (earlier draws hidden or edited)"]
+    seed = (m.get("draw") or {}).get("seed") if isinstance(m.get("draw"), dict) else None
+    if not isinstance(seed, int):
+        return ["manifest.json records no draw seed, so the pick of samples cannot be checked"]
+    kinds = {r.get("name"): r.get("kind") for r in m.get("rewards", [])}
+    try:
+        pool = [{"prompt_index": r["group"], "digest": r["digest"], "outcome": outcome(r["scores"], kinds)}
+                for r in ref["rollouts"]]
+    except (KeyError, TypeError, AttributeError):
+        return [f"{folder / 'audit.json'}: a candidate lacks its group, digest or scores; re-run `grpo-rlvr inspect`"]
+    expected = [c["digest"] for c in select(pool, len(ctx.samples), seed)]
+    shown = [candidate_digest(s) for s in ctx.samples]
+    if expected != shown:
+        differ = sum(1 for a, b in zip(expected, shown, strict=False) if a != b) + abs(len(expected) - len(shown))
+        return [f"{differ} of {len(shown)} samples are not the ones inspect picked from its {len(pool)} candidates "
+                "with the recorded draw: the samples a person reads must be a fair pick of what was sampled"]
+    return []
 
 
 def reviewed_by_a_person(ctx: GateContext) -> tuple[list[str], str]:
@@ -316,10 +357,10 @@ def _tools_changed(ctx: GateContext) -> list[str]:
     spec = ctx.brief.tools
     if spec is None or not isinstance(recorded, dict):
         return []    # tools added or removed: rule 4 names it
-    from grpo_rlvr.tools.loading import load_tools
+    from grpo_rlvr.tools.loading import bound_elsewhere, load_tools
 
     try:
-        now = load_tools(spec.to_dict(), ctx.brief.base_dir).record
+        now = load_tools(spec.to_dict(), ctx.brief.base_dir, bound_elsewhere(ctx.brief)).record
     except GrpoRlvrError as e:
         return [f"tools: {e}"]
     if now["fingerprint"] != recorded.get("fingerprint"):
@@ -345,7 +386,7 @@ def artifact_belongs_to_brief(ctx: GateContext) -> tuple[list[str], str]:
         # what changed, by part: the weights, an adapter, a data file or a pinned commit, a setting, said as such
         problems += model_changes(m.get("model"), model_identity(b.model))
         problems += dataset_changes(m.get("dataset"), dataset_identity(b.dataset), b.dataset.path)
-        problems += setting_changes(m.get("bound_settings"), sampling_identity(b.grpo, b.model, b.method, b.tools))
+        problems += setting_changes(m.get("bound_settings"), sampling_identity(b.grpo, b.model, b.method, b.tools, b.audit))
         parts = []
         if [(r.name, r.weight) for r in b.rewards] != [(r.get("name"), r.get("weight")) for r in m.get("rewards", [])]:
             parts.append("reward specs")
@@ -589,22 +630,47 @@ def _max(s: dict, names: list[str]):
 
 def _rescore(rewards, weights, samples) -> list[str]:
     """Each stored trajectory scored again, as training scores it (``rollout.scoring``): the scores must be the
-    stored ones."""
+    stored ones. A reward that asks something outside this process (a judge) is asked afresh, never from a cache,
+    on ``JUDGE_RECHECKS`` samples drawn at random (its answers for the others stand as the person reviewed them):
+    a judge swapped behind the same URL since the review answers differently."""
+    import random
+
     from grpo_rlvr.inspection.artifact import trajectory_of
     from grpo_rlvr.rollout.scoring import score_trajectories
 
     work_trace.event("gate_rescore", samples=len(samples))
-    rows = [{"prompt": s.get("prompt"), **(s.get("columns") or {})} for s in samples]
-    now = score_trajectories(rewards, weights, [trajectory_of(s) for s in samples], rows)
+    asked = {r.name: 1.0 / float(r.params.get("scale") or 1.0) for r in rewards if r.ask_live()}
+    local = [(r, w) for r, w in zip(rewards, weights, strict=True) if r.name not in asked]
+    rechecked = random.SystemRandom().sample(range(len(samples)), min(JUDGE_RECHECKS, len(samples))) if asked else []
     problems = []
+    for subset, pairs in ((range(len(samples)), local), (rechecked, list(zip(rewards, weights, strict=True)))):
+        chosen = [samples[i] for i in subset]
+        if not chosen or not pairs:
+            continue
+        rows = [{"prompt": s.get("prompt"), **(s.get("columns") or {})} for s in chosen]
+        now = score_trajectories([r for r, _ in pairs], [w for _, w in pairs], [trajectory_of(s) for s in chosen],
+                                 rows)
+        problems += _differences(chosen, now, asked, whole=len(pairs) == len(rewards))
+    return problems[:10] + ([f"… and {len(problems) - 10} more"] if len(problems) > 10 else [])
+
+
+def _differences(samples: list[dict], now: list[dict], asked: dict[str, float], whole: bool) -> list[str]:
+    """What the rewards give now that the stored samples do not hold (``whole``: every reward scored, so the total
+    is compared too). A judge's answer (``asked``: name → one step of its scale) may differ by up to a step."""
+    out = []
     for s, res in zip(samples, now, strict=True):
         for name, sc in res["scores"].items():
             old = (s.get("scores") or {}).get(name, {}).get("score")
+            if name in asked and old is not None and sc.score is not None \
+                    and abs(old - sc.score) <= asked[name] + SCORE_TOLERANCE:
+                continue
             if not _same(old, sc.score):
-                problems.append(f"{s['id']}: stored {name} score {old} but the reward gives {sc.score} now")
-        if not _same(s.get("total"), res["total"]):
-            problems.append(f"{s['id']}: stored total {s.get('total')} but the rewards give {res['total']} now")
-    return problems[:10] + ([f"… and {len(problems) - 10} more"] if len(problems) > 10 else [])
+                who = f"the judge answers {sc.score} now (asked afresh)" if name in asked else \
+                    f"the reward gives {sc.score} now"
+                out.append(f"{s['id']}: stored {name} score {old} but {who}")
+        if whole and not asked and not _same(s.get("total"), res["total"]):
+            out.append(f"{s['id']}: stored total {s.get('total')} but the rewards give {res['total']} now")
+    return out
 
 
 def _same(a, b) -> bool:

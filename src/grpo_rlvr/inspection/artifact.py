@@ -27,14 +27,16 @@ from grpo_rlvr.files import write_jsonl_atomic
 from grpo_rlvr.input_files import load_json
 from grpo_rlvr.jsonl import read_jsonl
 
-FORMAT_VERSION = 2   # 2: each sample is a trajectory (messages, token ids, loss mask, stop), sampled by the trainer
+FORMAT_VERSION = 3   # 2: each sample is a trajectory, sampled by the trainer; 3: the audit reference and the draw
 MANIFEST, SAMPLES, REPORT = "manifest.json", "samples.jsonl", "report.html"
 VERDICTS = ("agree", "disagree")
 # A sample's trajectory, as ``rollout.trajectory.Trajectory.to_record`` writes it: the prompt as the model saw it,
 # the completion as TRL hands it to rewards, the token ids, the loss mask (tool output), and why it stopped.
 TRAJECTORY = ("prompt", "completion", "prompt_ids", "completion_ids", "loss_mask", "stop", "unavailable",
               "environment_state")
-_SAMPLED = ("id", *TRAJECTORY, "columns")   # what inspect wrote for a sample and the digests cover
+# what inspect wrote for a sample and the digests cover; ``rendered``: the prompt and completion as the tokenizer's
+# text of their token ids (the chat template's text, special tokens included), which review shows on request
+_SAMPLED = ("id", *TRAJECTORY, "columns", "rendered")
 
 
 def sample_fields(trajectory) -> dict:
@@ -62,6 +64,12 @@ def judged_digest(sample: dict) -> str:
     """The digest of what a reviewer was shown for one sample: text, ground truth, scores, reasons, total."""
     core = {k: sample.get(k) for k in (*_SAMPLED, "scores", "total")}
     return hashlib.sha256(_canonical(core)).hexdigest()
+
+
+def candidate_digest(sample: dict) -> str:
+    """The digest of one sampled trajectory and its ground truth: the same for a candidate of the audit reference
+    and for the sample the pick made of it."""
+    return hashlib.sha256(_canonical({k: sample.get(k) for k in (*TRAJECTORY, "columns", "rendered")})).hexdigest()
 
 
 def sample_digest(samples: list[dict]) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr import __version__
+from grpo_rlvr.audit.reference import AUDIT_FILE, build_reference, digest, reference_bytes
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.brief.loader import reward_identity, sampling_identity
 from grpo_rlvr.cpu_time import check_sampling_time
@@ -24,22 +25,26 @@ from grpo_rlvr.inspection.artifact import (
     MANIFEST,
     REPORT,
     SAMPLES,
+    candidate_digest,
     manifest_seal,
     sample_digest,
     sample_fields,
 )
+from grpo_rlvr.inspection.draws import DRAWS, earlier_in_folder, kept_as, new_draw, record_draw
 from grpo_rlvr.inspection.report import render_report
 from grpo_rlvr.inspection.review_lock import holder
-from grpo_rlvr.inspection.selection import outcome, select
+from grpo_rlvr.inspection.selection import OUTCOMES, outcome, select
 from grpo_rlvr.inspection.signing_policy import policy_record
 from grpo_rlvr.protected_targets import refuse_target
 from grpo_rlvr.rewards import from_brief
 from grpo_rlvr.rollout.road import roll_out
 from grpo_rlvr.rollout.scoring import score_trajectories
-from grpo_rlvr.tools.loading import load_tools
+from grpo_rlvr.runtime.audit_rollouts import prompt_digest, rollout_record
+from grpo_rlvr.tools.loading import bound_elsewhere, load_tools
 
 log = logging.getLogger(__name__)
 MIN_SAMPLES, MAX_SAMPLES = 50, 100
+SEED_RANGE = 2**31 - 1   # the sampling seed: the draw's, within what torch and numpy take
 
 
 @dataclass
@@ -134,21 +139,32 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, progre
                         replaces=True)
     if not force:
         protect_review(out, force=False)  # fail before sampling; with force the folder moves aside at write time
+    from grpo_rlvr.rollout.engine_fit import unapplied
+    from grpo_rlvr.rollout.road import choose_engine
+
+    dropped = unapplied(brief.grpo, choose_engine(brief))   # never review what training cannot sample
+    if dropped:
+        raise ConfigError(dropped, source=str(brief.path))
     rows = load_rows(brief)
-    rng = random.Random(brief.inspection.seed)
+    draw = new_draw()   # fresh randomness: the rows a person will read cannot be known in advance
+    rng = random.Random(draw["seed"])
     chosen_rows = rng.sample(range(len(rows)), min(brief.inspection.prompts, len(rows)))
-    per_prompt = max(2, math.ceil(3 * n / len(chosen_rows)))  # 3× candidates, so outcomes can be balanced
+    # 3× candidates, so outcomes can be balanced; in whole groups of num_generations, as training samples them, so
+    # that the review audit compares like with like (audit/two_sample.py)
+    group = int(brief.grpo["num_generations"])
+    per_prompt = group * math.ceil(max(2, math.ceil(3 * n / len(chosen_rows))) / group)
     check_sampling_time(brief, per_prompt * len(chosen_rows), allow_cpu, "inspect")
     rewards = from_brief(brief)
-    drawn = roll_out(brief, [rows[i] for i in chosen_rows], per_prompt, brief.inspection.seed, progress=progress,
+    seed = draw["seed"] % SEED_RANGE
+    drawn = roll_out(brief, [rows[i] for i in chosen_rows], per_prompt, seed, progress=progress,
                      batch_size=batch_size, rewards=rewards)
-    candidates = [{"prompt_index": chosen_rows[i], "trajectory": t}
+    candidates = [{"prompt_index": chosen_rows[i], "trajectory": t, "rendered": rendered_text(drawn.tokenizer, t)}
                   for i, t in zip(drawn.prompt_index, drawn.trajectories, strict=True)]
     samples_out = write_artifact(brief, candidates, drawn.rows, n, out,
-                                 sampling={**brief.sampling(), "seed": brief.inspection.seed,
+                                 sampling={**brief.sampling(), "seed": seed,
                                            "candidates_per_prompt": per_prompt, "engine": drawn.engine.name,
                                            "engine_settings": drawn.engine.settings},
-                                 force=force, rewards=rewards)
+                                 force=force, rewards=rewards, draw=draw, population=[r["prompt"] for r in rows])
     mix = {o: sum(1 for x in samples_out if x["outcome"] == o) for o in ("malformed", "wrong", "partial", "correct")}
     prompts_used = len({x["prompt_index"] for x in samples_out})
     from grpo_rlvr.sandbox import weak_sample_counts
@@ -158,7 +174,8 @@ def inspect_rewards(brief_path, out_dir=None, samples: int | None = None, progre
 
 
 def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out: Path, sampling: dict,
-                   force: bool = False, rewards: list | None = None) -> list[dict]:
+                   force: bool = False, rewards: list | None = None, draw: dict | None = None,
+                   population: list | None = None) -> list[dict]:
     """Score candidate trajectories, pick ``n`` spread across prompts and outcomes, write the artifact atomically.
 
     Args:
@@ -168,10 +185,15 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         n: samples to keep. out: the artifact folder (replaced atomically). sampling: recorded in the manifest.
         force: replace a folder holding verdicts (moved aside first); refused otherwise (ConfigError).
         rewards: the brief's reward objects, when built already.
+        draw: the draw the candidates come from (``draws.new_draw``; default: a new one), whose seed picks the
+            samples.
+        population: the prompt of every row the draw was made from (the review audit's "reviewed data"; None:
+            not recorded, and training does not check that its prompts are among them).
     Returns:
         The written samples.
     """
     rewards = rewards if rewards is not None else from_brief(brief)
+    draw = draw if draw is not None else new_draw()
     kinds = {r.name: r.kind for r in rewards}
     trajectories = [c["trajectory"] for c in candidates]
     scored = score_trajectories(rewards, brief.reward_weights, trajectories, rows)
@@ -180,13 +202,15 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         scores = {name: {"score": v.score, "reason": v.reason} for name, v in sc["scores"].items()}
         pool.append({"prompt_index": c["prompt_index"], **sample_fields(t),
                      "columns": {k: v for k, v in row.items() if k != "prompt"},
+                     **({"rendered": c["rendered"]} if c.get("rendered") else {}),
                      "scores": scores, "total": sc["total"],
                      "outcome": outcome({k: v["score"] for k, v in scores.items()}, kinds)})
-    picked = select(pool, n, brief.inspection.seed)
+    picked = select(pool, n, draw["seed"])
     samples_out = [{"id": f"s{i:03d}", **c, "verdict": None} for i, c in enumerate(picked)]
+    reference = audit_reference(brief, rewards, pool, trajectories, rows, population)
     # Identities taken now, after sampling: a hub id without a revision is pinned to the commit just loaded.
     model_id, data_id = model_identity(brief.model), dataset_identity(brief.dataset)
-    settings = sampling_identity(brief.grpo, brief.model, brief.method, brief.tools)
+    settings = sampling_identity(brief.grpo, brief.model, brief.method, brief.tools, brief.audit)
     bound = fingerprint(model_id, data_id, reward_identity(brief.rewards), settings)
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -203,15 +227,57 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
                      "notes": dict(r.notes)}  # e.g. the sandbox's isolation layers for unit_tests
                     for r, w in zip(rewards, brief.reward_weights, strict=True)],
         # the tools' code by its bytes (the gate compares it before the brief, which imports it, loads)
-        "tools": None if brief.tools is None else load_tools(brief.tools.to_dict(), brief.base_dir).record,
+        "tools": None if brief.tools is None else load_tools(brief.tools.to_dict(), brief.base_dir,
+                                                             bound_elsewhere(brief)).record,
         "sample_count": len(samples_out),
         "prompt_count": len({x["prompt_index"] for x in samples_out}),
         "samples_digest": sample_digest(samples_out),
+        "audit": {"file": AUDIT_FILE, "digest": digest(reference_bytes(reference)),
+                  "candidates": len(pool), "population": None if reference["population"] is None
+                  else reference["population"]["rows"]},
     }
+    earlier = earlier_in_folder(out, reviewed_work(out)) if out.is_dir() else []
+    backup = protect_review(out, force)
+    this, folder_log = record_draw(draw, kept_as(earlier, backup), out, bound, {
+        "candidates": len(pool), "samples": len(samples_out), "samples_digest": manifest["samples_digest"],
+        "outcomes": {o: sum(1 for x in samples_out if x["outcome"] == o) for o in OUTCOMES}})
+    manifest["draw"] = this
+    manifest["draws_digest"] = digest(jsonl_bytes(folder_log))
     manifest["seal"] = manifest_seal(manifest)
-    protect_review(out, force)
     with atomic_directory(out) as tmp:
         write_json_atomic(tmp / MANIFEST, manifest)
         write_jsonl_atomic(tmp / SAMPLES, samples_out)
+        (tmp / AUDIT_FILE).write_bytes(reference_bytes(reference))
+        (tmp / DRAWS).write_bytes(jsonl_bytes(folder_log))
         render_report(tmp, manifest, samples_out, final_dir=out)
     return samples_out
+
+
+def rendered_text(tokenizer, trajectory) -> dict | None:
+    """The prompt and completion as the model read and wrote them: the tokenizer's text of their token ids, special
+    tokens and the chat template's markup included (None when the tokenizer cannot decode)."""
+    decode = getattr(tokenizer, "decode", None) or getattr(getattr(tokenizer, "tokenizer", None), "decode", None)
+    if decode is None:
+        return None
+    return {"prompt": decode(list(trajectory.prompt_ids), skip_special_tokens=False),
+            "completion": decode(list(trajectory.completion_ids), skip_special_tokens=False)}
+
+
+def jsonl_bytes(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows).encode()
+
+
+def audit_reference(brief, rewards: list, pool: list[dict], trajectories: list, rows: list[dict],
+                    population: list | None) -> dict:
+    """What the review audit compares training with (``audit.reference``): every candidate as the audit reads a
+    rollout, with its outcome and the digest of its trajectory (the gate checks the pick from these); the audit
+    compares each prompt's first ``num_generations``, a group as training draws one."""
+    tools = brief.tools is not None
+    records = []
+    for c, t, row in zip(pool, trajectories, rows, strict=True):
+        rec = rollout_record(c["prompt_index"], row["prompt"], len(t.prompt_ids), t.completion, t.completion_ids,
+                             t.loss_mask, t.truncated, {k: v["score"] for k, v in c["scores"].items()}, tools)
+        records.append({**rec, "outcome": c["outcome"], "digest": candidate_digest(c)})
+    digests = None if population is None else [prompt_digest(p) for p in population]
+    return build_reference(records, digests, dict(zip([r.name for r in rewards], brief.reward_weights, strict=True)),
+                           {r.name: r.kind for r in rewards}, tools, int(brief.grpo["num_generations"]))

@@ -1,7 +1,9 @@
 """``grpo-rlvr review``: a person reads every inspected sample and records agree / disagree.
 
 One sample at a time: prompt, completion, each reward's score and reason. Keys: ``a`` agree, ``d`` disagree
-(then a note, and which rewards are wrong), ``b`` back, ``q`` quit. Every verdict is saved at once (atomic
+(then a note, and which rewards are wrong), ``b`` back, ``t`` the chat template's text of the prompt and
+completion (what the model read and wrote, token for token) instead of the messages, ``q`` quit. Before the first
+sample it says which draw this is and lists every earlier draw of the brief. Every verdict is saved at once (atomic
 write), so quitting and coming back loses nothing; the review resumes at the first sample without a verdict.
 
 What makes the record a person's:
@@ -39,7 +41,7 @@ from grpo_rlvr.inspection.signature import sign_review
 from grpo_rlvr.rollout.trajectory import turns
 
 DWELL_S = 0.5   # a sample is on screen at least this long before a key counts
-PROMPT = "[a]gree  [d]isagree  [b]ack  [q]uit, then Enter > "
+PROMPT = "[a]gree  [d]isagree  [b]ack  [t]emplate text  [q]uit, then Enter > "
 _KEEP = {"\n", "\t"}
 
 
@@ -135,13 +137,29 @@ def _truth_lines(name: str, value) -> list[str]:
     return out
 
 
-def _show(s: dict, i: int, n: int, out, read: set[str] | None = None) -> None:
+def _text(text, out) -> None:
+    for line in inert(text or "<empty>").splitlines() or [""]:
+        for piece in textwrap.wrap(line, WIDTH, replace_whitespace=False, drop_whitespace=False) or [""]:
+            out.write(f"  {piece}\n")
+
+
+def _show(s: dict, i: int, n: int, out, read: set[str] | None = None, template: bool = False) -> None:
     bar = "─" * 72
     out.write(f"\n{bar}\nSample {i + 1}/{n}  ({_line(s['id'])}, {_line(s.get('outcome', '?'))})\n{bar}\n")
-    out.write("PROMPT (every message the model saw):\n")
-    _block(s["prompt"], out)
-    out.write(f"COMPLETION{' (truncated)' if s.get('truncated') else ''}:\n")
-    _block(s["completion"], out)
+    rendered = s.get("rendered") if isinstance(s.get("rendered"), dict) else None
+    if template and rendered:
+        out.write("PROMPT AS THE MODEL READ IT (the chat template's text of its tokens; [t] for the messages):\n")
+        _text(rendered.get("prompt"), out)
+        out.write(f"COMPLETION AS THE MODEL WROTE IT{' (truncated)' if s.get('truncated') else ''} (tool output "
+                  "included):\n")
+        _text(rendered.get("completion"), out)
+    else:
+        if template:
+            out.write("(this inspection kept no template text: re-inspect to see it)\n")
+        out.write("PROMPT (every message the model saw; [t] for the chat template's text):\n")
+        _block(s["prompt"], out)
+        out.write(f"COMPLETION{' (truncated)' if s.get('truncated') else ''}:\n")
+        _block(s["completion"], out)
     gt = s.get("columns") or {}
     shown = {k: v for k, v in gt.items() if read is None or k in read}
     if shown:
@@ -226,9 +244,11 @@ def _loop(art, reviewer: str, stdin, out) -> int:
               "press Enter.\n")
     names = list(samples[0]["scores"]) if samples else []
     read = reward_columns_read(art.manifest)
+    out.writelines(f"{line}\n" for line in draw_lines(art))
+    template = False
     while i < n:
         s = samples[i]
-        _show(s, i, n, out, read)
+        _show(s, i, n, out, read, template)
         shown = time.monotonic()
         _settle(stdin, out)
         key = _ask(PROMPT, stdin, out)
@@ -241,6 +261,9 @@ def _loop(art, reviewer: str, stdin, out) -> int:
         if key in ("b", "back"):
             i = max(0, i - 1)
             continue
+        if key in ("t", "template"):   # the same sample again, the other way round; no verdict
+            template = not template
+            continue
         if key in ("a", "agree"):
             new = make_verdict(art.manifest, s, "agree", reviewer, "human", time.monotonic() - shown)
         elif key in ("d", "disagree"):
@@ -250,7 +273,7 @@ def _loop(art, reviewer: str, stdin, out) -> int:
             wrong = [x.strip() for x in blamed.replace(",", " ").split() if x.strip() in names]
             new = make_verdict(art.manifest, s, "disagree", reviewer, "human", seconds, note=note, rewards=wrong)
         else:
-            out.write("Please answer a, d, b or q.\n")
+            out.write("Please answer a, d, b, t or q.\n")
             continue
         samples, notice = save_verdict(art.dir, s["id"], new, s.get("verdict"))
         if notice:
@@ -259,6 +282,34 @@ def _loop(art, reviewer: str, stdin, out) -> int:
     render_report(art.dir, art.manifest, samples)
     out.write(summary(samples, art.dir))
     return 0
+
+
+def draw_lines(art) -> list[str]:
+    """What the person is told about the draw before the first sample: which draw this is, and every earlier draw
+    of this brief (in this folder and on this account), so that drawing again until the sample looks good shows."""
+    from grpo_rlvr.inspection.draws import DRAWS, earlier_for_brief, read_log
+
+    draw = art.manifest.get("draw") if isinstance(art.manifest.get("draw"), dict) else {}
+    folder = [d for d in read_log(art.dir / DRAWS) if d.get("seed") != draw.get("seed")]
+    account = earlier_for_brief((art.manifest.get("brief") or {}).get("fingerprint", ""), draw.get("seed"))
+    lines = [f"These samples are draw {draw.get('number', '?')} made into this folder and draw "
+             f"{draw.get('of_brief', '?')} for this brief on this account (rows chosen at random when inspect ran)."]
+    earlier = {d.get("seed"): d for d in account}
+    earlier.update({d.get("seed"): d for d in folder})   # the folder's records say how each draw ended
+    if earlier:
+        lines.append(f"Earlier draws of this brief ({len(earlier)}; if you did not ask for them, ask why), the "
+                     f"latest {min(8, len(earlier))}:")
+        for d in list(earlier.values())[-8:]:
+            ended = (f"replaced holding {d['verdicts_when_replaced']} verdicts" if "verdicts_when_replaced" in d
+                     else "in another folder")
+            lines.append(f"  {d.get('time', '?')}: {d.get('samples', '?')} samples, outcomes {d.get('outcomes', '?')}, "
+                         f"{ended}: {d.get('folder', '?')}")
+    audit = (art.manifest.get("bound_settings") or {}).get("audit")
+    if isinstance(audit, dict) and (audit.get("stop_on") == "never" or (audit.get("alpha") or 1) < 1e-3):
+        lines.append(f"The brief loosens the review audit ({audit}): a run whose rollouts differ from these will "
+                     + ("only be recorded, not stopped." if audit.get("stop_on") == "never" else
+                        "be stopped less often."))
+    return lines
 
 
 def summary(samples: list[dict], directory: Path) -> str:

@@ -84,11 +84,22 @@ class Reward:
     check_row: Callable[[dict], object] | None = field(default=None, repr=False)
     # After a training call: (batch position, why) of the samples it could not score (``runtime/unscorable.py``)
     unscorable: list = field(default_factory=list, repr=False)
+    # Makes the reward answer afresh from now on, never from answers stored before (a judge's cache); None: it
+    # stores nothing. Training and the gate's re-asks call it (``ask_live``).
+    live: Callable[[], None] | None = field(default=None, repr=False)
 
     def warm(self, wait: bool = True) -> None:
         """Start what the reward needs before its first batch (so no item pays for a start-up)."""
         if self.warmer is not None:
             self.warmer(wait)
+
+    def ask_live(self) -> bool:
+        """Never answer from stored answers again (a judge's cache folder is neither read nor written); True when
+        the reward had any to forget (it asks something outside this process: a judge)."""
+        if self.live is None:
+            return False
+        self.live()
+        return True
 
     def __post_init__(self):
         # TRL logs rewards/<__name__>/mean.

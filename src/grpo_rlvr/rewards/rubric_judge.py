@@ -10,7 +10,8 @@ failures are counted in ``reward.notes`` and logged as warnings. The completion 
 named by a hash of the request, after the task and the reference answer: a completion that writes its own
 "## Reference answer" or "SCORE: 10" stays inside the response it is graded as (a judge model may still be
 swayed by text inside it; the prompt tells it not to be). With ``cache_dir``, verdicts are kept on disk
-(one JSON file per key, written atomically) and reused across runs; failures are not cached. Limits: the judge
+(one JSON file per key, written atomically) and reused by ``score`` and ``inspect``; failures are not cached.
+Training and the gate's re-asks never read it (``Reward.ask_live``): they ask the judge. Limits: the judge
 sees the assistant text only (not tool traces); a judge is not verifiable, so its scores drift with the judge
 model: use it for shaping next to a verifiable reward, not alone.
 """
@@ -224,6 +225,12 @@ class _Judge:
         self._lock = threading.Lock()
         self.system = _system_prompt(cfg)
 
+    def forget_cache(self) -> None:
+        """Ask the judge itself from now on: training and the gate never take an answer from a cache folder, which
+        anyone who can write it could fill (an entry paying wrong answers), and which would hide a judge swapped
+        behind the same URL since the review."""
+        self.cache = _VerdictCache(None)
+
     def _count(self, key: str) -> int:
         with self._lock:
             self.notes[key] += 1
@@ -412,4 +419,5 @@ def rubric_judge_reward(base_url: str, model: str, rubric: str, api_key_env: str
     # The rubric's text, not only its path: editing the rubric file is a change the gate must see.
     fingerprint = source_fingerprint(rubric_judge_reward, extra={**params, "rubric_text": rubric_text})
     return Reward(NAME, "judge", params, judge, fingerprint,
-                  columns=(reference_column,) if reference_column else (), notes=judge.notes)
+                  columns=(reference_column,) if reference_column else (), notes=judge.notes,
+                  live=judge.forget_cache)

@@ -74,7 +74,19 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
         from grpo_rlvr.runtime.provenance import new_start
 
         signed = new_start(run, lock, start, os.getpid() if trainer is None else trainer, resume)
-    return RunCheck(lock, [], {"checked": checked_files(), "rewards": rewards}, signed)
+    return RunCheck(lock, [], {"checked": checked_files(), "rewards": rewards,
+                               "audit": audit_for_training(lock["inspection"], manifest, brief)}, signed)
+
+
+def audit_for_training(inspection: str, manifest: dict, brief) -> dict:
+    """What the rendered train.py builds the review audit from: the reference the gate just verified (its file and
+    digest: train.py reads it again and compares), the brief's ``audit`` section, and the draw."""
+    from grpo_rlvr.audit.reference import AUDIT_FILE
+
+    draw = manifest.get("draw") or {}
+    return {"reference": str(Path(inspection) / AUDIT_FILE), "digest": manifest["audit"]["digest"],
+            "settings": brief.audit.to_dict(), "inspection": str(inspection),
+            "draw": {"number": draw.get("number"), "of": draw.get("of_brief")}}
 
 
 def _only_the_dashboard_differs(lock: dict, expected: dict) -> str | None:

@@ -82,6 +82,12 @@ class TrainResult:
                 lines.append("Training would be refused now:")
                 lines += [f"  - {p}" for p in self.refused]
             return "\n".join(lines)
+        if self.watch_stop is not None and self.watch_stop.get("id") == "review_audit":
+            w = self.watch_stop
+            return "\n".join([*self.notes, f"Training STOPPED by the review audit at step {w['step']}, before the "
+                              f"optimizer stepped: {w['title']}; nothing was trained. What differs and what to do are "
+                              f"printed above and in {self.run / 'output' / 'review_audit.json'}",
+                              f"Next: grpo-rlvr diagnose {self.run}"])
         if self.watch_stop is not None:
             w = self.watch_stop
             return "\n".join([*self.notes, f"Training STOPPED by the watchdog at step {w['step']}: [{w['severity']}] "

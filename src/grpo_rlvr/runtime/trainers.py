@@ -90,12 +90,62 @@ class GRPOTrainerWithHeldOut(GRPOTrainer):
             self._sync_tool_dicts = own
             calls.close()
 
+    review_audit = None    # the review audit (``grpo_rlvr.audit.live.ReviewAudit``) train.py gives: None, no audit
+
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         for func in self.reward_funcs:   # each of our rewards sets it anew on its call; nothing stale is read
             if isinstance(getattr(func, "unscorable", None), list):
                 func.unscorable = []
         rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        if self.review_audit is not None and self.model.training:   # every reward's own score, before leave-out
+            self._audit_seen = (rewards.detach().cpu().clone(), list(completions), list(completion_ids_list))
         return self._leave_out_unscorable(inputs, rewards)
+
+    def _generate_and_score_completions(self, inputs):
+        out = super()._generate_and_score_completions(inputs)
+        if self.review_audit is not None and self.model.training and self.review_audit.wants_batch():
+            self._audit_batch(inputs, out)
+        return out
+
+    def _audit_batch(self, inputs: list[dict], out: dict) -> None:
+        """The review audit on this generation batch: every rank's rollouts go to rank 0, which compares them with
+        the reviewed inspection and decides for all; a divergence stops the run here, before the optimizer steps
+        on the batch (``AuditStop`` on every rank)."""
+        from grpo_rlvr.runtime.audit_rollouts import rollout_record
+
+        seen, self._audit_seen = getattr(self, "_audit_seen", None), None
+        if seen is None:
+            raise RuntimeError("review audit: TRL scored a generation batch without _calculate_rewards; this TRL "
+                               "version changed the seam the audit reads")
+        rewards, completions, ids_list = seen
+        rank, n = self.accelerator.process_index, len(inputs)
+        self._audit_batches = getattr(self, "_audit_batches", 0) + 1
+        stops, tool_mask = set(self.eos_token_ids), out.get("tool_mask")
+        local = []
+        for i, row in enumerate(inputs):
+            ids = list(ids_list[i])
+            mask = None if tool_mask is None else tool_mask[i][:len(ids)].tolist()
+            scores = dict(zip(self.reward_func_names, rewards[rank * n + i].tolist(), strict=True))
+            local.append(rollout_record([self._audit_batches, (rank * n + i) // self.num_generations],
+                                        row.get("prompt"), int(out["prompt_mask"][i].sum().item()), completions[i],
+                                        ids, mask, not (ids and ids[-1] in stops), scores,
+                                        tools=bool(self.tools) or self.environments is not None))
+        everyone = local
+        if self.accelerator.num_processes > 1:
+            from accelerate.utils import gather_object
+
+            everyone = [r for part in gather_object([local]) for r in part]
+        stop = [self.review_audit.observe(self.state.global_step, everyone)
+                if self.accelerator.is_main_process else False]
+        if self.accelerator.num_processes > 1:
+            from accelerate.utils import broadcast_object_list
+
+            stop = broadcast_object_list(stop, from_process=0)
+        if stop[0]:
+            from grpo_rlvr.errors import AuditStop
+
+            raise AuditStop(f"the review audit stopped the run at step {self.state.global_step}: training's own "
+                            "rollouts differ from the reviewed inspection (see output/review_audit.json)")
 
     def log(self, logs: dict, start_time: float | None = None) -> None:
         # TRL writes the logged completions to completions/*.parquet. The parser types a tool call's arguments from

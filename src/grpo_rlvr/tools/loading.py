@@ -5,8 +5,12 @@ model is shown; TRL refuses a tool without them only once the trainer is built).
 ``reset`` (TRL calls ``reset(**row)`` at every rollout), and its public methods are its tools, held to the same rule;
 its ``state`` property gives what rewards read of it (JSON-able: each stored trajectory keeps it, so the gate can
 re-score); a ``get_reward`` is refused, since TRL would add it as a reward nobody reviewed.
-Every file of the tools' code is recorded by its bytes (``record``), as a user reward's is, so the gate can see an
-edit before it imports anything.
+Every file of the tools' code is recorded by its bytes (``record``), as a user reward's is, and so is every other file
+of a tool module's own folder (the data an environment's ``reset`` or a tool reads: ``folder_files``) when the module
+is in a folder of its own, below the brief's; the gate and the run check see an edit before they import anything. A
+module beside the brief is bound by its code only (the brief's folder holds the project, not the tool), and what a
+tool reads from elsewhere (a service, a file outside its folder) is bound by nothing: for those, the review audit
+compares what training samples with what was reviewed and stops a run whose rollouts changed.
 """
 
 from __future__ import annotations
@@ -47,12 +51,61 @@ def environment_methods(cls) -> list:
             if not name.startswith("_") and name not in ("reset", "get_reward")]
 
 
-def load_tools(spec: dict, base_dir: Path) -> LoadedTools:
+MAX_FOLDER_FILES, MAX_FOLDER_BYTES = 2000, 256 << 20   # a tool's folder bound by its bytes: at most this much
+
+
+def folder_files(module_file: str | None, exclude: tuple = ()) -> tuple[list[Path], str | None]:
+    """Every file of the folder a tool's module is in, below it too (its data: a task list an environment's
+    ``reset`` reads, a table a tool looks up), but ``__pycache__``, hidden entries, links, and the brief's model,
+    data and output folders (``exclude``); and why the folder cannot be bound (too large), or None."""
+    if not module_file:
+        return [], None
+    root = Path(module_file).resolve().parent
+    skip = {Path(e).resolve() for e in exclude if e}
+    found, size = [], 0
+    todo = [root]
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for p in entries:
+            if p.name.startswith(".") or p.name == "__pycache__" or p.is_symlink() or p.resolve() in skip:
+                continue
+            if p.is_dir():
+                todo.append(p)
+            elif p.is_file():
+                found.append(p)
+                size += p.stat().st_size
+        if len(found) > MAX_FOLDER_FILES or size > MAX_FOLDER_BYTES:
+            return [], (f"{root} holds more than {MAX_FOLDER_FILES} files or {MAX_FOLDER_BYTES >> 20} MiB; the review "
+                        "binds a tool's folder by its bytes (its data included): move the tool's module and the files "
+                        "it reads into a folder of their own")
+    return found, None
+
+
+def bound_elsewhere(brief) -> tuple:
+    """The brief's folders that are bound by their own identity (the model, the data) or hold outputs: not part of a
+    tool's folder."""
+    out = [brief.output_dir]
+    if brief.model.is_local:
+        out.append(brief.model.resolved)
+    for path, local in ((brief.dataset.resolved, brief.dataset.is_local),
+                        (brief.dataset.eval_resolved, brief.dataset.eval_is_local)):
+        if path and local:
+            out.append(path)
+    return tuple(out)
+
+
+def load_tools(spec: dict, base_dir: Path, exclude: tuple = ()) -> LoadedTools:
     """Import and check the tools a ``ToolsSpec.to_dict()`` names.
 
+    Args:
+        exclude: folders not to bind with a tool's folder (the brief's model, data and output folders).
     Raises:
         ConfigError: a tool that cannot be imported, has no usable schema, or an environment without ``reset``;
-            every problem, each naming its ``tools.`` field.
+            a tool's folder too large to bind; every problem, each naming its ``tools.`` field.
     """
     from grpo_rlvr.rewards._reward import source_fingerprint
     from grpo_rlvr.rewards.user import _load, code_record
@@ -74,6 +127,7 @@ def load_tools(spec: dict, base_dir: Path) -> LoadedTools:
         imp, src = code_record(module, fn, base_dir)
         imports.update(imp)
         sources.update(src)
+        problems += _bind_folder(module, f"tools.functions[{i}]", base_dir, exclude, sources)
     ref = spec.get("environment")
     if ref:
         try:
@@ -101,6 +155,7 @@ def load_tools(spec: dict, base_dir: Path) -> LoadedTools:
                 imp, src = code_record(module, cls, base_dir)
                 imports.update(imp)
                 sources.update(src)
+                problems += _bind_folder(module, "tools.environment", base_dir, exclude, sources)
     python = spec.get("python")
     if python is not None and python is not False:   # {} or True: the tool with its default limits
         out.python = {**PYTHON_DEFAULTS, **(python if isinstance(python, dict) else {})}
@@ -113,4 +168,23 @@ def load_tools(spec: dict, base_dir: Path) -> LoadedTools:
     return out
 
 
-__all__ = ["LoadedTools", "PYTHON_DEFAULTS", "environment_methods", "load_tools", "schema_problem"]
+def _bind_folder(module, field: str, base_dir: Path, exclude: tuple, sources: dict) -> list[str]:
+    """Add every file of a tool module's folder to ``sources`` (by the path the manifest records → SHA-256); the
+    problem when the folder is too large to bind. The package's own tools (grpo_rlvr's) are bound by their code."""
+    from grpo_rlvr.identity.hash_cache import sha256_file
+    from grpo_rlvr.rewards.user import _as_recorded
+
+    file = getattr(module, "__file__", None)
+    if not file or Path(file).resolve().is_relative_to(Path(__file__).resolve().parents[1]):
+        return []
+    if Path(base_dir).resolve().is_relative_to(Path(file).resolve().parent):
+        return []   # beside the brief (or above it): the project's folder is not the tool's; its code is bound
+    files, why = folder_files(file, exclude)
+    if why:
+        return [f"{field}: {why}"]
+    for f in files:
+        sources.setdefault(_as_recorded(str(f), base_dir), sha256_file(f))
+    return []
+
+
+__all__ = ["LoadedTools", "bound_elsewhere", "folder_files", "PYTHON_DEFAULTS", "environment_methods", "load_tools", "schema_problem"]

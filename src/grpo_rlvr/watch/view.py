@@ -42,6 +42,8 @@ class RunView:
     started_step: int | None = None
     unscorable: dict | None = None                     # output/unscorable.json: samples left unscored, by row
     crash: dict | None = None                          # output/crash.json: the run died (runtime/crash_record)
+    audit: dict | None = None                          # the review audit's latest check (its "audit" event)
+    audit_stop: dict | None = None                     # its stop (or would_stop) event
 
     @property
     def ended(self) -> bool:
@@ -60,7 +62,7 @@ class RunView:
                     k: self.crash.get(k) for k in ("exception", "message", "signal", "at", "fix", "last_step")},
                 "unscorable": None if not self.unscorable else {
                     k: self.unscorable.get(k) for k in ("seen", "unscorable", "held_out_unscorable", "rows")},
-                "tools": self.tool_use()}
+                "tools": self.tool_use(), "audit": self.audit, "audit_stop": self.audit_stop}
 
     def tool_use(self) -> dict | None:
         """The latest tool use, as TRL logs it (and the rollouts left unscored): None in a run without tools."""
@@ -137,7 +139,8 @@ def format_view(v: RunView) -> str:
         lines.append("  watchdog: no finding now")
     lines += [f"    step {c.get('step')}: cleared: {c.get('title')}" for c in v.cleared
               if c.get("id") not in {f.get("id") for f in v.findings}]
-    if v.stop is not None:
+    lines += audit_lines(v)
+    if v.stop is not None and v.stop is not v.audit_stop:
         word = "STOPPED the run" if v.stop.get("event") == "stop" else "would stop the run (watch.stop_on: never)"
         lines.append(f"  watchdog {word} at step {v.stop.get('step')}: {v.stop.get('title')}; "
                      f"checkpoint {v.stop.get('checkpoint')}; next: grpo-rlvr diagnose {v.run}")
@@ -149,6 +152,20 @@ def format_view(v: RunView) -> str:
         lines.append(f"  next: grpo-rlvr diagnose {v.run}")
     lines.append(f"  {report_line(v.run, v.output)}")
     return "\n".join(lines)
+
+
+def audit_lines(v: RunView) -> list[str]:
+    """The review audit as watch shows it: its latest check, or what differed and what to do."""
+    if v.audit_stop is not None:
+        word = "STOPPED the run" if v.audit_stop.get("event") == "stop" else "would stop the run (audit.stop_on: never)"
+        return ([f"  review audit {word} at step {v.audit_stop.get('step')}: {v.audit_stop.get('title')}"]
+                + [f"    {e}" for e in v.audit_stop.get("evidence") or ()]
+                + [f"    → {v.audit_stop.get('recommendation')}", f"    record: {v.output / 'review_audit.json'}"])
+    if v.audit is not None:
+        return [f"  review audit: {v.audit.get('verdict')} at step {v.audit.get('step')} "
+                f"({v.audit.get('rollouts')} training rollouts against the review; "
+                f"{'; '.join(v.audit.get('summary') or ())})"]
+    return []
 
 
 class Watcher:
@@ -199,7 +216,13 @@ class Watcher:
             elif e.get("event") == "cleared":
                 v.findings = [f for f in v.findings if f.get("id") != e.get("id")]
                 v.cleared = [c for c in v.cleared if c.get("id") != e.get("id")] + [e]
+            elif e.get("event") == "audit":
+                v.audit = e
             elif e.get("event") in ("stop", "would_stop"):
+                if e.get("id") == "review_audit":
+                    v.audit_stop = e
+                    if e.get("event") == "would_stop":
+                        continue
                 v.stop = e
         return self._read_crash() | self._read_tally() or changed
 
