@@ -1,48 +1,50 @@
 """Runs written by hand as a training writes them, for the report's tests that need no training: a real inspection
 (scored by the real rewards, reviewed with two disagreements), a real rendered run folder and its lock, a start
 record signed with this user's run key, the metrics TRL logs, its completions files, the watchdog's events, and the
-live review audit in the format its writer uses (a clean one and a diverged one, with the stop it appends to
+live review audit written by its own writer (clean, or diverged with the stop or would-stop it appends to
 watch.jsonl). The e2e tests that train (tests/runtime/test_crash_record.py, tests/demo/) check the report of real
 runs."""
 
 from __future__ import annotations
 
-import copy
+import io
 import json
 from pathlib import Path
 
 import pytest
 
 from artifacts import make_artifact, proven_start
+from audit.test_compare import KINDS, WEIGHTS, rollouts
+from grpo_rlvr.audit.live import AuditSettings, ReviewAudit, read_audit
+from grpo_rlvr.audit.reference import build_reference
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.artifact import make_verdict
 from grpo_rlvr.run.render import render
+from grpo_rlvr.runtime.audit_rollouts import prompt_digest
 from histories import HEALTHY, history, write_completions
 
-# The live review audit as training writes it (format 1).
-CLEAN_AUDIT = {
-    "format": 1, "status": "clean",
-    "settings": {"alpha": 0.001, "stop_on": "diverged", "batches": 1, "loosened": False, "origin": "recipe"},
-    "reference": {"rollouts": 192, "prompts": 48, "inspection": "/runs/x/inspection", "draw": 1, "draws": 1},
-    "checks": [{"step": 0, "batch": 1, "rollouts": 64, "prompts": 8, "time": 1733550000.0, "verdict": "clean",
-                "tests": [{"metric": "malformed", "kind": "share", "reviewed": "25/192", "training": "9/64",
-                           "p": 0.41, "alpha": 1e-4, "diverged": False, "method": "Fisher exact on effective counts",
-                           "summary": "malformed 9/64 now, 25/192 reviewed; p = 0.41"}]}],
-    "stopped": None,
-}
-DIVERGED_AUDIT = copy.deepcopy(CLEAN_AUDIT)
-DIVERGED_AUDIT.update(status="diverged", stopped={
-    "step": 0, "summary": "malformed 55/64 now, 25/192 reviewed; p = 3e-12",
-    "what_to_do": "training writes what the review never saw: inspect again at this model and review"})
-DIVERGED_AUDIT["settings"].update(loosened=True, origin="brief")
-DIVERGED_AUDIT["checks"][0].update(verdict="diverged", tests=[{
-    "metric": "malformed", "kind": "share", "reviewed": "25/192", "training": "55/64", "p": 3e-12, "alpha": 1e-4,
-    "diverged": True, "method": "Fisher exact on effective counts",
-    "summary": "malformed 55/64 now, 25/192 reviewed; p = 3e-12"}])
-AUDIT_STOP = {"event": "stop", "id": "review_audit", "severity": "critical",
-              "title": "Training's rollouts diverged from the reviewed ones", "evidence": ["malformed 55/64 now, "
-              "25/192 reviewed; p = 3e-12"], "recommendation": "inspect again at this model and review it",
-              "step": 0, "checkpoint": None, "time": 1733550001.0}
+
+def started_audit(output: Path, settings: AuditSettings | None = None) -> ReviewAudit:
+    """The live review audit of a run in ``output`` as training starts it (its pending record written), against a
+    reference of 32 reviewed prompt groups with few malformed completions."""
+    ref = build_reference(rollouts(32, 0.05, 0.4, seed=1), [prompt_digest(f"{g}+1=") for g in range(200)], WEIGHTS,
+                          KINDS, False, 8)
+    audit = ReviewAudit(ref, settings or AuditSettings(), output, output.parent / "inspection",
+                        {"number": 1, "of": 1}, io.StringIO())
+    audit.start()
+    return audit
+
+
+def write_audit(output: Path, diverge: bool, settings: AuditSettings | None = None) -> dict:
+    """The live review audit of one generation batch at step 0, written by its own writer (``audit.live``) into
+    ``output``: ``review_audit.json`` and its events in ``watch.jsonl`` (an ``audit`` check; on a divergence a
+    ``stop``, or a ``would_stop`` with ``stop_on: never``). A divergence: most of training's rollouts malformed where
+    few reviewed ones were. Returns the record."""
+    audit = started_audit(output, settings)
+    audit.observe(0, rollouts(8, 0.85 if diverge else 0.05, 0.1 if diverge else 0.4, seed=2,
+                              prompt=lambda g: f"{g + 40}+1="))
+    return read_audit(output)
+
 
 # What the model wrote in two of the reviewed samples, and what the person said about them.
 DISAGREEMENTS = {0: ("exact_match", "the answer is right: the reward misreads '07'"),

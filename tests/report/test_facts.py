@@ -11,10 +11,12 @@ import sys
 
 import pytest
 
+from grpo_rlvr.audit.live import AuditSettings
 from grpo_rlvr.errors import ConfigError, InputFileError
 from grpo_rlvr.report import write_report
+from grpo_rlvr.report.live_audit import NOT_RECORDED
 from histories import HEALTHY, history
-from report.conftest import AUDIT_STOP, DIVERGED_AUDIT, write_jsonl
+from report.conftest import write_audit, write_jsonl
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 
@@ -34,7 +36,7 @@ def test_the_report_of_a_finished_run_states_what_trained_its_review_and_what_ha
     p = f["provenance"]
     assert p["signed_start"] and p["proven"] and p["problems"] == [] and p["starts"][0]["valid"]
     assert f["review"]["error_rates"]["any"]["wrong"] == 2 and f["review"]["reviewed"] == 64
-    assert f["audit"] == {"recorded": False, "note": "no audit recorded (this run predates the audit)"}
+    assert f["audit"] == {"recorded": False, "note": NOT_RECORDED}
     (trunc,) = f["findings"]
     assert trunc["id"] == "truncation" and trunc["spans"] == [[10, 30]] and not trunc["present"]
     assert f["headline"]["reward"] == {"first": 0.2, "first_step": 5, "last": 0.58, "last_step": 100}
@@ -45,7 +47,7 @@ def test_the_report_of_a_finished_run_states_what_trained_its_review_and_what_ha
     html = made.html.read_text()
     assert "./model" in html and "ada (human)" in html and "the answer is right: the reward misreads" in html
     assert "Many completions are truncated" in html and "Raise max_completion_length" in html
-    assert "no audit recorded (this run predates the audit)" in html
+    assert NOT_RECORDED in html
     # self-contained: every picture inlined, nothing fetched, no script
     refs = re.findall(r'(?:src|href)="([^"]*)"', html)
     assert refs and all(r.startswith(("data:", "#")) for r in refs), [r[:40] for r in refs]
@@ -54,16 +56,31 @@ def test_the_report_of_a_finished_run_states_what_trained_its_review_and_what_ha
 
 def test_a_diverged_audit_and_its_stop_are_on_the_page(written_run):
     out = written_run / "output"
-    (out / "review_audit.json").write_text(json.dumps(DIVERGED_AUDIT))
-    with (out / "watch.jsonl").open("a") as fh:
-        fh.write(json.dumps(AUDIT_STOP) + "\n")
+    record = write_audit(out, diverge=True)
     f = write_report(written_run).facts
-    assert f["state"]["state"] == "stopped" and "Training's rollouts diverged" in f["state"]["text"]
-    assert f["audit"]["status"] == "diverged" and f["audit"]["loosened_by"] == "the brief"
+    assert f["state"]["state"] == "stopped"
+    assert f["state"]["text"].startswith("stopped by the review audit at step 0, before the optimizer stepped: "
+                                         "training's own rollouts differ from the reviewed inspection")
+    assert f["audit"]["outcome"] == "stopped" and f["audit"]["loosened"] is None
     assert f["findings"][0]["id"] == "review_audit" and f["findings"][0]["number"] == 1
+    assert f["findings"][0]["sources"] == ["review audit", "diagnose"]
     html = (out / "report.html").read_text()
-    assert "The audit stopped the run at step 0" in html and "loosened by the brief" in html
-    assert "p = 3e-12" in html and "Fisher exact on effective counts" in html
+    malformed = next(t for t in record["checks"][0]["tests"] if t["metric"] == "malformed")
+    assert "STOPPED the run before the optimizer stepped" in html and malformed["summary"] in html
+    assert malformed["method"] in html and "not loosened" in html
+
+
+def test_a_loosened_audit_that_would_have_stopped_says_who_loosened_it(written_run):
+    out = written_run / "output"
+    write_audit(out, diverge=True, settings=AuditSettings(stop_on="never", origin="brief"))
+    f = write_report(written_run).facts
+    assert f["state"]["state"] == "finished" and f["audit"]["outcome"] == "would stop"
+    stop = next(x for x in f["findings"] if x["id"] == "review_audit")
+    assert stop["stop_step"] == 0 and not stop["stopped"]
+    html = (out / "report.html").read_text()
+    assert "loosened by the brief&#39;s audit section" in html and "stop_on: never" in html
+    assert "the review by ada (human), tester (human) is bound to it" in html
+    assert "review audit; would have stopped the run at step 0" in html
 
 
 def test_a_run_in_progress_named_by_its_output_folder(written_run):

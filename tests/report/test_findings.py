@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from grpo_rlvr.diagnosis.detectors import Finding
 from grpo_rlvr.report.findings import merged, run_state, summary_record, watchdog_log
-from report.conftest import AUDIT_STOP, write_jsonl
+from report.conftest import write_audit, write_jsonl
 
 HACKING = {"event": "finding", "id": "reward_hacking", "title": "The format part rises", "severity": "warning",
            "evidence": ["format 0.3 → 0.6"], "recommendation": "read the completions"}
@@ -25,14 +25,15 @@ def test_each_watchdog_finding_keeps_the_steps_it_was_present(tmp_path):
 
 def test_merged_findings_put_the_stop_first_and_keep_both_sources_of_one_id(tmp_path):
     write_jsonl(tmp_path / "watch.jsonl", [{**HACKING, "step": 40}, {"event": "cleared", "id": "reward_hacking",
-                                                                       "step": 70}, AUDIT_STOP])
+                                                                       "step": 70}])
+    write_audit(tmp_path, diverge=True)   # the review audit's stop, appended by its own writer
     diagnosed = [Finding("entropy_collapse", "Entropy collapsed", "critical", ["0.7 → 0.1"], "raise beta"),
                  Finding("reward_hacking", "The format part rises (whole run)", "warning", ["e"], "fix the reward")]
     out = merged(watchdog_log(tmp_path), diagnosed)
     assert [(f["number"], f["id"]) for f in out] == [(1, "review_audit"), (2, "entropy_collapse"),
                                                       (3, "reward_hacking")]
     stop, entropy, hacking = out
-    assert stop["stop_step"] == 0 and stop["stopped"] and stop["present"] and stop["sources"] == ["watchdog"]
+    assert stop["stop_step"] == 0 and stop["stopped"] and stop["present"] and stop["sources"] == ["review audit"]
     assert entropy["run_wide"] and entropy["spans"] == [] and entropy["sources"] == ["diagnose"]
     assert hacking["sources"] == ["watchdog", "diagnose"] and hacking["spans"] == [[40, 70]]
     assert hacking["title"] == "The format part rises (whole run)" and hacking["present"]
@@ -52,6 +53,10 @@ def test_the_state_of_a_run_from_its_records():
     stop = {"event": "stop", "step": 8, "title": "No learning signal", "checkpoint": "/r/output/checkpoint-8"}
     assert run_state(None, stop, {"step": 8}, 8, False)["text"] == ("stopped by the watchdog at step 8: No learning "
                                                                      "signal; checkpoint /r/output/checkpoint-8")
+    audit = {"event": "stop", "id": "review_audit", "step": 0, "title": "rollouts differ", "checkpoint": None}
+    assert run_state(None, audit, None, None, False) == {
+        "state": "stopped", "text": "stopped by the review audit at step 0, before the optimizer stepped: rollouts "
+                                    "differ"}
     assert run_state(None, {**stop, "event": "would_stop"}, {"step": 20, "train_runtime": 41.6}, 20, False) == {
         "state": "finished", "text": "finished at step 20 in 42 s"}
     assert run_state(None, None, None, 12, False)["state"] == "running"

@@ -4,13 +4,11 @@ output on the page is text, never markup."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from browser import CHROMIUM, MISSING, assert_page_shows, chromium
 from grpo_rlvr.report import write_report
-from report.conftest import AUDIT_STOP, DIVERGED_AUDIT
+from report.conftest import write_audit
 
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason=MISSING)
 
@@ -18,13 +16,12 @@ needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason=MISSING)
 @needs_chromium
 def test_a_stopped_runs_report_in_a_browser_names_its_model_review_audit_and_findings(written_run, tmp_path):
     out = written_run / "output"
-    (out / "review_audit.json").write_text(json.dumps(DIVERGED_AUDIT))
-    with (out / "watch.jsonl").open("a") as fh:
-        fh.write(json.dumps(AUDIT_STOP) + "\n")
+    write_audit(out, diverge=True)
     page = write_report(written_run).html
     dom = assert_page_shows(page, tmp_path, "Run report: arithmetic-demo", "./model", "ada (human)", "tester (human)",
-                            "Training's rollouts diverged from the reviewed ones", "Many completions are truncated",
-                            "The audit stopped the run at step 0", "Raise max_completion_length", "Proven run.")
+                            "training's own rollouts differ from the reviewed inspection",
+                            "Many completions are truncated", "STOPPED the run before the optimizer stepped",
+                            "Raise max_completion_length", "Proven run.")
     assert dom.count('<img src="data:image/svg+xml;base64,') >= 8   # the curves, inlined
     pdf = tmp_path / "report.pdf"
     chromium(page.as_uri(), tmp_path / "profile", f"--print-to-pdf={pdf}", "--no-pdf-header-footer")

@@ -45,6 +45,7 @@ class ReportResult:
                  f"  {sum(1 for x in f['findings'] if x['present'])} finding(s) at the end, "
                  f"{sum(1 for x in f['findings'] if not x['present'])} cleared during training; review: "
                  f"{_review_line(f.get('review'))}",
+                 f"  live review audit: {f['audit']['sentence'] if f['audit']['recorded'] else f['audit']['note']}",
                  f"  written: {self.html} ({self.bytes / 1024:.0f} KiB, made in {self.seconds:.2f} s) and "
                  f"{self.json.name}; open it in a browser"]
         return "\n".join(lines)

@@ -17,6 +17,12 @@ from grpo_rlvr.runtime.crash_record import last_record
 from grpo_rlvr.runtime.watch_log import WATCH_LOG, JsonlTail
 
 SEVERITY = {"critical": 0, "warning": 1, "info": 2}
+AUDIT_ID = "review_audit"   # the live review audit's stop (and would-stop) in watch.jsonl; every other is the watchdog's
+
+
+def stopper(event: dict) -> str:
+    """Who wrote a stop (or would-stop) event: the review audit, or the watchdog."""
+    return "review audit" if event.get("id") == AUDIT_ID else "watchdog"
 
 
 def _new(e: dict, source: str) -> dict:
@@ -63,7 +69,7 @@ def merged(watch: dict, diagnosed: list) -> list[dict]:
     by_id = {k: dict(v) for k, v in watch["findings"].items()}
     stop = watch["stop"]
     if stop is not None:
-        f = by_id.setdefault(str(stop.get("id")), _new(stop, "watchdog"))
+        f = by_id.setdefault(str(stop.get("id")), _new(stop, stopper(stop)))
         f["stop_step"] = stop.get("step")
         f["stopped"] = stop.get("event") == "stop"
         f["checkpoint"] = stop.get("checkpoint")
@@ -106,7 +112,8 @@ def run_state(crash: dict | None, stop: dict | None, summary: dict | None, last_
         when = f"after step {step}" if step is not None else "before its first logged step"
         state = {"state": "died", "text": f"died {when}: {str(what)[:300]}"}
     elif stop is not None and stop.get("event") == "stop":
-        state = {"state": "stopped", "text": f"stopped by the watchdog at step {stop.get('step')}: {stop.get('title')}"
+        state = {"state": "stopped", "text": f"stopped by the {stopper(stop)} at step {stop.get('step')}"
+                 + (", before the optimizer stepped" if stop.get("id") == AUDIT_ID else "") + f": {stop.get('title')}"
                  + (f"; checkpoint {stop['checkpoint']}" if stop.get("checkpoint") else "")}
     elif summary is not None:
         runtime = summary.get("train_runtime")
