@@ -57,6 +57,9 @@ def test_the_tool_demo_calls_its_tool_through_every_phase(tmp_path):
     report = json.loads((output / "report.json").read_text())
     assert report["state"]["state"] == "finished" and report["trained"]["tools"]["spec"]
     assert "tools" in {c["key"] for c in report["curves"]} and report["rollouts"][-1]["step"] == 5
+    # and its findings: each present at the end by its title, or the page says there was none
+    present = [x["title"] for x in report["findings"] if x["present"]] or ["No finding at the end"]
+    assert report["audit"]["recorded"] and report["audit"]["checks"], report["audit"]   # the live review audit ran
     assert_page_shows(output / "report.html", tmp_path, "Run report: tool-demo", "./model",
                       "oracle:tool-demo (oracle)", "tool calls per rollout", "grpo_rlvr.examples.tool.tools:add",
-                      "[assistant → call]")
+                      "[assistant → call]", report["audit"]["sentence"], *present)
