@@ -45,6 +45,7 @@ _EXPORTS = {
     "RunFolderInUse": "grpo_rlvr.errors",
     "RunKeyError": "grpo_rlvr.errors",
     "StartupHookError": "grpo_rlvr.errors",
+    "AuditStop": "grpo_rlvr.errors",
 }
 
 __all__ = sorted(_EXPORTS)
