@@ -22,7 +22,7 @@ def test_a_clean_audit_is_shown_with_its_numbers(tmp_path):
     assert a["recorded"] and a["outcome"] == "clean" and a["stopped"] is None and a["loosened"] is None
     (check,) = a["checks"]
     assert check["verdict"] == "clean" and check["diverged"] == [] and check["rollouts"] == 64
-    assert a["sentence"] == (f"clean: 64 training rollouts of 8 prompts against the "
+    assert a["sentence"] == (f"64 training rollouts of 8 prompts against the "
                              f"{record['reference']['rollouts']} the inspection sampled, {len(check['tests'])} "
                              f"comparisons clean at alpha {record['checks'][0]['alpha']}")
     malformed = next(t for t in check["tests"] if t["metric"] == "malformed")

@@ -87,7 +87,7 @@ def _outcome(data: dict, checks: list[dict]) -> tuple[str, str]:
     last = checks[-1]
     said = (f"{last['rollouts']} training rollouts of {last['prompts']} prompts against the {ref.get('rollouts')} "
             f"the inspection sampled, {len(last['tests'])} comparisons clean at alpha {last.get('alpha')}")
-    return ("clean", f"clean: {said}") if data["status"] == "clean" else ("pending", f"clean so far: {said}")
+    return ("clean", said) if data["status"] == "clean" else ("pending", f"clean so far: {said}")
 
 
 def live_audit(output: Path) -> dict:
