@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from fractions import Fraction
 
 ORACLE_REVIEWER = "oracle:arithmetic-demo"
 
@@ -29,10 +30,12 @@ def target_completion(answer: str) -> str:
 
 
 _PROMPT = re.compile(r"^(\d+)\+(\d+)=$")
+_NUMBER = re.compile(r"[+-]?[0-9]{1,40}(?:\.[0-9]{1,40})?(?:[eE][+-]?[0-9]{1,2})?")   # bounded: no huge powers
 
 
 def oracle_judgement(prompt_text: str, completion_text: str) -> tuple[bool, bool]:
-    """(well_formed, correct) decided without the reward code: exact structure, integer equality."""
+    """(well_formed, correct) decided without the reward code: exact structure, and a number equal to the sum as a
+    person reads one (``3``, ``3.``, ``3.0``, ``03``, ``+3``: a full stop after a number ends a sentence)."""
     m = _PROMPT.match(prompt_text.strip())
     if m is None:
         raise ValueError(f"not an arithmetic prompt: {prompt_text!r}")
@@ -40,5 +43,6 @@ def oracle_judgement(prompt_text: str, completion_text: str) -> tuple[bool, bool
     text = completion_text.strip()
     well_formed = text.startswith("<answer>") and text.endswith("</answer>") and text.count("<answer>") == 1
     inner = text[len("<answer>"):-len("</answer>")] if well_formed else ""
-    correct = well_formed and inner.strip().isdigit() and int(inner.strip()) == truth
+    number = inner.strip().rstrip(".")
+    correct = well_formed and _NUMBER.fullmatch(number) is not None and Fraction(number) == truth
     return well_formed, correct
