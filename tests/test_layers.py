@@ -25,14 +25,15 @@ GROUND = ("grpo_rlvr", "errors", "files", "jsonl", "input_files", "templating", 
 # the domains the commands work on; memory is also a command's room (`grpo-rlvr memory`), but its estimator
 # imports only the ground floor and the brief and rollout size models with it
 DOMAINS = ("identity", "sandbox", "rewards", "tools", "dataset", "brief", "rollout", "runtime", "audit", "memory")
-COMMANDS = ("validate", "preflight", "score", "inspection", "review", "gate", "run", "watch", "diagnosis", "merge",
-            "demo", "examples")
+COMMANDS = ("validate", "preflight", "score", "inspection", "review", "gate", "run", "watch", "diagnosis", "report",
+            "merge", "demo", "examples")
 SHELL = ("cli", "api", "__main__")   # the command line and the Python front door: nothing below imports them
 FLOORS = (GROUND, DOMAINS, COMMANDS, SHELL)
 # each command of the command line and the room it is found in
 COMMAND_ROOMS = {"demo": "demo", "validate": "validate", "preflight": "preflight", "score": "score",
                  "inspect": "inspection", "review": "review", "gate": "gate", "render": "run", "train": "run",
-                 "diagnose": "diagnosis", "watch": "watch", "merge": "merge", "memory": "memory"}
+                 "diagnose": "diagnosis", "watch": "watch", "report": "report", "merge": "merge",
+                 "memory": "memory"}
 MODULES = {".".join(p.relative_to(PKG.parent).with_suffix("").parts[:-1] if p.name == "__init__.py" else
                     p.relative_to(PKG.parent).with_suffix("").parts): p for p in sorted(PKG.rglob("*.py"))}
 

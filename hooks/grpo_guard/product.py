@@ -13,7 +13,7 @@ from grpo_guard.protected import LIBRARY_DIRS, anchors, guarded, holds_protected
 from grpo_guard.shell_words import Cmd
 
 PROGRAMS = re.compile(r"(?:^|/)(?:grpo-rlvr|grpo-rlvr-plugin|grpo_rlvr)$")
-PRODUCT_SUBCOMMANDS = {"inspect", "gate", "render", "validate", "score", "preflight", "train", "diagnose", "watch",
+PRODUCT_SUBCOMMANDS = {"inspect", "gate", "render", "validate", "score", "preflight", "train", "diagnose", "watch", "report",
                        "memory", "demo", "merge"}
 # The options of each subcommand that name what it writes, and whether it writes there as a folder.
 WRITE_OPTIONS = {"inspect": {"--out": "folder"}, "render": {"--out": "folder"}, "merge": {"--out": "folder"},

@@ -1,7 +1,7 @@
 """The front door for Python: every verb of the pipeline as a plain function, with the result types and the
 exception tree. The command line is a thin shell over the same functions.
 
-    from grpo_rlvr.api import load_brief, preflight, inspect_rewards, check_gate, render, train, diagnose
+    from grpo_rlvr.api import load_brief, preflight, inspect_rewards, check_gate, render, train, diagnose, write_report
 
 Names are imported on first use, so ``import grpo_rlvr.api`` stays light: torch and TRL load only in the verbs
 that need them. The package's rooms (``grpo_rlvr.preflight``, ``grpo_rlvr.gate``, …) are named for the commands;
@@ -23,6 +23,7 @@ _EXPORTS = {
     "render": "grpo_rlvr.run.render",
     "train": "grpo_rlvr.run.launch",
     "diagnose": "grpo_rlvr.diagnosis",
+    "write_report": "grpo_rlvr.report",
     "build_reward": "grpo_rlvr.rewards",
     "format_reward": "grpo_rlvr.rewards",
     "exact_match_reward": "grpo_rlvr.rewards",
@@ -44,6 +45,7 @@ _EXPORTS = {
     "RunFolderInUse": "grpo_rlvr.errors",
     "RunKeyError": "grpo_rlvr.errors",
     "StartupHookError": "grpo_rlvr.errors",
+    "AuditStop": "grpo_rlvr.errors",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,6 +1,8 @@
 """The review audit against the issue's attacks, with real training: the demo's warmed tiny model, real inspect,
 the real rendered train.py through ``grpo-rlvr train``'s launcher. Each attack is stopped before the optimizer
-steps, naming what differs; an honest run of the same brief passes its audit clean.
+steps, naming what differs; an honest run of the same brief passes its audit clean; a brief that loosens the audit
+(``stop_on: never``) trains on, recorded. The run's report (written by train.py as the run ends, opened in headless
+Chromium) says each of these with the record's numbers.
 
 The reviews here are written by ``artifacts.review_all`` (a person's verdicts, as ``grpo-rlvr review`` records
 them; the review itself is tested in a terminal in tests/review): the audit does not read verdicts, it reads what
@@ -15,6 +17,7 @@ import yaml
 
 from artifacts import review_all, synthetic_trajectory
 from briefs import shipped_example_text
+from browser import assert_page_shows
 from grpo_rlvr.audit.live import read_audit
 from grpo_rlvr.demo import arithmetic_task as task
 from grpo_rlvr.files import write_jsonl_atomic
@@ -65,6 +68,23 @@ def _fabricated_review(ws, complete) -> None:
     review_all(out)
 
 
+def _tidy(row, j):
+    """A completion a script chose: well formed, right in 2 of each 8."""
+    return f"<answer>{row['answer'] if j < 2 else int(row['answer']) + 1}</answer>"
+
+
+def _report_shows(run, work, outcome: str, *said: str) -> dict:
+    """The run's report, as train.py wrote it when the run ended: its audit's outcome, and the page, opened in a
+    browser, saying it with the first check's numbers (each comparison's line as the record states it)."""
+    report = json.loads((run / "output" / "report.json").read_text())
+    audit = report["audit"]
+    assert audit["outcome"] == outcome and audit["checks"][0]["rollouts"] == 64, audit
+    lines = [t["summary"] for t in audit["checks"][0]["tests"]]
+    assert_page_shows(run / "output" / "report.html", work, "Live review audit", "./model", audit["sentence"],
+                      *lines, *said)
+    return report
+
+
 def _stopped(run, result, log, *metrics):
     record = read_audit(run / "output")
     assert result.returncode == 1 and record["status"] == "diverged", log[-3000:]
@@ -87,20 +107,40 @@ def test_an_honest_run_passes_its_audit_clean(audited):
     assert result.ok and record["status"] == "clean", log[-3000:]
     assert record["checks"][0]["rollouts"] == 64 and record["reference"]["rollouts"] == 384
     assert "training's first rollouts match the review" in log
+    report = _report_shows(run, audited, "clean", "not loosened")
+    assert report["state"]["state"] == "finished" and report["audit"]["loosened"] is None
 
 
 def test_a_fabricated_tidy_review_is_stopped_by_training_s_own_rollouts(audited):
     """The script writes a review with no malformed completion (the warmed model writes most of its completions
     malformed), recomputing every digest and seal: the gate passes; training's first batch stops the run."""
-    def tidy(row, j):
-        return f"<answer>{row['answer'] if j < 2 else int(row['answer']) + 1}</answer>"
-
-    _fabricated_review(audited, tidy)
+    _fabricated_review(audited, _tidy)
     assert check_gate(audited / "out" / "inspection").passed
     run, result, log = _train(audited)
     record = _stopped(run, result, log, "malformed", "reward format")
     malformed = next(t for t in record["checks"][0]["tests"] if t["metric"] == "malformed")
     assert malformed["reviewed"] == "0/384" and malformed["summary"].startswith("malformed ")
+    report = _report_shows(run, audited, "stopped", "STOPPED the run before the optimizer stepped",
+                           record["stopped"]["what_to_do"])
+    assert report["state"]["text"].startswith("stopped by the review audit at step 0, before the optimizer stepped")
+    assert report["findings"][0]["id"] == "review_audit" and report["findings"][0]["stopped"]
+
+
+def test_a_brief_that_loosens_the_audit_trains_on_and_its_report_says_who_loosened_it(audited):
+    """``audit: {stop_on: never}`` in the brief the review was made with: the same fabricated review, training's
+    first batch differs, the run is recorded as one the audit would have stopped and trains to its end; the report
+    says the audit was loosened, by the brief, and that the review is bound to it."""
+    data = yaml.safe_load((audited / "brief.yaml").read_text())
+    data["audit"] = {"stop_on": "never"}
+    (audited / "brief.yaml").write_text(yaml.safe_dump(data))
+    _fabricated_review(audited, _tidy)
+    run, result, log = _train(audited)
+    record = read_audit(run / "output")
+    assert result.ok and record["status"] == "diverged" and record["stopped"] is None, log[-3000:]
+    assert record["settings"]["loosened"] and "would stop the run (stop_on: never)" in log
+    report = _report_shows(run, audited, "would stop", "loosened by the brief's audit section", "stop_on: never",
+                           "is bound to it", "review audit; would have stopped the run at step 0")
+    assert report["state"]["state"] == "finished" and report["audit"]["loosened"]["by"] == "the brief's audit section"
 
 
 def test_rows_shaped_around_a_predictable_draw_are_stopped(audited):

@@ -37,6 +37,7 @@ def test_every_command_with_json_prints_only_json_on_failure(tmp_path):
     cases = {
         "validate": [missing + ".yaml"], "preflight": [missing + ".yaml"], "inspect": [missing + ".yaml"],
         "render": [missing + ".yaml"], "gate": [missing], "train": [missing], "diagnose": [missing],
+        "report": [missing],
         "score": ["--reward", "exact_match", "--input", missing + ".jsonl"], "memory": ["--size", "huge"],
     }
     for cmd, args in cases.items():

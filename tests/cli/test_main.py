@@ -11,7 +11,7 @@ import pytest
 from grpo_rlvr.cli import build_parser
 
 COMMANDS = ["demo", "validate", "preflight", "score", "inspect", "review", "gate", "render", "train", "diagnose",
-            "memory", "merge", "watch"]
+            "memory", "merge", "watch", "report"]
 
 
 def run(*args, **kw):

@@ -55,6 +55,9 @@ def test_demo_runs_every_phase(tmp_path, seed):
     card = (run / "output" / "final" / "README.md").read_text()  # the run's own card, not TRL's stock one
     assert card == (run / "output" / "README.md").read_text() and "fine-tuned version of [None]" not in card
     assert "- steps: 200" in card and "`exact_match`" in card and "verdicts: agree 64" in card, card
+    report = json.loads((run / "output" / "report.json").read_text())   # written as training ended
+    assert report["state"]["state"] == "finished" and report["provenance"]["proven"]
+    assert report["review"]["error_rates"]["any"]["wrong"] == 0 and report["review"]["reviewed"] == 64
     assert "grpo-rlvr demo — summary" in out.stderr and "sampled accuracy after GRPO" in out.stderr
     for noise in ("Loading weights", "Writing model shards", "Generating train split", "{'loss'"):
         assert noise not in out.stderr, noise

@@ -16,6 +16,8 @@ import sys
 import pandas as pd
 import pytest
 
+from browser import assert_page_shows
+
 
 @pytest.mark.e2e
 def test_the_tool_demo_calls_its_tool_through_every_phase(tmp_path):
@@ -50,3 +52,14 @@ def test_the_tool_demo_calls_its_tool_through_every_phase(tmp_path):
                     assert reply["content"] == str(args["a"] + args["b"]), (call, reply)
                     executed += 1
     assert executed > 0     # TRL called add with what the model wrote and sent its sum back
+
+    # the run's report, written as training ended, opened as a person opens it: the model, the review, the tool
+    report = json.loads((output / "report.json").read_text())
+    assert report["state"]["state"] == "finished" and report["trained"]["tools"]["spec"]
+    assert "tools" in {c["key"] for c in report["curves"]} and report["rollouts"][-1]["step"] == 5
+    # and its findings: each present at the end by its title, or the page says there was none
+    present = [x["title"] for x in report["findings"] if x["present"]] or ["No finding at the end"]
+    assert report["audit"]["recorded"] and report["audit"]["checks"], report["audit"]   # the live review audit ran
+    assert_page_shows(output / "report.html", tmp_path, "Run report: tool-demo", "./model",
+                      "oracle:tool-demo (oracle)", "tool calls per rollout", "grpo_rlvr.examples.tool.tools:add",
+                      "[assistant → call]", report["audit"]["sentence"], *present)

@@ -110,6 +110,9 @@ def test_watchdog_stops_a_run_without_signal(workspace, tiny_model_dir, capfd):
     assert f"checkpoint saved: {out / 'checkpoint-8'}" in text and "next: " in text
     assert "Training STOPPED by the watchdog at step 8" in res.format()
     assert json.loads((out / "train_summary.json").read_text())["global_step"] == 8
+    report = json.loads((out / "report.json").read_text())   # the run's report, written as the stop ended it
+    assert report["state"]["text"].startswith("stopped by the watchdog at step 8: No learning signal")
+    assert report["findings"][0]["stop_step"] == 8 and report["findings"][0]["id"] == "no_learning_signal"
 
     # The message's resume command works: `train RUN --resume` continues from checkpoint-8 (a false alarm's way
     # on); the watchdog judges the resumed logs afresh, finds the same failure and stops again, 8 records later.

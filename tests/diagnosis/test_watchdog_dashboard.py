@@ -6,8 +6,6 @@ chromium``; CI installs it: scripts/test.sh)."""
 from __future__ import annotations
 
 import os
-import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -17,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from browser import CHROMIUM, MISSING, dump_dom, stop
 from diagnosis.test_runs import prepare_run
 from grpo_rlvr.run.launch import train
 
 pytestmark = pytest.mark.e2e
 
-CHROMIUM = shutil.which("chromium")
 PROJECT = "huggingface"   # TRL's default trackio project
 
 
@@ -30,20 +28,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _stop(proc: subprocess.Popen | None) -> None:
-    """End the process group this test started (the server or the browser and their children), whatever state."""
-    if proc is None or proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    except ProcessLookupError:
-        pass
 
 
 def _wait_for(url: str, server: subprocess.Popen, log, seconds: float = 60) -> None:
@@ -60,23 +44,7 @@ def _wait_for(url: str, server: subprocess.Popen, log, seconds: float = 60) -> N
     raise AssertionError(f"the trackio server did not answer at {url} within {seconds} s")
 
 
-def _dump_dom(url: str, profile) -> str:
-    """The DOM after the page's JavaScript ran (virtual time lets its fetches and renders finish)."""
-    browser = subprocess.Popen(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--virtual-time-budget=20000", "--dump-dom", url],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = browser.communicate(timeout=120)
-    finally:
-        _stop(browser)
-    assert browser.returncode == 0, err[-3000:]
-    return out
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is absent: apt-get install chromium (Debian's headless "
-                                             "browser) to open the trackio dashboard in a test")
+@pytest.mark.skipif(CHROMIUM is None, reason=MISSING)
 def test_the_trackio_dashboard_of_a_real_run_shows_its_reward_curves(workspace, tiny_model_dir, tmp_path,
                                                                      monkeypatch):
     store = tmp_path / "trackio"
@@ -99,9 +67,9 @@ def test_the_trackio_dashboard_of_a_real_run_shows_its_reward_curves(workspace, 
         with urllib.request.urlopen(base, timeout=10) as r:
             served = r.read().decode()
         assert "/assets/" in served and "role/" not in served   # the bundled app, its charts drawn by its JS
-        browser_dom = _dump_dom(f"{base}?project={PROJECT}", tmp_path / "chromium-profile")
+        browser_dom = dump_dom(f"{base}?project={PROJECT}", tmp_path / "chromium-profile")
     finally:
-        _stop(server)
+        stop(server)
     assert server.poll() is not None
     for metric in ("rewards/exact_match/mean", "role/correctness/exact_match", "reward"):
         assert metric in browser_dom, (metric, browser_dom[-4000:])

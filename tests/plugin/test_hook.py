@@ -464,6 +464,8 @@ def test_a_run_folders_files_and_records_are_written_only_by_grpo_rlvr(run_folde
 @pytest.mark.parametrize("command", [
     "grpo-rlvr train out/run --resume",
     "grpo-rlvr diagnose out/run --json",
+    "grpo-rlvr report out/run --json",
+    "grpo-rlvr watch out/run --once",
     "grpo-rlvr render brief.yaml --out out/run --force",
     "cat out/run/train.py && head out/run/grpo_config.yaml",
     "jq . out/run/output/checkpoints.json out/run/output/provenance.json",

@@ -111,7 +111,8 @@ def test_every_shipped_template_is_used_and_renders(workspace):
     names = {p.name for p in resources.files("grpo_rlvr").joinpath("templates").iterdir() if p.name.endswith(".j2")}
     render(workspace / "brief.yaml", out=workspace / "r")
     assert names == {"grpo_config.yaml.j2", "train.py.j2", "accelerate.yaml.j2", "launch.sh.j2", "report.html.j2",
-                     "slurm.sh.j2"}  # slurm.sh is rendered in the multi-node case of the matrix above
+                     "slurm.sh.j2", "run_report.html.j2"}
+    # slurm.sh is rendered in the multi-node case of the matrix above; the run's report in tests/report/
 
 
 @pytest.mark.e2e

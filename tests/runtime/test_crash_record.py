@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from browser import assert_page_shows
 from grpo_rlvr.runtime.crash_record import CRASH, TAIL, read_crash, record_exit, recorded_crash
 from tiny_runs import run_with_a_bad_row
 
@@ -100,6 +101,7 @@ def test_a_run_that_crashes_before_its_first_log_is_explained_by_diagnose_and_wa
     run, res, said = run_with_a_bad_row(workspace, "one_value.py", RETURNS_ONE_VALUE, 0.5,
                                         {"logging_steps": 50, "max_steps": 10})
     assert not res.ok and res.returncode == 1 and res.watch_stop is None, said[-3000:]
+    trained = said
     out = run / "output"
     assert not (out / "metrics.jsonl").exists()
     crash = json.loads((out / CRASH).read_text())
@@ -116,6 +118,12 @@ def test_a_run_that_crashes_before_its_first_log_is_explained_by_diagnose_and_wa
     shown = subprocess.run([*CLI, "watch", str(run), "--once"], capture_output=True, text=True, timeout=120)
     assert shown.returncode == 1 and "no training record logged yet" not in shown.stdout, shown.stdout
     assert "the run DIED before its first logged step: RewardError: user reward 'one_value'" in shown.stdout
+    # train.py wrote its report after the crash record: the page, opened in a browser, names the death and the fix
+    assert all(f"report: {out / 'report.html'}" in text for text in (trained, said, shown.stdout))
+    report = json.loads((out / "report.json").read_text())
+    assert report["state"]["state"] == "died" and report["provenance"]["signed_start"]
+    assert_page_shows(out / "report.html", workspace, "died before its first logged step: RewardError",
+                      "The run died: RewardError", "./model", "tester (human)", "the message names what is wrong")
 
 
 def test_a_ctrl_c_is_recorded_as_a_stop_with_the_resume_command_and_watch_and_diagnose_say_so(tmp_path, capsys):

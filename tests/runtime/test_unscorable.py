@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from grpo_rlvr.runtime.unscorable import Tally, lower_bound, named, share_above, summary
+from grpo_rlvr.runtime.unscorable import Tally, lower_bound, named, share_above, summary, wilson_interval
 from tiny_runs import BAD_ROW as BAD
 from tiny_runs import run_with_a_bad_row
 
@@ -41,6 +41,15 @@ def test_one_bad_row_met_early_does_not_stop_a_run_and_many_do():
     assert not share_above({"seen": 64 * 40, "unscorable": 8 * 40, "num_generations": 8}, 0.2)
     assert share_above({"seen": 64, "unscorable": 64, "num_generations": 8}, 0.05)   # nothing scores: stop early
     assert math.isclose(lower_bound(0.5, 100), 0.4038, abs_tol=1e-3)   # Wilson, z = 1.96
+
+
+def test_the_wilson_interval_stays_inside_0_and_1_and_is_not_empty_at_the_ends():
+    low, high = wilson_interval(0.5, 100)
+    assert math.isclose(low, 0.4038, abs_tol=1e-4) and math.isclose(high, 0.5962, abs_tol=1e-4)
+    assert wilson_interval(0.0, 64) == (0.0, 1.96 ** 2 / (64 + 1.96 ** 2))   # 0 of 64: up to 5.7%, not 0
+    low, high = wilson_interval(1.0, 64)
+    assert math.isclose(high, 1.0) and math.isclose(low, 1 - 1.96 ** 2 / (64 + 1.96 ** 2))
+    assert wilson_interval(0.3, 0) == (0.0, 1.0) and lower_bound(0.3, 0) == 0.0
 
 
 # A user reward with a bug that only some rows and completions meet: it reads the row's answer as a number for the

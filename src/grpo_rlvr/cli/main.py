@@ -50,6 +50,7 @@ EXIT_CODES = {
               "the watchdog stopped the run, it died (its crash record names why), it was stopped with Ctrl-C, no "
               "trainer runs it though it never ended, or --timeout passed"),
     "diagnose": ("healthy: no failure mode found", "a failure mode was found"),
+    "report": ("the report was written", "never"),
     "memory": ("the estimate fits the GPU", "it does not fit"),
     "merge": ("the merged model was written", "never"),
 }
@@ -159,6 +160,13 @@ def cmd_diagnose(args) -> int:
 
     result = diagnose(args.run, apply_to=args.apply, out_dir=args.out, roles=args.role)
     return _emit(result.to_dict(), args.json, lambda _: result.format(), 0 if result.healthy else 1)
+
+
+def cmd_report(args) -> int:
+    from grpo_rlvr.report import write_report
+
+    result = write_report(args.run, out=args.out)
+    return _emit(result.to_dict(), args.json, lambda _: result.format())
 
 
 def cmd_watch(args) -> int:
@@ -360,6 +368,21 @@ def _watch_args(sp) -> None:
                  "(output/crash.json: the exception, where it was raised, the fix).")
 
 
+def _report_args(sp) -> None:
+    sp.add_argument("run", metavar="RUN", help="the run folder `grpo-rlvr render` wrote (or its output folder; a "
+                    "plain TRL output folder gets its curves, findings and rollouts)")
+    sp.add_argument("--out", metavar="DIR", default=None, help="where to write report.html and report.json "
+                    "(default: the run's output folder)")
+    sp.epilog = (exit_code_help("report") + " One self-contained page (pictures inlined, no server, nothing "
+                 "fetched; reads on a screen and in print): what trained by identity and whether the run is proven, "
+                 "the review and each reward's error rate by it (95% Wilson interval), the live review audit, the "
+                 "watchdog's and diagnose's findings with their fixes, the curves with those findings marked, and "
+                 "training's own rollouts at the start, middle and end; report.json holds the same facts. Training "
+                 "writes it when it ends, is stopped or dies; this command writes it for a run in progress or an "
+                 "older one.")
+    _json_arg(sp)
+
+
 def _merge_args(sp) -> None:
     sp.add_argument("adapter", metavar="ADAPTER", help="the adapter folder (adapter_config.json names the base)")
     sp.add_argument("--out", metavar="DIR", required=True, help="where to write the merged model")
@@ -403,6 +426,8 @@ COMMANDS: tuple[tuple[str, Callable, str, Callable], ...] = (
     ("diagnose", cmd_diagnose, "read a run's logs, name failure modes, recommend a variant", _diagnose_args),
     ("watch", cmd_watch, "follow a run while it trains: progress, rewards by role, the watchdog's findings",
      _watch_args),
+    ("report", cmd_report, "one page for a run: what trained, its review and the reward's error rate, what "
+     "happened, in pictures", _report_args),
     ("merge", cmd_merge, "merge a PEFT LoRA adapter folder (an SFT output) into its base: one model folder, as vLLM "
      "needs", _merge_args),
     ("memory", cmd_memory, "GPU memory estimate for a model size / method / GPU, with tactics to fit", _memory_args),

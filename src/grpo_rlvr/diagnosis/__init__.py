@@ -19,6 +19,7 @@ from grpo_rlvr.diagnosis.zero_signal import snippet
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_json_atomic, write_text_atomic
 from grpo_rlvr.protected_targets import refuse_target
+from grpo_rlvr.report.location import report_line
 
 __all__ = ["DETECTORS", "LOG_CHECKS", "ROLES", "DiagnosisResult", "Finding", "diagnose", "infer_roles", "load_run_logs",
            "recommended_dynamic_sampling", "recommended_variant"]
@@ -80,6 +81,8 @@ class DiagnosisResult:
         if d.get("applied_brief"):
             lines.append(f"  wrote the new brief {d['applied_brief']} (--apply); next: grpo-rlvr validate "
                          f"{d['applied_brief']}, then inspect, review and gate it as a new run")
+        if Path(d["run"]).is_dir():   # the run's page: what trained, its review, these findings on its curves
+            lines.append(f"  {report_line(Path(d['run']))}")
         return "\n".join(lines)
 
 

@@ -20,11 +20,12 @@ PLOTS = {
 MAX_POINTS = 2000   # a longer series is drawn as the means of this many bins (a 300k-step log plots in seconds)
 
 
-def _xy(series: list[tuple[int, float]]) -> tuple[list[float], list[float]]:
-    if len(series) <= MAX_POINTS:
+def binned(series: list[tuple[int, float]], points: int = MAX_POINTS) -> tuple[list[float], list[float]]:
+    """A series as x and y lists to plot: as it is up to ``points`` points, else the means of that many bins."""
+    if len(series) <= points:
         return [x for x, _ in series], [y for _, y in series]
-    size = len(series) / MAX_POINTS
-    bins = [series[int(b * size):int((b + 1) * size)] for b in range(MAX_POINTS)]
+    size = len(series) / points
+    bins = [series[int(b * size):int((b + 1) * size)] for b in range(points)]
     return ([sum(x for x, _ in b) / len(b) for b in bins if b], [sum(y for _, y in b) / len(b) for b in bins if b])
 
 
@@ -39,19 +40,19 @@ def write_plots(logs: RunLogs, out: Path) -> list[str]:
         fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
         if key is None:
             for r in reward_names(logs):
-                ax.plot(*_xy(logs.series(f"rewards/{r}/mean")), label=r)
-            ax.plot(*_xy(logs.series("reward")), label="total", color="black", linewidth=2)
+                ax.plot(*binned(logs.series(f"rewards/{r}/mean")), label=r)
+            ax.plot(*binned(logs.series("reward")), label="total", color="black", linewidth=2)
             for r in reward_names(logs):  # held-out evaluations (dataset.eval_path), dashed with markers
                 s = logs.eval_series(f"rewards/{r}/mean")
                 if s:
-                    ax.plot(*_xy(s), "--o", markersize=3, label=f"{r} (held-out)")
+                    ax.plot(*binned(s), "--o", markersize=3, label=f"{r} (held-out)")
             ax.legend(fontsize=8)
         else:
             s = logs.series(key)
             if not s:
                 plt.close(fig)
                 continue
-            ax.plot(*_xy(s))
+            ax.plot(*binned(s))
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("step")
         fig.tight_layout()

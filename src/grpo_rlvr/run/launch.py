@@ -29,6 +29,7 @@ from pathlib import Path
 from grpo_rlvr.cpu_threads import WAIT_POLICY
 from grpo_rlvr.cpu_time import CPU_LIMIT_S
 from grpo_rlvr.errors import GateRefused, GrpoRlvrError, LaunchError, RunFolderInUse
+from grpo_rlvr.report.at_end import report_at_end, write_quietly
 from grpo_rlvr.run.check import check_run_here
 from grpo_rlvr.run.guard import SMOKE_MAX_STEPS, check_run, demo_acceptance
 from grpo_rlvr.run.lock import LOCK
@@ -254,22 +255,24 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     if returncode != 0 and (busy := in_use(run)):   # another trainer took the run a moment before ours could
         raise RunFolderInUse(busy)
     if returncode != 0 and stopped is None:
-        crash = _how_it_ended(run, returncode, started, interrupted)
+        crash, written_here = _how_it_ended(run, returncode, started, interrupted)
+        if written_here:   # killed by a signal, or stopped without the trainer's record: its report is written here
+            write_quietly(run)
     return TrainResult(run, returncode == 0, returncode, cmd, str(ckpt) if ckpt else None,
                        time.monotonic() - t0, summary_step(run / "output" / "train_summary.json", started),
                        notes=notes, watch_stop=stopped, crash=crash)
 
 
-def _how_it_ended(run: Path, returncode: int, started: float, interrupted: bool) -> dict | None:
-    """The record of a launch that did not finish: the trainer's own (a death, or a Ctrl-C's stop with its
-    checkpoint), else one written here: a stop after a Ctrl-C passed on, a death by signal otherwise."""
+def _how_it_ended(run: Path, returncode: int, started: float, interrupted: bool) -> tuple[dict | None, bool]:
+    """The record of a launch that did not finish, and whether it was written here: the trainer's own (a death, or
+    a Ctrl-C's stop with its checkpoint), else one written here: a stop after a Ctrl-C passed on, a death by signal
+    otherwise."""
     out = run / "output"
     own = read_crash(out)
     if own is not None and (own.get("time") or 0) >= started - 1.0:
-        return own
-    if interrupted:   # the launcher (launch.sh, accelerate) stopped without the trainer's record
-        return record_stop(run, by="grpo-rlvr train") or own
-    return record_exit(out, returncode, started) or own
+        return own, False
+    here = record_stop(run, by="grpo-rlvr train") if interrupted else record_exit(out, returncode, started)
+    return (here, True) if here is not None else (own, False)
 
 
 def _node_role(plan: LaunchPlan, node: int) -> str:
@@ -329,7 +332,7 @@ def _train_in_process(run: Path, plan: LaunchPlan, argv: list[str]) -> int:
     old_cwd = os.getcwd()
     try:
         os.chdir(run)
-        with demo_acceptance(functools.partial(check_run_here, demo=True)):
+        with demo_acceptance(functools.partial(check_run_here, demo=True)), report_at_end(run):  # as train.py's own
             module = runpy.run_path(str(run / "train.py"), run_name="grpo_rlvr_demo_train")
             return int(module["main"](argv) or 0)
     except SystemExit as e:

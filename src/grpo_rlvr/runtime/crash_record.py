@@ -259,8 +259,9 @@ def _signal_name(n: int) -> str | None:
         return None
 
 
-def _last_step(out: Path) -> int | None:
-    """The step of the last training record in ``out/metrics.jsonl`` (read from its end)."""
+def last_record(out: Path, wanted=lambda r: isinstance(r.get("step"), int)) -> dict | None:
+    """The last record in ``out/metrics.jsonl`` that ``wanted`` accepts (default: any with a step), read from the
+    file's end (its last 64 KiB); None when there is none."""
     try:
         with (Path(out) / "metrics.jsonl").open("rb") as fh:
             fh.seek(max(0, fh.seek(0, 2) - 65536))
@@ -269,10 +270,16 @@ def _last_step(out: Path) -> int | None:
         return None
     for line in reversed(lines):
         with contextlib.suppress(ValueError):
-            step = json.loads(line).get("step")
-            if isinstance(step, int):
-                return step
+            record = json.loads(line)
+            if isinstance(record, dict) and wanted(record):
+                return record
     return None
+
+
+def _last_step(out: Path) -> int | None:
+    """The step of the last training record in ``out/metrics.jsonl`` (read from its end)."""
+    record = last_record(out)
+    return record["step"] if record is not None else None
 
 
 def read_crash(out: Path) -> dict | None:

@@ -114,14 +114,21 @@ def read_tally(output_dir: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def lower_bound(share: float, draws: float, z: float = CONFIDENCE_Z) -> float:
-    """The Wilson score interval's lower bound for a share observed over ``draws`` independent draws."""
+def wilson_interval(share: float, draws: float, z: float = CONFIDENCE_Z) -> tuple[float, float]:
+    """The Wilson score interval (two-sided, ``z`` = 1.96: 95%) for a share observed over ``draws`` independent
+    draws: (0, 1) when nothing was drawn. Unlike the normal approximation it stays inside [0, 1] and is not empty
+    at a share of 0 or 1 (0 of 64 gives 0 to 5.7%)."""
     if draws <= 0:
-        return 0.0
+        return 0.0, 1.0
     z2 = z * z
     centre = share + z2 / (2 * draws)
     spread = z * math.sqrt(share * (1 - share) / draws + z2 / (4 * draws * draws))
-    return max(0.0, (centre - spread) / (1 + z2 / draws))
+    return max(0.0, (centre - spread) / (1 + z2 / draws)), min(1.0, (centre + spread) / (1 + z2 / draws))
+
+
+def lower_bound(share: float, draws: float, z: float = CONFIDENCE_Z) -> float:
+    """The Wilson score interval's lower bound for a share observed over ``draws`` independent draws."""
+    return wilson_interval(share, draws, z)[0] if draws > 0 else 0.0
 
 
 def share_above(tally: dict, limit: float) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
+from grpo_rlvr.report.location import report_line
 from grpo_rlvr.runtime.crash_record import CRASH, crash_lines, read_crash
 from grpo_rlvr.runtime.one_trainer import LOCK_NAME, holder
 from grpo_rlvr.runtime.unscorable import TALLY, read_tally
@@ -161,6 +162,7 @@ def format_view(v: RunView) -> str:
         lines.append(f"  NO TRAINER is running this run (none holds {v.output.parent / LOCK_NAME}) and it never ended: "
                      "its trainer was killed without a record (SIGKILL, a lost machine); "
                      f"`grpo-rlvr train {v.output.parent} --resume` continues from its last checkpoint")
+    lines.append(f"  {report_line(v.run, v.output)}")
     return "\n".join(lines)
 
 
