@@ -21,7 +21,7 @@ RUNTIME_MAY_IMPORT = ("grpo_rlvr.runtime", "grpo_rlvr.errors", "grpo_rlvr.files"
                       "grpo_rlvr.cpu_threads", "grpo_rlvr.work_trace", "grpo_rlvr.jsonl")
 # The house, floor by floor. A room imports only its own floor and the floors below it; every room is on one.
 GROUND = ("grpo_rlvr", "errors", "files", "jsonl", "input_files", "templating", "cpu_threads", "cpu_time",
-          "user_cache", "work_trace", "protected_targets", "caller_env", "messages", "model_shape")
+          "user_cache", "work_trace", "protected_targets", "caller_env", "messages", "model_shape", "report_location")
 # the domains the commands work on; memory is also a command's room (`grpo-rlvr memory`), but its estimator
 # imports only the ground floor and the brief and rollout size models with it
 DOMAINS = ("identity", "sandbox", "rewards", "tools", "dataset", "brief", "rollout", "runtime", "audit", "memory")

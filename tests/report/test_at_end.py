@@ -94,7 +94,7 @@ def test_the_launcher_writes_it_for_a_trainer_killed_by_a_signal(workspace, monk
         (run / "output").mkdir(exist_ok=True)
         (run / "output" / "metrics.jsonl").write_text('{"step": 2, "loss": 0.1, "reward": 0.2}\n'
                                                       '{"step": 4, "loss": 0.1, "reward": 0.3}\n')
-        return -9
+        return -9, False   # (exit status, whether the launcher passed on a Ctrl-C)
 
     monkeypatch.setattr(launch, "_run_forwarding_signals", killed)
     res = launch.train(run)

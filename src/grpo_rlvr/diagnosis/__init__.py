@@ -19,7 +19,7 @@ from grpo_rlvr.diagnosis.zero_signal import snippet
 from grpo_rlvr.errors import ConfigError
 from grpo_rlvr.files import write_json_atomic, write_text_atomic
 from grpo_rlvr.protected_targets import refuse_target
-from grpo_rlvr.report.location import report_line
+from grpo_rlvr.report_location import report_line
 
 __all__ = ["DETECTORS", "LOG_CHECKS", "ROLES", "DiagnosisResult", "Finding", "diagnose", "infer_roles", "load_run_logs",
            "recommended_dynamic_sampling", "recommended_variant"]

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grpo_rlvr.report.location import REPORT_HTML, REPORT_JSON, report_line, report_path
+from grpo_rlvr.report_location import REPORT_HTML, REPORT_JSON, report_line, report_path
 
 __all__ = ["REPORT_HTML", "REPORT_JSON", "ReportResult", "report_line", "report_path", "write_report"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
-from grpo_rlvr.report.location import report_line
+from grpo_rlvr.report_location import report_line
 from grpo_rlvr.runtime.crash_record import CRASH, crash_lines, read_crash
 from grpo_rlvr.runtime.one_trainer import LOCK_NAME, holder
 from grpo_rlvr.runtime.unscorable import TALLY, read_tally

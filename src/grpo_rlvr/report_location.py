@@ -1,5 +1,6 @@
-"""Where a run's report is, and the line ``watch`` and ``diagnose`` print about it. Imports nothing of grpo_rlvr, so
-the rooms that name the report (watch, diagnosis) do not load what makes it."""
+"""Where a run's report is, and the line ``watch`` and ``diagnose`` print about it. On the ground floor: it imports
+nothing of grpo_rlvr, so the rooms that name the report (watch, diagnosis) neither load what makes it nor import
+the report's room, which reads diagnose's findings."""
 
 from __future__ import annotations
 
