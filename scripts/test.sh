@@ -10,7 +10,7 @@ if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get 
   scripts/apt-install.sh chromium
 fi
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-.venv/bin/ruff check src tests benchmarks
+.venv/bin/ruff check src tests benchmarks hooks
 # Two pytest workers (pytest-xdist), work-stealing so that the long end-to-end tests do not bunch up on one worker;
 # GRPO_RLVR_TEST_WORKERS=0 runs every test in one process (or pass -n 0: a later -n wins).
 exec .venv/bin/python -m pytest -n "${GRPO_RLVR_TEST_WORKERS:-2}" --dist worksteal "$@"

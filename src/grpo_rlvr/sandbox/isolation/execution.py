@@ -180,7 +180,6 @@ def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict, 
     start = time.monotonic()
     deadline = min(start + limits["timeout_s"], sample_deadline)
     cap = limits["max_output_bytes"]
-    memory_cap = limits["memory_mb"] * 1024 * 1024
     out_r, err_r, res_r = bufs
     for fd in (stdin_w, *bufs, *([feeder.fd] if feeder else [])):
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
@@ -209,24 +208,16 @@ def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict, 
                 budget = deadline == sample_deadline and deadline < start + limits["timeout_s"]
                 break
             if env.tree_ok and now >= next_tick:
-                tasks, memory, _ = _tree.measure(env.host_pid, env.template.host_pid, env.template.baseline_kb)
+                memory, overrun = _tree_overrun(env, limits)
                 peak = max(peak, memory)
-                if memory > memory_cap:
-                    overrun = (f"memory limit of {limits['memory_mb']} MiB exceeded by the program's processes "
-                               f"together ({memory // (1024 * 1024)} MiB)")
-                    break
-                if tasks > limits["max_processes"]:
-                    overrun = f"process limit of {limits['max_processes']} exceeded ({tasks} processes and threads)"
+                if overrun:
                     break
                 next_tick = now + _tree.TICK_S
             wait = min(deadline, next_tick if env.tree_ok else deadline) - now
             events = poller.poll(max(0.0, wait) * 1000)
             for fd, _ in events:
                 if fd == stdin_w and stdin_open:
-                    try:
-                        pending = pending[os.write(stdin_w, pending[:65536]) :]
-                    except BrokenPipeError:
-                        pending = pending[:0]
+                    pending = _write_some(stdin_w, pending)
                     if not pending:
                         poller.unregister(stdin_w)
                         os.close(stdin_w)
@@ -243,11 +234,7 @@ def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict, 
                 exceeded = True
                 break
             if feeder and feeder.fd >= 0:
-                if len(bufs[res_r]) != fed:
-                    fed = len(bufs[res_r])
-                    feeder.feed(bufs[res_r])
-                if (feeder.pending or feeder.finished) and feeding is None:
-                    feeder.write()  # most messages fit the pipe at once: no extra poll round
+                fed = _feed(feeder, bufs[res_r], fed, feeding is None)
             want = feeder.fd if feeder and feeder.fd >= 0 and feeder.pending else None
             if want != feeding:
                 if feeding is not None:
@@ -263,6 +250,36 @@ def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict, 
             os.close(stdin_w)
     return {"timed_out": timed_out and not budget, "budget_exceeded": budget, "output_exceeded": exceeded,
             "overrun": overrun, "tree_peak_bytes": peak, "wall_s": time.monotonic() - start}
+
+
+def _tree_overrun(env: Env, limits: dict) -> tuple[int, str]:
+    """The program's processes now: their memory together, and the cap they passed ("" when none)."""
+    tasks, memory, _ = _tree.measure(env.host_pid, env.template.host_pid, env.template.baseline_kb)
+    if memory > limits["memory_mb"] * 1024 * 1024:
+        return memory, (f"memory limit of {limits['memory_mb']} MiB exceeded by the program's processes together "
+                        f"({memory // (1024 * 1024)} MiB)")
+    if tasks > limits["max_processes"]:
+        return memory, f"process limit of {limits['max_processes']} exceeded ({tasks} processes and threads)"
+    return memory, ""
+
+
+def _write_some(fd: int, pending: memoryview) -> memoryview:
+    """What is left of ``pending`` after one write to the program's stdin (nothing, once the program closed it)."""
+    try:
+        return pending[os.write(fd, pending[:65536]):]
+    except BrokenPipeError:
+        return pending[:0]
+
+
+def _feed(feeder: Feeder, results: bytes, fed: int, idle: bool) -> int:
+    """Hand the feeder the result channel when it grew since ``fed`` (its length then); write what it has at once
+    when the job pipe is not waiting for room (``idle``): most messages fit the pipe. Returns the length read."""
+    if len(results) != fed:
+        fed = len(results)
+        feeder.feed(results)
+    if (feeder.pending or feeder.finished) and idle:
+        feeder.write()
+    return fed
 
 
 def _drain(bufs: dict, cap: int) -> bool:
