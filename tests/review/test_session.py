@@ -233,6 +233,37 @@ def test_a_tool_rollout_is_shown_call_by_call_and_an_unscored_one_says_why():
     assert "not scored: tool add unavailable: the service is down (outside the model's control)" in out.getvalue()
 
 
+
+def test_the_tools_offered_and_the_environment_s_state_are_shown():
+    """What the model was offered (the manifest's record of the brief's tools) is said once, before the first
+    sample; each sample of an environment shows the state its rewards read, bounded on screen."""
+    import io
+
+    from grpo_rlvr.review.session import STATE_SHOWN, _show, tool_lines
+
+    spec = {"functions": ["tools.py:add"], "environment": "shop.py:Shop", "python": {"timeout_s": 2},
+            "call_timeout_s": 30.0, "concurrency": 4}
+    [line] = tool_lines({"tools": {"spec": spec, "fingerprint": "x", "sources": {}}})
+    assert "function tools.py:add" in line and "environment shop.py:Shop" in line and "python" in line
+    assert tool_lines({"tools": None}) == [] and tool_lines({}) == []
+
+    sample = {"id": "s1", "prompt": [{"role": "user", "content": "buy 2"}],
+              "completion": [{"role": "assistant", "content": "done"}], "columns": {},
+              "scores": {"bought": {"score": 1.0, "reason": "cart holds 2"}}, "total": 1.0,
+              "environment_state": {"cart": ["apple", "apple"], "paid": True}}
+    out = io.StringIO()
+    _show(sample, 0, 1, out)
+    screen = out.getvalue()
+    assert "ENVIRONMENT STATE" in screen and '"paid": true' in screen
+    assert screen.index("ENVIRONMENT STATE") < screen.index("SCORES:")
+    out = io.StringIO()
+    _show({**sample, "environment_state": {"log": "x" * (STATE_SHOWN * 3)}}, 0, 1, out)
+    assert "characters in all; the whole state is in samples.jsonl" in out.getvalue()
+    assert out.getvalue().count("x") < STATE_SHOWN + 200
+    out = io.StringIO()
+    _show({**sample, "environment_state": None}, 0, 1, out)
+    assert "ENVIRONMENT STATE" not in out.getvalue()
+
 def test_the_template_key_shows_what_the_model_read_and_the_draws_are_named(workspace):
     """A real inspection keeps each sample's chat-template text; [t] shows it (no verdict recorded), [t] again the
     messages. Before the first sample the review names the draw and lists an earlier one."""

@@ -137,6 +137,9 @@ def _truth_lines(name: str, value) -> list[str]:
     return out
 
 
+STATE_SHOWN = 4000   # characters of an environment's state shown (a state can be large)
+
+
 def _text(text, out) -> None:
     for line in inert(text or "<empty>").splitlines() or [""]:
         for piece in textwrap.wrap(line, WIDTH, replace_whitespace=False, drop_whitespace=False) or [""]:
@@ -166,6 +169,11 @@ def _show(s: dict, i: int, n: int, out, read: set[str] | None = None, template: 
         out.write("GROUND TRUTH:\n")
         for name, value in shown.items():
             out.writelines(f"{line}\n" for line in _truth_lines(name, value))
+    if s.get("environment_state") is not None:   # what the environment held when the rollout ended
+        out.write("ENVIRONMENT STATE (when the rollout ended; rewards read it):\n")
+        state = json.dumps(s["environment_state"], indent=1, ensure_ascii=False, default=str)
+        _text(state if len(state) <= STATE_SHOWN else f"{state[:STATE_SHOWN]}\n… ({len(state):,} characters in all; "
+              "the whole state is in samples.jsonl)", out)
     out.write("SCORES:\n")
     for name, sc in s["scores"].items():
         out.write(f"  {_line(name):<16} {sc['score']!s:<6} {_line(sc['reason'])}\n")
@@ -245,6 +253,7 @@ def _loop(art, reviewer: str, stdin, out) -> int:
     names = list(samples[0]["scores"]) if samples else []
     read = reward_columns_read(art.manifest)
     out.writelines(f"{line}\n" for line in draw_lines(art))
+    out.writelines(f"{line}\n" for line in tool_lines(art.manifest))
     template = False
     while i < n:
         s = samples[i]
@@ -282,6 +291,20 @@ def _loop(art, reviewer: str, stdin, out) -> int:
     render_report(art.dir, art.manifest, samples)
     out.write(summary(samples, art.dir))
     return 0
+
+
+def tool_lines(manifest: dict) -> list[str]:
+    """What the model was offered besides text, from the manifest's record of the brief's tools (none: no line)."""
+    spec = (manifest.get("tools") or {}).get("spec") if isinstance(manifest.get("tools"), dict) else None
+    if not isinstance(spec, dict):
+        return []
+    offered = [f"function {_line(f)}" for f in spec.get("functions") or ()]
+    if spec.get("environment"):
+        offered.append(f"environment {_line(spec['environment'])} (one per rollout; its public methods are tools; "
+                       "each sample shows its state at the end)")
+    if spec.get("python") not in (None, False):
+        offered.append("python (model-written code run in the sandbox)")
+    return [f"Tools offered to the model: {'; '.join(offered)}."] if offered else []
 
 
 def draw_lines(art) -> list[str]:
