@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -111,8 +112,11 @@ def test_one_process_multi_step_generation_and_resume(workspace):
 
     first = {r["step"]: r for r in records(out)}
     shutil.rmtree(out / "checkpoint-8")
-    res = train(run, resume=True)
+    with (workspace / "resume.log").open("w") as fh:
+        res = train(run, resume=True, stream=fh)
     assert res.ok and res.resumed_from.endswith("checkpoint-4") and res.global_step == 8
+    said = (workspace / "resume.log").read_text()
+    assert re.search(r"train\.py: resuming from \S*checkpoint-4 at step 4 ", said), said[-2000:]
     again = [r for r in records(out)[len(first) - 1:] if "dynamic_sampling/rounds_used" in r and r["step"] == 5]
     assert again, "the resumed run logged no generation at step 5"
     step5 = again[-1]

@@ -131,3 +131,16 @@ def test_several_processes_keep_pythons_own_ctrl_c():
     before = signal.getsignal(signal.SIGINT)
     StopOnCtrlC().on_train_begin(SimpleNamespace(world_size=2, save_strategy="steps"), None, TrainerControl())
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_resume_says_its_checkpoint_and_step(tmp_path):
+    """What a resumed train.py prints first: the checkpoint and the step read from its trainer_state.json; a
+    checkpoint without one is still named, without a step."""
+    from grpo_rlvr.runtime.training_callbacks import resuming_line
+
+    ckpt = tmp_path / "checkpoint-40"
+    ckpt.mkdir()
+    assert "at step" not in resuming_line(ckpt) and str(ckpt) in resuming_line(ckpt)
+    (ckpt / "trainer_state.json").write_text('{"global_step": 40}')
+    line = resuming_line(ckpt)
+    assert line.startswith(f"train.py: resuming from {ckpt} at step 40 ") and "lm_head.weight" in line

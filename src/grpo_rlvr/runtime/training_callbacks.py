@@ -182,3 +182,15 @@ class StopOnCtrlC(TrainerCallback):
 
     def on_train_end(self, args, state, control, **kwargs):
         self._restore()
+
+
+def resuming_line(checkpoint: str | Path) -> str:
+    """What a resumed training says first: the checkpoint and the step it continues from (``trainer_state.json``),
+    and that transformers' "missing keys" warning about a tied ``lm_head.weight`` is expected."""
+    try:
+        step = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf-8")).get("global_step")
+    except (OSError, ValueError, AttributeError):
+        step = None
+    at = f" at step {step}" if isinstance(step, int) else ""
+    return (f"train.py: resuming from {checkpoint}{at} (weights, optimizer, scheduler, random state; a 'missing "
+            "keys' warning naming lm_head.weight is a model whose output layer shares the input embedding's weights)")
