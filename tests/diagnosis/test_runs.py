@@ -53,7 +53,8 @@ def watch_events(diag) -> list[dict]:
 
 def would_stop(diag) -> dict | None:
     """The watchdog's ``would_stop`` event (run_case trains with stop_on: never): where it would have stopped."""
-    return next((e for e in watch_events(diag) if e["event"] == "would_stop"), None)
+    return next((e for e in watch_events(diag) if e["event"] == "would_stop" and e.get("id") != "review_audit"),
+                None)   # (the review audit's own would_stop: these runs train behind synthetic inspections)
 
 
 def prepare_run(workspace, model_dir, grpo: dict, seed: int, rewards=None, steps=40, train_rows=None, eval_rows=None,

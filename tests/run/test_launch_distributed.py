@@ -3,6 +3,7 @@ multi-GPU user takes through accelerate), and a run killed with SIGKILL after a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -75,6 +76,15 @@ def test_sigkill_after_checkpoint_then_resume(workspace):
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        # the trainer runs in a session of its own (the launcher passes Ctrl-C on to it) and holds the run's lock:
+        # a lost machine kills it too, and a resume waits until no trainer holds the run
+        from grpo_rlvr.runtime.one_trainer import holder
+
+        while (info := holder(run)) is not None and time.monotonic() < deadline:
+            if info.get("pid"):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(info["pid"], signal.SIGKILL)
+            time.sleep(0.2)
     killed_at = max(json.loads(x)["step"] for x in (out / "metrics.jsonl").read_text().splitlines())
     assert 8 <= killed_at < 12
     # a half-written newer checkpoint must be ignored on resume

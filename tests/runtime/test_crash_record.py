@@ -100,7 +100,9 @@ def test_a_run_that_crashes_before_its_first_log_is_explained_by_diagnose_and_wa
     instead of 'has the run logged anything?' and exit 0."""
     run, res, said = run_with_a_bad_row(workspace, "one_value.py", RETURNS_ONE_VALUE, 0.5,
                                         {"logging_steps": 50, "max_steps": 10})
-    assert not res.ok and res.returncode == 1 and res.watch_stop is None, said[-3000:]
+    # a grpo-rlvr error (here the user reward's broken contract, named with its fix) ends train.py with exit 2,
+    # as every command ends on bad input
+    assert not res.ok and res.returncode == 2 and res.watch_stop is None, said[-3000:]
     trained = said
     out = run / "output"
     assert not (out / "metrics.jsonl").exists()

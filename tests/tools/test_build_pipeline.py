@@ -23,7 +23,8 @@ def cli(*args, timeout=900):
 def test_a_tool_brief_goes_through_every_phase(workspace, warm_model_dir):
     tool_model(warm_model_dir, workspace / "model-tools")
     p = tool_brief(workspace, warm_model_dir, tools={"functions": ["tools.py:add"], "environment": "envs.py:Abacus"},
-                   inspection={"samples": 50, "prompts": 25}, preflight={"prompts": 16})
+                   inspection={"samples": 50, "prompts": 25}, preflight={"prompts": 16},
+                   grpo={"logging_steps": 1})   # a record a step: diagnose reads the tool metrics off them
     (workspace / "envs.py").write_text((workspace / "envs.py").read_text().replace(
         'raise ConnectionError("the abacus service is down")', "pass"))   # a healthy environment here
     assert cli("validate", p).returncode == 0
