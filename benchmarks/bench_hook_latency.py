@@ -29,6 +29,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from plugin.hook_calls import scratch_project  # noqa: E402  (the fuzz test's project, one builder)
+
 OLD = "6591b7c"   # the hook before issue 53
 CALLS = {
     "git status": ("Bash", {"command": "git status"}),
@@ -36,20 +39,6 @@ CALLS = {
     "gate": ("Bash", {"command": "grpo-rlvr-plugin gate out/inspection --json"}),
     "Write src/": ("Write", {"file_path": "src/new.py", "content": "x = 1\n"}),
 }
-
-
-def scratch(folder: Path) -> Path:
-    project = folder / "proj"
-    for sub in ("src", "tests", "out/inspection", "out/run/output"):
-        (project / sub).mkdir(parents=True)
-    (project / "out" / "inspection" / "manifest.json").write_text('{"format_version": 1, "seal": "x"}')
-    (project / "out" / "inspection" / "samples.jsonl").write_text("{}\n")
-    (project / "out" / "run" / "brief.lock.json").write_text("{}")
-    (project / "src" / "app.py").write_text("print(1)\n")
-    (project / ".gitignore").write_text("out/\n")
-    if shutil.which("git"):
-        subprocess.run(["git", "init", "-q", str(project)], check=True)
-    return project
 
 
 def old_hook(folder: Path) -> Path | None:
@@ -86,7 +75,7 @@ def main() -> None:
                            text=True, env=env).stdout
     python = where.split("hook python: ", 1)[1].split("\n", 1)[0]
     with tempfile.TemporaryDirectory(prefix="bench-hook-") as tmp:
-        project = scratch(Path(tmp))
+        project = scratch_project(Path(tmp) / "proj")
         old = old_hook(Path(tmp))
         events = {name: json.dumps({"tool_name": tool, "tool_input": inp, "cwd": str(project),
                                     "hook_event_name": "PreToolUse"}).encode() for name, (tool, inp) in CALLS.items()}

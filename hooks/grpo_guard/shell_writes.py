@@ -83,31 +83,19 @@ def _check_path(path: str, cwds, exempt: set[str], check) -> bool:
 def judge_writes(writes: Writes, cwds, incoming, content) -> Found | None:
     """The first protected path ``writes`` touches (in any of the folders ``cwds``), or None."""
     exempt = _faithful_copies(writes, cwds)
-    for path in _expanded(writes.files):
-        if SUBST in path:
-            return Found(path, runtime=True)
-        if _check_path(path, cwds, exempt, lambda p, c: launch_path(p, c) or guarded(p, c, incoming, content)):
-            return Found(path)
-    for path in _expanded(writes.linked):
-        if SUBST in path:
-            return Found(path, runtime=True)
-        if _check_path(path, cwds, set(), protected_path):
-            return Found(f"{path} (a link gives it a name the hook does not know)")
-    for path in _expanded(writes.removed):
-        if SUBST in path:
-            return Found(path, runtime=True)
-        if _check_path(path, cwds, set(), lambda p, c: protected_path(p, c) and not is_backup(p)):
-            return Found(path)
-    for path in _expanded(writes.into):
-        if SUBST in path:
-            return Found(path, runtime=True)
-        if _check_path(path, cwds, exempt, lambda p, c: protected_path(p, c) or holds_protected(p, c)):
-            return Found(f"{path} (it holds an inspection, a run's files or records, or one of grpo-rlvr's own)")
-    for path in _expanded(writes.removed_trees):
-        if SUBST in path:
-            return Found(path, runtime=True)
-        if _check_path(path, cwds, set(), _removes_protected):
-            return Found(f"{path} (it holds an inspection, a run's files or records, or one of grpo-rlvr's own)")
+    holds = " (it holds an inspection, a run's files or records, or one of grpo-rlvr's own)"
+    # each kind of write: its targets, the copies exempt, what makes a target protected, what the refusal adds
+    kinds = ((writes.files, exempt, lambda p, c: launch_path(p, c) or guarded(p, c, incoming, content), ""),
+             (writes.linked, set(), protected_path, " (a link gives it a name the hook does not know)"),
+             (writes.removed, set(), lambda p, c: protected_path(p, c) and not is_backup(p), ""),
+             (writes.into, exempt, lambda p, c: protected_path(p, c) or holds_protected(p, c), holds),
+             (writes.removed_trees, set(), _removes_protected, holds))
+    for targets, exempted, protects, why in kinds:
+        for path in _expanded(targets):
+            if SUBST in path:
+                return Found(path, runtime=True)
+            if _check_path(path, cwds, exempted, protects):
+                return Found(f"{path}{why}")
     for path in _expanded(writes.whole_trees):
         if any(protected_below(path, c, review_only=True) for c in cwds):
             return Found(f"{path} (a patch writes files anywhere in this tree, which holds an inspection or a run's "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,18 @@ def digest(path: Path) -> str:
             h.update(str(p.relative_to(path)).encode() + b"\0" + (digest(p).encode() if not p.is_dir() else b"d"))
         return h.hexdigest()
     return "missing"
+
+
+def scratch_project(project: Path) -> Path:
+    """A project as the hook meets one: sources, an inspection and a run's lock under a gitignored ``out/``, and a
+    git repository when git is here (the fuzz test's and the latency benchmark's)."""
+    for sub in ("src", "tests", "data", "out/inspection", "out/run/output"):
+        (project / sub).mkdir(parents=True)
+    (project / "out" / "inspection" / "manifest.json").write_text('{"format_version": 1, "seal": "x"}')
+    (project / "out" / "inspection" / "samples.jsonl").write_text("{}\n")
+    (project / "out" / "run" / "brief.lock.json").write_text("{}")
+    (project / "src" / "app.py").write_text("print(1)\n")
+    (project / ".gitignore").write_text("out/\n")
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+    return project

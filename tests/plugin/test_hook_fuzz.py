@@ -20,7 +20,7 @@ import pytest
 
 from paths import REPO
 from plugin.everyday_commands import everyday_commands, mutations
-from plugin.hook_calls import hook_command, hook_env
+from plugin.hook_calls import hook_command, hook_env, scratch_project
 
 CORPUS = everyday_commands()
 
@@ -40,17 +40,7 @@ def hook_module():
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    p = tmp_path_factory.mktemp("fuzz") / "proj"
-    for folder in ("src", "tests", "data", "out/inspection", "out/run/output"):
-        (p / folder).mkdir(parents=True)
-    (p / "out" / "inspection" / "manifest.json").write_text('{"format_version": 1, "seal": "x"}')
-    (p / "out" / "inspection" / "samples.jsonl").write_text("{}\n")
-    (p / "out" / "run" / "brief.lock.json").write_text("{}")
-    (p / "src" / "app.py").write_text("print(1)\n")
-    (p / ".gitignore").write_text("out/\n")
-    if shutil.which("git"):
-        subprocess.run(["git", "init", "-q", str(p)], check=True)
-    return p
+    return scratch_project(tmp_path_factory.mktemp("fuzz") / "proj")
 
 
 def _decide(guard_review, command: str, cwd: Path):
