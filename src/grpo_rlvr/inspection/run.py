@@ -208,6 +208,7 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
     picked = select(pool, n, draw["seed"])
     samples_out = [{"id": f"s{i:03d}", **c, "verdict": None} for i, c in enumerate(picked)]
     reference = audit_reference(brief, rewards, pool, trajectories, rows, population)
+    reference_data = reference_bytes(reference)   # written as audit.json; its digest goes under the seal
     # Identities taken now, after sampling: a hub id without a revision is pinned to the commit just loaded.
     model_id, data_id = model_identity(brief.model), dataset_identity(brief.dataset)
     settings = sampling_identity(brief.grpo, brief.model, brief.method, brief.tools, brief.audit)
@@ -232,7 +233,7 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
         "sample_count": len(samples_out),
         "prompt_count": len({x["prompt_index"] for x in samples_out}),
         "samples_digest": sample_digest(samples_out),
-        "audit": {"file": AUDIT_FILE, "digest": digest(reference_bytes(reference)),
+        "audit": {"file": AUDIT_FILE, "digest": digest(reference_data),
                   "candidates": len(pool), "population": None if reference["population"] is None
                   else reference["population"]["rows"]},
     }
@@ -247,7 +248,7 @@ def write_artifact(brief, candidates: list[dict], rows: list[dict], n: int, out:
     with atomic_directory(out) as tmp:
         write_json_atomic(tmp / MANIFEST, manifest)
         write_jsonl_atomic(tmp / SAMPLES, samples_out)
-        (tmp / AUDIT_FILE).write_bytes(reference_bytes(reference))
+        (tmp / AUDIT_FILE).write_bytes(reference_data)
         (tmp / DRAWS).write_bytes(jsonl_bytes(folder_log))
         render_report(tmp, manifest, samples_out, final_dir=out)
     return samples_out
