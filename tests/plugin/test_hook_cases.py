@@ -321,10 +321,10 @@ FRICTION = [
     (".", "cp -r out/inspection /tmp/grpo-rlvr-hook-53-copy-$$ && rm -rf /tmp/grpo-rlvr-hook-53-copy-$$"),
     (".", "rm -rf out/inspection.bak-*"),
     (".", "python3 analysis.py out/inspection/samples.jsonl"),
-    (".", "zip -qr review.zip out/inspection && unzip -l review.zip"),
+    (".", "tar cf - out/inspection | gzip -9 > review.tgz && tar tzf review.tgz"),   # not zip: not in every root
     (".", "gzip -c out/inspection/samples.jsonl > samples.jsonl.gz"),
     ("out/inspection", "cat samples.jsonl 2>&1 | head -3"),
-    ("out/inspection", "wc -l samples.jsonl &> /tmp/grpo-rlvr-hook-53-count.txt"),
+    ("out/inspection", "wc -l samples.jsonl &> /tmp/grpo-rlvr-hook-53-count-$$.txt; rm /tmp/grpo-rlvr-hook-53-count-$$.txt"),
     (".", "for f in out/inspection/*; do wc -c \"$f\"; done"),
     (".", "find src -name '*.py' | xargs sed -i 's/app/App/'"),
     (".", "grep -rl app src | xargs -I{} cp {} backup/"),
