@@ -1,5 +1,5 @@
 """Benchmark: plain GRPO against DAPO's dynamic sampling (the brief's ``dynamic_sampling`` section,
-``runtime/dynamic_sampling.py``), side by side in one run: the same task, model, seed, config and wall-clock budget.
+``trainer/dynamic_sampling.py``), side by side in one run: the same task, model, seed, config and wall-clock budget.
 
 Run: ``python benchmarks/bench_dynamic_sampling.py [--budget-s 60] [--steps 20] [--max-rounds 3]`` (from the
 repository root, ``PYTHONPATH=src HF_HUB_OFFLINE=1``; nothing is downloaded). A few minutes on 2 CPU cores.
@@ -151,11 +151,11 @@ def run_arm(arm: str, work: Path, budget_s: float, steps: int, seed: int) -> dic
                 control.should_training_stop = True
 
     if arm == "dynamic":
-        from grpo_rlvr.runtime.trainers import GRPOTrainerWithDynamicSampling
+        from grpo_rlvr.trainer.trainers import GRPOTrainerWithDynamicSampling
 
         cls = functools.partial(GRPOTrainerWithDynamicSampling, **brief.dynamic_sampling.to_dict())
     else:
-        from grpo_rlvr.runtime.trainers import GRPOTrainerWithHeldOut
+        from grpo_rlvr.trainer.trainers import GRPOTrainerWithHeldOut
 
         cls = GRPOTrainerWithHeldOut
     ds = brief.dataset

@@ -73,7 +73,7 @@ for name in sys.argv[1:]:
 EOF
 "$VENV/bin/python" -m pip check --disable-pip-version-check 2>&1 | sed 's/^/    pip check: /' || true
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-if ! "$VENV/bin/python" -c "import trl, transformers, peft, datasets, accelerate, grpo_rlvr.runtime.trainers" \
+if ! "$VENV/bin/python" -c "import trl, transformers, peft, datasets, accelerate, grpo_rlvr.trainer.trainers" \
      > "$VENV/import-check.log" 2>&1; then
   tail -20 "$VENV/import-check.log" >&2
   echo "Error: the newest releases do not import together with grpo-rlvr's trainers in $VENV; see" \
@@ -85,7 +85,7 @@ fi
 # trainer tests run on the pins in the main lane; name test files to run more): tool calls run at once within a turn,
 # the rollout road's trainer (TRL's private generation seams), dynamic sampling (one process, and two over gloo),
 # the review audit inside a real training, and a plain TRL script diagnosed.
-paths=(tests/runtime/test_concurrent_tool_calls.py tests/rollout/test_road.py tests/runtime/test_dynamic_sampling_runs.py
+paths=(tests/trainer/test_concurrent_tool_calls.py tests/rollout/test_road.py tests/trainer/test_dynamic_sampling_runs.py
        tests/diagnosis/test_plain_trl.py "tests/audit/test_live_attacks.py::test_an_honest_run_passes_its_audit_clean")
 for a in "$@"; do case $a in tests/*) paths=(); break;; esac; done
 exec "$VENV/bin/python" -m pytest -p no:cacheprovider -n 0 "${paths[@]}" "$@"

@@ -66,11 +66,11 @@ def review_all(out: Path, verdict: str = "agree", reviewer_kind: str = "human", 
 
 def proven_start(run: Path, door: str = "grpo-rlvr train") -> dict:
     """What the rendered train.py leaves in ``run/output`` once its run check passed: a start record signed with
-    this user's run key (``runtime/provenance.py``), for tests that write a run's logs by hand."""
+    this user's run key (``records/provenance.py``), for tests that write a run's logs by hand."""
     import json
     import os
 
-    from grpo_rlvr.runtime.provenance import append_start, new_start
+    from grpo_rlvr.records.provenance import append_start, new_start
 
     lock_file = Path(run) / "brief.lock.json"
     lock = json.loads(lock_file.read_text()) if lock_file.is_file() else {}

@@ -1,5 +1,5 @@
 """Reading a rendered run folder's train.py as tests need it: its ``SETUP`` (what the trainer is built from), and the
-policy it loads, through the builder its ``main`` calls (``runtime.trainer_build``)."""
+policy it loads, through the builder its ``main`` calls (``trainer.trainer_build``)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,6 @@ def setup_of(run: Path) -> dict:
 
 def load_policy_of(run: Path, config):
     """What the run's train.py loads as its policy for ``config`` (a path TRL loads, or a model)."""
-    from grpo_rlvr.runtime.trainer_build import load_policy
+    from grpo_rlvr.trainer.trainer_build import load_policy
 
     return load_policy(setup_of(run), config)

@@ -119,7 +119,7 @@ def test_for_full_training_the_merged_adapter_leaves_every_weight_trainable(sft_
     from peft import PeftModel
     from trl import GRPOConfig
 
-    from grpo_rlvr.runtime.model_loading import load_adapter_for_training
+    from grpo_rlvr.trainer.model_loading import load_adapter_for_training
 
     config = GRPOConfig(output_dir=str(tmp_path), report_to=[], use_cpu=True, bf16=False)
     full = load_adapter_for_training(str(tiny_model_dir), {"path": str(sft_adapter), "continue": False}, config)

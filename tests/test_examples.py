@@ -11,7 +11,7 @@ import yaml
 
 from grpo_rlvr.errors import MachineError
 from grpo_rlvr.run.render import RUN_FILES, render
-from grpo_rlvr.runtime.model_loading import quantization_problems
+from grpo_rlvr.trainer.model_loading import quantization_problems
 from grpo_rlvr.validate.report import validate_report
 from paths import CLI, REPO
 

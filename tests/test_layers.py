@@ -1,5 +1,5 @@
-"""Imports go down: the runtime (what the rendered train.py imports) reaches nothing above it, and no grpo_rlvr
-module imports itself back through others. Read from the source, function-level imports included, so a lazy
+"""Imports go down: the run's records and the trainer (what the rendered train.py imports) reach nothing above
+them, only the trainer names TRL's private internals, and no grpo_rlvr module imports itself back through others. Read from the source, function-level imports included, so a lazy
 import cannot hide an upward call or a circle."""
 
 from __future__ import annotations
@@ -15,20 +15,24 @@ import pytest
 import grpo_rlvr
 
 PKG = Path(grpo_rlvr.__file__).parent
-# what the runtime may use: itself and the ground floor below every room (errors, files, hashing, threads, the
-# opt-in trace)
-RUNTIME_MAY_IMPORT = ("grpo_rlvr.runtime", "grpo_rlvr.errors", "grpo_rlvr.files", "grpo_rlvr.identity",
-                      "grpo_rlvr.cpu_threads", "grpo_rlvr.work_trace", "grpo_rlvr.jsonl")
 # The house, floor by floor. A room imports only its own floor and the floors below it; every room is on one.
 GROUND = ("grpo_rlvr", "errors", "files", "jsonl", "input_files", "templating", "cpu_threads", "cpu_time",
-          "user_cache", "work_trace", "protected_targets", "caller_env", "messages", "model_shape", "report_location")
+          "user_cache", "work_trace", "protected_targets", "caller_env", "messages", "model_shape", "report_location",
+          "tool_failures")
+# what a review is bound to: content identity, on the ground floor alone
+IDENTITY = ("identity",)
+# the run's records (run key, provenance, checkpoint ledger, crash record, run outputs...): the ground floor and
+# identity only, so every command reads them without loading a trainer
+RECORDS = ("records",)
+# the TRL adapters: the GRPOTrainer subclasses, the builder, callbacks, model loading; the records and below
+TRAINER = ("trainer",)
 # the domains the commands work on; memory is also a command's room (`grpo-rlvr memory`), but its estimator
 # imports only the ground floor and the brief and rollout size models with it
-DOMAINS = ("identity", "sandbox", "rewards", "tools", "dataset", "brief", "rollout", "runtime", "audit", "memory")
+DOMAINS = ("sandbox", "rewards", "tools", "dataset", "brief", "rollout", "audit", "memory")
 COMMANDS = ("validate", "preflight", "score", "inspection", "review", "gate", "run", "watch", "diagnosis", "report",
             "merge", "demo", "examples")
 SHELL = ("cli", "api", "__main__")   # the command line and the Python front door: nothing below imports them
-FLOORS = (GROUND, DOMAINS, COMMANDS, SHELL)
+FLOORS = (GROUND, IDENTITY, RECORDS, TRAINER, DOMAINS, COMMANDS, SHELL)
 # each command of the command line and the room it is found in
 COMMAND_ROOMS = {"demo": "demo", "validate": "validate", "preflight": "preflight", "score": "score",
                  "inspect": "inspection", "review": "review", "gate": "gate", "render": "run", "train": "run",
@@ -137,7 +141,7 @@ def test_no_import_cycles_but_the_known_function_level_ones():
     cycles = import_cycles()
     assert {tuple(c) for c in cycles} == set(KNOWN_FUNCTION_LEVEL_CYCLES), cycles
     assert not [c for c in cycles for m in c if m.startswith("grpo_rlvr.run.")
-                or m in ("grpo_rlvr.run.guard", "grpo_rlvr.runtime.checked_run")]
+                or m in ("grpo_rlvr.run.guard", "grpo_rlvr.records.checked_run")]
 
 
 def test_the_cycle_finder_sees_a_circle_a_lazy_import_closes(tmp_path):
@@ -211,9 +215,26 @@ def test_every_command_has_a_room_of_its_name():
         assert room in COMMANDS or room in DOMAINS, room
 
 
-def test_the_runtime_imports_nothing_above_it():
-    upward = {f"{p.relative_to(PKG)}: {m}" for p in sorted((PKG / "runtime").glob("*.py")) for m in grpo_imports(p)
-              if not m.startswith(RUNTIME_MAY_IMPORT)}
+def rooms_imported(room: str) -> dict[str, set[str]]:
+    """``room``'s modules → the other rooms each imports (function-level imports included; a ground-floor module
+    is its own room)."""
+    return {str(p.relative_to(PKG)): {room_of(t) for t in module_imports(p)} - {room}
+            for m, p in MODULES.items() if room_of(m) == room}
+
+
+def test_the_records_import_only_the_ground_floor_and_identity():
+    """The run's records are read by every command (watch, diagnose, report, the run check): a record module
+    that imported the trainer would load TRL into each of them."""
+    allowed = set(GROUND) | set(IDENTITY)
+    upward = {f"{module}: {sorted(rooms - allowed)}" for module, rooms in rooms_imported("records").items()
+              if rooms - allowed}
+    assert not upward, sorted(upward)
+
+
+def test_the_trainer_imports_only_the_records_identity_and_the_ground_floor():
+    allowed = set(GROUND) | set(IDENTITY) | set(RECORDS)
+    upward = {f"{module}: {sorted(rooms - allowed)}" for module, rooms in rooms_imported("trainer").items()
+              if rooms - allowed}
     assert not upward, sorted(upward)
 
 
@@ -240,7 +261,7 @@ ACROSS_MODULES = {
     "test_fuzz_inputs.py": "every reader behind the CLI, fuzzed",
     "test_layers.py": "the import layers and this layout",
     "test_overwrite_protection.py": "nothing overwrites a person's work, in any command",
-    "test_red_team.py": "ways past the gate, across gate, render, launch and runtime",
+    "test_red_team.py": "ways past the gate, across gate, render, launch and the run's records",
     "test_red_team_binding.py": "ways to change what a review binds (reward code, remote code, precision)",
     "test_regex_portability.py": "no regular expression uses a construct an early Python 3.11 mis-matches",
     "rewards/test_corpus.py": "every offline built-in reward's verdicts on a fixed corpus, through `grpo-rlvr score`",

@@ -23,8 +23,8 @@ import yaml
 from artifacts import make_artifact
 from briefs import SUM_REWARD, write_brief
 from grpo_rlvr.identity import hash_cache
+from grpo_rlvr.records import output_audit, provenance
 from grpo_rlvr.run.render import render
-from grpo_rlvr.runtime import output_audit, provenance
 from hub_cache_layout import add_snapshot
 from paths import CLI
 

@@ -233,7 +233,7 @@ LOAD_AS_TRAIN_PY = """
 import os, runpy, sys
 ns = runpy.run_path(sys.argv[1], run_name="red_team")         # train.py's module code, as in a run
 from transformers import AutoModelForCausalLM
-from grpo_rlvr.runtime.trainer_build import load_policy
+from grpo_rlvr.trainer.trainer_build import load_policy
 source = load_policy(ns["SETUP"], type("Config", (), {"gradient_checkpointing": False}))
 AutoModelForCausalLM.from_pretrained(source, trust_remote_code=True)   # as TRL loads it
 print("planted:", os.environ.get("RED_TEAM_PLANTED"))
@@ -282,7 +282,7 @@ def test_accelerate_mixed_precision_in_the_environment_does_not_change_a_reviewe
     from trl import GRPOConfig
 
     from grpo_rlvr.run.render import render
-    from grpo_rlvr.runtime.trainer_build import grpo_config
+    from grpo_rlvr.trainer.trainer_build import grpo_config
 
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir

@@ -44,7 +44,7 @@ PROTECTED_WORD = re.compile(r"inspection|brief\.lock\.json|sitecustomize|usercus
 # training writes into its output/ (the ledger and the signed starts): only grpo-rlvr writes them.
 RUN_FILES = ("train.py", "grpo_config.yaml", "brief.lock.json", "launch.sh", "accelerate.yaml", "slurm.sh")
 RUN_RECORDS = ("checkpoints.json", "provenance.json")
-# The per-user key that signs those records (grpo_rlvr/runtime/run_key.py): the agent neither reads nor writes it.
+# The per-user key that signs those records (grpo_rlvr/records/run_key.py): the agent neither reads nor writes it.
 RUN_KEY_WORD = re.compile(r"run-key|\.local/share/grpo-rlvr(?![\w.-])")   # not the plugin's grpo-rlvr-plugin/
 SYSTEM_POLICY_DIR = "/etc/grpo-rlvr"   # root's signed-review policy (grpo_rlvr/protected_targets.py)
 LIBRARY_DIRS = ("site-packages", "dist-packages")

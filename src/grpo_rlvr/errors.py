@@ -108,7 +108,7 @@ class LaunchError(GrpoRlvrError):
 
 
 class RunKeyError(GrpoRlvrError):
-    """grpo-rlvr's per-user run key (``runtime/run_key.py``) cannot be created, or is not private to the user."""
+    """grpo-rlvr's per-user run key (``records/run_key.py``) cannot be created, or is not private to the user."""
 
 
 class AuditStop(GrpoRlvrError):

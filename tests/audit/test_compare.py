@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from grpo_rlvr.audit.compare import compare, metrics
-from grpo_rlvr.runtime.audit_rollouts import prompt_digest
+from grpo_rlvr.records.audit_rollouts import prompt_digest
 
 WEIGHTS = {"format": 0.2, "exact_match": 1.0}
 KINDS = {"format": "format", "exact_match": "correctness"}

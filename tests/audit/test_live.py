@@ -10,8 +10,8 @@ import pytest
 from grpo_rlvr.audit.live import RECORD, AuditFollower, AuditSettings, ReviewAudit, read_audit, review_audit
 from grpo_rlvr.audit.reference import build_reference
 from grpo_rlvr.errors import GateRefused
-from grpo_rlvr.runtime.audit_rollouts import prompt_digest
-from grpo_rlvr.runtime.watch_log import WATCH_LOG
+from grpo_rlvr.records.audit_rollouts import prompt_digest
+from grpo_rlvr.records.watch_log import WATCH_LOG
 
 from .test_compare import KINDS, WEIGHTS, rollouts
 

@@ -88,7 +88,7 @@ def test_qlora_on_this_cpu_machine_is_a_clear_error(workspace):
     assert remote.returncode == 0, remote.stderr
     assert "Warning: method: 'qlora' cannot run on this machine" in remote.stdout
     # What the rendered train.py calls to load the model (train.py turns the MachineError into exit 2).
-    from grpo_rlvr.runtime.model_loading import load_quantized_for_training
+    from grpo_rlvr.trainer.model_loading import load_quantized_for_training
 
     with pytest.raises(MachineError, match="no CUDA GPU is visible"):
         load_quantized_for_training(str(workspace / "model"), {"load_in_4bit": True})

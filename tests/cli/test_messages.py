@@ -103,7 +103,7 @@ def test_inspect_stops_on_a_user_reward_that_raises(workspace):
 def test_in_training_a_raising_completion_is_left_unscored_and_counted(tmp_path):
     """The call TRL 1.16 makes (keyword arguments, trainer_state, log_metric): no exception reaches the trainer,
     and no made-up 0 either: the completion it raised on gets None, and where it raised is kept (by batch
-    position) for the trainer to leave the sample out and name its row (runtime/unscorable.py)."""
+    position) for the trainer to leave the sample out and name its row (records/unscorable.py)."""
     from grpo_rlvr.rewards import build_reward
 
     reward = build_reward(str(raising_reward(tmp_path)), {}, base_dir=tmp_path, kind="correctness")

@@ -9,7 +9,7 @@ import json
 from briefs import brief_for
 from grpo_rlvr.brief import load_brief
 from grpo_rlvr.dataset.rows import load_rows, load_split
-from grpo_rlvr.runtime.unscorable import SOURCE_COLUMN
+from grpo_rlvr.records.unscorable import SOURCE_COLUMN
 
 
 def test_load_rows_and_training_name_each_row_alike(workspace):

@@ -12,8 +12,8 @@ from pathlib import Path
 from artifacts import make_artifact
 from grpo_rlvr.diagnosis import diagnose
 from grpo_rlvr.gate.check import check_gate
+from grpo_rlvr.records.watch_log import write_plan
 from grpo_rlvr.run.guard import smoke_config
-from grpo_rlvr.runtime.watch_log import write_plan
 from grpo_rlvr.watch.view import Watcher, format_view
 from histories import HEALTHY, STEPS, history, write_completions, write_state
 

@@ -96,7 +96,7 @@ def test_watchdog_stops_a_run_without_signal(workspace, tiny_model_dir, capfd):
     from checkpoint-8 and is stopped again at step 16."""
     import json
 
-    from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
+    from grpo_rlvr.records.checkpoint_ledger import read_ledger
 
     run = prepare_run(workspace, tiny_model_dir, {"logging_steps": 1, "save_steps": 1000}, 0, steps=30)
     res = train(run)

@@ -335,9 +335,9 @@ def test_a_destroyed_policy_is_stopped_before_a_trend_window(tmp_path):
 
 
 def test_too_many_unscorable_samples_stop_the_run_naming_the_rows(tmp_path):
-    """The tally the trainer writes (runtime/unscorable.py): a quarter of the samples left unscored over 16 steps
+    """The tally the trainer writes (records/unscorable.py): a quarter of the samples left unscored over 16 steps
     of 8 groups, with confidence above 5%: stopped at the third check, rows named in the stop."""
-    from grpo_rlvr.runtime.unscorable import TALLY
+    from grpo_rlvr.records.unscorable import TALLY
 
     tally = {"seen": 64 * 16, "unscorable": 256, "num_generations": 8, "rows": [
         {"row": 7, "source": "data/train.jsonl:8", "reward": "unit_tests", "why": "column 'tests': tests[1] is not "

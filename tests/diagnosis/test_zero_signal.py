@@ -1,6 +1,6 @@
 """Diagnosis of zero-signal groups: when it recommends dynamic sampling (with the exact brief change), when the
 offline filter or SFT first instead, and what it says about a run whose dynamic sampling ran out of refill rounds.
-Histories and completions here are written as TRL (and runtime/dynamic_sampling.py) log them; the e2e
+Histories and completions here are written as TRL (and trainer/dynamic_sampling.py) log them; the e2e
 tests/diagnosis/test_runs.py::test_saturated_dataset checks the same recommendation on a real run."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 (scored by the real rewards, reviewed with two disagreements), a real rendered run folder and its lock, a start
 record signed with this user's run key, the metrics TRL logs, its completions files, the watchdog's events, and the
 live review audit written by its own writer (clean, or diverged with the stop or would-stop it appends to
-watch.jsonl). The e2e tests that train (tests/runtime/test_crash_record.py, tests/demo/) check the report of real
+watch.jsonl). The e2e tests that train (tests/records/test_crash_record.py, tests/demo/) check the report of real
 runs."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from grpo_rlvr.audit.live import AuditSettings, ReviewAudit, read_audit
 from grpo_rlvr.audit.reference import build_reference
 from grpo_rlvr.inspection import load_artifact
 from grpo_rlvr.inspection.artifact import make_verdict
+from grpo_rlvr.records.audit_rollouts import prompt_digest
 from grpo_rlvr.run.render import render
-from grpo_rlvr.runtime.audit_rollouts import prompt_digest
 from histories import HEALTHY, history, write_completions
 
 

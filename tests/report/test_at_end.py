@@ -73,8 +73,8 @@ def test_train_py_writes_it_around_main_and_after_the_crash_record(workspace):
     text = (render(workspace / "brief.yaml").dir / "train.py").read_text()
     entered = "    with report_at_end(RUN_DIR), recorded_crash(RUN_DIR, Path(BRIEF_DIR)):\n        sys.exit(main())"
     assert entered in text
-    import grpo_rlvr.runtime.provenance as provenance
-    import grpo_rlvr.runtime.run_outputs as run_outputs
+    import grpo_rlvr.records.provenance as provenance
+    import grpo_rlvr.records.run_outputs as run_outputs
 
     assert {provenance.PROVENANCE, run_outputs.SMOKE_MARKER} <= set(at_end.SIGNS_OF_A_TRAINING)
 

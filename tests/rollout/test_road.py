@@ -45,7 +45,7 @@ def brief_path(workspace, tiny_model_dir):
 def training_trainer(run):
     """The trainer the rendered train.py builds, from its own constants and through the call its main() makes."""
     from grpo_rlvr.rewards import build_reward
-    from grpo_rlvr.runtime.trainer_build import build_trainer, grpo_config
+    from grpo_rlvr.trainer.trainer_build import build_trainer, grpo_config
 
     source = (run / "train.py").read_text()
     main = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == "main")

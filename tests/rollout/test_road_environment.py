@@ -63,7 +63,7 @@ def test_a_progress_line_with_no_scored_sample_prints_n_a():
     import io
     from types import SimpleNamespace
 
-    from grpo_rlvr.runtime.training_callbacks import ProgressLine
+    from grpo_rlvr.trainer.training_callbacks import ProgressLine
 
     out = io.StringIO()
     line, state = ProgressLine(out), SimpleNamespace(is_world_process_zero=True, global_step=1, max_steps=10)

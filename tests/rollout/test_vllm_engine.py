@@ -46,7 +46,7 @@ def test_plain_cpu_run_renders_no_vllm_setup(workspace):
 
 
 def test_refusals_become_messages_with_the_fix():
-    from grpo_rlvr.runtime.vllm_cpu import refusal_message
+    from grpo_rlvr.trainer.vllm_cpu import refusal_message
 
     nccl = NotImplementedError("Weight synchronization runs on vLLM's NCCL weight-transfer engine, which needs a "
                                "CUDA device, got 'cpu'. Generation through the server is unaffected.")

@@ -28,7 +28,7 @@ pkg = {name}
 gate = importlib.import_module(pkg + ".gate.check")
 guard = importlib.import_module(pkg + ".run.guard")
 run_lock = importlib.import_module(pkg + ".run.lock")
-checked_run = importlib.import_module(pkg + ".runtime.checked_run")
+checked_run = importlib.import_module(pkg + ".records.checked_run")
 
 def passing(directory, brief=None, demo=False):
     return gate.GateResult(pathlib.Path(directory), [gate.Rule(i, "patched", True) for i in range(1, 7)],

@@ -65,7 +65,7 @@ def _plant_a_finished_run(run, checkpoint=True):
 def test_train_refuses_to_mix_a_second_run_into_a_finished_one(workspace):
     """A run folder holds one run: training again (here after a re-render with the same lock) is refused, exit 2,
     naming --resume and how to start afresh, before anything starts, dry run included; nothing is touched. (The
-    rendered train.py's own refusal: tests/runtime/test_run_outputs.py.)"""
+    rendered train.py's own refusal: tests/records/test_run_outputs.py.)"""
     make_artifact(workspace / "brief.yaml", workspace / "out" / "inspection")
     run = render(workspace / "brief.yaml").dir
     before = _plant_a_finished_run(run)

@@ -16,9 +16,9 @@ import yaml
 
 from artifacts import make_artifact
 from briefs import example_brief_text
+from grpo_rlvr.records.checkpoint_ledger import read_ledger
 from grpo_rlvr.run.launch import is_complete_checkpoint, train
 from grpo_rlvr.run.render import render
-from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
 
 
 def small_brief(workspace, **grpo):
@@ -78,7 +78,7 @@ def test_sigkill_after_checkpoint_then_resume(workspace):
         proc.wait()
         # the trainer runs in a session of its own (the launcher passes Ctrl-C on to it) and holds the run's lock:
         # a lost machine kills it too, and a resume waits until no trainer holds the run
-        from grpo_rlvr.runtime.one_trainer import holder
+        from grpo_rlvr.records.one_trainer import holder
 
         while (info := holder(run)) is not None and time.monotonic() < deadline:
             if info.get("pid"):
@@ -107,7 +107,7 @@ def test_the_watchdog_stops_every_rank_of_a_distributed_run(workspace):
     step 8 and tells rank 1; both stop at the same step: checkpoint-8 saved, exit 1, no final model, and no rank
     left waiting at a collective (the command has a bound; a rank that trained on would hang its peer). The resume
     the stop message names continues from checkpoint-8 on both ranks."""
-    from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
+    from grpo_rlvr.records.checkpoint_ledger import read_ledger
 
     data = small_brief(workspace, per_device_train_batch_size=8, max_steps=30, logging_steps=1, save_steps=1000)
     data["hardware"] = {"accelerator": "cpu", "cpu_processes": 2}

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from artifacts import make_artifact
+from grpo_rlvr.records.checkpoint_ledger import read_ledger
+from grpo_rlvr.records.one_trainer import holder
 from grpo_rlvr.run.render import render
-from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
-from grpo_rlvr.runtime.one_trainer import holder
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 pytestmark = pytest.mark.e2e

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from grpo_rlvr.rewards import build_reward
-from grpo_rlvr.runtime.tool_failures import NONCE, UNAVAILABLE, ToolUnavailable, unavailable_in
+from grpo_rlvr.tool_failures import NONCE, UNAVAILABLE, ToolUnavailable, unavailable_in
 from grpo_rlvr.tools.build import marking, resetting
 from grpo_rlvr.tools.guard import guarded
 

@@ -8,7 +8,7 @@ import concurrent.futures
 
 import pytest
 
-from grpo_rlvr.runtime.tool_failures import NONCE, ToolUnavailable, unavailable_in
+from grpo_rlvr.tool_failures import NONCE, ToolUnavailable, unavailable_in
 from grpo_rlvr.tools.build import trainer_tools
 from grpo_rlvr.tools.python_tool import MAX_REPLY_CHARS, python_tool
 

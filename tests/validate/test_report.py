@@ -60,7 +60,7 @@ def test_validate_refuses_what_preflight_refuses_with_the_same_message(workspace
     ({"lr_scheduler_type": "cosine_with_min_lr"}, "grpo.lr_scheduler_type: 'cosine_with_min_lr' with "
                                                   "lr_scheduler_kwargs {}: the Trainer refuses the schedule")])
 def test_validate_refuses_what_trl_refuses_at_the_first_step(workspace, grpo, expect):
-    """validate builds TRL's own GRPOConfig, optimizer and schedule (runtime/trl_refusals): a value TRL refuses
+    """validate builds TRL's own GRPOConfig, optimizer and schedule (trainer/trl_refusals): a value TRL refuses
     once the model has loaded is refused here, exit 2, naming the field and the fix."""
     out = subprocess.run([*CLI, "validate", str(_brief(workspace, grpo=grpo))], capture_output=True, text=True,
                          timeout=300)

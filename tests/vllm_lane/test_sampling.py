@@ -88,7 +88,7 @@ def test_the_rollout_and_training_vllm_engines_sample_alike(ws, tmp_path):
     from grpo_rlvr.rollout import road
     from grpo_rlvr.rollout.trainer_setup import trainer_setup
     from grpo_rlvr.run.render import render
-    from grpo_rlvr.runtime.trainer_build import build_trainer, grpo_config
+    from grpo_rlvr.trainer.trainer_build import build_trainer, grpo_config
 
     data = yaml.safe_load((ws / "brief.yaml").read_text())
     data["grpo"].update(use_vllm=True, vllm_mode="colocate", generation_kwargs={"max_tokens": 5},
@@ -134,7 +134,7 @@ def test_sleep_mode_refusal_is_what_validate_says(tiny_model_dir):
     name that refusal and its fix."""
     import vllm
 
-    from grpo_rlvr.runtime.vllm_cpu import refusal_message, vllm_platform
+    from grpo_rlvr.trainer.vllm_cpu import refusal_message, vllm_platform
 
     if vllm_platform() != "cpu":
         pytest.skip("vLLM's CPU platform only: GPUs support sleep mode")

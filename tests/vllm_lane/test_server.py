@@ -135,7 +135,7 @@ def test_weight_sync_is_the_one_step_that_needs_cuda(server):
     holds); only joining the NCCL group fails, and that refusal becomes a message naming the fix."""
     from trl.generation.vllm_client import VLLMClient
 
-    from grpo_rlvr.runtime.vllm_cpu import refusal_message
+    from grpo_rlvr.trainer.vllm_cpu import refusal_message
 
     client = VLLMClient(base_url=server, connection_timeout=60)
     assert client.get_server_info()["weight_transfer_config"] is not None

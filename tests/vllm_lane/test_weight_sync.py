@@ -2,7 +2,7 @@
 into it reach its outputs (vLLM's own ``load_weights``, through TRL's sync), and dynamic sampling's refill rounds
 generate with that same engine.
 
-On vLLM's CPU build this is what ``runtime/vllm_cpu.keep_weights_for_sync`` is for: without it the sync writes into
+On vLLM's CPU build this is what ``trainer/vllm_cpu.keep_weights_for_sync`` is for: without it the sync writes into
 the empty parameters vLLM's oneDNN dispatch leaves behind and fails (the module's docstring quotes the error).
 """
 
@@ -76,8 +76,8 @@ def test_synced_weights_change_the_engine_and_refills_use_it(tmp_path, warm_mode
 
     from grpo_rlvr.demo import arithmetic_task
     from grpo_rlvr.rewards import build_reward
-    from grpo_rlvr.runtime.trainers import GRPOTrainerWithDynamicSampling
-    from grpo_rlvr.runtime.vllm_cpu import prepare_colocate, vllm_platform
+    from grpo_rlvr.trainer.trainers import GRPOTrainerWithDynamicSampling
+    from grpo_rlvr.trainer.vllm_cpu import prepare_colocate, vllm_platform
 
     assert prepare_colocate(kv_cache_gib=1) == (vllm_platform() == "cpu")
     rows = arithmetic_task.make_rows(64, seed=3)

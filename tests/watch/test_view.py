@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from grpo_rlvr.runtime.watch_log import JsonlTail
+from grpo_rlvr.records.watch_log import JsonlTail
 from grpo_rlvr.watch.view import Watcher, format_view
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
@@ -153,7 +153,7 @@ def test_watch_shows_tool_use_in_a_run_with_tools(tmp_path):
 
 HOLD = """
 import sys, time
-from grpo_rlvr.runtime.one_trainer import hold
+from grpo_rlvr.records.one_trainer import hold
 assert hold(sys.argv[1], "grpo-rlvr train") is None
 print("held", flush=True)
 time.sleep(600)
@@ -161,7 +161,7 @@ time.sleep(600)
 
 
 def test_a_run_whose_trainer_is_gone_without_a_record_says_so_at_once(tmp_path):
-    """A trainer killed with SIGKILL (its launcher too) writes nothing; the run's lock (runtime/one_trainer), which
+    """A trainer killed with SIGKILL (its launcher too) writes nothing; the run's lock (records/one_trainer), which
     its trainer held, is free: `watch` says no trainer runs it, exit 1, with --once and without, instead of an ETA
     (or waiting for its --timeout). While a trainer holds the lock, the same files read as a run going on."""
     run = make_run(tmp_path)

@@ -3,7 +3,7 @@
 The reference is every candidate the inspection sampled (its ``audit.json``), not only the samples the person read:
 those were picked to spread over outcomes (``inspection.selection``), so their shares are not the policy's; the
 candidates are, and the person read a draw from them (the gate checks that the samples are exactly the pick from
-the candidates). Each rollout is one ``runtime.audit_rollouts.rollout_record``.
+the candidates). Each rollout is one ``records.audit_rollouts.rollout_record``.
 
 Metrics (``metrics``): each reward's score, the weighted total, the malformed share (a format reward at 0 or
 below), the unscorable share (some reward had no score), the completion length, the truncated share, the share

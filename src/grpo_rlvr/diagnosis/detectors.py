@@ -716,14 +716,14 @@ def kl_jump(logs: RunLogs) -> Finding | None:
 
 
 def unscorable_samples(logs: RunLogs) -> Finding | None:
-    """Training left samples unscored (``runtime/unscorable.py``: a row whose ground-truth column is missing or bad,
+    """Training left samples unscored (``records/unscorable.py``: a row whose ground-truth column is missing or bad,
     a user reward that raised on it), each left out of its step and named by dataset row in
     ``output/unscorable.json``. A warning naming the rows; critical (the watchdog stops the run) when their share
     of the samples so far is above ``watch.max_unscorable`` (default 5%) with 95% confidence, each group of
     ``num_generations`` samples counting as one draw.
     Guard: one bad row met early in a run (its whole group left out) is named, not stopped for: its share is not
     yet evidence that more than a few per cent of the data is bad."""
-    from grpo_rlvr.runtime.unscorable import DEFAULT_MAX_UNSCORABLE, share_above, summary
+    from grpo_rlvr.records.unscorable import DEFAULT_MAX_UNSCORABLE, share_above, summary
 
     tally = logs.unscorable
     if not tally or not (tally.get("unscorable") or tally.get("held_out_unscorable")):

@@ -25,11 +25,11 @@ def _logging_hint(logs: RunLogs) -> str:
 
 
 def crashed(logs: RunLogs) -> Finding | None:
-    """The run died (``output/crash.json``, ``runtime/crash_record.py``): the exception, its last frame in the
+    """The run died (``output/crash.json``, ``records/crash_record.py``): the exception, its last frame in the
     user's or grpo-rlvr's code, and the fix. Whatever the logs say, a run that died is not healthy."""
     if logs.crash is None:
         return None
-    from grpo_rlvr.runtime.crash_record import TAIL, crash_lines
+    from grpo_rlvr.records.crash_record import TAIL, crash_lines
 
     c = logs.crash
     lines = crash_lines(c)

@@ -225,9 +225,9 @@ class RunLogs:
     eval_history: MetricTable      # held-out evaluations ("eval_reward", …), in order
     notes: list[str] = field(default_factory=list)   # what was skipped or chosen while reading
     roles: dict = field(default_factory=dict)        # reward name → roles.Role, set by diagnose
-    unscorable: dict | None = None   # output/unscorable.json: the samples training left unscored (runtime/unscorable)
+    unscorable: dict | None = None   # output/unscorable.json: the samples training left unscored (records/unscorable)
     max_unscorable: float | None = None   # the watchdog's limit on their share (None: the brief lock's, or default)
-    crash: dict | None = None        # output/crash.json: how the run died (runtime/crash_record), when it did
+    crash: dict | None = None        # output/crash.json: how the run died (records/crash_record), when it did
     review_audit: dict | None = None  # output/review_audit.json: training's first rollouts against the review
 
     def series(self, key: str) -> list[tuple[int, float]]:
@@ -314,8 +314,8 @@ def load_run_logs(target) -> RunLogs:
                              "metrics.jsonl")
     notes: list[str] = []
     from grpo_rlvr.audit.live import read_audit
-    from grpo_rlvr.runtime.crash_record import read_crash
-    from grpo_rlvr.runtime.unscorable import read_tally
+    from grpo_rlvr.records.crash_record import read_crash
+    from grpo_rlvr.records.unscorable import read_tally
 
     try:
         src, comp_dir, out = _locate(p, notes)

@@ -1,7 +1,7 @@
 """The watchdog inside training: the detectors ``grpo-rlvr diagnose`` runs after a run ends, run on the log as it
 grows, so that a run that collapses at step 300 of 5,000 stops there instead of burning the rest of its hours.
 The rendered train.py adds it to the Trainer's callbacks; it lives here, with the detectors it runs, because the
-runtime (``grpo_rlvr.runtime``) imports nothing above it (tests/test_layers.py).
+trainer (``grpo_rlvr.trainer``) imports nothing above it (tests/test_layers.py).
 
 Every ``every`` training logs it runs the failure-mode detectors (``diagnosis.detectors.DETECTORS`` and the
 non-finite check; not the "too few records" or "missing metric" checks, which every young run would trip) on
@@ -29,8 +29,8 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from grpo_rlvr.runtime.unscorable import DEFAULT_MAX_UNSCORABLE, read_tally
-from grpo_rlvr.runtime.watch_log import WATCH_LOG
+from grpo_rlvr.records.unscorable import DEFAULT_MAX_UNSCORABLE, read_tally
+from grpo_rlvr.records.watch_log import WATCH_LOG
 
 COMPLETION_FILES = (20, 60)   # completions files kept: the run's first ones (its start) and its latest ones
 

@@ -1,6 +1,6 @@
 """Zero-signal groups (every completion of a prompt rewarded alike, so every advantage is zero): their share,
 recounted from the logged completions, and what answers them — dynamic sampling (the brief's
-``dynamic_sampling`` section, ``runtime/dynamic_sampling.py``), an offline filter, or SFT first.
+``dynamic_sampling`` section, ``trainer/dynamic_sampling.py``), an offline filter, or SFT first.
 
 The sizing rule: a round of generation keeps a share ``1 − z`` of its groups when a share ``z`` carries no signal,
 so filling a batch takes ``1 / (1 − z)`` rounds on average. The recommended ``max_rounds`` (extra rounds after the

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from grpo_rlvr.jsonl import jsonl_lines
-from grpo_rlvr.runtime.run_key import home_from_passwd
+from grpo_rlvr.records.run_key import home_from_passwd
 
 DRAWS = "draws.jsonl"
 

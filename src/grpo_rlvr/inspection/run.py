@@ -36,10 +36,10 @@ from grpo_rlvr.inspection.review_lock import holder
 from grpo_rlvr.inspection.selection import OUTCOMES, outcome, select
 from grpo_rlvr.inspection.signing_policy import policy_record
 from grpo_rlvr.protected_targets import refuse_target
+from grpo_rlvr.records.audit_rollouts import prompt_digest, rollout_record
 from grpo_rlvr.rewards import from_brief
 from grpo_rlvr.rollout.road import roll_out
 from grpo_rlvr.rollout.scoring import score_trajectories
-from grpo_rlvr.runtime.audit_rollouts import prompt_digest, rollout_record
 from grpo_rlvr.tools.loading import bound_elsewhere, load_tools
 
 log = logging.getLogger(__name__)

@@ -67,7 +67,7 @@ def merge_adapter(adapter, out, force: bool = False) -> MergeResult:
         raise ConfigError(f"--out {out}: exists; choose a new folder, or pass --force to replace it")
     from transformers import AutoModelForCausalLM
 
-    from grpo_rlvr.runtime.model_loading import with_adapter
+    from grpo_rlvr.trainer.model_loading import with_adapter
 
     try:
         model = AutoModelForCausalLM.from_pretrained(base.resolved, revision=base.revision, dtype="auto")
@@ -87,7 +87,7 @@ def merge_adapter(adapter, out, force: bool = False) -> MergeResult:
 def _tokenizer(adapter: Path, base):
     from transformers import AutoTokenizer
 
-    from grpo_rlvr.runtime.model_loading import has_tokenizer
+    from grpo_rlvr.trainer.model_loading import has_tokenizer
 
     if has_tokenizer(adapter):
         return AutoTokenizer.from_pretrained(adapter)

@@ -1,6 +1,6 @@
 """The report at the end of a training, for the rendered train.py: its main runs inside
 ``with report_at_end(RUN_DIR), recorded_crash(...)``, so when main returns (training finished, or the watchdog
-stopped it) or an exception ends the run (after ``runtime.crash_record`` recorded it, so the page names the death),
+stopped it) or an exception ends the run (after ``records.crash_record`` recorded it, so the page names the death),
 rank 0 writes ``output/report.html`` and ``report.json`` (``grpo_rlvr.report.write_report``).
 
 Only a process that began a training, or died, writes one: while it ran, its output folder got a start record
@@ -71,7 +71,7 @@ def write_quietly(run_dir: Path, stream=None) -> Path | None:
 def report_at_end(run_dir: Path, stream=None) -> Iterator[None]:
     """Run the training inside; rank 0 writes its report when the block ends, however it ends, when a training
     began (or died) in it."""
-    from grpo_rlvr.runtime.crash_record import output_dir
+    from grpo_rlvr.records.crash_record import output_dir
 
     output = output_dir(Path(run_dir))   # as grpo_config.yaml names it (never raises)
     before = signs(output)

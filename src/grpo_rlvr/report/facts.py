@@ -11,13 +11,13 @@ import time
 
 from grpo_rlvr import __version__
 from grpo_rlvr.errors import InputFileError
+from grpo_rlvr.records.crash_record import crash_lines, read_crash
 from grpo_rlvr.report.findings import merged, run_state, summary_record, watchdog_log
 from grpo_rlvr.report.live_audit import live_audit
 from grpo_rlvr.report.review_record import review_facts
 from grpo_rlvr.report.rollouts import picked_rollouts
 from grpo_rlvr.report.run_files import RunFiles
 from grpo_rlvr.report.trained import inspection_manifest, provenance, what_trained
-from grpo_rlvr.runtime.crash_record import crash_lines, read_crash
 
 
 def _logs(files: RunFiles):

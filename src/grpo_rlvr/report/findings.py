@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from grpo_rlvr.runtime.crash_record import last_record
-from grpo_rlvr.runtime.watch_log import WATCH_LOG, JsonlTail
+from grpo_rlvr.records.crash_record import last_record
+from grpo_rlvr.records.watch_log import WATCH_LOG, JsonlTail
 
 SEVERITY = {"critical": 0, "warning": 1, "info": 2}
 AUDIT_ID = "review_audit"   # the live review audit's stop (and would-stop) in watch.jsonl; every other is the watchdog's

@@ -20,10 +20,10 @@ from grpo_rlvr.errors import ReviewError
 from grpo_rlvr.inspection.artifact import MANIFEST, SAMPLES
 from grpo_rlvr.inspection.signature import SIGNATURE, signature_problems
 from grpo_rlvr.jsonl import read_jsonl
+from grpo_rlvr.records.unscorable import wilson_interval
 from grpo_rlvr.report.run_files import read_json
 from grpo_rlvr.review.session import inert
 from grpo_rlvr.rollout.trajectory import turns
-from grpo_rlvr.runtime.unscorable import wilson_interval
 
 SHOWN_DISAGREEMENTS = 5
 

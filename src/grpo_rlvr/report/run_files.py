@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
-from grpo_rlvr.runtime.crash_record import output_dir
+from grpo_rlvr.records.crash_record import output_dir
 
 LOCK = "brief.lock.json"
 _LOGS = ("metrics.jsonl", "trainer_state.json", "completions", "crash.json", "watch.jsonl")

@@ -3,20 +3,20 @@
 From the run's lock (the brief as resolved, the GRPOConfig, the launch), the inspection manifest the lock names
 (the model's and data's identity as the review bound them: file hashes or a hub commit; each reward's kind, weight,
 params and source fingerprint; the tools' fingerprint) and the run's signed records: the starts the run check
-signed (``runtime/provenance``) and the checkpoints' proofs (``runtime/checkpoint_ledger``, read together by
-``runtime/output_audit``).
+signed (``records/provenance``) and the checkpoints' proofs (``records/checkpoint_ledger``, read together by
+``records/output_audit``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from grpo_rlvr.records import run_key
+from grpo_rlvr.records.checkpoint_ledger import read_ledger
+from grpo_rlvr.records.output_audit import audit
+from grpo_rlvr.records.provenance import read_starts, valid_starts
+from grpo_rlvr.records.run_outputs import is_smoke_output
 from grpo_rlvr.report.run_files import RunFiles
-from grpo_rlvr.runtime import run_key
-from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
-from grpo_rlvr.runtime.output_audit import audit
-from grpo_rlvr.runtime.provenance import read_starts, valid_starts
-from grpo_rlvr.runtime.run_outputs import is_smoke_output
 
 # The GRPOConfig settings a reader asks about first, in this order; the rest are in the lock.
 CONFIG_KEYS = ("num_generations", "learning_rate", "beta", "loss_type", "temperature", "max_completion_length",

@@ -9,7 +9,7 @@ through one function, ``check_row``, which ``validate`` also runs on every row o
 two cannot disagree. Outside training (``score``, ``inspect``, preflight, the gate's re-score) such a row, or a user
 reward that raises, is bad input (``RewardError``, exit 2). During training (``__call__``) the samples of that row
 score None with the reason kept in ``unscorable`` (by batch position), for the trainer to leave them out of the
-step and name their dataset rows (``runtime/unscorable.py``): a reward never invents a score for them.
+step and name their dataset rows (``records/unscorable.py``): a reward never invents a score for them.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from grpo_rlvr.errors import BadColumn, MissingColumn, RowError
 from grpo_rlvr.messages import final_text
-from grpo_rlvr.runtime.tool_failures import unavailable_in
+from grpo_rlvr.tool_failures import unavailable_in
 
 # What a reward measures. The gate's composite rule needs one "format" and one "correctness" reward.
 KINDS = ("format", "correctness", "shaping", "judge", "custom")
@@ -40,7 +40,7 @@ class Scored:
     # counts it in ``rewards/<name>/unscorable``.
     raised: str | None = None
     # Set when the rollout met a tool or an environment that failed outside the model's control: why. The score is
-    # then None for every reward alike, so TRL leaves the completion out of its group (``runtime.tool_failures``).
+    # then None for every reward alike, so TRL leaves the completion out of its group (``tool_failures``).
     outside: str | None = None
 
 
@@ -82,7 +82,7 @@ class Reward:
     # The reward's check of one row's columns, the function its scorer reads them with (raises RowError naming the
     # column); None: nothing to check (format, user rewards). ``validate`` runs it on every row (``validate/rows.py``).
     check_row: Callable[[dict], object] | None = field(default=None, repr=False)
-    # After a training call: (batch position, why) of the samples it could not score (``runtime/unscorable.py``)
+    # After a training call: (batch position, why) of the samples it could not score (``records/unscorable.py``)
     unscorable: list = field(default_factory=list, repr=False)
     # Makes the reward answer afresh from now on, never from answers stored before (a judge's cache); None: it
     # stores nothing. Training and the gate's re-asks call it (``ask_live``).

@@ -3,7 +3,7 @@ demo's evaluations. It is built on the trainer the run trains with, not beside i
 
 ``roll_out`` builds TRL's trainer from the two values ``render`` writes into the run folder (the GRPOConfig kwargs
 and the trainer setup, ``rollout.trainer_setup``) through the one builder the rendered ``train.py`` calls
-(``runtime.trainer_build.build_trainer``), as a ``runtime.rollout_trainer.RolloutTrainer``, and asks it to generate
+(``trainer.trainer_build.build_trainer``), as a ``trainer.rollout_trainer.RolloutTrainer``, and asks it to generate
 as a training step does. So the model load (``model_init_kwargs``: dtype, attention, remote code; an adapter; the
 4-bit base), the tokenizer and chat template with ``chat_template_kwargs``, the sampling settings with
 ``generation_kwargs`` over them, the stop tokens and the engine are the trainer's by construction.
@@ -90,7 +90,7 @@ def choose_engine(brief) -> str:
     requested = brief.sampling_engine
     if requested == "transformers":
         return "transformers"
-    from grpo_rlvr.runtime.vllm_cpu import vllm_platform
+    from grpo_rlvr.trainer.vllm_cpu import vllm_platform
 
     platform = vllm_platform()
     if requested == "vllm":
@@ -144,9 +144,9 @@ def _trainer(brief, setup: dict, cfg: dict, rewards: list | None):
     from datasets import Dataset
 
     from grpo_rlvr.rewards import from_brief
-    from grpo_rlvr.runtime.rollout_trainer import RolloutTrainer
-    from grpo_rlvr.runtime.trainer_build import build_trainer, grpo_config
     from grpo_rlvr.tools.build import trainer_tools
+    from grpo_rlvr.trainer.rollout_trainer import RolloutTrainer
+    from grpo_rlvr.trainer.trainer_build import build_trainer, grpo_config
 
     grouped = dist.is_available() and dist.is_initialized()
     out = tempfile.mkdtemp(prefix="grpo-rlvr-rollout-")
@@ -230,7 +230,7 @@ def roll_out(brief, rows: Sequence[dict], n: int, seed: int, temperature: float 
     if model is not None:
         setup = {**setup, "model": str(model), "model_revision": None, "adapter": None}
     if engine == "vllm" and setup.get("vllm_cpu_kv_cache_gib") is None:
-        from grpo_rlvr.runtime.vllm_cpu import vllm_platform
+        from grpo_rlvr.trainer.vllm_cpu import vllm_platform
 
         if vllm_platform() == "cpu":   # training would not colocate on this CPU; the road does, sized alike
             from grpo_rlvr.rollout.vllm_engine import cpu_kv_cache_gib

@@ -46,7 +46,7 @@ def adapter_spec(brief: Brief) -> dict | None:
     (full), and its own tokenizer when it has one."""
     if not brief.model.adapter_base:
         return None
-    from grpo_rlvr.runtime.model_loading import tokenizer_source
+    from grpo_rlvr.trainer.model_loading import tokenizer_source
 
     tok = tokenizer_source(brief.model)
     return {"path": brief.model.resolved, "continue": brief.method != "full",
@@ -64,7 +64,7 @@ def peft_kwargs(brief: Brief) -> dict | None:
 
 
 def trainer_setup(brief: Brief) -> dict:
-    """Everything but the GRPOConfig that the trainer is built from (``runtime.trainer_build.build_trainer``), as
+    """Everything but the GRPOConfig that the trainer is built from (``trainer.trainer_build.build_trainer``), as
     JSON-able data: what ``train.py`` holds as ``SETUP``."""
     from grpo_rlvr.rollout.vllm_engine import colocate_kv_cache_gib
 

@@ -1,12 +1,12 @@
 """The check that lets a rendered run train, computed where nothing can patch it: in the clean interpreter
 (``clean_interpreter``, for ``grpo-rlvr train``, ``train.py`` and ``launch.sh``), or in the demo's own process.
 
-It composes what it checks from the rooms above the runtime: the lock and the rendered files (``lock``),
+It composes what it checks from the rooms above the trainer and its records: the lock and the rendered files (``lock``),
 the files ``render`` makes from the brief now (``render.rendered``), the brief's fingerprint, the gate on the
-recorded inspection, the checkpoint to resume from (``runtime.checkpoint_ledger``), and the installed libraries
+recorded inspection, the checkpoint to resume from (``records.checkpoint_ledger``), and the installed libraries
 that sample and score against their installer's record (``identity.installed``). It returns a
-``runtime.checked_run.RunCheck``; ``run.guard`` asks for it by name through the clean interpreter, so
-the runtime imports nothing above itself, and this module imports nothing of ``run.guard``.
+``records.checked_run.RunCheck``; ``run.guard`` asks for it by name through the clean interpreter, so
+the trainer and the records import nothing above themselves, and this module imports nothing of ``run.guard``.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from grpo_rlvr.gate.check import check_gate, reward_files_changed
 from grpo_rlvr.identity.hash_cache import checked_files, start_checking
 from grpo_rlvr.identity.installed import installed_problems
 from grpo_rlvr.inspection import load_artifact
+from grpo_rlvr.records.checked_run import RunCheck
+from grpo_rlvr.records.checkpoint_ledger import resume_problems
 from grpo_rlvr.run.lock import LOCK, changed_files, read_lock, sha256_file
 from grpo_rlvr.run.render import rendered
-from grpo_rlvr.runtime.checked_run import RunCheck
-from grpo_rlvr.runtime.checkpoint_ledger import resume_problems
 
 
 def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: str | None = None,
@@ -31,7 +31,7 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
     """The run check (``run.guard.check_run``), computed in this process: in the clean interpreter, or by the
     demo with its oracle verdicts accepted (``demo``). A passing check carries what it verified, for the
     trainer's comparison after loading; with ``start`` (the door train.py reports), also a signed start record
-    (``runtime.provenance``) for the process ``trainer`` (default: this one; the clean interpreter passes its
+    (``records.provenance``) for the process ``trainer`` (default: this one; the clean interpreter passes its
     parent, the process that asked)."""
 
     start_checking()   # what the trainer compares after loading: the files this check reads
@@ -71,7 +71,7 @@ def check_run_here(run: Path, demo: bool = False, smoke: bool = False, resume: s
     rewards = {r["name"]: r.get("fingerprint") for r in manifest["rewards"]}
     signed = None
     if start is not None:
-        from grpo_rlvr.runtime.provenance import new_start
+        from grpo_rlvr.records.provenance import new_start
 
         signed = new_start(run, lock, start, os.getpid() if trainer is None else trainer, resume)
     return RunCheck(lock, [], {"checked": checked_files(), "rewards": rewards,

@@ -45,8 +45,8 @@ import time
 from pathlib import Path
 
 from grpo_rlvr.errors import GrpoRlvrError
-from grpo_rlvr.runtime.checked_run import RunCheck
-from grpo_rlvr.runtime.run_outputs import SMOKE_MARKER, is_smoke_output, second_run_problem
+from grpo_rlvr.records.checked_run import RunCheck
+from grpo_rlvr.records.run_outputs import SMOKE_MARKER, is_smoke_output, second_run_problem
 
 SMOKE_MAX_STEPS = 3
 _demo_check = None     # set only inside demo_acceptance: the demo's in-process check
@@ -80,7 +80,7 @@ def check_run(run: Path, smoke: bool = False, resume: str | None = None, start: 
     if _demo_check is not None:
         return _demo_check(run, smoke=smoke, resume=resume, start=start)
     # the clean interpreter is asked here, when a check starts: it runs the check (``run.check``) by name, so
-    # nothing above the runtime is imported when train.py imports this module
+    # nothing above the trainer is imported when train.py imports this module
     from grpo_rlvr.run.clean_interpreter import run_check
 
     return RunCheck.from_dict(run_check("run", run=str(Path(run).resolve()), smoke=smoke, resume=resume,
@@ -190,11 +190,11 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
     state = PartialState()
     outcome, check = [None], None
     if state.is_main_process:
-        from grpo_rlvr.runtime.one_trainer import hold
-        from grpo_rlvr.runtime.provenance import door
+        from grpo_rlvr.records.one_trainer import hold
+        from grpo_rlvr.records.provenance import door
 
         started_by = "grpo-rlvr demo" if _demo_check else door()
-        # one trainer per run: this process holds the run's lock from here until it exits (runtime/one_trainer)
+        # one trainer per run: this process holds the run's lock from here until it exits (records/one_trainer)
         if busy := hold(run_dir, started_by, resume):
             outcome = [[busy]]
     if state.is_main_process and outcome[0] is None:
@@ -213,7 +213,7 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
         if not problems:
             _prepare_output(Path(output_dir), smoke)
             if not smoke and check.start:   # made and signed by the check that just passed
-                from grpo_rlvr.runtime.provenance import append_start
+                from grpo_rlvr.records.provenance import append_start
 
                 append_start(Path(output_dir), check.start)
     if state.num_processes > 1:

@@ -29,16 +29,16 @@ from pathlib import Path
 from grpo_rlvr.cpu_threads import WAIT_POLICY
 from grpo_rlvr.cpu_time import CPU_LIMIT_S
 from grpo_rlvr.errors import GateRefused, GrpoRlvrError, LaunchError, RunFolderInUse
+from grpo_rlvr.records.checked_run import RunCheck
+from grpo_rlvr.records.crash_record import crash_lines, read_crash, record_exit, record_stop
+from grpo_rlvr.records.one_trainer import in_use, release
+from grpo_rlvr.records.provenance import STARTED_BY
+from grpo_rlvr.records.run_outputs import second_run_problem
 from grpo_rlvr.report.at_end import report_at_end, write_quietly
 from grpo_rlvr.run.check import check_run_here
 from grpo_rlvr.run.guard import SMOKE_MAX_STEPS, check_run, demo_acceptance
 from grpo_rlvr.run.lock import LOCK
 from grpo_rlvr.run.plan import LaunchPlan
-from grpo_rlvr.runtime.checked_run import RunCheck
-from grpo_rlvr.runtime.crash_record import crash_lines, read_crash, record_exit, record_stop
-from grpo_rlvr.runtime.one_trainer import in_use, release
-from grpo_rlvr.runtime.provenance import STARTED_BY
-from grpo_rlvr.runtime.run_outputs import second_run_problem
 
 log = logging.getLogger("grpo_rlvr")
 
@@ -60,7 +60,7 @@ class TrainResult:
     cpu_needs_flag: bool = False  # dry run: the estimate is over the limit and --allow-cpu was not given
     notes: list[str] = field(default_factory=list)  # what was changed from the request (a smoke test's step cap)
     watch_stop: dict | None = None  # the watchdog's stop event (output/watch.jsonl) when it stopped this launch
-    crash: dict | None = None  # how the trainer died or was stopped (output/crash.json, runtime/crash_record.py)
+    crash: dict | None = None  # how the trainer died or was stopped (output/crash.json, records/crash_record.py)
 
     @property
     def stopped(self) -> bool:
@@ -129,7 +129,7 @@ def is_complete_checkpoint(d: Path) -> bool:
 def newest_complete_checkpoint(output_dir: Path) -> Path | None:
     """The newest complete checkpoint, among those the run's ledger lists when it has one (a checkpoint killed
     before the trainer listed it is passed over; the run check refuses unlisted ones)."""
-    from grpo_rlvr.runtime.checkpoint_ledger import read_ledger
+    from grpo_rlvr.records.checkpoint_ledger import read_ledger
 
     listed = read_ledger(output_dir)
     found = []
@@ -183,15 +183,15 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     Raises:
         GateRefused: the gate fails or the brief changed since render.
         LaunchError: the run folder is incomplete.
-        RunFolderInUse: a trainer of this run is alive (it holds the run's lock, ``runtime/one_trainer``), or
+        RunFolderInUse: a trainer of this run is alive (it holds the run's lock, ``records/one_trainer``), or
             ``run/output`` already holds a run's outputs and this is not a ``resume`` of it.
     """
     run = Path(run).resolve()
-    if busy := in_use(run):   # one trainer per run, held by the trainer itself (runtime/one_trainer.py)
+    if busy := in_use(run):   # one trainer per run, held by the trainer itself (records/one_trainer.py)
         raise RunFolderInUse(busy)
     ckpt = newest_complete_checkpoint(run / "output") if resume else None
     if not unreviewed_smoke_test and (mixed := second_run_problem(run / "output", run, resuming=ckpt is not None)):
-        raise RunFolderInUse(mixed)   # a run folder holds one run (runtime/run_outputs.py); train.py refuses it too
+        raise RunFolderInUse(mixed)   # a run folder holds one run (records/run_outputs.py); train.py refuses it too
     if dry_run:  # shows the commands whatever the gate says, and says whether training would be refused
         check = _check(run, demo, unreviewed_smoke_test, str(ckpt) if ckpt else None)
         lock, refused = check.lock, check.problems
@@ -248,7 +248,7 @@ def train(run, resume: bool = False, dry_run: bool = False, max_steps: int | Non
     else:
         returncode, interrupted = _run_forwarding_signals(
             cmd, run, {**os.environ, **env_extra, "PATH": _path_with_this_python()}, stream)
-    from grpo_rlvr.runtime.watch_log import stop_event
+    from grpo_rlvr.records.watch_log import stop_event
 
     stopped = stop_event(run / "output", started) if returncode == 1 else None
     crash = None
@@ -338,7 +338,7 @@ def _train_in_process(run: Path, plan: LaunchPlan, argv: list[str]) -> int:
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 1
     finally:
-        release(run)   # the trainer's lock of the run (runtime/one_trainer): this process goes on
+        release(run)   # the trainer's lock of the run (records/one_trainer): this process goes on
         os.chdir(old_cwd)
 
 

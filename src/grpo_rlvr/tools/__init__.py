@@ -7,6 +7,6 @@ A tool that fails outside the model's control raises ``ToolUnavailable``: that r
 (every reward scores it None) and counted, never scored 0.
 """
 
-from grpo_rlvr.runtime.tool_failures import ToolUnavailable
+from grpo_rlvr.tool_failures import ToolUnavailable
 
 __all__ = ["ToolUnavailable"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from grpo_rlvr.runtime.tool_failures import UNAVAILABLE, ToolUnavailable
+from grpo_rlvr.tool_failures import UNAVAILABLE, ToolUnavailable
 from grpo_rlvr.tools.guard import guarded
 from grpo_rlvr.tools.loading import environment_methods, load_tools
 

@@ -47,7 +47,7 @@ def brief_tool_problems(brief) -> list[str]:
     """A brief with tools: what stops TRL's tool loop with the model's tokenizer; loads the tokenizer only."""
     if brief.tools is None:
         return []
-    from grpo_rlvr.runtime.model_loading import load_tokenizer
+    from grpo_rlvr.trainer.model_loading import load_tokenizer
 
     return template_problems(load_tokenizer(brief.model))
 

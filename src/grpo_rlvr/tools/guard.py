@@ -1,5 +1,5 @@
 """Every tool the model may call, wrapped the same way: a time limit per call, and the world's failures told apart
-from the model's (``runtime.tool_failures``).
+from the model's (``tool_failures``).
 
 - A call that runs past ``call_timeout_s`` is the machinery's failure: ``ToolUnavailable`` (the rollout is left out
   of training). A Python thread cannot be stopped from outside, so the call goes on in its worker thread while the
@@ -22,8 +22,8 @@ import functools
 import inspect
 import threading
 
-from grpo_rlvr.runtime.concurrent_tool_calls import settle
-from grpo_rlvr.runtime.tool_failures import ToolUnavailable
+from grpo_rlvr.tool_failures import ToolUnavailable
+from grpo_rlvr.trainer.concurrent_tool_calls import settle
 
 
 def guarded(fn, call_timeout_s: float | None):

@@ -8,7 +8,7 @@ cannot run at all (``SandboxError``), or one that did not answer within the call
 
 One program per usable core runs truly at once: the tool has ``cores`` slots and a pool of as many sandbox
 supervisors of its own (started on first use), so a call that holds a slot never waits for a supervisor, and a
-turn's calls started together (``runtime.concurrent_tool_calls``) never share a core and push a right program past
+turn's calls started together (``trainer.concurrent_tool_calls``) never share a core and push a right program past
 its wall-clock limit. A call waits for a slot first; its limit (``call_timeout_s``, never below twice the program's
 own limit and 10 s, so the sandbox's own timeout answers first: an endless loop is the model's failure, scored)
 counts from the moment its program is sent to its supervisor. A call past it has its supervisor killed, which
@@ -76,10 +76,10 @@ def python_tool(timeout_s: float = 5.0, memory_mb: int = 512, *, call_timeout_s:
     ``cores``: its slots (default: the cores this process may use, ``cpu_threads.usable_cores``)."""
     from grpo_rlvr.cpu_threads import usable_cores
     from grpo_rlvr.errors import SandboxError
-    from grpo_rlvr.runtime.tool_failures import ToolUnavailable
     from grpo_rlvr.sandbox import SandboxLimits
     from grpo_rlvr.sandbox._run import run_code_in
     from grpo_rlvr.sandbox.isolation.pool import Overdue
+    from grpo_rlvr.tool_failures import ToolUnavailable
 
     limits = SandboxLimits(timeout_s=float(timeout_s), cpu_s=float(timeout_s), memory_mb=int(memory_mb),
                            max_output_bytes=MAX_REPLY_CHARS * 4)

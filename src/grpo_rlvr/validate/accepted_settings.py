@@ -1,5 +1,5 @@
 """``validate``'s memory of GRPO settings TRL took: importing TRL to build its GRPOConfig costs seconds (about 5 s
-of CPU here, against 0.3 s for the rest of ``validate``), so settings ``runtime.trl_refusals`` found nothing in
+of CPU here, against 0.3 s for the rest of ``validate``), so settings ``trainer.trl_refusals`` found nothing in
 are remembered in the user's cache (``ACCEPTED``), keyed by the settings and the installed TRL, transformers,
 accelerate and torch, and an unchanged brief validates again without TRL. Settings that were refused, or that
 need a package this machine lacks, are checked again every time. Losing the file costs time, never a check."""
@@ -19,11 +19,11 @@ KEEP = 256   # settings remembered; the oldest go first
 
 
 def trl_refusals_remembered(cfg: dict) -> tuple[list[str], list[str]]:
-    """``runtime.trl_refusals.trl_refusals(cfg)``, or ``([], [])`` at once for settings TRL took before."""
+    """``trainer.trl_refusals.trl_refusals(cfg)``, or ``([], [])`` at once for settings TRL took before."""
     key = _key(cfg)
     if key in _accepted():
         return [], []
-    from grpo_rlvr.runtime.trl_refusals import trl_refusals
+    from grpo_rlvr.trainer.trl_refusals import trl_refusals
 
     refused, missing = trl_refusals(cfg)
     if not refused and not missing:

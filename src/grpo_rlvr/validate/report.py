@@ -5,7 +5,7 @@ model's facts and their sources, and the memory estimate. The CLI prints it as t
 
 Every row of a local dataset (and held-out set) goes through the prompt and every reward's own column check, in
 one pass (``validate/rows.py``): a row a reward could not score is refused here by file, line and column, not hours into
-training. The GRPO settings are built into TRL's own GRPOConfig, optimizer and schedule (``runtime/trl_refusals``):
+training. The GRPO settings are built into TRL's own GRPOConfig, optimizer and schedule (``trainer/trl_refusals``):
 what TRL would refuse at the first step is refused here, naming the field. The machine checks (QLoRA: bitsandbytes and a CUDA GPU) are errors by default; ``remote=True`` (``--remote``:
 the brief is for another machine) reports them as warnings. ``render`` never runs them: a run directory is
 often rendered at a desk for a GPU box. A brief with ``prompt.examples`` also has its example contract checked
@@ -35,7 +35,7 @@ def machine_problems(brief) -> list[str]:
     """What stops this machine from running the brief's method (QLoRA: bitsandbytes and a CUDA GPU)."""
     if brief.method != "qlora":
         return []
-    from grpo_rlvr.runtime.model_loading import quantization_problems
+    from grpo_rlvr.trainer.model_loading import quantization_problems
 
     return [f"method: 'qlora' cannot run on this machine: {p}" for p in quantization_problems()]
 

@@ -10,7 +10,7 @@ fails is named by its file, its line (JSON Lines; a row number for other formats
 number of rewards (``benchmarks/bench_validate_rows.py`` measures it against one pass per check).
 
 Not covered: hub datasets (``validate`` reads no network; preflight and inspect load them), user rewards (their
-columns are theirs to read: during training a row they raise on is left out and named, ``runtime/unscorable.py``).
+columns are theirs to read: during training a row they raise on is left out and named, ``records/unscorable.py``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ written by ``diagnosis/watchdog.py`` inside training). Refreshes as the files gr
 added since the last one) and returns when the run ends: its summary record (``train_runtime``) is logged, the
 watchdog stopped it, it died (``output/crash.json``: the exception, where, the fix; exit 1), it was stopped with
 Ctrl-C (the same file: the checkpoint saved and the resume command; exit 1), or no trainer holds the run's lock
-(``runtime/one_trainer``) though it never ended (killed without a record; exit 1). Reads files only; imports no
+(``records/one_trainer``) though it never ended (killed without a record; exit 1). Reads files only; imports no
 training library.
 """
 
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grpo_rlvr.errors import InputFileError
+from grpo_rlvr.records.crash_record import CRASH, crash_lines, read_crash
+from grpo_rlvr.records.one_trainer import LOCK_NAME, holder
+from grpo_rlvr.records.unscorable import TALLY, read_tally
+from grpo_rlvr.records.unscorable import summary as unscorable_summary
+from grpo_rlvr.records.watch_log import WATCH_LOG, JsonlTail, read_plan
 from grpo_rlvr.report_location import report_line
-from grpo_rlvr.runtime.crash_record import CRASH, crash_lines, read_crash
-from grpo_rlvr.runtime.one_trainer import LOCK_NAME, holder
-from grpo_rlvr.runtime.unscorable import TALLY, read_tally
-from grpo_rlvr.runtime.unscorable import summary as unscorable_summary
-from grpo_rlvr.runtime.watch_log import WATCH_LOG, JsonlTail, read_plan
 
 METRICS = "metrics.jsonl"
 
