@@ -350,3 +350,57 @@ def test_a_test_that_trains_unmarked_fails(tmp_path, tiny_model_dir):
                          env={**os.environ, "PYTHONPATH": str(TESTS)})
     assert out.returncode == 4 and "test_reads_a_warm_model" in out.stderr and "not marked e2e" in out.stderr, \
         out.stdout[-2000:] + out.stderr[-2000:]
+
+
+# ---------------------------------------------------------------------------- TRL's internals, in one room
+
+def trl_names() -> set[str]:
+    """TRL's trainer's private names, read from the installed trl.GRPOTrainer and transformers.Trainer."""
+    from grpo_rlvr.trainer.trl_seams import trl_private_names
+
+    names = trl_private_names()
+    assert {"_generate_and_score_completions", "_sync_tool_dicts", "_logs", "_save_checkpoint"} <= names, names
+    return names
+
+
+def private_trl_uses_outside_the_trainer(pkg: Path = PKG, names: set[str] | None = None) -> list[str]:
+    from trl_private import private_trl_uses
+
+    names = trl_names() if names is None else names
+    return [f"{p.relative_to(pkg)}:{line}: {how}" for p in sorted(pkg.rglob("*.py"))
+            if p.relative_to(pkg).parts[0] != "trainer" for line, _, how in private_trl_uses(p.read_text(), names)]
+
+
+def test_only_the_trainer_names_trl_private_internals():
+    """A private attribute of TRL's trainer (or a private module of TRL) is named in ``trainer/`` only, where
+    ``trl_seams`` lists each and the build refuses a TRL without it; anywhere else a TRL release could break it
+    unseen."""
+    assert private_trl_uses_outside_the_trainer() == []
+
+
+PLANTS = {
+    "an attribute": "def f(trainer):\n    return trainer._generate_and_score_completions(None)\n",
+    "an attribute on self": "class A:\n    def f(self):\n        return self._sync_tool_dicts\n",
+    "an override": "from trl import GRPOTrainer\n\n\nclass T(GRPOTrainer):\n    def _calculate_rewards(self):\n"
+                   "        return None\n",
+    "a name in getattr": "def f(t):\n    return getattr(t, '_logs', None)\n",
+    "a private module": "def f():\n    from trl.trainer._private_helpers import x\n    return x\n",
+    "a private name": "from trl.trainer.utils import _private_helper\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PLANTS))
+def test_a_private_trl_use_planted_in_another_room_fails_the_rule(tmp_path, kind):
+    """So the rule above can fail: a copy of two rooms (the trainer, which names TRL's internals, and the records)
+    with a use planted in a records module is refused; the untouched copy passes."""
+    import shutil
+
+    pkg = tmp_path / "grpo_rlvr"
+    for room in ("trainer", "records"):
+        shutil.copytree(PKG / room, pkg / room, ignore=shutil.ignore_patterns("__pycache__"))
+    names = trl_names()
+    assert private_trl_uses_outside_the_trainer(pkg, names) == []
+    target = pkg / "records" / "watch_log.py"
+    target.write_text(target.read_text() + "\n\n" + PLANTS[kind])
+    found = private_trl_uses_outside_the_trainer(pkg, names)
+    assert len(found) == 1 and found[0].startswith("records/watch_log.py:"), found

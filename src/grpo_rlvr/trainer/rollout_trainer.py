@@ -10,8 +10,8 @@ with). The rewards are not called there (zeros stand in, so advantages come out 
 trajectories itself, with the same reward objects and the reasons a person reads.
 
 Where TRL offers no seam of its own, this leans on two of its private methods (``_generate``,
-``_calculate_rewards``) and on ``_generate_and_score_completions``; ``tests/rollout/test_road.py`` fails when
-TRL changes what they return.
+``_calculate_rewards``) and on ``_generate_and_score_completions``, listed in ``trl_seams`` (a TRL without them is
+refused when the trainer is built); ``tests/rollout/test_road.py`` fails when TRL changes what they return.
 """
 
 from __future__ import annotations

@@ -76,9 +76,13 @@ def build_trainer(setup: dict, config, reward_funcs: list, train_dataset, eval_d
 
     Raises:
         InputFileError, MachineError: the model or its pinned snapshot cannot load, a 4-bit base on a machine
-            without CUDA and bitsandbytes.
+            without CUDA and bitsandbytes; the installed TRL lacks a private seam training relies on
+            (``trl_seams``), checked before anything loads.
     """
+    from grpo_rlvr.trainer import trl_seams
     from grpo_rlvr.trainer.model_loading import adapter_tokenizer
+
+    trl_seams.check()
 
     peft_config = None
     if setup.get("peft") is not None:

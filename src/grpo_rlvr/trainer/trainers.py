@@ -84,7 +84,8 @@ class GRPOTrainerWithHeldOut(GRPOTrainer):
     tool_concurrency = 1   # TRL's own order: one call after another (build_trainer sets the brief's)
 
     def _tool_call_loop(self, prompts, prompt_ids, completion_ids, completions, *rest):
-        if self.tool_concurrency <= 1 or not getattr(self, "_sync_tool_dicts", None):
+        # TRL sets _sync_tool_dicts before each tool loop (trl_seams: a TRL without it is refused at build)
+        if self.tool_concurrency <= 1 or not self._sync_tool_dicts:
             return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *rest)
         from grpo_rlvr.trainer.concurrent_tool_calls import ConcurrentCalls
 
@@ -159,7 +160,7 @@ class GRPOTrainerWithHeldOut(GRPOTrainer):
         # the tool's schema, so one call logs a = 566 and another a = "12x"; pyarrow refuses a column with two types
         # and the run dies at its first log. Each call's arguments are logged as their JSON text instead, the form
         # the OpenAI message format carries them in (chat templates render both).
-        completions = getattr(self, "_logs", {}).get("completion")
+        completions = self._logs.get("completion")
         for i, completion in enumerate(completions or ()):
             completions[i] = _arguments_as_json(completion)
         super().log(logs, start_time)
@@ -199,9 +200,7 @@ class GRPOTrainerWithHeldOut(GRPOTrainer):
         return rewards
 
     def evaluate(self, *args, **kwargs):
-        saved = getattr(self, "_logs", None)
-        if not isinstance(saved, dict):  # a TRL without the buffer: nothing to keep apart
-            return super().evaluate(*args, **kwargs)
+        saved = self._logs   # TRL's buffer (trl_seams: a TRL without it is refused at build)
         self._logs = empty_like(saved)
         try:
             return super().evaluate(*args, **kwargs)
