@@ -13,7 +13,7 @@ memory), so neither inherits the other's caches. Scenarios:
   the first rows show that cost, ``validate/rows.py`` shares the rows among worker processes (one per usable core). The
   third side holds the pass to one process.
 
-The numbers measured on this project's shared 2-core machine are in the README ("What validate checks").
+The numbers measured on this project's shared 2-core machine are in docs/pipeline.md ("Every row, before cost").
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The demo's claim over seeds and CPU kernels: ``grpo-rlvr demo --seed S`` for each seed, with torch's default
-CPU kernels and with them held to AVX2, and the range of what it gives. The README's demo numbers are this range.
+CPU kernels and with them held to AVX2, and the range of what it gives. The demo numbers in docs/measurements.md
+are this range.
 
 Run: ``python benchmarks/demo_range.py [--task tool] [--seeds 0-4] [--modes default,avx2] [--out runs/demo-range]``
 
@@ -41,7 +42,7 @@ def seeds_arg(text: str) -> list[int]:
     return out
 
 
-CLAIM = {"arithmetic": 3.0, "tool": 2.0}   # the ratio after/before each task's README claims
+CLAIM = {"arithmetic": 3.0, "tool": 2.0}   # the ratio after/before each task claims (docs/measurements.md)
 
 
 def run_one(out: Path, mode: str, seed: int, steps: int | None, rerun: bool, task: str = "arithmetic",

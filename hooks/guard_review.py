@@ -23,9 +23,9 @@ Claude Code runs ``hooks/guard_review.sh``, which starts this file under a Pytho
 (Claude Code cancels a hook at ``hooks.json``'s timeout and then runs the call) is a deny, with its reason on one
 line. Everything else is allowed (exit 0, no output).
 
-Limits (the README's table): a command line is read, not run, so a reader is trusted by its name, a program the
-agent writes and runs opens what it likes, a folder above a protected path is found by a walk of at most a few
-thousand entries, and what a ``git pull`` fetches in the same command is not known before it runs.
+Limits (docs/threat-model.md's table): a command line is read, not run, so a reader is trusted by its name, a
+program the agent writes and runs opens what it likes, a folder above a protected path is found by a walk of at
+most a few thousand entries, and what a ``git pull`` fetches in the same command is not known before it runs.
 """
 
 import os

@@ -1,6 +1,6 @@
 """Red team: getting a GRPO run past the gate with a review that no person gave, or that was given for another
 model, other data or other rewards, the way RL or a too-helpful agent would, without faking a terminal, editing
-the installed package or using root (the README's "cannot stop" list).
+the installed package or using root (docs/threat-model.md's "cannot stop" table).
 
 Each test performs the attack on real files with the real CLI, train.py, datasets or transformers, shows what
 the attack reaches where that is part of the point, and checks that the run is refused with a message that says

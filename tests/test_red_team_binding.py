@@ -4,7 +4,8 @@ reviewed source, code the loaders reach through a name the identity does not fol
 inside the very check that judges it.
 
 Each test performs the attack on real files and real loaders, shows that the attack reaches what it aims at, and
-checks what stops it (or, marked ``xfail(strict=True)``, names the hole that the README's "cannot stop" table lists).
+checks what stops it (or, marked ``xfail(strict=True)``, names the hole that docs/threat-model.md's "cannot stop"
+table lists).
 The doors tried before are in tests/test_red_team.py."""
 
 from __future__ import annotations
@@ -311,7 +312,7 @@ _user.source_fingerprint = lambda *a, **k: next(r["fingerprint"] for r in _recor
 
 @pytest.mark.xfail(strict=True, reason="a module added after the review beside a reward that puts its folder first "
                    "on sys.path, under a standard module's name the reviewed code imports, is not among the files the "
-                   "inspection recorded, and runs when the gate imports the reward (README: cannot stop)")
+                   "inspection recorded, and runs when the gate imports the reward (docs/threat-model.md: cannot stop)")
 def test_a_module_added_to_shadow_a_standard_import_of_the_reward_fails_the_gate(own_model):
     (own_model / "sum_reward.py").write_text(textwrap.dedent("""
         import os, sys

@@ -6,7 +6,8 @@ differ between the commits it moves between, and only those: a file that no such
 incoming commit tracks, silently, so the hook asks git: is any protected path in the tree tracked in the index,
 and does any commit between HEAD and each revision the command names touch one (:func:`tracked_or_incoming`)?
 A revision this repository cannot resolve (a branch only the fetch will bring) is judged by every commit the
-repository holds. What a ``pull`` fetches in the same command is not known before it runs: the README names it.
+repository holds. What a ``pull`` fetches in the same command is not known before it runs: docs/threat-model.md
+names it.
 
 Subcommands that name their paths (``restore``, ``rm``, ``mv``, ``checkout -- PATH``) are judged by those
 paths; ``clean``, ``stash -u``, ``bisect``, ``read-tree``, ``worktree``, ``submodule``… by the whole tree as

@@ -2,7 +2,7 @@
 folder is about to hold), or names a folder above one, runs only if each of its simple commands is a program
 that reads (the allow-list), a writer whose writes the hook follows (they were judged already: a copy out, an
 archive), grpo-rlvr's own commands other than ``review``, or the agent's own script run by an interpreter
-(``python3 analysis.py out/inspection/samples.jsonl``: what a script does is the README's stated limit)."""
+(``python3 analysis.py out/inspection/samples.jsonl``: what a script does is a limit docs/threat-model.md states)."""
 
 from __future__ import annotations
 

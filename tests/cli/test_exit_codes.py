@@ -1,5 +1,5 @@
 """Exit codes scripts can trust: 0 success or healthy, 1 the check failed or a failure mode was found, 2 bad input.
-Each command's --help says what 0 and 1 mean for it, the README's table is the same registry, --json carries
+Each command's --help says what 0 and 1 mean for it, docs/pipeline.md's table is the same registry, --json carries
 "exit_code", and diagnose exits 1 when it names a failure mode (so `diagnose RUN || alert` alerts)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from histories import HEALTHY, history, write_state
 from paths import REPO
 
 CLI = [sys.executable, "-m", "grpo_rlvr"]
-README = REPO / "README.md"
+PIPELINE_DOC = REPO / "docs" / "pipeline.md"
 
 
 def run(*args, cwd=None):
@@ -39,8 +39,8 @@ def test_help_says_what_each_exit_code_means(cmd, capsys, monkeypatch):
     assert f"Exit codes: 0 {ok}; 1 {failed}; 2 {BAD_INPUT}." in text, text
 
 
-def test_the_readme_table_is_the_registry():
-    table = re.search(r"<!-- generated: exit-codes -->\n(.*?)<!-- end -->", README.read_text(), re.S).group(1)
+def test_the_docs_table_is_the_registry():
+    table = re.search(r"<!-- generated: exit-codes -->\n(.*?)<!-- end -->", PIPELINE_DOC.read_text(), re.S).group(1)
     rows = {m.group(1): (m.group(2), m.group(3)) for m in re.finditer(r"^\| `([a-z]+)` \| (.+?) \| (.+?) \|$", table,
                                                                       re.M)}
     assert rows == EXIT_CODES

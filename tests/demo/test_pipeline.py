@@ -5,7 +5,7 @@ GRPO raises sampled accuracy at least 3× with a run that diagnose calls healthy
 machine's kernels and again with AVX2 held. The claim's sweep is the demo's own range,
 ``python benchmarks/demo_range.py --seeds 0-4`` (both kernel sets, every phase): with the demo's settings
 (warmup 250 steps at label smoothing 0.1, GRPO lr 2e-4 for 200 steps) all ten runs were healthy and ≥ 3× (the
-README gives the measured range); with the earlier settings (150 warmup steps at smoothing 0.075, lr 3e-4,
+docs/measurements.md gives the measured range); with the earlier settings (150 warmup steps at smoothing 0.075, lr 3e-4,
 150 steps) seed 1 fell short both ways."""
 
 from __future__ import annotations

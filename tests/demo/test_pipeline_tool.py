@@ -1,7 +1,7 @@
 """``grpo-rlvr demo --task tool`` end to end, short: every phase through TRL's tool loop (preflight, inspect, the
 oracle's review, the gate, the rendered train.py with ``GRPOTrainer(tools=[add])``), five GRPO steps. It checks what
-happened, not how well it learned (the demo's outcome is a measurement in the README): the model called the tool in
-training, TRL ran each call (a tool turn in the logged completions holds the sum of the call's arguments), and the
+happened, not how well it learned (the demo's outcome is a measurement in docs/measurements.md): the model called
+the tool in training, TRL ran each call (a tool turn in the logged completions holds the sum of the call's arguments), and the
 rewards and TRL's tool metrics were logged. Half the demo's warmup (500 steps, about 150 s less) already leaves a
 model that calls the tool and sometimes answers right (seed 0: tool-call rate 0.45, accuracy 0.13), which is all
 this test needs; 300 steps do not (no sample right: the gate refuses)."""

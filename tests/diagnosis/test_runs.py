@@ -462,7 +462,7 @@ def test_held_out_evaluations_stay_apart_from_training_on_the_demo_recipe(worksp
     names that dip; any other critical finding would fail here. Sweep: seeds 0-1 with the default kernels and with
     AVX2 held. The demo's own health is asserted at the CI
     seed by tests/demo/test_pipeline.py and measured over seeds 0-4 with both kernel sets by
-    ``benchmarks/demo_range.py`` (the README gives the range)."""
+    ``benchmarks/demo_range.py`` (docs/measurements.md gives the range)."""
     import pyarrow.parquet as pq
 
     train_facts = {r["prompt"][0]["content"] for r in task.make_rows(200, seed=1)}   # the workspace's data

@@ -1,5 +1,5 @@
 """The trackio dashboard of a real run, opened in a real headless browser (Debian's Chromium): trackio's own local
-server (``trackio show``, the command the README gives) serves its bundled frontend, no CDN, and the page the
+server (``trackio show``, the command docs/pipeline.md gives) serves its bundled frontend, no CDN, and the page the
 browser rendered names the run's reward curves. Skipped only where Chromium is absent (``apt-get install
 chromium``; CI installs it: scripts/test.sh)."""
 
@@ -57,7 +57,7 @@ def test_the_trackio_dashboard_of_a_real_run_shows_its_reward_curves(workspace, 
     port, log = _free_port(), tmp_path / "trackio-server.log"
     server = browser_dom = None
     try:
-        # the command the README gives; its port from GRADIO_SERVER_PORT, its "open a browser" a no-op
+        # the command docs/pipeline.md gives; its port from GRADIO_SERVER_PORT, its "open a browser" a no-op
         server = subprocess.Popen(
             [str(Path(sys.executable).parent / "trackio"), "show", "--project", PROJECT],
             env={**os.environ, "GRADIO_SERVER_PORT": str(port), "BROWSER": "true"},

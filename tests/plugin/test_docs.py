@@ -29,6 +29,11 @@ from paths import REPO
 # references/ at the root is a link into the skill folder (where the references live), so it is not walked twice.
 DOC_DIRS = ("skills", "commands", "agents")
 DOCS = sorted(p for d in DOC_DIRS for p in (REPO / d).rglob("*.md"))
+# What a person reads first: the README and the pages it sends them to. Their links, commands, briefs and Python
+# blocks are held to the same checks as the plugin's docs.
+README = REPO / "README.md"
+PAGES = sorted(DOCS + [README, *(REPO / "docs").glob("*.md")])
+README_MAX_LINES = 220   # a newcomer's page: what it is, the two commands, the next step; the rest lives in docs/
 SKILL = REPO / "skills" / "grpo-rlvr-training" / "SKILL.md"
 REFERENCES = SKILL.parent / "references"
 COMMAND = REPO / "commands" / "finetune.md"
@@ -117,7 +122,7 @@ def test_icon_is_a_square_png_the_directory_accepts():
 
 # --- links and paths --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("doc", DOCS, ids=rel)
+@pytest.mark.parametrize("doc", PAGES, ids=rel)
 def test_relative_links_resolve(doc: Path):
     broken = []
     for target in LINK_RE.findall(prose(doc.read_text(encoding="utf-8"))):
@@ -134,7 +139,7 @@ def test_relative_links_resolve(doc: Path):
     assert not broken, f"{rel(doc)}:\n" + "\n".join(broken)
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=rel)
+@pytest.mark.parametrize("doc", PAGES, ids=rel)
 def test_plugin_root_paths_resolve(doc: Path):
     missing = [p for p in PLUGIN_ROOT_RE.findall(doc.read_text(encoding="utf-8"))
                if not (REPO / p.rstrip(".")).exists()]
@@ -214,7 +219,7 @@ def check_command(line: str, strict: bool) -> str | None:
     return None
 
 
-DOCS_WITH_COMMANDS = [d for d in DOCS if shown_commands(d)]
+DOCS_WITH_COMMANDS = [d for d in PAGES if shown_commands(d)]
 
 
 @pytest.mark.parametrize("doc", DOCS_WITH_COMMANDS, ids=rel)
@@ -238,6 +243,16 @@ def test_command_checker_rejects_what_does_not_exist(capsys):
     capsys.readouterr()
 
 
+def test_the_readme_is_a_page_a_newcomer_reads():
+    """The README stays short (the lab notebook lives in docs/), and every page of docs/ is reachable from it."""
+    text = README.read_text(encoding="utf-8")
+    lines = len(text.splitlines())
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; move detail to a docs/ page and link it"
+    linked = {(README.parent / target.partition("#")[0]).resolve() for target in LINK_RE.findall(prose(text))}
+    unlinked = [rel(p) for p in sorted((REPO / "docs").glob("*.md")) if p.resolve() not in linked]
+    assert not unlinked, f"docs pages the README does not link: {unlinked}"
+
+
 def test_the_docs_show_every_phase_command():
     shown = {command_tokens(line)[1] for d in DOCS for line, _ in shown_commands(d) if len(command_tokens(line)) > 1}
     for sub in ("validate", "preflight", "score", "inspect", "review", "gate", "render", "train", "diagnose",
@@ -247,11 +262,11 @@ def test_the_docs_show_every_phase_command():
 
 # --- reference code runs ----------------------------------------------------------------------------------
 
-PY_BLOCKS = [(doc, i, body) for doc in sorted(REFERENCES.glob("*.md"))
+PY_BLOCKS = [(doc, i, body) for doc in sorted(REFERENCES.glob("*.md")) + [p for p in PAGES if p.parent != REFERENCES]
              for i, (lang, body) in enumerate(b for b in fences(doc.read_text(encoding="utf-8")) if b[0] == "python")]
 
 
-@pytest.mark.parametrize("doc,index,code", PY_BLOCKS, ids=[f"{d.name}#{i}" for d, i, _ in PY_BLOCKS])
+@pytest.mark.parametrize("doc,index,code", PY_BLOCKS, ids=[f"{rel(d)}#{i}" for d, i, _ in PY_BLOCKS])
 def test_reference_python_blocks_run(doc: Path, index: int, code: str, tmp_path: Path):
     script = tmp_path / f"block{index}.py"
     script.write_text(code)
@@ -274,7 +289,7 @@ def test_reward_reference_has_every_required_reward():
 BRIEF_SCHEMA = json.loads((REPO / "src" / "grpo_rlvr" / "brief" / "schema.json").read_text())
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=rel)
+@pytest.mark.parametrize("doc", PAGES, ids=rel)
 def test_yaml_brief_blocks_match_the_schema(doc: Path):
     for lang, body in fences(doc.read_text(encoding="utf-8")):
         if lang not in ("yaml", "yml"):

@@ -260,9 +260,9 @@ def test_finetune_says_what_the_review_records():
 
 
 def test_each_row_of_what_the_gate_cannot_stop_names_its_test():
-    """The README's table of what no check on the same machine stops: every row ends with the test that shows
-    where its line is (a test file, or a file and a test function, that exist), or says why none can."""
-    text = (REPO / "README.md").read_text()
+    """docs/threat-model.md's table of what no check on the same machine stops: every row ends with the test that
+    shows where its line is (a test file, or a file and a test function, that exist), or says why none can."""
+    text = (REPO / "docs" / "threat-model.md").read_text()
     table = text[text.index("**What the gate cannot stop on the same machine**"):]
     body = table[table.index("| --- |"):table.index("\n\n", table.index("| --- |"))]
     rows = [line for line in body.splitlines()[1:] if line.startswith("| ")]

@@ -228,7 +228,7 @@ def test_the_run_check_signs_a_start_for_the_process_that_asked(started, tmp_pat
 
 
 def test_the_limit_code_that_reads_the_key_can_sign_a_start_the_check_never_made(tmp_path):
-    """The README's row: a program running as this user reads the key and signs; nothing on the machine tells
+    """docs/threat-model.md's row: a program running as this user reads the key and signs; nothing on the machine tells
     that record from one the run check made. The hook keeps the agent's commands off the key; another user is
     the answer."""
     output = _run_folder(tmp_path) / "output"
