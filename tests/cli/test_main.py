@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -162,3 +163,15 @@ def test_missing_column_fix_depends_on_where_the_data_came_from(tmp_path, worksp
                str(f)).returncode == 0
     out = run("score", "--brief", str(workspace / "brief.yaml"), "--input", str(f))
     assert out.returncode == 2 and "map it under dataset.columns in the brief" in out.stderr
+
+
+def test_a_hub_warning_prints_once():
+    """huggingface_hub's logger has a handler of its own and propagates to the root, which the CLI configures: its
+    retry warnings printed twice. Once the CLI has set up logging, one warning is one line."""
+    code = ("import sys; from grpo_rlvr.cli.main import main; code = main(['validate', '/nonexistent/brief.yaml']); "
+            "from huggingface_hub.utils import logging as hub; "
+            "hub.get_logger('huggingface_hub.utils._http').warning('Retrying in 1s [Retry 1/5].'); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("Retrying in 1s [Retry 1/5].") == 1, done.stderr

@@ -494,6 +494,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # huggingface_hub gives its logger a handler of its own and leaves it propagating: beside the root's handler
+    # above, each of its warnings ("Retrying in 1s [Retry 1/5].") would print twice
+    logging.getLogger("huggingface_hub").propagate = False
     _library_output(args.verbose)
     if not getattr(args, "func", None):
         parser.print_help()
