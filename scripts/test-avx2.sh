@@ -13,5 +13,24 @@ if [ "$capability" != "AVX2" ]; then
   exit 2
 fi
 echo "training-outcome tests with CPU capability $capability"
+# Which: the demo (the README's claim), and the cheapest training-outcome tests that cover each kind of finding (no
+# signal, a broken policy, a run stopped on falling correctness, dynamic sampling out of rounds, a plain TRL run): six
+# of the thirteen, for CI's time budget. Every training-outcome test was swept with both kernel sets over several seeds
+# (benchmarks/outcome_sweep.py, each test's docstring); `scripts/test-avx2.sh --all` runs all of them, and test files
+# or node ids given replace this set.
+paths=(tests/demo/test_pipeline.py::test_demo_runs_every_phase
+       tests/diagnosis/test_runs.py::test_untrained_model_has_no_learning_signal
+       tests/diagnosis/test_runs.py::test_learning_rate_that_breaks_the_policy
+       tests/diagnosis/test_runs.py::test_a_short_run_whose_correctness_falls_to_zero_is_found_and_stopped
+       tests/diagnosis/test_runs.py::test_dynamic_sampling_that_runs_out_of_rounds_is_told_so
+       tests/diagnosis/test_plain_trl.py)
+args=()
+for a in "$@"; do
+  case $a in
+    --all) paths=() ;;
+    tests/*) paths=(); args+=("$a") ;;
+    *) args+=("$a") ;;
+  esac
+done
 # Two pytest workers, as scripts/test.sh runs them (GRPO_RLVR_TEST_WORKERS=0: one process)
-exec .venv/bin/python -m pytest -m training_outcome -n "${GRPO_RLVR_TEST_WORKERS:-2}" --dist worksteal "$@"
+exec .venv/bin/python -m pytest -m training_outcome -n "${GRPO_RLVR_TEST_WORKERS:-2}" --dist worksteal "${paths[@]}" "${args[@]}"

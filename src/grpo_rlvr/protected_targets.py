@@ -26,7 +26,7 @@ from pathlib import Path
 
 from grpo_rlvr.errors import ConfigError
 
-# The system's signed-review policy: root's folder, which the README asks the person to create.
+# The system's signed-review policy: root's folder, which docs/threat-model.md asks the person to create.
 SYSTEM_POLICY = Path("/etc/grpo-rlvr") / "allowed_signers"
 INSPECTION_FILES = ("manifest.json", "samples.jsonl")
 RUN_FILES = ("train.py", "grpo_config.yaml", "brief.lock.json", "launch.sh", "accelerate.yaml", "slurm.sh")

@@ -140,3 +140,18 @@ def test_train_stops_before_the_model_loads_when_a_dashboard_cannot_start(worksp
         < script.index("trainer = build_trainer(")
     doc = json.loads(out.stdout)
     assert doc["ok"] is False and doc["returncode"] == 2
+
+
+@pytest.mark.parametrize("value,project", [("trackio", "arithmetic-demo"), (["trackio", "tensorboard"], "arithmetic-demo"),
+                                           ("all", "arithmetic-demo"), ("tensorboard", None), ("none", None)])
+def test_a_trackio_run_is_filed_under_the_briefs_name(workspace, value, project):
+    """trackio's project is TrainingArguments.project, "huggingface" unless set: grpo-rlvr sets the brief's name
+    (recorded as the dashboard layer's), and a brief's own ``grpo.project`` stands."""
+    b = load_brief(brief_with(workspace, value))
+    assert b.grpo.get("project") == project
+    if project:
+        assert b.origin["project"] == "dashboard"
+    data = yaml.safe_load((workspace / "dash.yaml").read_text())
+    data["grpo"]["project"] = "mine"
+    (workspace / "dash.yaml").write_text(yaml.safe_dump(data))
+    assert load_brief(workspace / "dash.yaml").grpo["project"] == "mine"

@@ -21,7 +21,7 @@ from grpo_rlvr.run.launch import train
 
 pytestmark = pytest.mark.e2e
 
-PROJECT = "huggingface"   # TRL's default trackio project
+PROJECT = "arithmetic-demo"   # the brief's name: grpo-rlvr names the trackio project after it
 
 
 def _free_port() -> int:

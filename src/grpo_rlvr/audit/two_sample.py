@@ -18,12 +18,15 @@ Statistics (each two-sided): ``share`` (a yes/no property: malformed, unscorable
 among all rollouts, which a long tail does not sway. ``holm`` holds several tests to one family-wise level.
 
 Permutations are drawn in rounds (``ROUNDS``) until the p-value is surely above or below the level it is held to
-(an honest sample stops after the first round); the draws are seeded from the data, so the same two samples
-always give the same p-value.
+(an honest sample stops after the first round). The first round's splits depend only on how many groups each
+sample has: they are drawn once per process and serve every metric with those counts (the tests of one check are
+then dependent, which Holm's procedure allows); later rounds are seeded from the data. Either way the same two
+samples always give the same p-value.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from collections.abc import Sequence
@@ -56,6 +59,26 @@ def _nonempty(groups: Groups) -> list[list[float]]:
 def _seed(groups: list[list[float]], n_new: int) -> int:
     h = hashlib.sha256(repr((n_new, groups)).encode()).digest()
     return int.from_bytes(h[:8], "big")
+
+
+def _draw(rng, m: int, total: int, k: int):
+    """``m`` random splits of ``total`` groups, ``k`` of them "new": a 0/1 row per split."""
+    import numpy as np
+
+    picks = rng.random((m, total)).argpartition(k - 1, axis=1)[:, :k]
+    masks = np.zeros((m, total))
+    np.put_along_axis(masks, picks, 1.0, axis=1)
+    return masks
+
+
+@functools.lru_cache(maxsize=8)
+def _first_round(total: int, k: int):
+    """The first round's splits for these counts, drawn once (seeded by the counts) and shared by every metric."""
+    import numpy as np
+
+    masks = _draw(np.random.default_rng([total, k]), ROUNDS[0], total, k)
+    masks.setflags(write=False)
+    return masks
 
 
 def _ranks(groups: list[list[float]]) -> list[list[float]]:
@@ -108,12 +131,10 @@ def permutation_test(reference: Groups, new: Groups, kind: str = "mean", level: 
     rng = np.random.default_rng(_seed(groups, k))
     hits = drawn = 0
     tol = 1e-12 * max(1.0, observed)
-    for size in ROUNDS:
+    for round_, size in enumerate(ROUNDS):
         for chunk in range(0, size, CHUNK):   # bounded memory: CHUNK splits at a time
             m = min(CHUNK, size - chunk)
-            picks = rng.random((m, total)).argpartition(k - 1, axis=1)[:, :k]
-            masks = np.zeros((m, total))
-            np.put_along_axis(masks, picks, 1.0, axis=1)
+            masks = _first_round(total, k) if round_ == 0 else _draw(rng, m, total, k)
             hits += int((np.abs(diff(masks)) >= observed - tol).sum())
             drawn += m
         p = (hits + 1) / (drawn + 1)

@@ -34,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 # What 0 and 1 mean for each command; 2 is always bad input or usage. ``--help`` prints these lines, and a test
-# holds the README's table to them.
+# holds docs/pipeline.md's table to them.
 EXIT_CODES = {
     "demo": ("the demo ran every phase", "a phase failed"),
     "validate": ("the brief is valid and fits its hardware", "never (an invalid brief is bad input: 2)"),

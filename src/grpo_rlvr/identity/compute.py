@@ -194,7 +194,7 @@ def _refuse_nested_auto_map(folder: Path, what: str) -> None:
     and takes the module as a path: ``checkpoint-1/modeling.Policy`` runs ``checkpoint-1/modeling.py`` (a folder
     the identity leaves out) and ``/elsewhere/modeling.Policy`` a file outside the folder, neither bound to the
     review. transformers itself only ever writes top-level names. (``other/repo--module.Class`` loads another hub
-    repo's code: the README's "cannot stop" table.)
+    repo's code: the "cannot stop" table of docs/threat-model.md.)
     """
     for name in AUTO_MAP_CONFIGS:
         p = folder / name

@@ -27,10 +27,10 @@ source, and never compares an unchecked hash-based ``.pyc`` with the source at a
 after the review would score while the reviewed source kept its hash. The reward's own file and every module
 outside the installed environment are compiled from their source (:class:`SourceOnlyLoader`,
 :func:`import_from_source`); installed packages keep their bytecode (editing those is out of reach of any check
-on the same machine, see the README).
+on the same machine, see docs/threat-model.md).
 
 Not found, and so not bound: a module imported under a name computed only while the function runs, and data
-files the code reads (see the README's "cannot stop" table).
+files the code reads (see the "cannot stop" table of docs/threat-model.md).
 """
 
 from __future__ import annotations

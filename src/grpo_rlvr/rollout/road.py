@@ -96,7 +96,7 @@ def choose_engine(brief) -> str:
     if requested == "vllm":
         if platform is None:
             raise MachineError("sampling.engine: 'vllm', but vLLM is not installed here; install it (pip install "
-                               "'grpo-rlvr[vllm]' on a GPU machine; on CPU, vLLM's CPU build: see the README's "
+                               "'grpo-rlvr[vllm]' on a GPU machine; on CPU, vLLM's CPU build: see docs/ci.md's "
                                "vLLM lane), or set sampling.engine: auto")
         return "vllm"
     return "vllm" if brief.grpo.get("use_vllm") and platform not in (None, "cpu") else "transformers"

@@ -23,7 +23,7 @@ and the check is refused while one is there: they run in every other process of 
 
 Limits: a hook that hides its target's name passes the scan (it still cannot reach the clean check); code that
 edits the installed grpo_rlvr package, or patches the calling process's way of starting the check, is not
-stopped here (see the README's "What the gate cannot stop").
+stopped here (see "What the gate cannot stop" in docs/threat-model.md).
 """
 
 from __future__ import annotations
