@@ -18,7 +18,7 @@ PKG = Path(grpo_rlvr.__file__).parent
 # The house, floor by floor. A room imports only its own floor and the floors below it; every room is on one.
 GROUND = ("grpo_rlvr", "errors", "files", "jsonl", "input_files", "templating", "cpu_threads", "cpu_time",
           "user_cache", "work_trace", "protected_targets", "caller_env", "messages", "model_shape", "report_location",
-          "tool_failures")
+          "tool_failures", "plain_output")
 # what a review is bound to: content identity, on the ground floor alone
 IDENTITY = ("identity",)
 # the run's records (run key, provenance, checkpoint ledger, crash record, run outputs...): the ground floor and
