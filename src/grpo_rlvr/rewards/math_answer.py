@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from grpo_rlvr.errors import RewardError
@@ -98,6 +99,13 @@ class Spare:
             proc = self._proc if self._proc is not None and self._proc.poll() is None else _spawn()
             self._proc = _spawn()
             return proc
+
+    def close(self) -> None:
+        with self._lock:
+            if self._proc is not None:
+                self._proc.kill()
+                self._proc.wait()
+                self._proc = None
 
 
 class MathWorker:
@@ -235,6 +243,12 @@ class MathPool:
             for w in self.workers:
                 w.wait_ready()
 
+    def close(self) -> None:
+        """End every worker and the spare (a later check starts them again)."""
+        for w in self.workers:
+            w.close()
+        self.spare.close()
+
     def pids(self) -> list[int]:
         """Process ids of the workers and the spare (for measuring their CPU time)."""
         procs = [w._proc for w in self.workers] + [self.spare._proc]
@@ -352,6 +366,9 @@ def math_reward(extract: str = "auto", tag: str = "answer", timeout_s: float = 5
             out[i] = _verdict(res, got, rows[i][answer_column])
         return out  # type: ignore[return-value]
 
+    # The workers end with the scorer: a process that builds rewards again and again (a notebook, a test suite)
+    # would otherwise keep three idle interpreters for each one it built
+    weakref.finalize(scorer, pool.close)
     params = {"extract": extract, "tag": tag, "timeout_s": timeout_s, "answer_column": answer_column,
               "rel_tol": rel_tol, "several": several, "boxes": boxes, **flags}
     return Reward("math", "correctness", params, scorer,
