@@ -252,3 +252,17 @@ def test_completions_files_in_step_order_and_bounded(tmp_path, monkeypatch):
     logs = load_run_logs(tmp_path)
     assert [r["step"] for r in logs.completions] == [99997, 99998, 100001, 100002, 100003]
     assert "read 5 of 7 completions files (the first 2 and the last 3)" in logs.notes
+
+
+def test_a_run_shorter_than_its_logging_steps_has_its_one_record(tmp_path):
+    """A 3-step run with logging_steps 5 logs once, at its end: TRL puts the steps' metrics into the summary record
+    (train_runtime beside reward and the tool metrics). That record is the run's history, not "no records"."""
+    record = {"step": 3, "train_runtime": 8.4, "train_loss": 4.8e-05, "reward": 0.5, "reward_std": 0.54,
+              "rewards/format/mean": 0.65, "rewards/exact_match/mean": 0.37, "tools/call_frequency": 0.66,
+              "tools/failure_frequency": 0.19, "entropy": 0.26, "kl": 0.004, "epoch": 0.012}
+    (tmp_path / "metrics.jsonl").write_text(json.dumps(record) + "\n")
+    res = diagnose(tmp_path, out_dir=tmp_path / "d")
+    assert res.data["records"] == 1, res.format()
+    assert "no_records" not in [f.id for f in res.findings]
+    said = res.format()
+    assert "reward 0.5 → 0.5" in said and "calls a rollout 0.66" in said and "no training records" not in said, said

@@ -159,10 +159,11 @@ _NUMBER = (int, float)
 
 
 def _kind(record: dict) -> str:
-    if "train_runtime" in record:
+    trained = type(record.get("loss")) in _NUMBER or type(record.get("reward")) in _NUMBER
+    if "train_runtime" in record and not trained:
         return "summary"
-    if type(record.get("loss")) in _NUMBER or type(record.get("reward")) in _NUMBER:
-        return "train"
+    if trained:   # TRL's end-of-training record carries the steps logged since the last log (a run shorter than
+        return "train"   # logging_steps logs only there)
     if any(k.startswith("eval_") for k in record):
         return "eval" if type(record.get("eval_reward")) in _NUMBER else "other_eval"
     return "other"

@@ -105,8 +105,8 @@ class Watch:
         if self.began is None:
             self.began = time.monotonic()
         self.records.add(record)
-        if not isinstance(record, dict) or not any(k in record for k in ("reward", "loss")) or "train_runtime" in record:
-            return False
+        if not isinstance(record, dict) or not any(k in record for k in ("reward", "loss")):
+            return False   # the end-of-training summary counts when it carries the steps since the last log
         self.train_logs += 1
         return self.train_logs % self.every == 0
 
