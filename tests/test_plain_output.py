@@ -46,3 +46,28 @@ def test_a_file_gets_plain_text_and_a_terminal_keeps_its_colour(tmp_path):
         seen += chunk
     os.waitpid(pid, 0)
     assert seen.count(b"\x1b[38;5;208m") == 2, seen
+
+
+def test_library_warnings_print_as_one_line_without_their_source():
+    """In a process of its own (pytest shows warnings its own way): a library's warning is one line, with no
+    source line under it."""
+    import subprocess
+    import sys
+
+    code = ("import warnings; from grpo_rlvr.plain_output import one_line_warnings; "
+            "one_line_warnings(); warnings.warn(\"GRPOTrainer's tools are experimental and may change\", "
+            "UserWarning, stacklevel=1)")
+    err = subprocess.run([sys.executable, "-W", "always", "-c", code], capture_output=True, text=True).stderr
+    assert err == "warning: UserWarning: GRPOTrainer's tools are experimental and may change\n", err
+
+
+def test_the_cli_prints_a_library_warning_as_one_line():
+    """preflight and inspect build TRL's trainer in the CLI's own process: its warnings print as train.py prints
+    them, one line, no source line (a plain user saw `…/rollout_trainer.py:29: UserWarning: …` and the call)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, warnings; from grpo_rlvr.cli.main import main; code = main(['validate', '/nonexistent.yaml']); "
+            "warnings.warn(\"You are using 'environment_factory'\", UserWarning, stacklevel=1); sys.exit(code)")
+    err = subprocess.run([sys.executable, "-W", "always", "-c", code], capture_output=True, text=True).stderr
+    assert err.endswith("warning: UserWarning: You are using 'environment_factory'\n"), err

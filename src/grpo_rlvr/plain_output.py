@@ -1,4 +1,4 @@
-"""Output written to a file or a pipe carries no terminal escape codes.
+"""Output written to a file or a pipe carries no terminal escape codes; library warnings print as one line.
 
 Libraries training loads colour what they print without asking where it goes (trackio's banner prints
 ``\\x1b[1m\\x1b[38;5;208mtrackio show ...\\x1b[0m`` always). In a terminal that is colour; in a redirected log or a
@@ -62,3 +62,15 @@ def plain_when_redirected() -> None:
             tty = False
         if not tty:
             setattr(sys, name, PlainStream(stream))
+
+
+def one_line_warnings() -> None:
+    """Library warnings (TRL's experimental features, transformers' deprecations) as one line each, as
+    ``warning: Category: message``, without the source line Python prints under each (which names library
+    internals and repeats the call)."""
+    import warnings
+
+    def formatted(message, category, filename, lineno, line=None):   # noqa: ARG001  (the signature Python calls)
+        return f"warning: {category.__name__}: {str(message).strip()}\n"
+
+    warnings.formatwarning = formatted

@@ -144,16 +144,3 @@ def test_a_resume_says_its_checkpoint_and_step(tmp_path):
     (ckpt / "trainer_state.json").write_text('{"global_step": 40}')
     line = resuming_line(ckpt)
     assert line.startswith(f"train.py: resuming from {ckpt} at step 40 ") and "lm_head.weight" in line
-
-
-def test_library_warnings_print_as_one_line_without_their_source():
-    """In a process of its own (pytest shows warnings its own way): a library's warning is one line, with no
-    source line under it."""
-    import subprocess
-    import sys
-
-    code = ("import warnings; from grpo_rlvr.trainer.training_callbacks import one_line_warnings; "
-            "one_line_warnings(); warnings.warn(\"GRPOTrainer's tools are experimental and may change\", "
-            "UserWarning, stacklevel=1)")
-    err = subprocess.run([sys.executable, "-W", "always", "-c", code], capture_output=True, text=True).stderr
-    assert err == "warning: UserWarning: GRPOTrainer's tools are experimental and may change\n", err

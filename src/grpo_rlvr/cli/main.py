@@ -22,6 +22,7 @@ from grpo_rlvr.cli.json_stdout import document, json_stdout
 from grpo_rlvr.cpu_threads import passive_openmp
 from grpo_rlvr.cpu_time import CPU_LIMIT_S
 from grpo_rlvr.errors import ConfigError, GrpoRlvrError
+from grpo_rlvr.plain_output import one_line_warnings
 
 log = logging.getLogger("grpo_rlvr")
 
@@ -497,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     # huggingface_hub gives its logger a handler of its own and leaves it propagating: beside the root's handler
     # above, each of its warnings ("Retrying in 1s [Retry 1/5].") would print twice
     logging.getLogger("huggingface_hub").propagate = False
+    one_line_warnings()   # preflight and inspect build TRL's trainer: its warnings as train.py prints them
     _library_output(args.verbose)
     if not getattr(args, "func", None):
         parser.print_help()

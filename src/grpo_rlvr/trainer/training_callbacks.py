@@ -223,15 +223,3 @@ def resuming_line(checkpoint: str | Path) -> str:
     at = f" at step {step}" if isinstance(step, int) else ""
     return (f"train.py: resuming from {checkpoint}{at} (weights, optimizer, scheduler, random state; a 'missing "
             "keys' warning naming lm_head.weight is a model whose output layer shares the input embedding's weights)")
-
-
-def one_line_warnings() -> None:
-    """Library warnings (TRL's experimental features, transformers' deprecations) as one line each, as
-    ``warning: Category: message``, without the source line Python prints under each (which names library
-    internals and repeats the call)."""
-    import warnings
-
-    def formatted(message, category, filename, lineno, line=None):   # noqa: ARG001  (the signature Python calls)
-        return f"warning: {category.__name__}: {str(message).strip()}\n"
-
-    warnings.formatwarning = formatted
