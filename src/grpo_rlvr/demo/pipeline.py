@@ -118,9 +118,15 @@ class _Phases:
         self.stream.flush()
 
     def progress(self, done: int, total: int) -> None:
-        self.stream.write(f"\r    sampling {done}/{total}")
-        if done >= total:
-            self.stream.write("\n")
+        """A terminal sees one line count up; a file or a pipe gets the finished count, one plain line."""
+        try:
+            tty = self.stream.isatty()
+        except (AttributeError, ValueError, OSError):
+            tty = False
+        if tty:
+            self.stream.write(f"\r    sampling {done}/{total}" + ("\n" if done >= total else ""))
+        elif done >= total:
+            self.stream.write(f"    sampling {done}/{total}\n")
         self.stream.flush()
 
 
