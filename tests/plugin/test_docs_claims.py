@@ -314,3 +314,16 @@ def test_the_install_offers_torchs_cpu_only_build_as_the_readme_says(tmp_path, t
     bad = subprocess.run(["bash", str(tmp_path / "scripts/bootstrap.sh")], env=env, capture_output=True, text=True,
                          timeout=60)
     assert bad.returncode == 2 and "use GRPO_RLVR_TORCH=cpu" in bad.stderr, bad.stderr
+
+
+def test_the_demo_phase_lines_the_docs_quote_are_the_ones_it_prints():
+    """README and docs/demo.md quote the demo's phase lines (`[preflight-untrained] preflight on …`): each quoted
+    one is a phase the demo starts with that name and that text (one once said `[preflight]`)."""
+    source = (REPO / "src" / "grpo_rlvr" / "demo" / "pipeline.py").read_text()
+    phases = set(re.findall(r'ph\.start\("([^"]+)", "([^"]+)"\)', source))
+    assert len(phases) >= 5, phases
+    quoted = [(doc, m) for doc in ("README.md", "docs/demo.md")
+              for m in re.findall(r"`\[([a-z-]+)\] ([^`]+)`", (REPO / doc).read_text())]
+    assert quoted
+    for doc, (name, text) in quoted:
+        assert (name, text) in phases, (doc, name, text, sorted(phases))
