@@ -280,7 +280,7 @@ def test_each_row_of_what_the_gate_cannot_stop_names_its_test():
 
 STUB_PYTHON = """#!/bin/bash
 # A stand-in Python for scripts/bootstrap.sh: passes its version check, makes a venv of itself, logs pip's arguments
-if [ "$1" = -c ]; then exit 0; fi
+if [ "$1" = -c ]; then if [ -n "$STUB_C_FAIL" ] && [[ "$2" == *"$STUB_C_FAIL"* ]]; then exit 1; fi; exit 0; fi
 if [ "$1" = -m ] && [ "$2" = venv ]; then mkdir -p "$3/bin" && cp "$0" "$3/bin/python" && exit 0; fi
 echo "$*" >> "$STUB_LOG"
 """
@@ -327,3 +327,27 @@ def test_the_demo_phase_lines_the_docs_quote_are_the_ones_it_prints():
     assert quoted
     for doc, (name, text) in quoted:
         assert (name, text) in phases, (doc, name, text, sorted(phases))
+
+
+@pytest.mark.parametrize("fails,code,said", [
+    ("urlopen", 2, "PyTorch's CPU-only index (https://download.pytorch.org/whl/cpu) cannot be reached from here"),
+    ("torch.version.cuda", 1, "but pip installed a CUDA build of torch")])
+def test_the_cpu_build_asked_for_is_the_cpu_build_installed(tmp_path, fails, code, said):
+    """Where PyTorch's CPU index cannot be reached, pip took PyPI's CUDA build without a word (a plain user got 5.4
+    GB after asking for the CPU build): bootstrap refuses before installing, and checks the build after it."""
+    import os
+    import shutil
+
+    (tmp_path / "scripts").mkdir()
+    for name in ("pyproject.toml", "constraints.txt", "scripts/bootstrap.sh"):
+        shutil.copy(REPO / name, tmp_path / name)
+    stub = tmp_path / "python-stub"
+    stub.write_text(STUB_PYTHON)
+    stub.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_RLVR_TORCH")}
+    env.update(PYTHON=str(stub), STUB_LOG=str(tmp_path / "pip.log"), GRPO_RLVR_TORCH="cpu", STUB_C_FAIL=fails)
+    out = subprocess.run(["bash", str(tmp_path / "scripts/bootstrap.sh")], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == code and said in out.stderr, (out.returncode, out.stderr)
+    assert not (tmp_path / ".venv" / ".grpo-rlvr-installed").exists()   # the next run tries again
+    assert (tmp_path / "pip.log").exists() == (code == 1)               # refused before pip, or checked after it
