@@ -386,3 +386,43 @@ def test_a_kl_jump_in_the_first_logs_is_reported_and_the_healthy_demos_kl_is_not
     demo = json.loads((Path(__file__).parents[1] / "data" / "demo_trainer_state.json").read_text())
     res = diagnose(write_state(tmp_path, demo["log_history"]), out_dir=tmp_path)   # a real healthy demo run
     assert not {"kl_jump", "correctness_collapsed"} & {x.id for x in res.findings}, res.format()
+
+
+def _unscored(n, scored_from=None):
+    """A tool run whose environment could not start: every rollout unscored, rewards null, every group equal."""
+    recs = history(n=n, **HEALTHY)
+    for i, r in enumerate(recs):
+        if scored_from is None or i < scored_from:
+            r.update({"unscorable/frac": 1.0, "tools/unavailable": 16.0, "reward": None, "reward_std": 0.0,
+                      "rewards/exact_match/mean": None, "rewards/format/mean": None, "frac_reward_zero_std": 1.0,
+                      "tools/call_frequency": 0.0})
+        else:
+            r.update({"unscorable/frac": 0.0, "tools/unavailable": 0.0, "tools/call_frequency": 0.5})
+    return recs
+
+
+def test_a_run_that_scored_nothing_is_told_so_not_blamed_on_the_learning_rate(tmp_path):
+    """An environment whose reset() raises leaves every rollout unscored: the findings were "NaN metrics: lower the
+    learning rate" and "no learning signal: SFT first". It is one finding, with the tool evidence and the fix."""
+    for n in (3, 20):
+        res = diagnose(write_state(tmp_path, _unscored(n)), out_dir=tmp_path / "d")
+        ids = [f.id for f in res.findings]
+        assert "nothing_scored" in ids and "non_finite_metrics" not in ids and "no_learning_signal" not in ids, ids
+        f = next(x for x in res.findings if x.id == "nothing_scored")
+        assert f.severity == "critical" and f"all {n} logged steps" in f.evidence[0]
+        assert "tools/unavailable 16 rollouts a step" in f.evidence[1] and "grpo-rlvr preflight BRIEF" in f.recommendation
+
+
+def test_a_run_that_scored_some_steps_is_judged_as_before(tmp_path):
+    res = diagnose(write_state(tmp_path, _unscored(20, scored_from=5)), out_dir=tmp_path / "d")
+    ids = [f.id for f in res.findings]
+    assert "nothing_scored" not in ids and "non_finite_metrics" in ids, ids
+
+
+def test_a_reward_that_scored_nothing_points_at_the_rows(tmp_path):
+    recs = _unscored(10)
+    for r in recs:
+        del r["tools/unavailable"], r["tools/call_frequency"]
+    res = diagnose(write_state(tmp_path, recs), out_dir=tmp_path / "d")
+    f = next(x for x in res.findings if x.id == "nothing_scored")
+    assert len(f.evidence) == 1 and "output/unscorable.json" in f.recommendation

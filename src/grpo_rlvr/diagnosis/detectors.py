@@ -118,6 +118,41 @@ def _filter(logs: RunLogs) -> tuple[dict, str]:
 ZERO_RATE = 0.01   # quality at or below this at the start and at its peak: the model has no skill to sharpen
 
 
+UNSCORED = 0.999   # unscorable/frac at or above this: the step scored no rollout
+
+
+def unscored_logs(logs: RunLogs) -> tuple[int, int]:
+    """(logs whose every rollout was left unscored, logs with ``unscorable/frac``)."""
+    s = logs.series("unscorable/frac")
+    return sum(v >= UNSCORED for _, v in s), len(s)
+
+
+def nothing_scored(logs: RunLogs) -> Finding | None:
+    """Every logged step left all its rollouts unscored (``unscorable/frac`` 1): no reward, no advantage, nothing
+    learned. A reward that cannot score any row, or a tool or environment that cannot start (an environment whose
+    ``reset()`` raises leaves every rollout ``tools/unavailable``). Its rewards are then null or NaN, and the
+    groups all equal: those findings (non-finite metrics, no learning signal) would blame the learning rate or
+    the model, so they defer to this one.
+    Guard: a run that scored anything in some logged step (``unscorable_samples`` and ``tool_errors_rising``
+    judge a share)."""
+    unscored, n = unscored_logs(logs)
+    if not n or unscored < n:
+        return None
+    evidence = [f"unscorable/frac is 1 in all {n} logged step{'s' if n != 1 else ''}: no rollout was scored"]
+    gone = [v for _, v in logs.series("tools/unavailable")]
+    if gone and max(gone) > 0:
+        evidence.append(f"tools/unavailable {max(gone):g} rollouts a step: the tools or the environment could not be "
+                        "reached or could not start (an environment's reset() that raises does this)")
+        fix = ("Nothing was scored because the tools or the environment failed outside the model's control. Run "
+               "`grpo-rlvr preflight BRIEF`: it rolls them out as training does and names the exception with its "
+               "file and line. Fix it, then train again.")
+    else:
+        fix = ("No reward could score any rollout: read output/unscorable.json for the rows and the reason (a "
+               "missing or unreadable answer column, a reward that raises), fix the data or the reward, check with "
+               "`grpo-rlvr score`, then train again.")
+    return Finding("nothing_scored", "No rollout was scored: training learns nothing", "critical", evidence, fix)
+
+
 def no_learning_signal(logs: RunLogs) -> Finding | None:
     """Most groups (mean share ≥ 0.5 over the run) have equal rewards, so zero advantage. The share comes from
     the logged completions when there are any, else from frac_reward_zero_std. Causes, told apart by quality:
@@ -138,7 +173,7 @@ def no_learning_signal(logs: RunLogs) -> Finding | None:
     completions it is left to ``refill_exhausted`` (TRL's metric there counts every round sampled).
     Guard: a healthy run sits well below 0.5 (every group with a mix of outcomes contributes)."""
     signal = _zero_signal(logs)
-    if signal is None:
+    if signal is None or nothing_scored(logs) is not None:   # equal groups because nothing was scored at all
         return None
     return next(finding for cause in NO_SIGNAL_CAUSES if (finding := cause(signal)) is not None)
 
@@ -839,6 +874,6 @@ def tool_errors_rising(logs: RunLogs) -> Finding | None:
                    brief_change=change)
 
 
-DETECTORS = (unscorable_samples, no_learning_signal, correctness_collapsed, kl_jump, refill_exhausted, entropy_collapse,
+DETECTORS = (nothing_scored, unscorable_samples, no_learning_signal, correctness_collapsed, kl_jump, refill_exhausted, entropy_collapse,
              length_reward_coupling, degenerate_length, reward_hacking, truncation, kl_blowup, clipping_saturation,
              moe_without_gspo, sampler_mismatch, tools_never_called, tools_abandoned, tool_errors_rising)

@@ -4,7 +4,7 @@ trend, non-finite (NaN, inf) or null metrics, or without the metrics the detecto
 
 from __future__ import annotations
 
-from grpo_rlvr.diagnosis.detectors import MIN_RECORDS_FOR_TREND, Finding, _length_series
+from grpo_rlvr.diagnosis.detectors import MIN_RECORDS_FOR_TREND, Finding, _length_series, nothing_scored
 from grpo_rlvr.diagnosis.metrics import RunLogs
 
 # Non-finite values in these mean the optimisation itself broke, not one reward.
@@ -96,7 +96,10 @@ def too_few_records(logs: RunLogs) -> Finding | None:
 
 def non_finite_metrics(logs: RunLogs) -> Finding | None:
     """NaN or inf anywhere (named with the first step and how many logs), and null reward means (TRL writes null
-    when a reward returned None for every completion of a step)."""
+    when a reward returned None for every completion of a step). A run that scored nothing is
+    ``nothing_scored``'s: its null rewards say that, not a learning rate."""
+    if nothing_scored(logs) is not None:
+        return None
     evidence, broke = [], False
     for table, prefix in ((logs.history, ""), (logs.eval_history, "held-out ")):
         n = len(table)
