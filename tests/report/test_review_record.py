@@ -3,6 +3,7 @@ person's own verdicts with a Wilson interval, and the disagreements shown as rev
 
 from __future__ import annotations
 
+import json
 import math
 
 from grpo_rlvr.report.review_record import error_rate, error_rates, review_facts
@@ -49,3 +50,26 @@ def test_a_run_without_an_inspection_or_with_a_damaged_one_says_so(tmp_path):
     (tmp_path / "manifest.json").write_text("{}")
     (tmp_path / "samples.jsonl").write_text("{not json\n")
     assert "samples.jsonl" in review_facts(tmp_path)["unreadable"]
+
+
+def test_an_unreviewed_run_says_it_had_no_review(written_run):
+    """A smoke test names an inspection that was never made: the report said "unreadable (… file not found; check
+    the path; each line must be one JSON object)"; an inspection nobody read said "read by nobody; the reward was
+    wrong on 0 (95% interval 0.0–100.0%)". Each now says what it is."""
+    import shutil
+
+    from grpo_rlvr.report import write_report
+    from grpo_rlvr.report.run_files import find_run
+
+    inspection = find_run(written_run).inspection
+    for s in (inspection / "samples.jsonl",):
+        rows = [json.loads(x) for x in s.read_text().splitlines()]
+        s.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "verdict"}) + "\n" for r in rows))
+    said = write_report(written_run).format()
+    assert "review: not reviewed (0 of 64 samples read)" in said, said
+    shutil.rmtree(inspection)
+    assert review_facts(inspection) == {"inspection": str(inspection), "absent": True}
+    result = write_report(written_run)
+    assert f"review: none (no inspection at {inspection})" in result.format(), result.format()
+    page = result.html.read_text()
+    assert "does not exist (an unreviewed smoke test" in page and "cannot be read" not in page

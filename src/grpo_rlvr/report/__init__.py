@@ -54,8 +54,12 @@ class ReportResult:
 def _review_line(review: dict | None) -> str:
     if not review:
         return "none recorded"
+    if review.get("absent"):
+        return f"none (no inspection at {review['inspection']})"
     if review.get("unreadable"):
         return f"unreadable ({review['unreadable']})"
+    if not review["reviewed"]:
+        return f"not reviewed (0 of {review['samples']} samples read)"
     rate = review["error_rates"]["any"]
     return (f"{review['reviewed']} of {review['samples']} samples read by {', '.join(review['reviewers']) or 'nobody'}"
             f"; the reward was wrong on {rate['wrong']} (95% interval {100 * rate['low']:.1f}–"

@@ -86,6 +86,8 @@ def review_facts(inspection: Path | None) -> dict | None:
     """What the review behind the run says (None when the run names no inspection or it cannot be read)."""
     if inspection is None:
         return None
+    if not inspection.exists():   # an unreviewed smoke test's, or a folder removed since: nothing to read
+        return {"inspection": str(inspection), "absent": True}
     manifest = read_json(inspection / MANIFEST)
     try:
         samples = read_jsonl(inspection / SAMPLES, "inspection samples")
