@@ -113,7 +113,10 @@ def test_the_first_ctrl_c_saves_at_the_end_of_the_step_and_the_second_stops_at_o
         smoke = SimpleNamespace(world_size=1, save_strategy="no")   # a run that saves nothing stops at the step end
         cb, control = StopOnCtrlC(), TrainerControl()
         cb.on_train_begin(smoke, state, control)
+        capsys.readouterr()
         os.kill(os.getpid(), signal.SIGINT)
+        said = capsys.readouterr().err   # it promises no checkpoint it will not save
+        assert "without a checkpoint: this run saves none" in said and "with a checkpoint" not in said, said
         with pytest.raises(StoppedByUser) as e:
             cb.on_step_end(smoke, state, control)
         assert e.value.checkpoint is None

@@ -176,9 +176,11 @@ class StopOnCtrlC(TrainerCallback):
     def __init__(self, stream=None):
         self.stream = stream or sys.stderr
         self.requested = False
+        self.saves = True
         self._previous = None
 
     def on_train_begin(self, args, state, control, **kwargs):
+        self.saves = args.save_strategy != "no"
         if args.world_size == 1 and threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._interrupted)
 
@@ -187,8 +189,9 @@ class StopOnCtrlC(TrainerCallback):
             self._restore()
             raise KeyboardInterrupt
         self.requested = True
-        self.stream.write("\ntrain.py: Ctrl-C: stopping at the end of this step, with a checkpoint (Ctrl-C again "
-                          "stops at once, without one)\n")
+        self.stream.write("\ntrain.py: Ctrl-C: stopping at the end of this step, "
+                          + ("with a checkpoint (Ctrl-C again stops at once, without one)\n" if self.saves else
+                             "without a checkpoint: this run saves none (Ctrl-C again stops at once)\n"))
         self.stream.flush()
 
     def _restore(self) -> None:
