@@ -32,3 +32,30 @@ def test_the_workers_end_when_the_reward_is_dropped():
         time.sleep(0.05)
     assert not any(_alive(p) for p in pids), [p for p in pids if _alive(p)]
     assert os.getpid() not in pids
+
+
+def test_a_worker_the_machine_gives_no_cpu_is_waited_for_not_timed_out():
+    """The per-item budget is the worker's CPU, not the clock: on a machine loaded enough to starve the worker (here
+    it is stopped, SIGSTOP, for longer than an item's deadline), a right answer is scored, not "timed out" (a
+    plain user's lane at nice 15 and load 15 scored `x = 5` against 5 as 0). A hang still ends: the tower below
+    spends its CPU budget and times out."""
+    import signal
+    import threading
+
+    from grpo_rlvr.rewards.math_answer import MathWorker
+
+    worker = MathWorker(timeout_s=0.5, rel_tol=1e-6)
+    worker.wait_ready()
+    pid = worker._proc.pid
+    got: list = []
+    os.kill(pid, signal.SIGSTOP)
+    t = threading.Thread(target=lambda: got.extend(worker.check([("5", "x = 5", {})])))
+    t.start()
+    time.sleep(3.0)   # past the item's 2 s deadline, with no CPU given
+    os.kill(pid, signal.SIGCONT)
+    t.join(timeout=60)
+    assert got and got[0]["status"] == "ok" and got[0]["equal"], got
+    assert worker._proc.pid == pid   # the same worker: never killed
+    tower = worker.check([("4", "$2^{2^{2^{2^{2^{2^{99}}}}}}$", {"hedge": None, "number": False, "evaluated": False})])
+    assert tower == [{"status": "timeout"}], tower
+    worker.close()

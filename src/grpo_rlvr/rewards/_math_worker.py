@@ -11,7 +11,8 @@ ground truth that is one number (a sympy Integer, Rational or Float): verdict ``
 
 It runs as its own process so a signal timer works (this is that process's main thread) and so the parent
 can kill it when an expression still hangs (sympy can stall inside C code). Each item gets one budget of
-2 × ``timeout_s`` for parsing both sides and comparing (math-verify's own per-call alarms are off: they would
+2 × ``timeout_s`` of this process's CPU time (``ITIMER_PROF``: on a loaded machine a right answer waits for the
+CPU, it is not scored "timed out") for parsing both sides and comparing (math-verify's own per-call alarms are off: they would
 allow 4 × ``timeout_s``). Number equality is ``_math_compare``'s. Gold answers are parsed once and cached.
 Run: ``python -m grpo_rlvr.rewards._math_worker``.
 """
@@ -89,7 +90,7 @@ def main() -> None:
                 return {"status": "ok", "equal": False, "pred": str(pred[0])[:80], "gold": str(gold[0])[:80]}
         return {"status": "ok", "equal": True, "pred": str(pred[0])[:80], "gold": str(gold[0])[:80]}
 
-    signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGPROF, _alarm)
     out = sys.stdout
     # Warm-up before the first item, so no item pays for imports or first-use set-up (the parent waits for
     # "ready" separately): the parsers and the comparison each run once.
@@ -102,11 +103,11 @@ def main() -> None:
         job = json.loads(line)
         budget = 2.0 * float(job.get("timeout_s", 5.0))
         try:
-            signal.setitimer(signal.ITIMER_REAL, budget)
-            try:
+            signal.setitimer(signal.ITIMER_PROF, budget)   # this process's CPU, not the clock: a loaded machine
+            try:                                            # slows an item, it does not make it time out
                 res = check(job)
             finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
         except ItemTimeout:
             res = {"status": "timeout"}
         except Exception as e:  # noqa: BLE001 - anything math-verify raises is a verdict about this input

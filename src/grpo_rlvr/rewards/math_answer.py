@@ -22,6 +22,7 @@ The rules are ``_answer_shape``'s, applied by ``_math_text`` and, where the pars
 from __future__ import annotations
 
 import json
+import math
 import os
 import selectors
 import subprocess
@@ -82,6 +83,20 @@ def _stderr_tail(proc: subprocess.Popen) -> str:
     return f"; its last words: {text.splitlines()[-1][:300]}" if text else ""
 
 
+WAIT_FOR_CPU = 10   # × an item's deadline: how long a worker that got too little CPU to finish is waited for
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used; infinity when /proc cannot say (then the clock decides,
+    as it would without this)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return math.inf
+
+
 class Spare:
     """One worker process kept warming in reserve, so a killed worker is replaced by a warm one at once."""
 
@@ -111,8 +126,9 @@ class Spare:
 class MathWorker:
     """One persistent ``_math_worker`` process, warmed before its first item and replaced on a hang or a crash.
 
-    Bounds: an item's verdict is awaited at most ``2 × timeout_s + 1`` s from the moment the warm worker takes
-    it, for the first item of a worker as for any other; the worker's start-up (imports and a warm-up check,
+    Bounds: an item's verdict is awaited ``2 × timeout_s + 1`` s from the moment the warm worker takes it, for the
+    first item of a worker as for any other, and longer only while the worker has used less than its ``2 ×
+    timeout_s`` of CPU on it (a loaded machine), up to ``WAIT_FOR_CPU`` times that; the worker's start-up (imports and a warm-up check,
     seconds) happens before any item is handed over and is bounded by ``STARTUP_S``, separately. A killed worker
     is replaced by the pool's spare, which has been warming meanwhile. Thread-safe.
     """
@@ -198,10 +214,15 @@ class MathWorker:
         writer = threading.Thread(target=self._write, args=(proc, payload), daemon=True)
         writer.start()
         out: list[dict] = []
-        deadline_s = self.timeout_s * 2 + 1.0  # per item, from when the worker takes it (the previous verdict)
+        budget_s = self.timeout_s * 2          # the worker's CPU for one item (its own timer holds it to that)
+        deadline_s = budget_s + 1.0            # per item, from when the worker takes it (the previous verdict)
+        starved_s = deadline_s * WAIT_FOR_CPU  # a worker the machine gives no CPU is waited for this long at most
+        cpu, began = _cpu_s(proc.pid), time.monotonic()
         while len(out) < len(pairs):
             line = self._read_line(deadline_s)
             if line is None:
+                if _cpu_s(proc.pid) - cpu < budget_s and time.monotonic() - began < starved_s:
+                    continue   # past the clock but not its CPU budget: a loaded machine, not a hang
                 self._kill(respawn=True)
                 out.append({"status": "timeout"})
                 return out
@@ -210,6 +231,7 @@ class MathWorker:
                 out.append({"status": "error", "error": "math worker crashed"})
                 return out
             out.append(json.loads(line))
+            cpu, began = _cpu_s(proc.pid), time.monotonic()
         return out
 
     @staticmethod
