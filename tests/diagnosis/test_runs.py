@@ -140,8 +140,8 @@ def test_the_dashboard_gets_rewards_by_role_and_the_watchdogs_findings(workspace
     assert train(run).returncode == 1                    # the watchdog stops it at step 8, as above
     # trackio fixes its store's folder when it is first imported, and another test may have imported it in this
     # process already: the store is read in a fresh interpreter that sees this test's TRACKIO_DIR.
-    read = ("import json; from trackio.sqlite_storage import SQLiteStorage as S; runs = S.get_runs('huggingface'); "
-            "print(json.dumps({'runs': runs, 'logs': S.get_logs('huggingface', runs[0]) if runs else []}, "
+    read = ("import json; from trackio.sqlite_storage import SQLiteStorage as S; runs = S.get_runs('arithmetic-demo'); "
+            "print(json.dumps({'runs': runs, 'logs': S.get_logs('arithmetic-demo', runs[0]) if runs else []}, "
             "default=str))")
     out = subprocess.run([sys.executable, "-c", read], capture_output=True, text=True, check=True)
     store = json.loads(out.stdout.strip().splitlines()[-1])

@@ -31,8 +31,12 @@ def test_small_int_operations_are_judged_as_python_does():
 def test_sum_of_many_lists_is_judged_within_the_budget(monkeypatch):
     """sum(lists, []) is judged in linear time: 100,000 lists cost about 0.5 s of the trainer's CPU (1.2 s on this
     2-core machine at load 6); summed the quadratic way they cost about 9 s, so a 4 s budget tells them apart with
-    room for a loaded machine (1.0 s failed CI's main lane under load)."""
+    room for a loaded machine (1.0 s failed CI's main lane under load). Reading the 100,000 lists back is held to
+    the same room (its 1 s bound failed CI at load 15): this test is about sum, not decoding."""
+    from grpo_rlvr.sandbox.judging import plaindata
+
     monkeypatch.setattr(budget, "JUDGE_CPU_S", 4.0)
+    monkeypatch.setattr(plaindata, "MAX_DECODE_CPU_S", 4.0)
     program = "def f():\n    return [[i] for i in range(100000)]\n"
     tests = ["assert sum(f() + [[100000]], []) == list(range(100001))", "assert sum(f() + [[1]], []) == [1]"]
     verdict = run_unit_tests(program, tests, limits=SandboxLimits(timeout_s=20.0, cpu_s=20.0,

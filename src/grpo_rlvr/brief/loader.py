@@ -496,8 +496,9 @@ def _grpo_section(data: dict, base: Path, model: ModelSpec, dataset: DatasetSpec
     accepted, found = _accepted_overrides(overrides, fields, mistyped)
     problems.extend(found)
     layers.put("brief", accepted)
-    if _reports_to(layers.values.get("report_to"), "trackio") and "project" not in accepted:
-        # trackio files every run under TrainingArguments.project, "huggingface" by default: the brief's name
+    if "project" not in accepted:
+        # trackio files every run under TrainingArguments.project, "huggingface" by default: the brief's name. Set
+        # whatever report_to says (only trackio reads it), so a machine without trackio renders the same config
         layers.put("dashboard", {"project": data.get("name") or "grpo-rlvr"})
     loading, loading_problems = _model_loading(model, accepted.get("model_init_kwargs"))
     problems.extend(loading_problems)
@@ -525,12 +526,6 @@ def _grpo_section(data: dict, base: Path, model: ModelSpec, dataset: DatasetSpec
     problems.extend(dash_problems)
     warnings.extend(dash_warnings)
     return Section((grpo, layers.origin), problems, warnings)
-
-
-def _reports_to(report_to, name: str) -> bool:
-    """Whether ``report_to`` (a name, a list of names, or "all") sends the run's logs to ``name``."""
-    names = [report_to] if isinstance(report_to, str) else report_to if isinstance(report_to, list) else []
-    return name in names or "all" in names   # anything else is refused by check_report_to
 
 
 def _accepted_overrides(overrides: dict, fields: dict, mistyped: set[str]) -> tuple[dict, list[str]]:
