@@ -16,7 +16,9 @@
 #
 # --full (after the version, before --prepare or pytest's arguments) runs the whole non-e2e suite instead, in a venv
 # with the whole tested stack: torch from the registry, a CUDA build (about 5 GB of downloads and disk; 65 s to
-# install here). CI runs it on the newest Python (3.14) only; the others take it by hand. It copies the whole working
+# install here). --trainer, in the same venv, runs the torch-free tests and the trainer tests most tied to TRL's
+# internals, which train (scripts/trainer-tests.sh): CI runs that on the newest Python (3.14), for its time budget;
+# --full runs by hand. It copies the whole working
 # tree and adds git, gcc and the Python headers to the root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,8 +38,11 @@ case "$version" in
      exit 2 ;;
 esac
 shift
-full=0
-[ "${1:-}" = --full ] && { full=1; shift; }
+full=0 mode=torch-free
+case "${1:-}" in
+  --full) full=1 mode=full; shift ;;
+  --trainer) full=1 mode=trainer; shift ;;
+esac
 py=python$version
 root=${GRPO_RLVR_PY_ROOTS:-/var/cache/grpo-rlvr-ci}/$suite   # one root per suite
 user=${GRPO_RLVR_TEST_USER:-rlvr}
@@ -113,7 +118,11 @@ if [ "$(cat "$root$venv/.installed" 2>/dev/null)" != "$want" ]; then
 fi
 [ "${1:-}" = --prepare ] && exit 0   # .ci/run builds the root and the venv ahead, while other lanes run
 files=("${torch_free_tests[@]}")   # scripts/torch-free-tests.sh
-[ "$full" = 1 ] && files=(-m "not e2e" -n 2)   # as the main lane runs them (pytest's testpaths), without training
+[ "$mode" = full ] && files=(-m "not e2e" -n 2)   # as the main lane runs them (pytest's testpaths), without training
+if [ "$mode" = trainer ]; then   # the torch-free tests and the trainer tests (they train), in one process as the
+  . scripts/trainer-tests.sh     # other light lanes (beside CI's heavy lanes, two workers overload the machine)
+  files=("${torch_free_tests[@]}" "${trainer_tests[@]}")
+fi
 # A mount namespace whose root is the Debian tree: pivot_root keeps user namespaces available to the sandbox
 # (the kernel refuses them to a chrooted process).
 exec unshare --mount --pid --fork bash -c '

@@ -81,13 +81,8 @@ if ! "$VENV/bin/python" -c "import trl, transformers, peft, datasets, accelerate
   exit 1
 fi
 [ "${1:-}" = --prepare ] && exit 0   # .ci/run prepares the environment ahead, while other lanes run
-# The trainer tests, in one process, kept to the paths most tied to TRL's internals (CI's time budget: the other
-# trainer tests run on the pins in the main lane; name test files to run more): every private seam of TRL's trainer
-# the trainer lists is there (trainer/trl_seams.py), tool calls run at once within a turn,
-# the rollout road's trainer (TRL's private generation seams), dynamic sampling (one process, and two over gloo),
-# the review audit inside a real training, and a plain TRL script diagnosed.
-paths=(tests/trainer/test_trl_seams.py tests/trainer/test_concurrent_tool_calls.py tests/rollout/test_road.py
-       tests/trainer/test_dynamic_sampling_runs.py
-       tests/diagnosis/test_plain_trl.py "tests/audit/test_live_attacks.py::test_an_honest_run_passes_its_audit_clean")
+# The trainer tests, in one process (scripts/trainer-tests.sh; name test files to run more).
+. scripts/trainer-tests.sh
+paths=("${trainer_tests[@]}")
 for a in "$@"; do case $a in tests/*) paths=(); break;; esac; done
 exec "$VENV/bin/python" -m pytest -p no:cacheprovider -n 0 "${paths[@]}" "$@"

@@ -81,9 +81,11 @@ def test_stdin_stdout_runtime_error_and_exit_code():
 
 
 def test_stdin_stdout_timeout_skips_later_cases():
+    # a 3 s clock a case: the first case's start fits it on a loaded machine (at 1 s the sample's 2 s budget ran out
+    # before the second case's own clock did, in CI's 3.14 lane at load 15)
     verdict = run_unit_tests("n = int(input())\nwhile n == 2: pass\nprint(n)\n",
                              [{"input": "1", "output": "1"}, {"input": "2", "output": "2"}, {"input": "3", "output": "3"}],
-                             limits=SHORT)
+                             limits=SandboxLimits(timeout_s=3.0, cpu_s=6.0))
     assert verdict.passed == 1 and verdict.timed_out
     assert verdict.details[2] == "test 3 failed: not run: an earlier case timed out"
 
