@@ -74,3 +74,13 @@ def one_line_warnings() -> None:
         return f"warning: {category.__name__}: {str(message).strip()}\n"
 
     warnings.formatwarning = formatted
+
+
+def run_name_of(run_dir) -> str:
+    """The name dashboards (trackio, wandb) give a run: its folder's name and 8 hex digits of its absolute path, so
+    a resume of the folder continues the same dashboard run and another folder of the same name never joins it."""
+    import hashlib
+    from pathlib import Path
+
+    path = Path(run_dir).resolve()
+    return f"{path.name}-{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"

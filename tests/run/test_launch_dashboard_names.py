@@ -11,6 +11,7 @@ import sqlite3
 import pytest
 
 from diagnosis.test_runs import prepare_run
+from grpo_rlvr.plain_output import run_name_of
 from grpo_rlvr.run.launch import train
 
 pytestmark = pytest.mark.e2e
@@ -33,8 +34,10 @@ def test_the_project_is_the_brief_the_run_its_folder_and_a_resume_continues_it(w
     said = log.read_text()
     assert first.ok, said[-3000:]
     assert [p.name for p in store.glob("*.db")] == ["arithmetic-demo.db"], list(store.rglob("*"))
-    assert _runs(store / "arithmetic-demo.db") == {run.name}
-    assert f"* Created new run: {run.name}" in said, said[-3000:]
+    name = run_name_of(run)   # the folder's name and its path's digest: another folder named alike is another run
+    assert name.startswith(run.name + "-") and name != run_name_of(run.parent / "elsewhere" / run.name)
+    assert _runs(store / "arithmetic-demo.db") == {name}
+    assert f"* Created new run: {name}" in said, said[-3000:]
     assert 'trackio show --project "arithmetic-demo"' in said and "\x1b" not in said, \
         [line for line in said.splitlines() if "\x1b" in line or "trackio show" in line]
 
@@ -42,6 +45,6 @@ def test_the_project_is_the_brief_the_run_its_folder_and_a_resume_continues_it(w
         again = train(run, resume=True, stream=fh)
     said = log.read_text()
     assert again.ok and again.resumed_from.endswith("checkpoint-2"), said[-3000:]
-    assert f"* Resumed existing run: {run.name}" in said, said[-3000:]
-    assert _runs(store / "arithmetic-demo.db") == {run.name}
+    assert f"* Resumed existing run: {name}" in said, said[-3000:]
+    assert _runs(store / "arithmetic-demo.db") == {name}
     assert not re.search(r"\x1b", said)
