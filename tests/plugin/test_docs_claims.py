@@ -286,16 +286,12 @@ echo "$*" >> "$STUB_LOG"
 """
 
 
-@pytest.mark.parametrize("torch,index", [(None, None), ("cpu", "https://download.pytorch.org/whl/cpu")])
-def test_the_install_offers_torchs_cpu_only_build_as_the_readme_says(tmp_path, torch, index):
-    """The README's install claim: the torch build is the package index's, and GRPO_RLVR_TORCH=cpu adds PyTorch's
-    CPU-only index to the very pip command that installs the stack (a wrong value is refused, exit 2)."""
+def bootstrap_copy(tmp_path) -> dict:
+    """scripts/bootstrap.sh and what it reads, copied to ``tmp_path`` beside a stand-in Python (``STUB_PYTHON``);
+    the environment to run it in, without the caller's GRPO_RLVR_TORCH settings."""
     import os
     import shutil
 
-    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
-    assert ("`GRPO_RLVR_TORCH=cpu scripts/demo.sh` (or `test.sh`) adds it and pip prefers its `torch 2.13.0+cpu`"
-            in readme)
     (tmp_path / "scripts").mkdir()
     for name in ("pyproject.toml", "constraints.txt", "scripts/bootstrap.sh"):
         shutil.copy(REPO / name, tmp_path / name)
@@ -303,7 +299,20 @@ def test_the_install_offers_torchs_cpu_only_build_as_the_readme_says(tmp_path, t
     stub.write_text(STUB_PYTHON)
     stub.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_RLVR_TORCH")}
-    env.update(PYTHON=str(stub), STUB_LOG=str(tmp_path / "pip.log"), **({"GRPO_RLVR_TORCH": torch} if torch else {}))
+    env["PYTHON"] = str(stub)
+    return env
+
+
+@pytest.mark.parametrize("torch,index", [(None, None), ("cpu", "https://download.pytorch.org/whl/cpu")])
+def test_the_install_offers_torchs_cpu_only_build_as_the_readme_says(tmp_path, torch, index):
+    """The README's install claim: the torch build is the package index's, and GRPO_RLVR_TORCH=cpu adds PyTorch's
+    CPU-only index to the very pip command that installs the stack (a wrong value is refused, exit 2)."""
+
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert ("`GRPO_RLVR_TORCH=cpu scripts/demo.sh` (or `test.sh`) adds it and pip prefers its `torch 2.13.0+cpu`"
+            in readme)
+    env = bootstrap_copy(tmp_path)
+    env.update(STUB_LOG=str(tmp_path / "pip.log"), **({"GRPO_RLVR_TORCH": torch} if torch else {}))
     out = subprocess.run(["bash", str(tmp_path / "scripts/bootstrap.sh")], env=env, capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0, out.stderr
@@ -335,17 +344,9 @@ def test_the_demo_phase_lines_the_docs_quote_are_the_ones_it_prints():
 def test_the_cpu_build_asked_for_is_the_cpu_build_installed(tmp_path, fails, code, said):
     """Where PyTorch's CPU index cannot be reached, pip took PyPI's CUDA build without a word (a plain user got 5.4
     GB after asking for the CPU build): bootstrap refuses before installing, and checks the build after it."""
-    import os
-    import shutil
 
-    (tmp_path / "scripts").mkdir()
-    for name in ("pyproject.toml", "constraints.txt", "scripts/bootstrap.sh"):
-        shutil.copy(REPO / name, tmp_path / name)
-    stub = tmp_path / "python-stub"
-    stub.write_text(STUB_PYTHON)
-    stub.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_RLVR_TORCH")}
-    env.update(PYTHON=str(stub), STUB_LOG=str(tmp_path / "pip.log"), GRPO_RLVR_TORCH="cpu", STUB_C_FAIL=fails)
+    env = bootstrap_copy(tmp_path)
+    env.update(STUB_LOG=str(tmp_path / "pip.log"), GRPO_RLVR_TORCH="cpu", STUB_C_FAIL=fails)
     out = subprocess.run(["bash", str(tmp_path / "scripts/bootstrap.sh")], env=env, capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == code and said in out.stderr, (out.returncode, out.stderr)
