@@ -51,7 +51,7 @@ def test_a_method_trl_renamed_is_refused_at_build(monkeypatch):
     assert "`_tool_call_loop` (method, used for: a turn's tool calls run at once" in msg, msg
     assert f"installed TRL {trl.__version__}" in msg and f"read from TRL {trl_seams.READ_FROM}" in msg, msg
     assert "pip install 'trl==1.16.*'" in msg and "constraints.txt" in msg, msg
-    assert "_generate`" not in msg and "_logs" not in msg, msg   # only what is missing
+    assert "_calculate_rewards`" not in msg and "_logs" not in msg, msg   # only what is missing
 
 
 def _generate_and_score_completions(self, inputs):
@@ -71,8 +71,8 @@ def test_a_renamed_sync_tool_dicts_is_refused_not_switched_off(monkeypatch):
 
 
 def test_several_missing_seams_are_named_together(monkeypatch):
-    monkeypatch.delattr(GRPOTrainer, "_generate")
     monkeypatch.delattr(GRPOTrainer, "_calculate_rewards")
-    assert [s.name for s in trl_seams.missing()] == ["_generate", "_calculate_rewards"]
+    monkeypatch.delattr(GRPOTrainer, "_tool_call_loop")
+    assert [s.name for s in trl_seams.missing()] == ["_calculate_rewards", "_tool_call_loop"]
     msg = refusal()
-    assert "lacks these private seams" in msg and "`_generate` (method" in msg and "`_calculate_rewards`" in msg, msg
+    assert "lacks these private seams" in msg and "`_tool_call_loop` (method" in msg and "`_calculate_rewards`" in msg, msg

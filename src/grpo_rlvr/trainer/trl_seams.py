@@ -32,11 +32,11 @@ class Seam(NamedTuple):
 SEAMS = (
     Seam("_generate_and_score_completions", "method",
          "one generation batch: the review audit reads it (trainers.GRPOTrainerWithHeldOut), dynamic sampling "
-         "repeats it until groups carry signal, the rollout road generates through it (rollout_trainer)"),
-    Seam("_generate", "method", "the rollout road records the prompt and completion ids and the tool mask"),
+         "repeats it until groups carry signal, the rollout road generates through it and reads the prompt ids "
+         "and the tool mask from what it returns (rollout_trainer)"),
     Seam("_calculate_rewards", "method",
          "samples a reward could not score are left out (NaN), the review audit keeps each reward's score, dynamic "
-         "sampling reads the gathered rewards, the rollout road records what the rewards would be called with"),
+         "sampling reads the gathered rewards"),
     Seam("_tool_call_loop", "method", "a turn's tool calls run at once (brief tools.concurrency)"),
     Seam("_sync_tool_dicts", "attribute",
          "each rollout's synchronous tools, swapped for ones whose calls start together (tools.concurrency)"),
