@@ -48,6 +48,22 @@ def test_a_file_gets_plain_text_and_a_terminal_keeps_its_colour(tmp_path):
     assert seen.count(b"\x1b[38;5;208m") == 2, seen
 
 
+ORDER = ("import sys; from grpo_rlvr.plain_output import plain_when_redirected; plain_when_redirected(); "
+         "print('[train] training'); print('* Trackio project initialized: p'); sys.stderr.write('  step 1/3\\n'); "
+         "print('* Created new run: r'); sys.stderr.write('  step 2/3\\n')")
+
+
+def test_a_log_holding_stdout_and_stderr_keeps_the_order_they_were_written_in(tmp_path):
+    """A redirected stdout is block-buffered: trackio's banner (stdout) came out after the demo's later phase and
+    step lines (stderr) in a log of both. Redirected, stdout is written a line at a time."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("PYTHONUNBUFFERED", None)
+    with (tmp_path / "demo.log").open("w") as log:
+        subprocess.run([sys.executable, "-c", ORDER], stdout=log, stderr=subprocess.STDOUT, env=env, check=True)
+    assert (tmp_path / "demo.log").read_text() == ("[train] training\n* Trackio project initialized: p\n  step 1/3\n"
+                                                   "* Created new run: r\n  step 2/3\n")
+
+
 def test_library_warnings_print_as_one_line_without_their_source():
     """In a process of its own (pytest shows warnings its own way): a library's warning is one line, with no
     source line under it."""

@@ -9,6 +9,7 @@ sequences (CSI, OSC, and the two-byte ones) taken out; a terminal keeps them. Th
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import sys
@@ -51,7 +52,9 @@ class PlainStream(io.TextIOBase):
 
 
 def plain_when_redirected() -> None:
-    """Wrap ``sys.stdout`` and ``sys.stderr`` in :class:`PlainStream` where they are not a terminal."""
+    """Wrap ``sys.stdout`` and ``sys.stderr`` in :class:`PlainStream` where they are not a terminal, each written
+    a line at a time: Python buffers a redirected stdout in blocks, so a line printed to it (trackio's banner) came
+    out after the stderr lines written later (the demo's phases and steps) in a log that holds both."""
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is None or isinstance(stream, PlainStream):
@@ -61,6 +64,8 @@ def plain_when_redirected() -> None:
         except (AttributeError, ValueError, OSError):
             tty = False
         if not tty:
+            with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+                stream.reconfigure(line_buffering=True)   # a stream that cannot (a test's capture) stays as it is
             setattr(sys, name, PlainStream(stream))
 
 

@@ -107,3 +107,23 @@ def test_each_task_has_its_own_folder_and_a_persons_review_is_never_moved(tmp_pa
     assert (insp / "samples.jsonl").read_bytes() == before and not list(insp.parent.glob("inspection.bak-*"))
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [folder.split("/")[1]]   # nothing else written
     assert sorted(p.name for p in (tmp_path / folder).iterdir()) == [DEMO_OUTPUT]
+
+
+@pytest.mark.parametrize(("asked", "prompts", "per", "used"), [(64, 64, 1, 64), (100, 100, 1, 100), (1, 1, 1, 1),
+                                                                (400, 100, 4, 400), (150, 100, 2, 200)])
+def test_eval_samples_are_honoured_or_the_count_used_is_said(tmp_path, asked, prompts, per, used):
+    """`--eval-samples 64` was measured on 100 samples without a word: up to 100 it is that many of the same
+    held-out prompts, one sample each; above, every prompt is sampled alike, and a count rounded up is said."""
+    from grpo_rlvr.demo import arithmetic_task
+    from grpo_rlvr.demo.pipeline import EVAL_PROMPTS, _write_inputs, eval_sizes
+
+    got = eval_sizes(asked)
+    assert got[:2] == (prompts, per) and got[0] * got[1] == used
+    if used == asked:
+        assert got[2] is None
+    else:
+        assert got[2] == (f"note: --eval-samples {asked}: {used} samples are used ({per} for each of the "
+                          f"{EVAL_PROMPTS} held-out prompts: every prompt is sampled as often as the others)")
+    _, _, rows = _write_inputs(tmp_path, arithmetic_task, 0, None, prompts)
+    _, _, every = _write_inputs(tmp_path, arithmetic_task, 0, None)
+    assert len(rows) == prompts and rows == every[:prompts] and len(every) == EVAL_PROMPTS

@@ -50,6 +50,55 @@ def test_a_live_trainer_is_named_and_its_lock_goes_with_it(tmp_path, a_trainer):
     assert (tmp_path / LOCK_NAME).is_file()             # the record stays; nobody holds it
 
 
+HOLDER_OF = """
+import json, sys, time
+from grpo_rlvr.records.one_trainer import hold
+assert hold(sys.argv[1], "python train.py", **json.loads(sys.argv[2])) is None
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize(("kind", "promise"), [
+    ({"saves": True}, "(it saves a checkpoint and prints the resume command), then `grpo-rlvr train {run} --resume`"),
+    ({"saves": False, "smoke": True}, "(an unreviewed smoke test: it saves no checkpoint, so there is nothing to "
+     "resume), then start again: `grpo-rlvr train {run} --unreviewed-smoke-test`, or `grpo-rlvr train {run}` once "
+     "the run is gated"),
+    ({"saves": False}, "(this run saves no checkpoint, so there is nothing to resume), then move {run}/output aside "
+     "and `grpo-rlvr train {run}` again (from the base model)")])
+def test_the_refusal_promises_a_checkpoint_only_where_the_trainer_saves_one(tmp_path, kind, promise):
+    p = subprocess.Popen([sys.executable, "-c", HOLDER_OF, str(tmp_path), json.dumps(kind)], stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        assert p.stdout.readline().strip() == "held"
+        said = in_use(tmp_path)
+        assert said.endswith(f"or stop it with Ctrl-C in its terminal or `kill -INT {p.pid}` "
+                             + promise.format(run=tmp_path)), said
+        assert ("--resume" in said) == bool(kind["saves"])
+    finally:
+        p.kill()
+        p.wait()
+
+
+@pytest.mark.parametrize(("smoke", "saves", "said"), [(True, None, "an unreviewed smoke test"),
+                                                      (False, False, "this run saves no checkpoint")])
+def test_train_py_records_what_its_run_saves_in_the_lock(tmp_path, smoke, saves, said):
+    """refuse_unless_gated (what the rendered train.py calls, with its config's save_strategy) keeps it in the
+    lock's record, which another process's refusal reads."""
+    from grpo_rlvr.records.checked_run import RunCheck
+    from grpo_rlvr.run.guard import demo_acceptance, refuse_unless_gated
+
+    try:
+        with demo_acceptance(lambda run, smoke, resume, start=None: RunCheck({}, [])):
+            refuse_unless_gated(tmp_path, tmp_path / "output", smoke=smoke, saves=saves)
+        other = subprocess.run([sys.executable, "-c", "import sys; from grpo_rlvr.records.one_trainer import "
+                                "in_use; print(in_use(sys.argv[1]))", str(tmp_path)], capture_output=True, text=True)
+        assert f"trainer pid {os.getpid()}" in other.stdout and said in other.stdout, other.stdout + other.stderr
+        assert "--resume" not in other.stdout
+    finally:
+        release(tmp_path)
+
+
 def test_this_process_holds_once_and_lets_go(tmp_path):
     assert hold(tmp_path, "grpo-rlvr demo") is None
     assert hold(tmp_path, "grpo-rlvr demo", resume="checkpoint-5") is None   # its own: the resume is added

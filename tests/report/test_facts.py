@@ -25,7 +25,8 @@ def test_the_report_of_a_finished_run_states_what_trained_its_review_and_what_ha
     made = write_report(written_run)
     f = json.loads(made.json.read_text())
     assert made.html == written_run / "output" / "report.html" and made.html.stat().st_size > 50_000
-    assert f["state"] == {"state": "finished", "text": "finished at step 100 in 42 s"}
+    assert f["state"] == {"state": "finished", "text": "finished at step 100; training loop 42 s (TRL's train_runtime: "
+                                                      "loading the model and data not counted)"}
     t = f["trained"]
     assert t["model"]["name"] == "./model" and t["model"]["identity"]["kind"] == "folder"
     assert list(t["model"]["identity"]["weights"]) == ["model.safetensors"]

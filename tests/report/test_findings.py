@@ -57,8 +57,11 @@ def test_the_state_of_a_run_from_its_records():
     assert run_state(None, audit, None, None, False) == {
         "state": "stopped", "text": "stopped by the review audit at step 0, before the optimizer stepped: rollouts "
                                     "differ"}
+    # TRL's train_runtime is the training loop alone, named so beside train's wall time ("after 24 s" and "in 4 s"
+    # read as a contradiction)
     assert run_state(None, {**stop, "event": "would_stop"}, {"step": 20, "train_runtime": 41.6}, 20, False) == {
-        "state": "finished", "text": "finished at step 20 in 42 s"}
+        "state": "finished", "text": "finished at step 20; training loop 42 s (TRL's train_runtime: loading the "
+                                     "model and data not counted)"}
     assert run_state(None, None, None, 12, False)["state"] == "running"
     assert run_state(None, None, None, None, True) == {
         "state": "not started", "text": "UNREVIEWED SMOKE TEST (the gate was skipped; nothing here is a trained "

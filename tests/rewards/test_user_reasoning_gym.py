@@ -84,12 +84,15 @@ def test_demo_task_prompt_fits_the_tiny_alphabet_and_its_oracle_is_independent()
 def test_demo_on_a_reasoning_gym_task_runs_every_phase(tmp_path):
     work = tmp_path / "demo"
     out = subprocess.run([sys.executable, "-m", "grpo_rlvr", "demo", "--task", "spell_backward", "--workdir",
-                          str(work), "--steps", "2", "--eval-samples", "100", "--json"],
+                          str(work), "--steps", "2", "--eval-samples", "64", "--json"],
                          capture_output=True, text=True, timeout=1200)
     assert out.returncode == 0, out.stderr[-3000:]
     s = json.loads(out.stdout)
     assert s["task"] == "spell_backward" and s["gate_passed"] and s["grpo_steps"] == 2
     assert s["preflight"]["verdict"] == "grpo" and 0 < s["accuracy_before"]["accuracy"] < 0.5
+    # --eval-samples 64: 64 held-out prompts, one sample each, before and after (it was 100, without a word)
+    assert s["accuracy_before"]["samples"] == s["accuracy_after"]["samples"] == 64
+    assert "sampled accuracy before GRPO (64 samples)" in out.stderr and "note: --eval-samples" not in out.stderr
     samples = [json.loads(x) for x in (work / "out" / "inspection" / "samples.jsonl").read_text().splitlines()]
     assert all(set(x["scores"]) == {"format", "score"} for x in samples)
     assert any(x["scores"]["score"]["reason"].startswith("spell_backward.score_answer") for x in samples)

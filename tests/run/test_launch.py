@@ -11,7 +11,7 @@ import pytest
 
 from artifacts import make_artifact
 from grpo_rlvr.errors import RunFolderInUse
-from grpo_rlvr.run.launch import GateRefused, newest_complete_checkpoint, train
+from grpo_rlvr.run.launch import GateRefused, TrainResult, newest_complete_checkpoint, train
 from grpo_rlvr.run.render import render
 
 
@@ -102,6 +102,14 @@ def test_a_smoke_test_says_it_caps_max_steps(workspace):
                             "(review the inspection to train longer)"]
     assert "--max-steps 5 is capped at 3" in out.stderr          # said before anything starts
     assert train(run, dry_run=True, unreviewed_smoke_test=True, max_steps=2).notes == []   # under the cap: as asked
+
+
+def test_the_launch_says_its_wall_time_counts_loading(tmp_path):
+    """train's time is the launch's wall time; the report's is TRL's training loop (report/findings.run_state):
+    each says what it counts, so "after 24s" beside "in 4 s" no longer reads as a contradiction."""
+    said = TrainResult(tmp_path, True, 0, ["bash", "launch.sh"], seconds=24.4, global_step=3).format()
+    assert said.splitlines()[0] == f"Training finished after 24s in all (loading included) at step 3; outputs in " \
+                                   f"{tmp_path / 'output'}"
 
 
 def test_checkpoint_completeness(tmp_path):

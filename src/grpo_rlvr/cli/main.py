@@ -252,7 +252,9 @@ def _demo_args(sp) -> None:
                     help="SFT warmup steps (default: the task's; fewer leave a model that succeeds less often)")
     sp.add_argument("--seed", type=int, default=0, help="seed for the model, data and warmup (default 0)")
     sp.add_argument("--eval-samples", type=_at_least_one, default=400,
-                    help="samples for accuracy before/after (default 400; fewer make the comparison noisy)")
+                    help="samples for accuracy before/after (default 400; fewer make the comparison noisy): up "
+                         "to 100, that many held-out prompts sampled once; above, each of the 100 sampled alike, "
+                         "so the count is rounded up to a multiple of 100, with a note")
     sp.add_argument("--fresh", action="store_true", help="rebuild the cached tiny model")
     _json_arg(sp)
 

@@ -52,6 +52,22 @@ TASKS = {"arithmetic": "grpo_rlvr.demo.arithmetic_task", "spell_backward": "grpo
 DEMO_OUTPUT = "out"  # the shipped demo briefs' output_dir (tests/demo/test_pipeline.py holds them to it)
 
 
+def eval_sizes(samples: int) -> tuple[int, int, str | None]:
+    """How ``--eval-samples SAMPLES`` is measured: (held-out prompts, samples per prompt, a note when the count
+    used differs from ``samples``). Up to ``EVAL_PROMPTS``: that many prompts, one sample each; above, every one of
+    the ``EVAL_PROMPTS`` prompts is sampled the same number of times, so a count that is not a multiple is rounded
+    up, and the note says so."""
+    samples = max(1, int(samples))
+    if samples <= EVAL_PROMPTS:
+        return samples, 1, None
+    per = -(-samples // EVAL_PROMPTS)
+    used = per * EVAL_PROMPTS
+    note = None if used == samples else (
+        f"note: --eval-samples {samples}: {used} samples are used ({per} for each of the {EVAL_PROMPTS} held-out "
+        "prompts: every prompt is sampled as often as the others)")
+    return EVAL_PROMPTS, per, note
+
+
 def default_workdir(task_name: str) -> str:
     """Where ``grpo-rlvr demo --task NAME`` writes unless told: each task its own folder, so one demo never
     replaces another's brief, data, model link or inspection."""
@@ -239,9 +255,13 @@ def run_demo(workdir=None, grpo_steps: int | None = None, seed: int = 0, eval_sa
     t = _task_module(task_name)
     threads = _prepare_process()
     t_all = time.monotonic()
-    run = _DemoRun(t, _Phases(), work, *_write_inputs(work, t, seed, brief_overrides),
-                   per_prompt=max(1, -(-eval_samples // EVAL_PROMPTS)), seed=seed, fresh=fresh,
+    prompts, per_prompt, note = eval_sizes(eval_samples)
+    run = _DemoRun(t, _Phases(), work, *_write_inputs(work, t, seed, brief_overrides, prompts),
+                   per_prompt=per_prompt, seed=seed, fresh=fresh,
                    warmup={**getattr(t, "WARMUP", WARMUP), **({"steps": warmup_steps} if warmup_steps else {})})
+    if note:
+        run.ph.stream.write(note + "\n")
+        run.ph.stream.flush()
     pre0, warm, pre = _models(run)
     if pre.verdict == "sft-first":
         run.ph.stop()
@@ -250,7 +270,8 @@ def run_demo(workdir=None, grpo_steps: int | None = None, seed: int = 0, eval_sa
 
     brief = load_brief(run.brief_path)
     s = brief.sampling()
-    before = _accuracy(run, "eval-before", f"sampled accuracy before GRPO ({run.per_prompt * EVAL_PROMPTS} samples)",
+    before = _accuracy(run, "eval-before", f"sampled accuracy before GRPO ({run.per_prompt * len(run.eval_rows)} "
+                                           "samples)",
                        warm, s)
     gate = _inspect_review_gate(run)
     if not gate.passed:
@@ -320,9 +341,11 @@ class _DemoRun:
     warmup: dict                # the SFT warmup's settings (the task's, --warmup-steps applied)
 
 
-def _write_inputs(work: Path, t, seed: int, brief_overrides: dict | None) -> tuple[Path, list[dict], list[dict]]:
+def _write_inputs(work: Path, t, seed: int, brief_overrides: dict | None, eval_prompts: int = EVAL_PROMPTS) \
+        -> tuple[Path, list[dict], list[dict]]:
     """The demo brief (the task's shipped one, with ``brief_overrides``) and the training data, written into
-    ``work``; returns the brief's path, the training rows and the evaluation rows."""
+    ``work``; returns the brief's path, the training rows and the evaluation rows (the first ``eval_prompts`` of
+    the ``EVAL_PROMPTS`` held-out prompts: the same ones whatever their number)."""
     work.mkdir(parents=True, exist_ok=True)
     brief_path = work / "brief.yaml"
     shipped = resources.files(getattr(t, "BRIEF_PACKAGE", "grpo_rlvr.examples.arithmetic")).joinpath(
@@ -337,7 +360,7 @@ def _write_inputs(work: Path, t, seed: int, brief_overrides: dict | None) -> tup
     brief_path.write_text(shipped)
     rows = t.make_rows(getattr(t, "TRAIN_ROWS", TRAIN_ROWS), seed=seed + 1)
     write_jsonl_atomic(work / "data" / "train.jsonl", rows)
-    return brief_path, rows, t.make_rows(EVAL_PROMPTS, seed=seed + 99)
+    return brief_path, rows, t.make_rows(EVAL_PROMPTS, seed=seed + 99)[:eval_prompts]
 
 
 def _models(run: _DemoRun):

@@ -88,21 +88,38 @@ def in_use(run_dir: Path) -> str | None:
     info = holder(run_dir)
     if info is None:
         return None
-    pid = info.get("pid")
-    stop = (f"stop it with Ctrl-C in its terminal or `kill -INT {pid}` (it saves a checkpoint and prints the resume "
-            "command), then " if pid is not None else "stop it, then ")
     return (f"{run_dir}: a trainer is training this run now ({describe(info, run_dir)}); a second one would write "
-            f"the same metrics.jsonl and checkpoints. Follow it with `grpo-rlvr watch {run_dir}`, or {stop}"
-            f"`grpo-rlvr train {run_dir} --resume`")
+            f"the same metrics.jsonl and checkpoints. Follow it with `grpo-rlvr watch {run_dir}`, or "
+            f"{_stop_then(info, run_dir)}")
 
 
-def hold(run_dir: Path, door: str, resume: str | None = None) -> str | None:
+def _stop_then(info: dict, run_dir: Path) -> str:
+    """How to stop the trainer ``info`` names and what to run after, as true for the run it trains: a checkpoint to
+    resume from only where it saves one (an unreviewed smoke test saves none, nor does ``save_strategy: no``)."""
+    pid = info.get("pid")
+    stop = f"stop it with Ctrl-C in its terminal or `kill -INT {pid}`" if pid is not None else "stop it"
+    if info.get("smoke"):
+        return (f"{stop} (an unreviewed smoke test: it saves no checkpoint, so there is nothing to resume), then "
+                f"start again: `grpo-rlvr train {run_dir} --unreviewed-smoke-test`, or `grpo-rlvr train {run_dir}` "
+                "once the run is gated")
+    if info.get("saves") is False:
+        return (f"{stop} (this run saves no checkpoint, so there is nothing to resume), then move "
+                f"{Path(run_dir) / 'output'} aside and `grpo-rlvr train {run_dir}` again (from the base model)")
+    saves = " (it saves a checkpoint and prints the resume command)" if pid is not None else ""
+    return f"{stop}{saves}, then `grpo-rlvr train {run_dir} --resume`"
+
+
+def hold(run_dir: Path, door: str, resume: str | None = None, saves: bool | None = None, smoke: bool = False) \
+        -> str | None:
     """Take ``run_dir``'s trainer lock for this process, kept until it exits (or :func:`release`). Returns None when
-    this process holds it, else why not (another trainer holds it, or the folder cannot be written)."""
+    this process holds it, else why not (another trainer holds it, or the folder cannot be written). The record
+    says what a refusal of a second trainer tells: the checkpoint resumed, whether the run saves checkpoints
+    (``saves``, None: not known yet) and whether it is an unreviewed smoke test."""
     key = str(Path(run_dir).resolve())
-    if key in _held:   # taken at train.py's start; the run check adds the checkpoint it resumes
-        if resume is not None:
-            _write(_held[key], {**_read(_held[key]), "resume": resume})
+    known = {k: v for k, v in (("resume", resume), ("saves", saves), ("smoke", smoke or None)) if v is not None}
+    if key in _held:   # taken at train.py's start; the run check adds the checkpoint it resumes and what it saves
+        if known:
+            _write(_held[key], {**_read(_held[key]), **known})
         return None
     try:
         fd = os.open(Path(key) / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -115,7 +132,7 @@ def hold(run_dir: Path, door: str, resume: str | None = None) -> str | None:
         os.close(fd)
         return in_use(run_dir) or f"{run_dir}: another trainer took its lock a moment ago; train again once it ends"
     _write(fd, {"pid": os.getpid(), "host": socket.gethostname(), "door": str(door)[:80], "resume": resume,
-                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **known})
     _held[key] = fd
     return None
 

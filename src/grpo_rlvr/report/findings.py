@@ -116,9 +116,12 @@ def run_state(crash: dict | None, stop: dict | None, summary: dict | None, last_
                  + (", before the optimizer stepped" if stop.get("id") == AUDIT_ID else "") + f": {stop.get('title')}"
                  + (f"; checkpoint {stop['checkpoint']}" if stop.get("checkpoint") else "")}
     elif summary is not None:
+        # TRL's train_runtime times its training loop alone; `grpo-rlvr train` says the launch's wall time, loading
+        # included ("after 24s" beside "in 4 s" read as a contradiction): each is named for what it counts
         runtime = summary.get("train_runtime")
         state = {"state": "finished", "text": f"finished at step {summary.get('step')}"
-                 + (f" in {runtime:.0f} s" if isinstance(runtime, (int, float)) else "")}
+                 + (f"; training loop {runtime:.0f} s (TRL's train_runtime: loading the model and data not counted)"
+                    if isinstance(runtime, (int, float)) else "")}
     elif last_step is not None:
         state = {"state": "running", "text": f"in progress at step {last_step} (or ended without a summary, a stop "
                  "or a crash record)"}

@@ -179,9 +179,11 @@ def smoke_config(cfg: dict, max_steps: int | None) -> dict:
     return {**cfg, "max_steps": steps, "logging_steps": 1, "save_strategy": "no", "report_to": "none"}
 
 
-def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, resume: str | None = None) \
-        -> RunCheck | None:
+def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, resume: str | None = None,
+                        saves: bool | None = None) -> RunCheck | None:
     """Called by the rendered train.py after GRPOConfig is built: exit 1 on every rank unless the run may train.
+    ``saves``: whether the run saves checkpoints (its ``save_strategy``), kept in the run's lock record so that a
+    second trainer's refusal promises a checkpoint only where there will be one.
 
     Returns the passing check on the main process (train.py hands it to :func:`refuse_if_changed_since_check`
     and the checkpoint ledger), None on the other ranks."""
@@ -195,7 +197,7 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
 
         started_by = "grpo-rlvr demo" if _demo_check else door()
         # one trainer per run: this process holds the run's lock from here until it exits (records/one_trainer)
-        if busy := hold(run_dir, started_by, resume):
+        if busy := hold(run_dir, started_by, resume, saves=False if smoke else saves, smoke=smoke):
             outcome = [[busy]]
     if state.is_main_process and outcome[0] is None:
         try:

@@ -107,7 +107,7 @@ class TrainResult:
         died = [f"  {line}" for line in crash_lines(self.crash)] if self.crash else []
         step = self.global_step if self.global_step is not None else (self.crash or {}).get("last_step")
         at = f"at step {step}" if step is not None else "before its first logged step"
-        return "\n".join([*self.notes, f"Training {state} after {self.seconds:.0f}s {at}; "
+        return "\n".join([*self.notes, f"Training {state} after {self.seconds:.0f}s in all (loading included) {at}; "
                           f"outputs in {self.run / 'output'}", *died, f"Next: grpo-rlvr diagnose {self.run}"])
 
 

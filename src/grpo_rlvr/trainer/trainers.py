@@ -33,6 +33,7 @@ from grpo_rlvr.trainer.group_filter import (
     rows_for_rank,
 )
 from grpo_rlvr.trainer.held_out_buffer import empty_like
+from grpo_rlvr.trainer.unscored_rollouts import Unscored, quiet_trl
 
 DEFAULT_MAX_ROUNDS = 3      # extra generate-and-score rounds per generation batch
 DEFAULT_TOLERANCE = 1e-6    # a group whose combined rewards lie within this has no signal
@@ -67,6 +68,14 @@ def _arguments_as_json(completion):
             m = {**m, "tool_calls": calls}
         out.append(m)
     return out
+
+
+def _row_named(row: dict) -> str | None:
+    """``dataset row 12 (data/train.jsonl:13)``, as training names a row, or None for a row without its index."""
+    if row.get(ROW_COLUMN) is None:
+        return None
+    source = row.get(SOURCE_COLUMN)
+    return f"dataset row {row[ROW_COLUMN]}" + (f" ({source})" if source else "")
 
 
 def share_from_rank_0(obj):
@@ -104,10 +113,33 @@ class GRPOTrainerWithHeldOut(GRPOTrainer):
         for func in self.reward_funcs:   # each of our rewards sets it anew on its call; nothing stale is read
             if isinstance(getattr(func, "unscorable", None), list):
                 func.unscorable = []
-        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        with quiet_trl(GRPOTrainer.__module__):   # its all-None warning: said in our words below
+            rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
         if self.review_audit is not None and self.model.training:   # every reward's own score, before leave-out
             self._audit_seen = (rewards.detach().cpu().clone(), list(completions), list(completion_ids_list))
-        return self._leave_out_unscorable(inputs, rewards)
+        rank, n = self.accelerator.process_index, len(inputs)
+        unscored = torch.isnan(rewards[rank * n:(rank + 1) * n]).all(dim=1).tolist()
+        out = self._leave_out_unscorable(inputs, rewards)
+        self._say_unscored(unscored, inputs, completions)
+        return out
+
+    def _say_unscored(self, unscored: list[bool], inputs: list[dict], completions: list) -> None:
+        """One line, once per run and cause, for this process's samples that no reward scored and none named."""
+        if not self.accelerator.is_main_process or not any(unscored):
+            return
+        from grpo_rlvr.tool_failures import unavailable_in
+
+        named = {pos for func in self.reward_funcs for pos, _ in (getattr(func, "unscorable", None) or ())}
+        envs = self.environments or [None] * len(completions)
+        samples = [(_row_named(inputs[i]), unavailable_in(completions[i], envs[i] if i < len(envs) else None))
+                   for i, gone in enumerate(unscored) if gone and i not in named]
+        if not samples:
+            return
+        if getattr(self, "_unscored", None) is None:
+            self._unscored = Unscored()
+        where = f"in step {self.state.global_step + 1}" if self.model.training else \
+            f"of the held-out evaluation at step {self.state.global_step}"
+        self._unscored.say(where, len(unscored), samples)
 
     def _generate_and_score_completions(self, inputs):
         out = super()._generate_and_score_completions(inputs)
