@@ -137,6 +137,42 @@ def test_a_frame_written_after_the_next_test_arrived_earns_nothing():
     assert verdict.passed == 0 and "tampered" in verdict.reason
 
 
+# A test body leaves a process reading the job pipe, and holds its own end back (a slow flush), hoping the next
+# test's inputs arrive while that process lives: it answers them with the first test's argument.
+LEFT_READING = """import json, marshal, os, sys, time
+class _Slow:
+    def write(self, text):
+        return len(text)
+    def flush(self):
+        time.sleep(0.3)
+def encode(s):
+    if os.fork() == 0:
+        try:
+            while True:
+                head = os.read(5, 4)
+                if len(head) < 4:
+                    break
+                message = marshal.loads(os.read(5, int.from_bytes(head, "big")))
+                for i, kind, source, scope in message.get("p", ()):
+                    os.write(3, (json.dumps({"k": "r", "i": i, "v": [["s", s]]}) + "\\n").encode())
+        finally:
+            os._exit(0)
+    sys.stdout = _Slow()
+    return "?"
+def decode(s):
+    return "?"
+"""
+
+
+def test_a_process_a_test_body_left_running_never_sees_the_next_tests_inputs():
+    # The next test is sent only once the loaded program has killed the body's process group (its "s" frame); it
+    # used to be sent as soon as the body answered, and the process left behind answered it: test 2 passed.
+    tests, _ = ROUND_TRIPS["pytest"]
+    verdict = run_unit_tests(LEFT_READING, tests, limits=LIMITS)
+    assert verdict.passed == 0, verdict.details
+    assert "decode('YWI=') returned '?'" in verdict.details[1], verdict.details
+
+
 def test_a_module_global_the_program_rebinds_is_read_live_in_a_test_body():
     program = "count = 0\ndef bump():\n    global count\n    count += 1\n    return count\n"
     tests = ("def test_count():\n    bump()\n    bump()\n    assert count == 2\n    assert bump() == 3\n"

@@ -41,7 +41,7 @@ _LANDLOCK_FD = 6
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
 FILE_SIZE_LIMIT = 16 * 1024 * 1024  # bytes, per file the program writes
 OPEN_FILES_LIMIT = 256
-_REAP_BOUND_S = 0.2  # seconds a finished test body waits for what it started to die
+_REAP_BOUND_S = 0.2  # seconds the loaded program waits for what a finished test body started to die
 # A new thread's stack, reserved in full against the address-space limit: the system's default (RLIMIT_STACK, often
 # 8 MiB) would let a 512 MiB program start fewer than 60 threads. A program may still ask for more (stack_size()).
 THREAD_STACK = 2 * 1024 * 1024
@@ -283,6 +283,7 @@ REAL = {**{name: getattr(builtins, name) for name in CONSUMERS}, "str.join": str
 _dumps, _unmarshal, _write, _read, _len, _compile, _eval, _exec = (
     json.dumps, marshal.loads, os.write, os.read, len, compile, eval, exec)
 _monotonic, _sleep, _isinstance = time.monotonic, time.sleep, isinstance
+_getpid, _setpgid, _waitid, _killpg, _waitpid = os.getpid, os.setpgid, os.waitid, os.killpg, os.waitpid
 
 
 def _send(frame: dict) -> None:
@@ -384,11 +385,11 @@ class _Scope(dict):
 def _serve(namespace: dict) -> int:
     """Answer the supervisor's messages until it closes the job pipe: ``{"p": probes, "last": bool}`` runs probes
     here (one test's, with the setup before it: the next test's come only once these have answered);
-    ``{"f": 1}`` forks a process for the next test body, which runs that body's probes and ends, while this one
-    waits for it and reports how it ended (``{"k": "s"}``). A body's process starts from the loaded program: it
-    never holds another body's inputs or results."""
+    ``{"f": 1}`` forks a process for the next test body, which runs that body's probes and exits, while this one
+    waits for it, ends what it started (``_end_body``) and reports how it ended (``{"k": "s"}``). A body's process
+    starts from the loaded program: it never holds another body's inputs or results."""
     scopes: dict[int, dict] = {}  # per-test-body names (a test function's locals)
-    body = own_group = False
+    body = False
     while True:
         try:
             message = _recv()
@@ -399,29 +400,23 @@ def _serve(namespace: dict) -> int:
         if message.get("f"):
             _flush()  # or the fork would print what is buffered here a second time
             generator = _generator_state()
+            _adopt_orphans()
             pid = os.fork()
             if pid == 0:
                 body, scopes = True, {}
                 _restore_generator(generator)
                 try:
-                    os.setpgid(0, 0)  # its processes end with it (_end_body), not with the loaded program
-                    own_group = True
-                    if sc.available():  # and its orphans come back to it, to be reaped, not left to the program
-                        sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)
+                    _setpgid(0, 0)  # a group of its own: what it starts ends with it (_end_body)
                 except OSError:
                     pass
                 continue
-            _send(_ended(pid))
+            _send(_end_body(pid))
             continue
         for i, kind, source, scope in message.get("p", ()):
             _send(_probe(i, kind, source, namespace if scope < 0 else scopes.setdefault(scope, _Scope(namespace))))
         if body and message.get("last"):
             _flush()
-            try:
-                if own_group:
-                    _end_body()
-            finally:
-                os._exit(0)
+            os._exit(0)
         if message.get("end"):  # the last test: nothing more will come
             return 0
 
@@ -444,20 +439,53 @@ def _restore_generator(saved) -> None:
             pass
 
 
-def _end_body() -> None:
-    """Kill what the test body started (its process group) and reap it, so that no zombie is left to the loaded
-    program, whose process cap it would count against: the body leaves its group first, then kills it."""
-    group = os.getpgid(0)
-    os.setpgid(0, os.getpgid(os.getppid()))
-    os.killpg(group, signal.SIGKILL)
+_ADOPTING: list[bool] = []
+
+
+def _adopt_orphans() -> None:
+    """Before the first test body: make this process the one a body's orphans are reparented to (it is already, as
+    PID 1 of its own PID namespace), so that ``_end_body`` can reap them; else they would be the supervisor's
+    zombies until the execution ends, counted against the sample's process caps. Once per execution: a flag that
+    is not inherited by a fork costs each body a system call through ``ctypes`` otherwise (~0.2 ms)."""
+    if not _ADOPTING:
+        _ADOPTING.append(True)
+        if _getpid() != 1 and sc.available():
+            try:
+                sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)
+            except OSError:
+                pass
+
+
+def _end_body(pid: int) -> dict:
+    """Wait for a test body's process to exit, kill what it started (its process group, which bears its pid: killed
+    while the body is a zombie, so that pid cannot name another group yet), reap the body and then its group (its
+    orphans were reparented here, ``_adopt_orphans``), so that nothing it left running counts against the sample's
+    process caps. A process that left the group is not waited for: the execution's end kills it. Returns how the
+    body ended (``_ended``)."""
+    while True:
+        try:
+            _waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+            break
+        except InterruptedError:
+            continue
+        except OSError:  # the program reaped it itself (SIGCHLD ignored, or its own wait): its group stays
+            return {"k": "s", "x": None, "c": 0.0}
+    try:
+        _killpg(pid, signal.SIGKILL)
+    except OSError:  # nothing of its group is left (or the body could not make one)
+        pass
+    ended = _ended(pid)
     deadline = _monotonic() + _REAP_BOUND_S
     while _monotonic() < deadline:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:  # alive: dying of the SIGKILL, or one that left the group (the execution's end kills it)
+            reaped, _ = _waitpid(-pid, os.WNOHANG)
+        except ChildProcessError:  # none left in its group
+            break
+        except OSError:
+            break
+        if reaped == 0:  # alive: dying of the SIGKILL
             _sleep(0.001)
+    return ended
 
 
 def _probe(i: int, kind: str, source: str, where: dict) -> dict:

@@ -2,7 +2,8 @@
 
 The execution never receives the probes up front: it gets the next delivery (one test's probes and the setup
 before them, ``judging.plan.Plan.deliveries``) only once every probe of the current one has answered on the result
-channel, so no code of the program ever runs with a later test's inputs in reach. A delivery for a new test body
+channel, and after a test body only once the loaded program has reported the body's end (its process group killed),
+so no code of the program ever runs with a later test's inputs in reach. A delivery for a new test body
 is preceded by a fork request: the loaded program forks a process that runs only that body. Where each delivery
 was sent is recorded as an offset into the result channel (``sent_at``): the parent accepts a frame only between
 its delivery's offset and the next one's, so a process that pretends to have answered gains nothing from the
@@ -56,9 +57,15 @@ class Feeder:
             for line in bytes(result[self.parsed:end]).split(b"\n")[:-1]:
                 self._frame(line)
             self.parsed = end
-        while self.loaded and not self.waiting and self.next < len(self.deliveries):
+        while self.loaded and not self.waiting and not self._body_ending() and self.next < len(self.deliveries):
             self._send_next(len(result))
         self.finished = self.loaded and not self.waiting and self.next == len(self.deliveries)
+
+    def _body_ending(self) -> bool:
+        """A test body has answered its last delivery but the loaded program has not yet reported its end (``{"k":
+        "s"}``, sent once the body's process group is killed): nothing more is sent until then, or a process the body
+        left running could read the next test's inputs from the job pipe."""
+        return self.unit == 0 and self.bodies_ended < self.bodies_started
 
     def _frame(self, line: bytes) -> None:
         if line.startswith(_RESULT):  # the child's own frames start so: no need to parse a large value here
