@@ -9,9 +9,13 @@ nothing answered each test with another test's argument: 1.0, strong, in every f
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
+from grpo_rlvr.sandbox.isolation import child
+from grpo_rlvr.sandbox.isolation.feeder import compiled
 from grpo_rlvr.sandbox.judging.make_plan import make_plan
 
 LIMITS = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
@@ -191,3 +195,37 @@ def test_deliveries_hold_one_test_each_and_each_body_its_own_unit():
     assert [last for _, _, last in plan.deliveries] == [True, True, True]
     check = make_plan("def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(2) == 2\n", "f")
     assert {unit for unit, _, _ in check.deliveries} == {0}  # one body: the loaded program runs it, no fork
+
+
+def _compiled_pairs(sent, text, out: list) -> list:
+    """(code object, its source) wherever ``compiled`` put code in place of text; everything else as it was."""
+    if isinstance(sent, types.CodeType):
+        out.append((sent, text))
+    elif isinstance(sent, list):
+        assert isinstance(text, (list, tuple)) and len(sent) == len(text)
+        for a, b in zip(sent, text, strict=True):
+            _compiled_pairs(a, b, out)
+    else:
+        assert sent == text
+    return out
+
+
+def test_probes_reach_the_sandbox_compiled_exactly_as_it_would_compile_them():
+    # The supervisor compiles each probe (a test body's fresh fork then copies no compiler state): the code objects
+    # equal those the sandbox compiles from the text itself, file name <test N> and future flags included.
+    plan = make_plan("import pytest\n\n\ndef test_a():\n    y = f(0)\n    assert f(y) == [1, 2]\n"
+                     "    assert sorted(f(y), reverse=True) == [2, 1]\n    assert isinstance(f(y), Node)\n"
+                     "    assert f(y).count(1) == 1\n    with pytest.raises(BadInput):\n        f(-1)\n\n\n"
+                     "def test_b():\n    assert f(1)\n")
+    assert {spec[0] for _, body, _ in plan.probes if isinstance(body, list) for spec in body} == {"e", "c", "k", "m", "n"}
+    sources = 0
+    for i, probe in enumerate(plan.probes):
+        sent = compiled([*probe], i)
+        pairs = _compiled_pairs(sent, [*probe], [])
+        sources += len(pairs)
+        assert pairs and all(isinstance(text, str) for _, text in pairs), probe
+        for code, text in pairs:
+            ref = child._code(text, i, "exec" if probe[0] == "exec" else "eval")
+            assert code == ref and (code.co_filename, code.co_flags) == (f"<test {i + 1}>", ref.co_flags)
+    assert sources > len(plan.probes)  # leaves of several sources each (a method call's receiver and arguments)
+    assert compiled(["exec", "x = (", -1], 0) == ["exec", "x = (", -1]  # the sandbox raises its SyntaxError there

@@ -282,7 +282,7 @@ REAL = {**{name: getattr(builtins, name) for name in CONSUMERS}, "str.join": str
 # for its own use (``builtins.len``, ``json.dumps``) does not break the loop that runs its tests.
 _dumps, _unmarshal, _write, _read, _len, _compile, _eval, _exec = (
     json.dumps, marshal.loads, os.write, os.read, len, compile, eval, exec)
-_monotonic, _sleep, _isinstance = time.monotonic, time.sleep, isinstance
+_monotonic, _sleep, _isinstance, _CodeType = time.monotonic, time.sleep, isinstance, types.CodeType
 _getpid, _setpgid, _waitid, _killpg, _waitpid = os.getpid, os.setpgid, os.waitid, os.killpg, os.waitpid
 
 
@@ -493,10 +493,10 @@ def _probe(i: int, kind: str, source: str, where: dict) -> dict:
     exception is described by its text, its class's ancestry and its message (``_raised``)."""
     try:
         if kind == "eval":
-            return {"k": "r", "i": i, "v": encode_as_python(_eval(_compile(source, f"<test {i + 1}>", "eval"), where))}
+            return {"k": "r", "i": i, "v": encode_as_python(_eval(_code(source, i, "eval"), where))}
         if kind == "leaves":
             return {"k": "r", "i": i, "v": _leaves(source, i, where)}
-        _exec(_compile(source, f"<test {i + 1}>", "exec"), where)
+        _exec(_code(source, i, "exec"), where)
         return {"k": "r", "i": i}
     except BaseException as e:  # noqa: BLE001 - includes SystemExit raised by the program
         _, names, message = _raised(e)
@@ -515,6 +515,11 @@ def _ended(pid: int) -> dict:
         return {"k": "s", "x": os.waitstatus_to_exitcode(status), "c": usage.ru_utime + usage.ru_stime}
 
 
+def _code(source, i: int, mode: str):
+    """A probe's code: compiled by the supervisor (``isolation.feeder.compiled``), or its text compiled here."""
+    return source if type(source) is _CodeType else _compile(source, f"<test {i + 1}>", mode)
+
+
 def _leaves(specs: list, i: int, where: dict) -> list:
     """The values of a strong assert's leaves, each on its own: encoded, ``["x", why, truth, isa]`` when it is not
     plain data, or ``["!", ...]`` when evaluating it raised (``_raised``: the parent raises it only where the assert
@@ -530,7 +535,7 @@ def _leaves(specs: list, i: int, where: dict) -> list:
                 receiver = values[spec[1]]
                 if type(receiver) is _Failed:
                     raise receiver.exc
-                args = _eval(_compile(spec[3], f"<test {i + 1}>", "eval"), where)
+                args = _eval(_code(spec[3], i, "eval"), where)
                 value = getattr(receiver, spec[2])(*args)
             else:
                 value = _value(spec, i, where)
@@ -571,13 +576,13 @@ def _value(spec: list, i: int, where: dict):
     """``["e", source]``: evaluated here; ``["b", name]``: the built-in as it was before the program ran;
     ``["c", name, args, kwargs]``: that built-in called on the values of its argument specs."""
     if spec[0] == "e":
-        return _eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where)
+        return _eval(_code(spec[1], i, "eval"), where)
     if spec[0] == "b":
         return REAL[spec[1]]
     if spec[0] == "k":
         return _instance_facts(_value(spec[1], i, where), _value(spec[2], i, where))
     if spec[0] == "n":  # the names of a class (or tuple of classes) an expected exception must be an instance of
-        value = _eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where)
+        value = _eval(_code(spec[1], i, "eval"), where)
         classes = value if _isinstance(value, tuple) else (value,)
         if not all(_isinstance(c, type) for c in classes):
             raise TypeError("an expected exception must be a class or a tuple of classes")
