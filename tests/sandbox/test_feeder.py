@@ -9,13 +9,14 @@ nothing answered each test with another test's argument: 1.0, strong, in every f
 
 from __future__ import annotations
 
+import json
 import types
 
 import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
 from grpo_rlvr.sandbox.isolation import child
-from grpo_rlvr.sandbox.isolation.feeder import compiled
+from grpo_rlvr.sandbox.isolation.feeder import Feeder, compiled
 from grpo_rlvr.sandbox.judging.make_plan import make_plan
 
 LIMITS = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
@@ -229,3 +230,16 @@ def test_probes_reach_the_sandbox_compiled_exactly_as_it_would_compile_them():
             assert code == ref and (code.co_filename, code.co_flags) == (f"<test {i + 1}>", ref.co_flags)
     assert sources > len(plan.probes)  # leaves of several sources each (a method call's receiver and arguments)
     assert compiled(["exec", "x = (", -1], 0) == ["exec", "x = (", -1]  # the sandbox raises its SyntaxError there
+
+
+@pytest.mark.parametrize("code, cpu_s", [(None, 0.0), (0, 0.0012), (-9, 12.5)])
+def test_a_bodys_end_frame_is_the_json_the_feeder_counts(code, cpu_s):
+    # Formatted by hand in the loaded program (json.dumps there costs page faults after every fork).
+    line = child._ended_frame(code, cpu_s)
+    assert json.loads(line) == {"k": "s", "x": code, "c": cpu_s} and line.endswith("\n")
+    feeder = Feeder(-1, [["eval", "1", 1], ["eval", "2", 0]], [[1, [0], True], [0, [1], True]])
+    feeder.feed(b'{"k": "load"}\n')
+    feeder.feed(b'{"k": "load"}\n{"k": "r", "i": 0, "v": ["i", "0x1"]}\n')
+    assert (feeder.bodies_started, feeder.bodies_ended, feeder.next) == (1, 0, 1)  # test 2 waits for the end
+    feeder.feed(b'{"k": "load"}\n{"k": "r", "i": 0, "v": ["i", "0x1"]}\n' + line.encode())
+    assert (feeder.bodies_ended, feeder.next) == (1, 2)

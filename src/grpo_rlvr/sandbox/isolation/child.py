@@ -286,8 +286,9 @@ _monotonic, _sleep, _isinstance, _CodeType = time.monotonic, time.sleep, isinsta
 _getpid, _setpgid, _waitid, _killpg, _waitpid = os.getpid, os.setpgid, os.waitid, os.killpg, os.waitpid
 
 
-def _send(frame: dict) -> None:
-    data = (_dumps(frame, ensure_ascii=True) + "\n").encode()
+def _send(frame: dict | str) -> None:
+    """One frame on the result channel: a dict, or a line already formatted (``_ended_frame``)."""
+    data = (frame if type(frame) is str else _dumps(frame, ensure_ascii=True) + "\n").encode()
     while data:
         data = data[_write(RESULT_FD, data) :]
 
@@ -456,12 +457,12 @@ def _adopt_orphans() -> None:
                 pass
 
 
-def _end_body(pid: int) -> dict:
+def _end_body(pid: int) -> str:
     """Wait for a test body's process to exit, kill what it started (its process group, which bears its pid: killed
     while the body is a zombie, so that pid cannot name another group yet), reap the body and then its group (its
     orphans were reparented here, ``_adopt_orphans``), so that nothing it left running counts against the sample's
-    process caps. A process that left the group is not waited for: the execution's end kills it. Returns how the
-    body ended (``_ended``)."""
+    process caps. A process that left the group is not waited for: the execution's end kills it. Returns the frame
+    of how the body ended (``_ended``)."""
     while True:
         try:
             _waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
@@ -469,21 +470,22 @@ def _end_body(pid: int) -> dict:
         except InterruptedError:
             continue
         except OSError:  # the program reaped it itself (SIGCHLD ignored, or its own wait): its group stays
-            return {"k": "s", "x": None, "c": 0.0}
+            return _ended_frame(None, 0.0)
     try:
         _killpg(pid, signal.SIGKILL)
-    except OSError:  # nothing of its group is left (or the body could not make one)
+    except OSError:  # the body could not make a group of its own
         pass
     ended = _ended(pid)
-    deadline = _monotonic() + _REAP_BOUND_S
-    while _monotonic() < deadline:
+    deadline = None
+    while True:
         try:
             reaped, _ = _waitpid(-pid, os.WNOHANG)
-        except ChildProcessError:  # none left in its group
-            break
-        except OSError:
+        except OSError:  # ChildProcessError: none left in its group (the common case: it started nothing)
             break
         if reaped == 0:  # alive: dying of the SIGKILL
+            deadline = deadline or _monotonic() + _REAP_BOUND_S
+            if _monotonic() >= deadline:
+                break
             _sleep(0.001)
     return ended
 
@@ -503,16 +505,23 @@ def _probe(i: int, kind: str, source: str, where: dict) -> dict:
         return {"k": "r", "i": i, "e": _describe(e), "t": names, "m": message}
 
 
-def _ended(pid: int) -> dict:
-    """Wait for a test body's process; how it ended: exit code (negative: the signal) and CPU seconds."""
+def _ended(pid: int) -> str:
+    """Wait for a test body's process; the frame of how it ended: exit code (negative: the signal) and CPU seconds."""
     while True:
         try:
             _, status, usage = os.wait4(pid, 0)
         except InterruptedError:
             continue
         except OSError:  # the program reaped it itself (SIGCHLD ignored, or its own wait)
-            return {"k": "s", "x": None, "c": 0.0}
-        return {"k": "s", "x": os.waitstatus_to_exitcode(status), "c": usage.ru_utime + usage.ru_stime}
+            return _ended_frame(None, 0.0)
+        return _ended_frame(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime)
+
+
+def _ended_frame(code: int | None, cpu_s: float) -> str:
+    """``{"k": "s", "x": code, "c": cpu_s}`` as ``json.dumps`` writes it, formatted directly: this process writes it
+    after every fork, and each page it writes after a fork is a page fault (``json.dumps`` touches ~30 more)."""
+    x = "null" if code is None else code
+    return f'{{"k": "s", "x": {x}, "c": {cpu_s:.6f}}}\n'
 
 
 def _code(source, i: int, mode: str):
