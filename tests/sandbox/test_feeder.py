@@ -243,3 +243,14 @@ def test_a_bodys_end_frame_is_the_json_the_feeder_counts(code, cpu_s):
     assert (feeder.bodies_started, feeder.bodies_ended, feeder.next) == (1, 0, 1)  # test 2 waits for the end
     feeder.feed(b'{"k": "load"}\n{"k": "r", "i": 0, "v": ["i", "0x1"]}\n' + line.encode())
     assert (feeder.bodies_ended, feeder.next) == (1, 2)
+
+
+def test_a_probes_frame_is_written_as_json_dumps_would_write_it():
+    # The sandbox's result frames skip json.dumps's per-call encoder; the feeder reads them by their first bytes.
+    frames = [{"k": "r", "i": 12, "v": [["s", "caf\u00e9 \U0001f600 \"q\"\n"], ["f", 0.1], ["l", [["i", "0x1"], None]]]},
+              {"k": "r", "i": 0, "e": "ValueError: x", "t": ["builtins.ValueError"], "m": "x"}, {"k": "load"}]
+    for frame in frames:
+        assert "".join(child._frame_json(frame, 0)) == json.dumps(frame, ensure_ascii=True)
+    assert "".join(child._frame_json(frames[0], 0)).startswith('{"k": "r", "i": ')
+    with pytest.raises(TypeError):
+        "".join(child._frame_json({"k": "r", "v": object()}, 0))
