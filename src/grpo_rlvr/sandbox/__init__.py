@@ -124,7 +124,7 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     channel between programs running at once) (``test_containers::test_no_execution_changes_another_process_by_pid``,
     ``test_a_program_still_sets_its_own_limits_priority_and_affinity``); the process cap counts the sample's tree,
     not the trainer's threads (``test_the_process_cap_counts_only_the_samples_tree``, unprivileged lane);
-  - resources: CPU, wall clock, memory per process and per tree, processes and threads per tree, output, the sample's budget, the reply's size, the OOM killer's choice (``test_adversarial``, ``test_fork_bomb`` to ``test_setrlimit_cannot_be_raised``; ``test_run_safety``, all tests; ``test_sandbox_api::test_timeout_reason``, ``test_stdin_stdout_timeout_skips_later_cases``);
+  - resources: CPU, wall clock, memory per process and per tree, processes and threads per tree, output, the sample's budget, the reply's size, the OOM killer's choice (``test_adversarial``, ``test_fork_bomb`` to ``test_setrlimit_cannot_be_raised``; ``test_run_safety``, all tests; ``test_tree``, all tests: what the tree walk reads in ``/proc``; ``test_sandbox_api::test_timeout_reason``, ``test_stdin_stdout_timeout_skips_later_cases``);
   - nothing of an execution outlives it: daemons, orphans, threads, trees that defeat clean-up (``test_adversarial::test_double_forked_daemon_does_not_survive``, ``test_threads_that_outlive_main``; ``test_isolation::test_degraded_mode_*``; ``test_adversarial_batch::test_1500_nested_unwritable_symlinked_dirs_do_not_break_the_batch``, ``test_deep_tree_in_degraded_mode_is_removed_from_the_host_tmp``, ``test_remove_tree_copes_with_deep_unreadable_and_symlinked_trees``);
   - the test's own computations never run in the trainer: plans are made in a planner process of their own
     (``judging.planner``), bounded in wall time and memory; a test value too costly to compute is a ``ValueError``
@@ -173,6 +173,11 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - a program that rewrites the sandbox's own loop in its loaded process to carry one test body's inputs into the
     next body's fork (earlier bodies' only; ``test_feeder::test_a_program_cannot_answer_a_test_with_another_tests_argument``
     shows a later body never gets them otherwise);
+  - a process that a test body starts and that leaves the body's process group (``setsid``), or one the program
+    starts while it loads: it lives until the execution ends and holds the job pipe, so it may read a later test's
+    inputs before the process meant to (racing it for each message) and answer them; no test (a race). A process
+    that stays in the body's group never does: the next test is sent only once the loaded program has killed that
+    group (``test_feeder::test_a_process_a_test_body_left_running_never_sees_the_next_tests_inputs``);
   - module state one test function changes for the next: each body starts from the loaded program, as under
     pytest-xdist, so a module-level ``random.seed`` gives each body the seeded sequence from its start
     (``test_feeder::test_separate_test_bodies_share_nothing_the_program_remembers``;
