@@ -34,11 +34,14 @@ bubblewrap would only wrap each supervisor (+17 ms per start) and drops the capa
 execution a PID namespace, and nsjail forks a process per run, which the warm template exists to avoid.
 Throughput (``benchmarks/bench_unit_tests.py``, 190 finishing programs, 2 workers, every layer on): 1.99 ms
 per finishing program, the whole corpus in 1.17x the time its looping programs alone must take. Per-test
-isolation (``benchmarks/bench_per_test.py``, the same 190 programs' 760 asserts as an assert list and as one pytest
-function each, 2 workers, on a loaded 2-CPU VM): 2.51x the CPU of the assert list (8.4 ms against 21.1 ms per
-program). Each test body but the last is a fork of the loaded program, and a fork and exit alone cost about 3 ms of
-CPU there (mostly the kernel copying the page tables of its ~7.7 MB of anonymous memory), so the 1.5x sought is out
-of reach on that machine while every body gets a process of its own.
+isolation (``benchmarks/bench_per_test.py --programs 60 --rounds 3 --workers 1``: 57 programs' 228 asserts as an
+assert list and as one pytest function each, on this 2-CPU VM at load 5.4): 2.45-2.69x the CPU of the assert list
+(3.7-3.9 ms against 9.6-10.0 ms per program). Each test body but the last is a fork of the loaded program, and a
+bare fork, exit and wait of it alone costs 0.8-0.9 ms of CPU there (the kernel copying and then freeing the page
+tables of its ~8 MB of anonymous memory, ~0.04 ms per MB, and Python's after-fork steps): with three forked bodies
+per four-test program that puts the floor at 1.6-1.7x, so the 1.5x sought is out of reach while every body gets a
+process of its own. Most of the rest is copy-on-write: each page of the loaded program a body writes (Python writes
+the reference count of every object it touches) is copied, ~300 pages a body.
 
 Plans are made in a planner process (``judging.planner``), where the test's own code runs; verdicts are decided in this
 process (``judging.parent_expr``, ``judging.verdict``): for an assert, only the calls into the
