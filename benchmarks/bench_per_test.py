@@ -9,7 +9,9 @@ executions and their test bodies: ``utime + stime + cutime + cstime`` of the sup
 ``/proc`` counts them) together, for each format; plans are made before the clock starts (in training a row's plan
 is cached for its whole group). Printed: CPU and wall time per format, the ratio pytest / asserts of CPU (the
 issue's bound: 1.5x), and whether both formats agree on every program's verdict. Rounds alternate the formats and
-the median of each is kept.
+the median of each is kept. Also printed: the floor of that ratio with a fresh process per test body, the CPU of a
+bare ``fork()`` + ``_exit`` + ``waitpid`` of a loaded program in the sandbox (measured there, in the same rounds) once
+per forked body, over the asserts' CPU: what no change to the test bodies' own work can go below.
 """
 
 from __future__ import annotations
@@ -26,10 +28,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_unit_tests import as_format, build_corpus  # noqa: E402
 from grpo_rlvr.sandbox import SandboxLimits, plan_tests  # noqa: E402
-from grpo_rlvr.sandbox._run import run_batch  # noqa: E402
+from grpo_rlvr.sandbox._run import run_batch, run_code_in  # noqa: E402
 from grpo_rlvr.sandbox.isolation.pool import Pool  # noqa: E402
 
 _TICK = os.sysconf("SC_CLK_TCK")
+# Run in the sandbox as a program: the CPU (its own and its children's) of one bare fork of it, in ms.
+_BARE_FORK = """import os, resource
+def cpu():
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+start = cpu()
+for _ in range(200):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+print((cpu() - start) / 200 * 1000)
+"""
 
 
 def tree_cpu(pool: Pool) -> float:
@@ -68,14 +83,16 @@ def main() -> int:
         measure(pool, jobs["asserts"][: args.workers], args.workers)  # the supervisors started, outside the clock
         cpu: dict[str, list[float]] = {"asserts": [], "pytest": []}
         wall: dict[str, list[float]] = {"asserts": [], "pytest": []}
-        verdicts = {}
+        verdicts, bare_fork_ms = {}, []
         for _ in range(args.rounds):
             for fmt in ("asserts", "pytest"):
                 c, w, verdicts[fmt] = measure(pool, jobs[fmt], args.workers)
                 cpu[fmt].append(c)
                 wall[fmt].append(w)
+            bare_fork_ms.append(float(run_code_in(pool, _BARE_FORK, limits=SandboxLimits(timeout_s=60, cpu_s=60)).stdout))
     finally:
         pool.close()
+    forked = sum(_forked_bodies(jobs["pytest"][i][1]) for i in range(len(corpus)))
     tests = sum(len(c["tests"]) for c in corpus)
     print(f"{len(corpus)} finishing programs ({sum(c['kind'] == 'correct' for c in corpus)} right), {tests} asserts; "
           f"{args.workers} workers; {os.cpu_count()} CPUs; median of {args.rounds} rounds")
@@ -85,9 +102,18 @@ def main() -> int:
     ratio = statistics.median(cpu["pytest"]) / statistics.median(cpu["asserts"])
     print(f"per-test isolation: pytest functions cost {ratio:.2f}x the CPU of the same asserts as a list "
           f"(bound 1.5x)")
+    fork_ms, asserts_cpu = statistics.median(bare_fork_ms), statistics.median(cpu["asserts"])
+    print(f"floor with a fresh process per body: a bare fork+exit+wait of a loaded program costs {fork_ms:.2f} ms CPU "
+          f"here; {forked} bodies forked (the last body of each program runs unforked) -> "
+          f"{(asserts_cpu + forked * fork_ms / 1000) / asserts_cpu:.2f}x; load average {os.getloadavg()[0]:.2f}")
     agree = sum(a == p for a, p in zip(verdicts["asserts"], verdicts["pytest"], strict=True))
     print(f"verdicts agree (passed, total) on {agree}/{len(corpus)} programs")
     return 0 if agree == len(corpus) else 1
+
+
+def _forked_bodies(tests: str) -> int:
+    """Test bodies run in a fork of their own: every unit of the plan but the loaded program's (0)."""
+    return len({unit for unit, _, _ in plan_tests(tests).deliveries} - {0})
 
 
 if __name__ == "__main__":

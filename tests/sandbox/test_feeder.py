@@ -9,9 +9,14 @@ nothing answered each test with another test's argument: 1.0, strong, in every f
 
 from __future__ import annotations
 
+import json
+import types
+
 import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
+from grpo_rlvr.sandbox.isolation import child
+from grpo_rlvr.sandbox.isolation.feeder import Feeder, compiled
 from grpo_rlvr.sandbox.judging.make_plan import make_plan
 
 LIMITS = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
@@ -137,6 +142,42 @@ def test_a_frame_written_after_the_next_test_arrived_earns_nothing():
     assert verdict.passed == 0 and "tampered" in verdict.reason
 
 
+# A test body leaves a process reading the job pipe, and holds its own end back (a slow flush), hoping the next
+# test's inputs arrive while that process lives: it answers them with the first test's argument.
+LEFT_READING = """import json, marshal, os, sys, time
+class _Slow:
+    def write(self, text):
+        return len(text)
+    def flush(self):
+        time.sleep(0.3)
+def encode(s):
+    if os.fork() == 0:
+        try:
+            while True:
+                head = os.read(5, 4)
+                if len(head) < 4:
+                    break
+                message = marshal.loads(os.read(5, int.from_bytes(head, "big")))
+                for i, kind, source, scope in message.get("p", ()):
+                    os.write(3, (json.dumps({"k": "r", "i": i, "v": [["s", s]]}) + "\\n").encode())
+        finally:
+            os._exit(0)
+    sys.stdout = _Slow()
+    return "?"
+def decode(s):
+    return "?"
+"""
+
+
+def test_a_process_a_test_body_left_running_never_sees_the_next_tests_inputs():
+    # The next test is sent only once the loaded program has killed the body's process group (its "s" frame); it
+    # used to be sent as soon as the body answered, and the process left behind answered it: test 2 passed.
+    tests, _ = ROUND_TRIPS["pytest"]
+    verdict = run_unit_tests(LEFT_READING, tests, limits=LIMITS)
+    assert verdict.passed == 0, verdict.details
+    assert "decode('YWI=') returned '?'" in verdict.details[1], verdict.details
+
+
 def test_a_module_global_the_program_rebinds_is_read_live_in_a_test_body():
     program = "count = 0\ndef bump():\n    global count\n    count += 1\n    return count\n"
     tests = ("def test_count():\n    bump()\n    bump()\n    assert count == 2\n    assert bump() == 3\n"
@@ -155,3 +196,61 @@ def test_deliveries_hold_one_test_each_and_each_body_its_own_unit():
     assert [last for _, _, last in plan.deliveries] == [True, True, True]
     check = make_plan("def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(2) == 2\n", "f")
     assert {unit for unit, _, _ in check.deliveries} == {0}  # one body: the loaded program runs it, no fork
+
+
+def _compiled_pairs(sent, text, out: list) -> list:
+    """(code object, its source) wherever ``compiled`` put code in place of text; everything else as it was."""
+    if isinstance(sent, types.CodeType):
+        out.append((sent, text))
+    elif isinstance(sent, list):
+        assert isinstance(text, (list, tuple)) and len(sent) == len(text)
+        for a, b in zip(sent, text, strict=True):
+            _compiled_pairs(a, b, out)
+    else:
+        assert sent == text
+    return out
+
+
+def test_probes_reach_the_sandbox_compiled_exactly_as_it_would_compile_them():
+    # The supervisor compiles each probe (a test body's fresh fork then copies no compiler state): the code objects
+    # equal those the sandbox compiles from the text itself, file name <test N> and future flags included.
+    plan = make_plan("import pytest\n\n\ndef test_a():\n    y = f(0)\n    assert f(y) == [1, 2]\n"
+                     "    assert sorted(f(y), reverse=True) == [2, 1]\n    assert isinstance(f(y), Node)\n"
+                     "    assert f(y).count(1) == 1\n    with pytest.raises(BadInput):\n        f(-1)\n\n\n"
+                     "def test_b():\n    assert f(1)\n")
+    assert {spec[0] for _, body, _ in plan.probes if isinstance(body, list) for spec in body} == {"e", "c", "k", "m", "n"}
+    sources = 0
+    for i, probe in enumerate(plan.probes):
+        sent = compiled([*probe], i)
+        pairs = _compiled_pairs(sent, [*probe], [])
+        sources += len(pairs)
+        assert pairs and all(isinstance(text, str) for _, text in pairs), probe
+        for code, text in pairs:
+            ref = child._code(text, i, "exec" if probe[0] == "exec" else "eval")
+            assert code == ref and (code.co_filename, code.co_flags) == (f"<test {i + 1}>", ref.co_flags)
+    assert sources > len(plan.probes)  # leaves of several sources each (a method call's receiver and arguments)
+    assert compiled(["exec", "x = (", -1], 0) == ["exec", "x = (", -1]  # the sandbox raises its SyntaxError there
+
+
+@pytest.mark.parametrize("code, cpu_s", [(None, 0.0), (0, 0.0012), (-9, 12.5)])
+def test_a_bodys_end_frame_is_the_json_the_feeder_counts(code, cpu_s):
+    # Formatted by hand in the loaded program (json.dumps there costs page faults after every fork).
+    line = child._ended_frame(code, cpu_s)
+    assert json.loads(line) == {"k": "s", "x": code, "c": cpu_s} and line.endswith("\n")
+    feeder = Feeder(-1, [["eval", "1", 1], ["eval", "2", 0]], [[1, [0], True], [0, [1], True]])
+    feeder.feed(b'{"k": "load"}\n')
+    feeder.feed(b'{"k": "load"}\n{"k": "r", "i": 0, "v": ["i", "0x1"]}\n')
+    assert (feeder.bodies_started, feeder.bodies_ended, feeder.next) == (1, 0, 1)  # test 2 waits for the end
+    feeder.feed(b'{"k": "load"}\n{"k": "r", "i": 0, "v": ["i", "0x1"]}\n' + line.encode())
+    assert (feeder.bodies_ended, feeder.next) == (1, 2)
+
+
+def test_a_probes_frame_is_written_as_json_dumps_would_write_it():
+    # The sandbox's result frames skip json.dumps's per-call encoder; the feeder reads them by their first bytes.
+    frames = [{"k": "r", "i": 12, "v": [["s", "caf\u00e9 \U0001f600 \"q\"\n"], ["f", 0.1], ["l", [["i", "0x1"], None]]]},
+              {"k": "r", "i": 0, "e": "ValueError: x", "t": ["builtins.ValueError"], "m": "x"}, {"k": "load"}]
+    for frame in frames:
+        assert "".join(child._frame_json(frame, 0)) == json.dumps(frame, ensure_ascii=True)
+    assert "".join(child._frame_json(frames[0], 0)).startswith('{"k": "r", "i": ')
+    with pytest.raises(TypeError):
+        "".join(child._frame_json({"k": "r", "v": object()}, 0))

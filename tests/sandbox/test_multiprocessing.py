@@ -115,3 +115,22 @@ def test_what_a_test_body_leaves_running_ends_with_it(need):
     tests = "".join(f"def test_{k}():\n    assert leave_two() == 9\n\n\n" for k in range(40))
     verdict = run_unit_tests(program, tests, limits=SandboxLimits(timeout_s=60.0, cpu_s=60.0, max_processes=32))
     assert verdict.score == 1.0, verdict.reason
+
+
+@pytest.fixture(params=[(), ("namespaces",)], ids=["all-layers", "no-namespaces"])
+def every_mode(request):
+    pool = Pool(1, without=request.param)
+    yield pool
+    pool.close()
+
+
+def test_what_a_test_body_orphans_is_reaped_when_it_ends(every_mode):
+    # Each body forks a child that forks a grandchild and exits: the grandchild, orphaned, is reparented to the
+    # loaded program (PID 1 of its namespace, or a subreaper where there is none) and killed and reaped with the
+    # body's group, so forty of them never reach the sample's cap of 32 processes.
+    program = ("import os, time\ndef leave_orphan():\n    if os.fork() == 0:\n        if os.fork() == 0:\n"
+               "            time.sleep(60)\n            os._exit(0)\n        os._exit(0)\n    os.wait()\n    return 9\n")
+    tests = "".join(f"def test_{k}():\n    assert leave_orphan() == 9\n\n\n" for k in range(40))
+    limits = SandboxLimits(timeout_s=60.0, cpu_s=60.0, max_processes=32)
+    [verdict] = run_batch([(program, tests)], limits, 1, every_mode, allow_degraded=True)
+    assert verdict.score == 1.0, verdict.reason

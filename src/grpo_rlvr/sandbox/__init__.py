@@ -34,11 +34,14 @@ bubblewrap would only wrap each supervisor (+17 ms per start) and drops the capa
 execution a PID namespace, and nsjail forks a process per run, which the warm template exists to avoid.
 Throughput (``benchmarks/bench_unit_tests.py``, 190 finishing programs, 2 workers, every layer on): 1.99 ms
 per finishing program, the whole corpus in 1.17x the time its looping programs alone must take. Per-test
-isolation (``benchmarks/bench_per_test.py``, the same 190 programs' 760 asserts as an assert list and as one pytest
-function each, 2 workers, on a loaded 2-CPU VM): 2.51x the CPU of the assert list (8.4 ms against 21.1 ms per
-program). Each test body but the last is a fork of the loaded program, and a fork and exit alone cost about 3 ms of
-CPU there (mostly the kernel copying the page tables of its ~7.7 MB of anonymous memory), so the 1.5x sought is out
-of reach on that machine while every body gets a process of its own.
+isolation (``benchmarks/bench_per_test.py --programs 60 --rounds 3 --workers 1``: 57 programs' 228 asserts as an
+assert list and as one pytest function each, on this 2-CPU VM at load 5.4): 2.45-2.69x the CPU of the assert list
+(3.7-3.9 ms against 9.6-10.0 ms per program). Each test body but the last is a fork of the loaded program, and a
+bare fork, exit and wait of it alone costs 0.8-0.9 ms of CPU there (the kernel copying and then freeing the page
+tables of its ~8 MB of anonymous memory, ~0.04 ms per MB, and Python's after-fork steps): with three forked bodies
+per four-test program that puts the floor at 1.6-1.7x, so the 1.5x sought is out of reach while every body gets a
+process of its own. Most of the rest is copy-on-write: each page of the loaded program a body writes (Python writes
+the reference count of every object it touches) is copied, ~300 pages a body.
 
 Plans are made in a planner process (``judging.planner``), where the test's own code runs; verdicts are decided in this
 process (``judging.parent_expr``, ``judging.verdict``): for an assert, only the calls into the
@@ -124,7 +127,7 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     channel between programs running at once) (``test_containers::test_no_execution_changes_another_process_by_pid``,
     ``test_a_program_still_sets_its_own_limits_priority_and_affinity``); the process cap counts the sample's tree,
     not the trainer's threads (``test_the_process_cap_counts_only_the_samples_tree``, unprivileged lane);
-  - resources: CPU, wall clock, memory per process and per tree, processes and threads per tree, output, the sample's budget, the reply's size, the OOM killer's choice (``test_adversarial``, ``test_fork_bomb`` to ``test_setrlimit_cannot_be_raised``; ``test_run_safety``, all tests; ``test_sandbox_api::test_timeout_reason``, ``test_stdin_stdout_timeout_skips_later_cases``);
+  - resources: CPU, wall clock, memory per process and per tree, processes and threads per tree, output, the sample's budget, the reply's size, the OOM killer's choice (``test_adversarial``, ``test_fork_bomb`` to ``test_setrlimit_cannot_be_raised``; ``test_run_safety``, all tests; ``test_tree``, all tests: what the tree walk reads in ``/proc``; ``test_sandbox_api::test_timeout_reason``, ``test_stdin_stdout_timeout_skips_later_cases``);
   - nothing of an execution outlives it: daemons, orphans, threads, trees that defeat clean-up (``test_adversarial::test_double_forked_daemon_does_not_survive``, ``test_threads_that_outlive_main``; ``test_isolation::test_degraded_mode_*``; ``test_adversarial_batch::test_1500_nested_unwritable_symlinked_dirs_do_not_break_the_batch``, ``test_deep_tree_in_degraded_mode_is_removed_from_the_host_tmp``, ``test_remove_tree_copes_with_deep_unreadable_and_symlinked_trees``);
   - the test's own computations never run in the trainer: plans are made in a planner process of their own
     (``judging.planner``), bounded in wall time and memory; a test value too costly to compute is a ``ValueError``
@@ -173,6 +176,11 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - a program that rewrites the sandbox's own loop in its loaded process to carry one test body's inputs into the
     next body's fork (earlier bodies' only; ``test_feeder::test_a_program_cannot_answer_a_test_with_another_tests_argument``
     shows a later body never gets them otherwise);
+  - a process that a test body starts and that leaves the body's process group (``setsid``), or one the program
+    starts while it loads: it lives until the execution ends and holds the job pipe, so it may read a later test's
+    inputs before the process meant to (racing it for each message) and answer them; no test (a race). A process
+    that stays in the body's group never does: the next test is sent only once the loaded program has killed that
+    group (``test_feeder::test_a_process_a_test_body_left_running_never_sees_the_next_tests_inputs``);
   - module state one test function changes for the next: each body starts from the loaded program, as under
     pytest-xdist, so a module-level ``random.seed`` gives each body the seeded sequence from its start
     (``test_feeder::test_separate_test_bodies_share_nothing_the_program_remembers``;

@@ -41,7 +41,7 @@ _LANDLOCK_FD = 6
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
 FILE_SIZE_LIMIT = 16 * 1024 * 1024  # bytes, per file the program writes
 OPEN_FILES_LIMIT = 256
-_REAP_BOUND_S = 0.2  # seconds a finished test body waits for what it started to die
+_REAP_BOUND_S = 0.2  # seconds the loaded program waits for what a finished test body started to die
 # A new thread's stack, reserved in full against the address-space limit: the system's default (RLIMIT_STACK, often
 # 8 MiB) would let a 512 MiB program start fewer than 60 threads. A program may still ask for more (stack_size()).
 THREAD_STACK = 2 * 1024 * 1024
@@ -282,11 +282,21 @@ REAL = {**{name: getattr(builtins, name) for name in CONSUMERS}, "str.join": str
 # for its own use (``builtins.len``, ``json.dumps``) does not break the loop that runs its tests.
 _dumps, _unmarshal, _write, _read, _len, _compile, _eval, _exec = (
     json.dumps, marshal.loads, os.write, os.read, len, compile, eval, exec)
-_monotonic, _sleep, _isinstance = time.monotonic, time.sleep, isinstance
+_monotonic, _sleep, _isinstance, _CodeType = time.monotonic, time.sleep, isinstance, types.CodeType
+_getpid, _setpgid, _waitid, _killpg, _waitpid = os.getpid, os.setpgid, os.waitid, os.killpg, os.waitpid
+# json.dumps(frame, ensure_ascii=True) without the encoder json.dumps builds per call (and its cycle check: frames hold
+# only encode_as_python's fresh lists): a test body's fresh fork writes ~35 pages fewer per frame.
+_encoder = getattr(json.encoder, "c_make_encoder", None)
+_frame_json = _encoder(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ": ", ", ",
+                       False, False, True) if _encoder is not None else None
+_join = "".join
 
 
-def _send(frame: dict) -> None:
-    data = (_dumps(frame, ensure_ascii=True) + "\n").encode()
+def _send(frame: dict | str) -> None:
+    """One frame on the result channel: a dict, or a line already formatted (``_ended_frame``)."""
+    if type(frame) is not str:
+        frame = (_join(_frame_json(frame, 0)) if _frame_json is not None else _dumps(frame, ensure_ascii=True)) + "\n"
+    data = frame.encode()
     while data:
         data = data[_write(RESULT_FD, data) :]
 
@@ -384,11 +394,11 @@ class _Scope(dict):
 def _serve(namespace: dict) -> int:
     """Answer the supervisor's messages until it closes the job pipe: ``{"p": probes, "last": bool}`` runs probes
     here (one test's, with the setup before it: the next test's come only once these have answered);
-    ``{"f": 1}`` forks a process for the next test body, which runs that body's probes and ends, while this one
-    waits for it and reports how it ended (``{"k": "s"}``). A body's process starts from the loaded program: it
-    never holds another body's inputs or results."""
+    ``{"f": 1}`` forks a process for the next test body, which runs that body's probes and exits, while this one
+    waits for it, ends what it started (``_end_body``) and reports how it ended (``{"k": "s"}``). A body's process
+    starts from the loaded program: it never holds another body's inputs or results."""
     scopes: dict[int, dict] = {}  # per-test-body names (a test function's locals)
-    body = own_group = False
+    body = False
     while True:
         try:
             message = _recv()
@@ -399,29 +409,23 @@ def _serve(namespace: dict) -> int:
         if message.get("f"):
             _flush()  # or the fork would print what is buffered here a second time
             generator = _generator_state()
+            _adopt_orphans()
             pid = os.fork()
             if pid == 0:
                 body, scopes = True, {}
                 _restore_generator(generator)
                 try:
-                    os.setpgid(0, 0)  # its processes end with it (_end_body), not with the loaded program
-                    own_group = True
-                    if sc.available():  # and its orphans come back to it, to be reaped, not left to the program
-                        sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)
+                    _setpgid(0, 0)  # a group of its own: what it starts ends with it (_end_body)
                 except OSError:
                     pass
                 continue
-            _send(_ended(pid))
+            _send(_end_body(pid))
             continue
         for i, kind, source, scope in message.get("p", ()):
             _send(_probe(i, kind, source, namespace if scope < 0 else scopes.setdefault(scope, _Scope(namespace))))
         if body and message.get("last"):
             _flush()
-            try:
-                if own_group:
-                    _end_body()
-            finally:
-                os._exit(0)
+            os._exit(0)
         if message.get("end"):  # the last test: nothing more will come
             return 0
 
@@ -444,20 +448,54 @@ def _restore_generator(saved) -> None:
             pass
 
 
-def _end_body() -> None:
-    """Kill what the test body started (its process group) and reap it, so that no zombie is left to the loaded
-    program, whose process cap it would count against: the body leaves its group first, then kills it."""
-    group = os.getpgid(0)
-    os.setpgid(0, os.getpgid(os.getppid()))
-    os.killpg(group, signal.SIGKILL)
-    deadline = _monotonic() + _REAP_BOUND_S
-    while _monotonic() < deadline:
+_ADOPTING: list[bool] = []
+
+
+def _adopt_orphans() -> None:
+    """Before the first test body: make this process the one a body's orphans are reparented to (it is already, as
+    PID 1 of its own PID namespace), so that ``_end_body`` can reap them; else they would be the supervisor's
+    zombies until the execution ends, counted against the sample's process caps. Once per execution: a flag that
+    is not inherited by a fork costs each body a system call through ``ctypes`` otherwise (~0.2 ms)."""
+    if not _ADOPTING:
+        _ADOPTING.append(True)
+        if _getpid() != 1 and sc.available():
+            try:
+                sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)
+            except OSError:
+                pass
+
+
+def _end_body(pid: int) -> str:
+    """Wait for a test body's process to exit, kill what it started (its process group, which bears its pid: killed
+    while the body is a zombie, so that pid cannot name another group yet), reap the body and then its group (its
+    orphans were reparented here, ``_adopt_orphans``), so that nothing it left running counts against the sample's
+    process caps. A process that left the group is not waited for: the execution's end kills it. Returns the frame
+    of how the body ended (``_ended``)."""
+    while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:  # alive: dying of the SIGKILL, or one that left the group (the execution's end kills it)
+            _waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+            break
+        except InterruptedError:
+            continue
+        except OSError:  # the program reaped it itself (SIGCHLD ignored, or its own wait): its group stays
+            return _ended_frame(None, 0.0)
+    try:
+        _killpg(pid, signal.SIGKILL)
+    except OSError:  # the body could not make a group of its own
+        pass
+    ended = _ended(pid)
+    deadline = None
+    while True:
+        try:
+            reaped, _ = _waitpid(-pid, os.WNOHANG)
+        except OSError:  # ChildProcessError: none left in its group (the common case: it started nothing)
+            break
+        if reaped == 0:  # alive: dying of the SIGKILL
+            deadline = deadline or _monotonic() + _REAP_BOUND_S
+            if _monotonic() >= deadline:
+                break
             _sleep(0.001)
+    return ended
 
 
 def _probe(i: int, kind: str, source: str, where: dict) -> dict:
@@ -465,26 +503,38 @@ def _probe(i: int, kind: str, source: str, where: dict) -> dict:
     exception is described by its text, its class's ancestry and its message (``_raised``)."""
     try:
         if kind == "eval":
-            return {"k": "r", "i": i, "v": encode_as_python(_eval(_compile(source, f"<test {i + 1}>", "eval"), where))}
+            return {"k": "r", "i": i, "v": encode_as_python(_eval(_code(source, i, "eval"), where))}
         if kind == "leaves":
             return {"k": "r", "i": i, "v": _leaves(source, i, where)}
-        _exec(_compile(source, f"<test {i + 1}>", "exec"), where)
+        _exec(_code(source, i, "exec"), where)
         return {"k": "r", "i": i}
     except BaseException as e:  # noqa: BLE001 - includes SystemExit raised by the program
         _, names, message = _raised(e)
         return {"k": "r", "i": i, "e": _describe(e), "t": names, "m": message}
 
 
-def _ended(pid: int) -> dict:
-    """Wait for a test body's process; how it ended: exit code (negative: the signal) and CPU seconds."""
+def _ended(pid: int) -> str:
+    """Wait for a test body's process; the frame of how it ended: exit code (negative: the signal) and CPU seconds."""
     while True:
         try:
             _, status, usage = os.wait4(pid, 0)
         except InterruptedError:
             continue
         except OSError:  # the program reaped it itself (SIGCHLD ignored, or its own wait)
-            return {"k": "s", "x": None, "c": 0.0}
-        return {"k": "s", "x": os.waitstatus_to_exitcode(status), "c": usage.ru_utime + usage.ru_stime}
+            return _ended_frame(None, 0.0)
+        return _ended_frame(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime)
+
+
+def _ended_frame(code: int | None, cpu_s: float) -> str:
+    """``{"k": "s", "x": code, "c": cpu_s}`` as ``json.dumps`` writes it, formatted directly: this process writes it
+    after every fork, and each page it writes after a fork is a page fault (``json.dumps`` touches ~30 more)."""
+    x = "null" if code is None else code
+    return f'{{"k": "s", "x": {x}, "c": {cpu_s:.6f}}}\n'
+
+
+def _code(source, i: int, mode: str):
+    """A probe's code: compiled by the supervisor (``isolation.feeder.compiled``), or its text compiled here."""
+    return source if type(source) is _CodeType else _compile(source, f"<test {i + 1}>", mode)
 
 
 def _leaves(specs: list, i: int, where: dict) -> list:
@@ -502,7 +552,7 @@ def _leaves(specs: list, i: int, where: dict) -> list:
                 receiver = values[spec[1]]
                 if type(receiver) is _Failed:
                     raise receiver.exc
-                args = _eval(_compile(spec[3], f"<test {i + 1}>", "eval"), where)
+                args = _eval(_code(spec[3], i, "eval"), where)
                 value = getattr(receiver, spec[2])(*args)
             else:
                 value = _value(spec, i, where)
@@ -543,13 +593,13 @@ def _value(spec: list, i: int, where: dict):
     """``["e", source]``: evaluated here; ``["b", name]``: the built-in as it was before the program ran;
     ``["c", name, args, kwargs]``: that built-in called on the values of its argument specs."""
     if spec[0] == "e":
-        return _eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where)
+        return _eval(_code(spec[1], i, "eval"), where)
     if spec[0] == "b":
         return REAL[spec[1]]
     if spec[0] == "k":
         return _instance_facts(_value(spec[1], i, where), _value(spec[2], i, where))
     if spec[0] == "n":  # the names of a class (or tuple of classes) an expected exception must be an instance of
-        value = _eval(_compile(spec[1], f"<test {i + 1}>", "eval"), where)
+        value = _eval(_code(spec[1], i, "eval"), where)
         classes = value if _isinstance(value, tuple) else (value,)
         if not all(_isinstance(c, type) for c in classes):
             raise TypeError("an expected exception must be a class or a tuple of classes")

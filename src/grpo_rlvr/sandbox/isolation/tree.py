@@ -32,15 +32,37 @@ def available(host_pid: int) -> str:
     return ""
 
 
+def _read(path: str) -> bytes | None:
+    """A small ``/proc`` file's bytes (None when it is gone): ``os.open``/``os.read``, as ``open()`` would add a
+    ``fstat``, an ``ioctl`` and an ``lseek`` per file, and the walk reads two files per process every tick."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _children(pid: int, threads: int) -> list[int]:
     tids = [pid] if threads <= 1 else _tids(pid)
     found = []
     for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
-                found += [int(p) for p in f.read().split()]
-        except (OSError, ValueError):
+        data = _read(f"/proc/{pid}/task/{tid}/children")
+        if data is None:
             continue  # gone meanwhile
+        try:
+            found += [int(p) for p in data.split()]
+        except ValueError:
+            continue
     return found
 
 
@@ -53,19 +75,23 @@ def _tids(pid: int) -> list[int]:
 
 def _status(pid: int) -> tuple[int, int] | None:
     """(threads, private KiB beyond the template's: anonymous + shared memory), None when gone."""
-    threads = anon = shmem = 0
+    data = _read(f"/proc/{pid}/status")
+    if data is None:
+        return None
     try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"Threads:"):
-                    threads = int(line.split()[1])
-                elif line.startswith(b"RssAnon:"):
-                    anon = int(line.split()[1])
-                elif line.startswith(b"RssShmem:"):
-                    shmem = int(line.split()[1])
-    except (OSError, ValueError, IndexError):
+        threads, anon, shmem = (_field(data, name) for name in (b"\nThreads:", b"\nRssAnon:", b"\nRssShmem:"))
+    except (ValueError, IndexError):
         return None
     return threads, anon + shmem
+
+
+def _field(status: bytes, name: bytes) -> int:
+    """The number after ``name`` (a line's start, with its newline) in a ``/proc`` status file, 0 when absent (a
+    zombie has no memory lines). Found, not parsed line by line: the walk reads one per process every tick."""
+    at = status.find(name)
+    if at < 0:
+        return 0
+    return int(status[at + len(name):status.find(b"\n", at + 1)].split()[0])
 
 
 def measure(supervisor: int, template: int, baseline_kb: int) -> tuple[int, int, list[int]]:
