@@ -254,3 +254,118 @@ def test_a_probes_frame_is_written_as_json_dumps_would_write_it():
     assert "".join(child._frame_json(frames[0], 0)).startswith('{"k": "r", "i": ')
     with pytest.raises(TypeError):
         "".join(child._frame_json({"k": "r", "v": object()}, 0))
+
+
+# --- what carries an earlier test body's inputs into a later one (not covered: sandbox docs) -----------------------
+# Each attack implements nothing: encode and decode answer "?" unless they know the other test's argument. Test 1
+# (test_encode, a body of its own) is then failed; test 2 (test_decode, in the loaded program) passes only when an
+# earlier body's argument reached it. Run with and without namespaces (the jail, or a default container's layers).
+
+@pytest.fixture(scope="module", params=[(), ("namespaces",)], ids=["all-layers", "no-namespaces"])
+def every_mode(request):
+    from grpo_rlvr.sandbox.isolation.pool import Pool
+
+    pool = Pool(1, without=request.param)
+    yield pool
+    pool.close()
+
+
+def _round_trip(program: str, pool) -> tuple:
+    from grpo_rlvr.sandbox._run import run_batch
+
+    [verdict] = run_batch([(program, ROUND_TRIPS["pytest"][0])], LIMITS, 1, pool, allow_degraded=True)
+    return verdict.details
+
+
+# Reads the job pipe as the sandbox's loop does and answers each probe with the sandbox's own helpers, in this
+# process: with what it remembers. Deterministic: test 1's body, once it has answered (its stdout's flush, after its
+# last answer), hands over its argument and its pid and then lingers, so the loaded program waits for its end and
+# reads nothing; the thief reports that end itself ("s", as the loaded program would), reads test 2's inputs, the only
+# process reading, answers them, and ends the body.
+THIEF = """import marshal, os, signal, sys, time
+seen = []
+handoff_r, handoff_w = os.pipe()
+def decode(s):
+    return seen[-1] if seen else "?"
+class _HandOver:
+    def write(self, text):
+        return len(text)
+    def flush(self):
+        os.write(handoff_w, f"{os.getpid()} {seen[-1]}".encode())
+        time.sleep(60)
+def _answer_what_comes():
+    body, argument = os.read(handoff_r, 100).decode().split(" ", 1)
+    seen.append(argument)
+    child = sys.modules["grpo_rlvr.sandbox.isolation.child"]
+    child._send('{"k": "s", "x": 0, "c": 0.0}\\n')
+    data = b""
+    while True:
+        chunk = os.read(5, 1 << 20)
+        if not chunk:
+            break
+        data += chunk
+        while len(data) >= 4 and len(data) >= 4 + int.from_bytes(data[:4], "big"):
+            end = 4 + int.from_bytes(data[:4], "big")
+            message, data = marshal.loads(data[4:end]), data[end:]
+            for i, kind, source, scope in message.get("p", ()):
+                child._send(child._probe(i, kind, source, globals()))
+            if message.get("end"):
+                os.kill(int(body), signal.SIGKILL)
+                os._exit(0)
+    os._exit(0)
+def encode(s):
+    seen.append(s)
+    sys.stdout = _HandOver()
+"""
+# Test 1's body starts the thief in a session of its own (out of the body's process group, which the loaded program
+# kills when the body ends).
+LEAVES_A_SESSION = THIEF + """    if os.fork() == 0:
+        os.setsid()
+        _answer_what_comes()
+    return "?"
+"""
+# The thief is a process the program starts while it loads.
+FORKED_AT_LOAD = THIEF + """    return "?"
+if os.fork() == 0:
+    _answer_what_comes()
+"""
+# No process left running: a file in the working directory, or memory mapped shared before the bodies were forked.
+IN_A_FILE = """def encode(s):
+    with open("seen", "w") as f:
+        f.write(s)
+    return "?"
+def decode(s):
+    try:
+        with open("seen") as f:
+            return f.read()
+    except OSError:
+        return "?"
+"""
+IN_SHARED_MEMORY = """import mmap
+shared = mmap.mmap(-1, 64)
+def encode(s):
+    shared[:64] = s.encode().ljust(64, b"\\0")
+    return "?"
+def decode(s):
+    return shared[:64].rstrip(b"\\0").decode() or "?"
+"""
+
+
+@pytest.mark.parametrize("program", [LEAVES_A_SESSION, FORKED_AT_LOAD, IN_A_FILE, IN_SHARED_MEMORY],
+                         ids=["setsid-leftover", "forked-at-load", "file", "shared-memory"])
+def test_an_earlier_bodys_argument_can_reach_a_later_body_through_what_outlives_a_body(program, every_mode):
+    # Not covered (sandbox docs): a later test's inputs never reach an earlier test, but an earlier test's may reach a
+    # later one through anything that outlives a test body's process, as under plain pytest (where a module global
+    # is enough): a process it left running, one the program started while loading, a file, shared memory.
+    details = _round_trip(program, every_mode)
+    assert details == ("test 1 failed: encode('ab') returned '?', expected 'YWI='", "test 2 passed"), details
+
+
+def test_a_process_reading_a_later_tests_inputs_cannot_answer_an_earlier_test(every_mode):
+    # The other direction holds whoever reads the job pipe: a process left by test 1's body that answers test 1 again
+    # once it holds test 2's inputs is refused (the parent accepts a frame only before the next test was sent).
+    program = LEAVES_A_SESSION.replace("            for i, kind, source, scope",
+                                       "            child._send({'k': 'r', 'i': 0, 'v': ['s', 'YWI=']})\n"
+                                       "            for i, kind, source, scope")
+    details = _round_trip(program, every_mode)
+    assert all("tampered" in d for d in details), details
