@@ -176,11 +176,17 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - a program that rewrites the sandbox's own loop in its loaded process to carry one test body's inputs into the
     next body's fork (earlier bodies' only; ``test_feeder::test_a_program_cannot_answer_a_test_with_another_tests_argument``
     shows a later body never gets them otherwise);
-  - a process that a test body starts and that leaves the body's process group (``setsid``), or one the program
-    starts while it loads: it lives until the execution ends and holds the job pipe, so it may read a later test's
-    inputs before the process meant to (racing it for each message) and answer them; no test (a race). A process
-    that stays in the body's group never does: the next test is sent only once the loaded program has killed that
-    group (``test_feeder::test_a_process_a_test_body_left_running_never_sees_the_next_tests_inputs``);
+  - an earlier test body's arguments reaching a later body through what outlives the body's process, as under plain
+    pytest (where a module global is enough): a file in the working directory, memory mapped shared before the
+    bodies were forked, a process that left the body's process group (``setsid``) or that the program started while
+    it loaded. Such a process holds the job pipe and the result channel: it can report the body's end itself, read
+    the next test's inputs before the loaded program does and answer them. No authentication of frames can stop it
+    (it inherited whatever the loaded program held, and writes on the same channel), and killing it would still leave
+    files and shared memory; deterministic, with and without namespaces
+    (``test_feeder::test_an_earlier_bodys_argument_can_reach_a_later_body_through_what_outlives_a_body``). What holds,
+    whoever reads the job pipe: a later test's inputs never reach an earlier test
+    (``test_feeder::test_a_process_reading_a_later_tests_inputs_cannot_answer_an_earlier_test``), and a process left
+    in the body's group never sees the next test's (``test_feeder::test_a_process_a_test_body_left_running_never_sees_the_next_tests_inputs``);
   - module state one test function changes for the next: each body starts from the loaded program, as under
     pytest-xdist, so a module-level ``random.seed`` gives each body the seeded sequence from its start
     (``test_feeder::test_separate_test_bodies_share_nothing_the_program_remembers``;

@@ -11,7 +11,9 @@ inputs it then receives. The supervisor parses the frames only to know when to g
 line once); the parent judges them.
 Covered: pipelined writes that never block the supervisor, a test body whose process ends before it answered
 (its later deliveries are skipped: ``skipped``), forged or garbled frames (the parent refuses them).
-Not covered: judging anything.
+Not covered: judging anything; a process outside the body's group (in a session of its own, or started while the
+program loaded) reading the job pipe and reporting a body's end (``{"k": "s"}``) itself: it then gets the next
+test's inputs, holding only earlier ones (the sandbox docs' "not covered" list).
 """
 
 from __future__ import annotations
