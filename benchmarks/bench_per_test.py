@@ -1,6 +1,7 @@
 """Benchmark: what per-test isolation costs. The same asserts given to the sandbox as an assert list (one process runs
-them all in order) and as pytest functions, one ``test_*`` per assert (each test body runs in a process forked from
-the loaded program), on the finishing programs of ``bench_unit_tests``'s corpus (right and wrong ones).
+them all in order) and as pytest functions, one ``test_*`` per assert (the test bodies run one after the other in
+one process forked from the loaded program, the body runner), on the finishing programs of ``bench_unit_tests``'s
+corpus (right and wrong ones).
 
 Run: ``python benchmarks/bench_per_test.py [--programs 200] [--workers N] [--rounds 3]``
 
@@ -9,9 +10,10 @@ executions and their test bodies: ``utime + stime + cutime + cstime`` of the sup
 ``/proc`` counts them) together, for each format; plans are made before the clock starts (in training a row's plan
 is cached for its whole group). Printed: CPU and wall time per format, the ratio pytest / asserts of CPU (the
 issue's bound: 1.5x), and whether both formats agree on every program's verdict. Rounds alternate the formats and
-the median of each is kept. Also printed: the floor of that ratio with a fresh process per test body, the CPU of a
-bare ``fork()`` + ``_exit`` + ``waitpid`` of a loaded program in the sandbox (measured there, in the same rounds) once
-per forked body, over the asserts' CPU: what no change to the test bodies' own work can go below.
+the median of each is kept. Also printed: the floors of that ratio with a fresh process per test body (the design
+before the body runner) and with one runner per program, the CPU of a bare ``fork()`` + ``_exit`` + ``waitpid`` of a
+loaded program in the sandbox (measured there, in the same rounds) once per fork, over the asserts' CPU: what no
+change to the test bodies' own work can go below.
 """
 
 from __future__ import annotations
@@ -92,7 +94,9 @@ def main() -> int:
             bare_fork_ms.append(float(run_code_in(pool, _BARE_FORK, limits=SandboxLimits(timeout_s=60, cpu_s=60)).stdout))
     finally:
         pool.close()
-    forked = sum(_forked_bodies(jobs["pytest"][i][1]) for i in range(len(corpus)))
+    bodies = [_bodies(jobs["pytest"][i][1]) for i in range(len(corpus))]
+    per_body = sum(max(0, b - 1) for b in bodies)  # a fork per body, the last in the loaded program (the old design)
+    runners = sum(b > 0 for b in bodies)  # one body runner per program with bodies (none of them ends it early)
     tests = sum(len(c["tests"]) for c in corpus)
     print(f"{len(corpus)} finishing programs ({sum(c['kind'] == 'correct' for c in corpus)} right), {tests} asserts; "
           f"{args.workers} workers; {os.cpu_count()} CPUs; median of {args.rounds} rounds")
@@ -103,16 +107,17 @@ def main() -> int:
     print(f"per-test isolation: pytest functions cost {ratio:.2f}x the CPU of the same asserts as a list "
           f"(bound 1.5x)")
     fork_ms, asserts_cpu = statistics.median(bare_fork_ms), statistics.median(cpu["asserts"])
-    print(f"floor with a fresh process per body: a bare fork+exit+wait of a loaded program costs {fork_ms:.2f} ms CPU "
-          f"here; {forked} bodies forked (the last body of each program runs unforked) -> "
-          f"{(asserts_cpu + forked * fork_ms / 1000) / asserts_cpu:.2f}x; load average {os.getloadavg()[0]:.2f}")
+    print(f"floors: a bare fork+exit+wait of a loaded program costs {fork_ms:.2f} ms CPU here; a fresh process per "
+          f"body but each program's last ({per_body} forks) -> {(asserts_cpu + per_body * fork_ms / 1000) / asserts_cpu:.2f}x; "
+          f"one body runner per program ({runners} forks) -> {(asserts_cpu + runners * fork_ms / 1000) / asserts_cpu:.2f}x; "
+          f"load average {os.getloadavg()[0]:.2f}")
     agree = sum(a == p for a, p in zip(verdicts["asserts"], verdicts["pytest"], strict=True))
     print(f"verdicts agree (passed, total) on {agree}/{len(corpus)} programs")
     return 0 if agree == len(corpus) else 1
 
 
-def _forked_bodies(tests: str) -> int:
-    """Test bodies run in a fork of their own: every unit of the plan but the loaded program's (0)."""
+def _bodies(tests: str) -> int:
+    """Test bodies the body runner runs: every unit of the plan but the loaded program's (0)."""
     return len({unit for unit, _, _ in plan_tests(tests).deliveries} - {0})
 
 

@@ -10,6 +10,7 @@ nothing answered each test with another test's argument: 1.0, strong, in every f
 from __future__ import annotations
 
 import json
+import marshal
 import types
 
 import pytest
@@ -18,6 +19,8 @@ from grpo_rlvr.sandbox import SandboxLimits, run_unit_tests
 from grpo_rlvr.sandbox.isolation import child
 from grpo_rlvr.sandbox.isolation.feeder import Feeder, compiled
 from grpo_rlvr.sandbox.judging.make_plan import make_plan
+
+from .plain_runs import pytest_tests
 
 LIMITS = SandboxLimits(timeout_s=10.0, cpu_s=10.0)
 
@@ -85,10 +88,16 @@ def test_a_program_cannot_answer_a_test_with_another_tests_argument(fmt):
 
 
 @pytest.mark.parametrize("fmt", ["pytest", "unittest"])
-def test_separate_test_bodies_share_nothing_the_program_remembers(fmt):
+def test_separate_test_bodies_share_what_the_program_remembers_as_under_pytest(fmt, tmp_path):
+    # The test bodies run one after the other in one process (the body runner), as plain pytest runs a module's
+    # tests: a later test sees what an earlier one left in the program's globals, never the other way round. pytest
+    # runs test_encode then test_decode (the file's order): test_decode passes there as here; a unittest.TestCase's
+    # methods run in name order, test_decode first: neither passes.
     tests, entry_point = ROUND_TRIPS[fmt]
     verdict = run_unit_tests(REMEMBER, tests, entry_point=entry_point, limits=LIMITS)
-    assert verdict.passed == 0, verdict.reason
+    plain = pytest_tests({"p": (REMEMBER, tests)}, tmp_path)["p"]
+    assert verdict.passed == sum(plain.values()) == (1 if fmt == "pytest" else 0), (verdict.details, plain)
+    assert verdict.details[0].startswith("test 1 failed"), verdict.details
 
 
 @pytest.mark.parametrize("fmt", ["asserts", "check"])
@@ -191,8 +200,8 @@ def test_deliveries_hold_one_test_each_and_each_body_its_own_unit():
     assert [(unit, len(indices), last) for unit, indices, last in plan.deliveries] == [(0, 2, False), (0, 1, True)]
     plan = make_plan("import math\n\n\ndef test_a():\n    assert f(1) == 1\n    assert f(2) == 2\n\n\n"
                      "def test_b():\n    assert f(3) == 3\n")
-    # test_a in a fork of its own; test_b, the last body, in the loaded program (no body after it to inherit it)
-    assert [unit for unit, _, _ in plan.deliveries] == [0, 1, 0]
+    # each body a unit of its own: the body runner runs them one after the other (a single body: the loaded program)
+    assert [unit for unit, _, _ in plan.deliveries] == [0, 1, 2]
     assert [last for _, _, last in plan.deliveries] == [True, True, True]
     check = make_plan("def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(2) == 2\n", "f")
     assert {unit for unit, _, _ in check.deliveries} == {0}  # one body: the loaded program runs it, no fork
@@ -243,6 +252,48 @@ def test_a_bodys_end_frame_is_the_json_the_feeder_counts(code, cpu_s):
     assert (feeder.bodies_started, feeder.bodies_ended, feeder.next) == (1, 0, 1)  # test 2 waits for the end
     feeder.feed(b'{"k": "load"}\n{"k": "r", "i": 0, "v": ["i", "0x1"]}\n' + line.encode())
     assert (feeder.bodies_ended, feeder.next) == (1, 2)
+
+
+def _queued(feeder: Feeder) -> list[dict]:
+    """The messages the feeder has queued for the job pipe since last asked (4-byte length, marshal)."""
+    data, out = bytes(feeder.pending), []
+    while data:
+        size = int.from_bytes(data[:4], "big")
+        out.append(marshal.loads(data[4:4 + size]))
+        data = data[4 + size:]
+    feeder.pending.clear()
+    return [{k: v for k, v in m.items() if k != "p"} for m in out]
+
+
+def test_the_body_runner_takes_the_next_body_until_a_module_level_delivery_or_its_end():
+    # Bodies 1 and 2 in one runner (forked once); a module-level delivery ends it; body 3 in a fresh one.
+    feeder = Feeder(-1, [["eval", str(i), 1] for i in range(4)], [[1, [0], True], [2, [1], True], [0, [2], True],
+                                                                   [3, [3], True]])
+    channel = b'{"k": "load"}\n'
+    feeder.feed(channel)
+    assert _queued(feeder) == [{"f": 1}, {"last": True, "end": False, "b": 1, "stay": True}]
+    channel += b'{"k": "r", "i": 0, "v": ["i", "0x1"]}\n'
+    feeder.feed(channel)
+    assert _queued(feeder) == [] and feeder.next == 1  # body 2 waits for body 1's end
+    channel += child._ended_frame(0, 0.01, goes_on=True).encode()  # the runner ended body 1 and goes on
+    feeder.feed(channel)
+    assert _queued(feeder) == [{"last": True, "end": False, "b": 1, "stay": False}]  # no fork: the runner reads it
+    channel += b'{"k": "r", "i": 1, "v": ["i", "0x1"]}\n' + child._ended_frame(0, 0.02).encode()  # it exited
+    feeder.feed(channel)
+    assert _queued(feeder) == [{"last": True, "end": False}] and not feeder.runner  # to the loaded program
+    channel += b'{"k": "r", "i": 2, "v": ["i", "0x1"]}\n'
+    feeder.feed(channel)
+    assert _queued(feeder) == [{"f": 1}, {"last": True, "end": True, "b": 1, "stay": False}]
+    assert json.loads(child._ended_frame(0, 0.01, goes_on=True)) == {"k": "s", "x": 0, "c": 0.01, "r": 1}
+
+
+def test_a_runner_that_dies_mid_body_loses_that_body_only_and_the_next_gets_a_fresh_runner():
+    tests = ("def test_a():\n    assert add(1, 2) == 3\n\n\ndef test_b():\n    import os\n    os._exit(3)\n\n\n"
+             "def test_c():\n    assert add(2, 2) == 4\n\n\ndef test_d():\n    while True:\n        pass\n\n\n"
+             "def test_e():\n    assert add(2, 3) == 5\n")
+    verdict = run_unit_tests("def add(a, b):\n    return a + b\n", tests, limits=SandboxLimits(timeout_s=20.0, cpu_s=1.0))
+    assert [d.endswith("passed") for d in verdict.details] == [True, False, True, False, True], verdict.details
+    assert "exited with code 3" in verdict.details[1] and "CPU limit" in verdict.details[3], verdict.details
 
 
 def test_a_probes_frame_is_written_as_json_dumps_would_write_it():

@@ -16,6 +16,8 @@ import pytest
 
 from grpo_rlvr.sandbox import SandboxLimits, run_code, run_unit_tests
 
+from .plain_runs import pytest_tests
+
 SCRIPT = """import os, sys
 print(sys.argv == [__file__], os.path.basename(__file__))
 print(open(__file__).read().splitlines()[0])
@@ -201,12 +203,16 @@ def test_a_named_seed_seeds_the_programs_generator_too():
     assert (verdict.passed, verdict.total) == (1, 1), verdict.reason
 
 
-def test_each_test_body_starts_from_a_module_level_seed():
-    """Not covered (documented): under pytest the second test draws on from where the first left the generator;
-    here each body is forked from the loaded program, so both start from the seed."""
+def test_a_module_level_seed_carries_from_one_test_body_to_the_next(tmp_path):
+    """As under pytest: the bodies run one after the other in one process, so the second test draws on from where
+    the first left the generator (the first starts from the seed the loaded program set)."""
     first = _dealt(3)
+    xs = list(range(8))
+    random.shuffle(xs)  # the generator as the first deal left it
     tests = (f"import random\nrandom.seed(3)\n\n\ndef test_one():\n    assert deal(range(8)) == {first!r}\n\n\n"
-             f"def test_two():\n    assert deal(range(8)) == {first!r}\n")
+             f"def test_two():\n    assert deal(range(8)) == {xs!r}\n")
+    assert first != xs and pytest_tests({"p": (PROGRAM_DEAL, tests)}, tmp_path)["p"] == {"test_one": True,
+                                                                                        "test_two": True}
     verdict = run_unit_tests(PROGRAM_DEAL, tests)
     assert (verdict.passed, verdict.total) == (2, 2), verdict.reason
 

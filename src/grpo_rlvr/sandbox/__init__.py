@@ -18,8 +18,9 @@ leases and inotify, and without the jail metadata changes), ``oom_score_adj`` 10
 first choice; the trainer's own is left alone), a non-dumpable supervisor and template, and the whole tree
 killed afterwards: the PID namespace's teardown, which the kernel completes before the execution can be
 reaped, or else a subreaper sweep. The execution loads the program, then gets its probes one test at a time
-(``isolation.feeder``) and forks a process for each test body that Python runs on its own (a test function or
-method); the supervisor measures and sweeps those with the rest of the tree. Where the sandbox lacks the layers
+(``isolation.feeder``); the test bodies that Python runs on their own (test functions and methods) run one after
+the other in a body runner, a process forked once from the loaded program (again only after a body ended it), as
+pytest runs a module's tests; the supervisor measures and sweeps those with the rest of the tree. Where the sandbox lacks the layers
 ``isolation.policy`` requires (files, signals,
 seccomp and the sweep held), it refuses to score (``SandboxError``) unless the caller sets
 ``allow_degraded_isolation``, which the reward records. Which layers are in effect: ``isolation_layers()``, and
@@ -53,12 +54,14 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
 
 - covered:
   - nothing of another sample's is readable, in any mode (``test_run_safety::test_a_program_finds_nothing_of_the_samples_before_it``);
-  - each test sees only its own inputs: the probes reach the program one test at a time (the next test's only
-    once this one has answered; a frame written before its test was sent or after the next one was is refused),
-    and each test body (a pytest function, a unittest method) runs in a process forked from the loaded program,
-    which never held another body's inputs or results; one body's asserts (an assert list, a ``check``) run in
-    order in one process, as in Python: a later one sees what earlier ones did, never a later one's inputs
-    (``test_feeder``, all tests);
+  - no test sees a later test's inputs: the probes reach the program one test at a time (the next test's only
+    once this one has answered; a frame written before its test was sent or after the next one was is refused);
+    the test bodies (pytest functions, unittest methods) run one after the other in the body runner, forked from
+    the loaded program, as pytest runs them: a later body sees what earlier ones left, never a later one's inputs,
+    and one that ends the runner (a crash, ``os._exit``, a signal, the CPU limit) fails its own test only, the rest
+    running in a fresh runner; after each body the runner kills and reaps what it started in its process group
+    before the next test is sent; one body's asserts (an assert list, a ``check``) run in order in one process, as
+    in Python (``test_feeder``, all tests);
   - expected values and the test's own named values never reach the sandbox (``test_sandbox_plan::test_equality_assert_sends_only_the_call``, ``test_named_and_computed_expected_values_stay_in_the_parent``, ``test_strong_shapes::test_an_expected_value_the_test_names_is_not_in_the_programs_reach``, ``test_adversarial::test_expected_values_are_nowhere_in_the_child``);
   - Python's own types are judged as Python judges them: a ``Counter``, ``defaultdict`` or ``OrderedDict`` compares
     as its dict, a ``namedtuple`` as its tuple, a numpy scalar as its ``.item()``, a keys view as a set, a subclass
@@ -173,12 +176,10 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     answers a later assert with it: Python lets state carry from one assert to the next there, and a later
     assert's arguments never reach an earlier one (``test_feeder::test_state_carries_from_one_assert_to_the_next_within_a_body``,
     ``test_within_one_body_a_later_assert_sees_only_earlier_ones_never_a_later_one``);
-  - a program that rewrites the sandbox's own loop in its loaded process to carry one test body's inputs into the
-    next body's fork (earlier bodies' only; ``test_feeder::test_a_program_cannot_answer_a_test_with_another_tests_argument``
-    shows a later body never gets them otherwise);
-  - an earlier test body's arguments reaching a later body through what outlives the body's process, as under plain
-    pytest (where a module global is enough): a file in the working directory, memory mapped shared before the
-    bodies were forked, a process that left the body's process group (``setsid``) or that the program started while
+  - an earlier test body's arguments reaching a later body, as under plain pytest: a module global is enough (the
+    bodies share the body runner; ``test_feeder::test_separate_test_bodies_share_what_the_program_remembers_as_under_pytest``),
+    and so is what outlives a runner: a file in the working directory, memory mapped shared before the
+    runner was forked, a process that left the body's process group (``setsid``) or that the program started while
     it loaded. Such a process holds the job pipe and the result channel: it can report the body's end itself, read
     the next test's inputs before the loaded program does and answer them. No authentication of frames can stop it
     (it inherited whatever the loaded program held, and writes on the same channel), and killing it would still leave
@@ -187,10 +188,14 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     whoever reads the job pipe: a later test's inputs never reach an earlier test
     (``test_feeder::test_a_process_reading_a_later_tests_inputs_cannot_answer_an_earlier_test``), and a process left
     in the body's group never sees the next test's (``test_feeder::test_a_process_a_test_body_left_running_never_sees_the_next_tests_inputs``);
-  - module state one test function changes for the next: each body starts from the loaded program, as under
-    pytest-xdist, so a module-level ``random.seed`` gives each body the seeded sequence from its start
-    (``test_feeder::test_separate_test_bodies_share_nothing_the_program_remembers``;
-    ``test_real_programs::test_each_test_body_starts_from_a_module_level_seed``);
+  - module state one test function changes for the next carries over as under pytest (the random generator's
+    state included: a module-level ``random.seed`` seeds the first body, the next draws on;
+    ``test_real_programs::test_a_module_level_seed_carries_from_one_test_body_to_the_next``), but not across a
+    fresh runner: after a body that ended the runner, a module-level statement between bodies, or a runner that
+    used 5% of the CPU limit, the next body starts from the loaded program's state. Threads a body started go on
+    in the runner during later bodies, as under pytest. The order is the module's test functions, then each
+    class's methods (a ``TestCase``'s by name, as unittest runs them): where plain pytest interleaves functions
+    and classes as written, a later body may see different state;
   - without the jail: POSIX semaphores (``Pool``, ``Queue``, ``Lock``: PermissionError;
     ``test_multiprocessing::test_without_the_jail_processes_and_pipes_work_and_semaphores_are_refused``), UNIX
     sockets reached or held by name (``Manager``: PermissionError; ``test_containers::test_no_bit_passes_between_programs_running_at_once``),

@@ -8,7 +8,11 @@ no IPC namespace is needed; every inherited file descriptor closed)
 before any model code runs, and reports the layers it put in place on a setup pipe that it closes before the
 program starts. After that nothing in this process is trusted: it only produces values (plain data on fd 3,
 the result channel) and output (fd 1/2), which the parent judges. Expected values never reach this process.
-Covered: the lock-down above, one result frame per probe, a crash mid-way leaving later probes unanswered.
+Test bodies run in the body runner (``_serve``), a process forked from this one after the program loaded, one body
+after the other, as pytest runs a module's tests; the loaded program never runs a body and forks a fresh runner
+when one ends.
+Covered: the lock-down above, one result frame per probe, a crash mid-way leaving later probes unanswered (in a
+body: that body's only).
 Not covered: anything the program does to its own process (it may forge frames: they carry only values).
 """
 
@@ -42,6 +46,9 @@ _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCO
 FILE_SIZE_LIMIT = 16 * 1024 * 1024  # bytes, per file the program writes
 OPEN_FILES_LIMIT = 256
 _REAP_BOUND_S = 0.2  # seconds the loaded program waits for what a finished test body started to die
+# A body runner takes the next test body only while it has used less than this share of the CPU limit (RLIMIT_CPU
+# counts the whole process): each body then has at least 95% of the limit (in a fresh runner, all of it).
+_RETIRE_SHARE = 0.05
 # A new thread's stack, reserved in full against the address-space limit: the system's default (RLIMIT_STACK, often
 # 8 MiB) would let a 512 MiB program start fewer than 60 threads. A program may still ask for more (stack_size()).
 THREAD_STACK = 2 * 1024 * 1024
@@ -284,6 +291,7 @@ _dumps, _unmarshal, _write, _read, _len, _compile, _eval, _exec = (
     json.dumps, marshal.loads, os.write, os.read, len, compile, eval, exec)
 _monotonic, _sleep, _isinstance, _CodeType = time.monotonic, time.sleep, isinstance, types.CodeType
 _getpid, _setpgid, _waitid, _killpg, _waitpid = os.getpid, os.setpgid, os.waitid, os.killpg, os.waitpid
+_getpgrp, _times = os.getpgrp, os.times
 # json.dumps(frame, ensure_ascii=True) without the encoder json.dumps builds per call (and its cycle check: frames hold
 # only encode_as_python's fresh lists): a test body's fresh fork writes ~35 pages fewer per frame.
 _encoder = getattr(json.encoder, "c_make_encoder", None)
@@ -360,7 +368,7 @@ def _run(job: dict) -> int:
     if stdio:
         return 0
     _send({"k": "load"})
-    return _serve(namespace)
+    return _serve(namespace, job["limits"]["cpu_s"])
 
 
 def _as_file(program: str, name: str) -> str:
@@ -391,14 +399,22 @@ class _Scope(dict):
         return self.module[name]
 
 
-def _serve(namespace: dict) -> int:
+def _serve(namespace: dict, cpu_s: float) -> int:
     """Answer the supervisor's messages until it closes the job pipe: ``{"p": probes, "last": bool}`` runs probes
     here (one test's, with the setup before it: the next test's come only once these have answered);
-    ``{"f": 1}`` forks a process for the next test body, which runs that body's probes and exits, while this one
-    waits for it, ends what it started (``_end_body``) and reports how it ended (``{"k": "s"}``). A body's process
-    starts from the loaded program: it never holds another body's inputs or results."""
+    ``{"f": 1}`` forks the body runner, a process that runs the test bodies that follow one after the other, as
+    pytest runs a module's tests in one process, while this one waits for it, ends what it started (``_end_body``)
+    and reports how it ended (``{"k": "s"}``). The runner starts from the loaded program (its random generator
+    included), which no body ever changes; a body starts from what the bodies before it in the same runner left,
+    as under pytest. After a body's last probe (``"last"``) the runner ends what the body started (``_end_group``)
+    and reports the body's end itself (``{"k": "s", "r": 1}``) when it may take the next one (``"stay"``: the next
+    delivery is another body's) and has used under ``_RETIRE_SHARE`` of the CPU limit; else it exits and this
+    process reports it. A runner that dies mid-body (a crash, ``os._exit``, a signal, the CPU limit) loses that
+    body only: the next one gets a fresh runner."""
     scopes: dict[int, dict] = {}  # per-test-body names (a test function's locals)
-    body = False
+    runner = False
+    home = _getpgrp()  # this process's group: the runner stands in it while it kills its own (_end_group)
+    retire_at = _RETIRE_SHARE * max(1, math.ceil(cpu_s))
     while True:
         try:
             message = _recv()
@@ -407,27 +423,78 @@ def _serve(namespace: dict) -> int:
         if type(message) is not dict:
             return 0
         if message.get("f"):
+            if runner:  # the runner forks no runner: it ends, and the loaded program reads the rest
+                _flush()
+                os._exit(0)
             _flush()  # or the fork would print what is buffered here a second time
             generator = _generator_state()
             _adopt_orphans()
             pid = os.fork()
             if pid == 0:
-                body, scopes = True, {}
+                runner, scopes = True, {}
                 _restore_generator(generator)
                 try:
-                    _setpgid(0, 0)  # a group of its own: what it starts ends with it (_end_body)
+                    _setpgid(0, 0)  # a group of its own: what a body starts ends with it (_end_group)
                 except OSError:
                     pass
+                _reap_orphans_here()
                 continue
             _send(_end_body(pid))
             continue
+        if not runner and message.get("b"):  # a body's probes left unread by a runner that died: not run here
+            if message.get("end"):
+                return 0
+            continue
         for i, kind, source, scope in message.get("p", ()):
             _send(_probe(i, kind, source, namespace if scope < 0 else scopes.setdefault(scope, _Scope(namespace))))
-        if body and message.get("last"):
+        if runner and message.get("last"):
             _flush()
-            os._exit(0)
+            used = _cpu()
+            if not message.get("stay") or used >= retire_at or not _end_group(home):
+                os._exit(0)
+            _send(_ended_frame(0, used, goes_on=True))
+            continue
         if message.get("end"):  # the last test: nothing more will come
             return 0
+
+
+def _cpu() -> float:
+    """CPU seconds of this process so far, every thread's (what ``RLIMIT_CPU`` counts)."""
+    t = _times()
+    return t[0] + t[1]
+
+
+def _reap_orphans_here() -> None:
+    """In the runner: become the process a body's orphans are reparented to (as the loaded program is for the
+    runner's), so that ``_end_group`` reaps them after each body; else they would stay zombies until the runner
+    ends, counted against the sample's process caps. Once per runner."""
+    if sc.available():
+        try:
+            sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)
+        except OSError:
+            pass
+
+
+def _end_group(home: int) -> bool:
+    """In the runner, after a body: kill what the body started (the runner's process group, less the runner, which
+    steps into the loaded program's group ``home`` meanwhile) and reap it, as ``_end_body`` does for the runner.
+    Threads the body started go on (as under pytest). A process that left the group is not ended: the execution's
+    end kills it. True when the group could be killed."""
+    me = _getpid()
+    try:
+        _setpgid(0, home)
+    except OSError:  # the runner could not leave its group: it cannot kill it without killing itself
+        return False
+    try:
+        _killpg(me, signal.SIGKILL)
+    except OSError:  # nothing left in it (the common case: the body started nothing)
+        pass
+    _reap_group(me)
+    try:
+        _setpgid(0, 0)
+    except OSError:
+        pass
+    return True
 
 
 def _generator_state():
@@ -484,10 +551,16 @@ def _end_body(pid: int) -> str:
     except OSError:  # the body could not make a group of its own
         pass
     ended = _ended(pid)
+    _reap_group(pid)
+    return ended
+
+
+def _reap_group(group: int) -> None:
+    """Reap this process's children in ``group`` (sent SIGKILL), waiting at most ``_REAP_BOUND_S`` for them to die."""
     deadline = None
     while True:
         try:
-            reaped, _ = _waitpid(-pid, os.WNOHANG)
+            reaped, _ = _waitpid(-group, os.WNOHANG)
         except OSError:  # ChildProcessError: none left in its group (the common case: it started nothing)
             break
         if reaped == 0:  # alive: dying of the SIGKILL
@@ -495,7 +568,6 @@ def _end_body(pid: int) -> str:
             if _monotonic() >= deadline:
                 break
             _sleep(0.001)
-    return ended
 
 
 def _probe(i: int, kind: str, source: str, where: dict) -> dict:
@@ -525,10 +597,13 @@ def _ended(pid: int) -> str:
         return _ended_frame(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime)
 
 
-def _ended_frame(code: int | None, cpu_s: float) -> str:
-    """``{"k": "s", "x": code, "c": cpu_s}`` as ``json.dumps`` writes it, formatted directly: this process writes it
-    after every fork, and each page it writes after a fork is a page fault (``json.dumps`` touches ~30 more)."""
+def _ended_frame(code: int | None, cpu_s: float, goes_on: bool = False) -> str:
+    """``{"k": "s", "x": code, "c": cpu_s}`` as ``json.dumps`` writes it, formatted directly: the loaded program
+    writes it after every fork, and each page it writes after a fork is a page fault (``json.dumps`` touches ~30
+    more). ``goes_on``: written by the body runner, which takes the next body (``"r": 1``)."""
     x = "null" if code is None else code
+    if goes_on:
+        return f'{{"k": "s", "x": {x}, "c": {cpu_s:.6f}, "r": 1}}\n'
     return f'{{"k": "s", "x": {x}, "c": {cpu_s:.6f}}}\n'
 
 

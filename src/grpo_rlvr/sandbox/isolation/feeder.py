@@ -2,9 +2,11 @@
 
 The execution never receives the probes up front: it gets the next delivery (one test's probes and the setup
 before them, ``judging.plan.Plan.deliveries``) only once every probe of the current one has answered on the result
-channel, and after a test body only once the loaded program has reported the body's end (its process group killed),
-so no code of the program ever runs with a later test's inputs in reach. A delivery for a new test body
-is preceded by a fork request: the loaded program forks a process that runs only that body. Where each delivery
+channel, and after a test body only once its end has been reported (``{"k": "s"}``: what the body started in its
+process group killed, by the body runner or by the loaded program when the runner ended), so no test's probes
+ever run with a later test's inputs in reach. A delivery for a new test body is preceded by a fork request when no
+body runner is alive: the loaded program forks a process that runs the bodies that follow one after the other,
+as pytest does, until one ends it or a module-level delivery comes (``isolation.child``). Where each delivery
 was sent is recorded as an offset into the result channel (``sent_at``): the parent accepts a frame only between
 its delivery's offset and the next one's, so a process that pretends to have answered gains nothing from the
 inputs it then receives. The supervisor parses the frames only to know when to go on (bounded: each complete
@@ -47,6 +49,7 @@ class Feeder:
         self.last_unit = 0  # the unit of the last delivery sent
         self.loaded = False
         self.bodies_started = self.bodies_ended = 0
+        self.runner = False  # a body runner reads the job pipe between bodies (it reported a body's end with "r")
         self.sent_at: list[int | None] = []  # per delivery: the result channel's length when it was sent
         self.parsed = 0  # how much of the result channel has been read as frames
         self.finished = False  # every delivery sent and answered: once written, the pipe is closed (EOF: exit)
@@ -94,6 +97,7 @@ class Feeder:
             self.waiting.discard(frame["i"])
         elif kind == "s":
             self.bodies_ended += 1
+            self.runner = frame.get("r") == 1  # else the loaded program reported the runner's end
             if self.bodies_ended == self.bodies_started and self.last_unit > 0 and self.waiting:
                 self.waiting = set()  # the body's process ended before answering: the rest of it is skipped
                 while self.next < len(self.deliveries) and self.deliveries[self.next][0] == self.last_unit:
@@ -104,11 +108,17 @@ class Feeder:
     def _send_next(self, offset: int) -> None:
         unit, indices, last = self.deliveries[self.next]
         if unit != self.unit and unit > 0:
-            self._queue({"f": 1})
+            if not self.runner:
+                self._queue({"f": 1})
             self.bodies_started += 1
         self.unit = self.last_unit = unit
         final = self.next + 1 == len(self.deliveries)  # the child exits once it has answered: no EOF to wait for
-        self._queue({"p": [[i, *compiled(self.probes[i], i)] for i in indices], "last": last, "end": final})
+        message = {"p": [[i, *compiled(self.probes[i], i)] for i in indices], "last": last, "end": final}
+        if unit > 0:
+            message["b"] = 1  # a body's: the loaded program never runs it (it reads it only when the runner died)
+            # the runner may take the next body once this one is done: no module-level delivery comes between
+            message["stay"] = last and not final and self.deliveries[self.next + 1][0] > 0
+        self._queue(message)
         self.sent_at.append(offset)
         self.waiting = set(indices)
         self.next += 1

@@ -67,7 +67,7 @@ class Check:
 class Plan:
     """What to run. ``probes`` go to the sandbox (kind, source, scope); ``checks`` stay here, one per probe;
     ``tests`` name the counted tests; ``units``: per probe, the process that runs it (0: the loaded program
-    itself; k > 0: the k-th test body, in a process forked from the loaded program, see ``deliveries``)."""
+    itself; k > 0: the k-th test body, in the body runner forked from the loaded program, see ``deliveries``)."""
 
     mode: str
     probes: tuple[tuple[str, str, int], ...] = ()
@@ -86,8 +86,9 @@ class Plan:
         time. A delivery holds one test's probes and the setup before them; the sandbox gets the next one only
         once every probe of this one has answered, so no test ever runs with a later test's inputs in reach. A
         unit's deliveries go to one process: the loaded program for unit 0 (an assert list, one ``check`` body:
-        one body in Python too, whose asserts see what earlier ones did), a fresh fork of it for each other unit
-        (a test function or method: its own body, as pytest and unittest run it)."""
+        one body in Python too, whose asserts see what earlier ones did), the body runner for the others (a test
+        function or method each: run one after the other in a process forked once from the loaded program, as
+        pytest runs a module's tests; a fresh fork for the bodies after one that ended it)."""
         out: list[tuple[int, list[int]]] = []
         last_probe = {c.test: i for i, c in enumerate(self.checks) if c.test is not None}
         current: list[int] = []
@@ -407,11 +408,11 @@ class PlanBuilder:
                     units=self._units())
 
     def _units(self) -> tuple[int, ...]:
-        """Unit 0 for module-level probes; each test body (a scope) a unit of its own, but the last: no body comes
-        after it that could inherit its inputs, so it runs in the loaded program itself (one fork less per sample;
-        with a single body, none)."""
+        """Unit 0 for module-level probes; each test body (a scope) a unit of its own, run by the sandbox's body
+        runner one after the other (a body sees what earlier ones left, as under pytest); a single body runs in the
+        loaded program itself (no fork)."""
         scopes = [s for s in dict.fromkeys(scope for _, _, scope in self.probes) if s != GLOBAL]
-        unit_of = {scope: k + 1 for k, scope in enumerate(scopes[:-1])}
+        unit_of = {scope: k + 1 for k, scope in enumerate(scopes)} if len(scopes) > 1 else {}
         return tuple(unit_of.get(scope, 0) for _, _, scope in self.probes)
 
 

@@ -16,8 +16,10 @@
 Runner calls (``check(f)``, ``unittest.main()``, ``pytest.main()``, ``if __name__ == "__main__":``) are
 dropped: the sandbox runs the tests itself, so patching ``unittest``, ``pytest`` or ``sys.modules``, or a
 ``conftest.py`` in the working directory, changes nothing. Code that defines tests but runs none (a
-``check`` without an ``entry_point``; only definitions) is a ValueError that names the fix. Each test function
-or method runs in a process of its own, forked from the loaded program (``judging.plan.Plan.deliveries``).
+``check`` without an ``entry_point``; only definitions) is a ValueError that names the fix. The test functions
+and methods run one after the other in one process forked from the loaded program, as pytest runs a module's tests
+(``judging.plan.Plan.deliveries``): the module's functions first, then each class's methods (a ``TestCase``'s in
+name order, as unittest runs them).
 pytest's parametrize, fixtures and marks: ``judging.plan_pytest``.
 Not covered: async tests.
 """
@@ -154,7 +156,10 @@ def _plan_check(body: list[ast.stmt], check: ast.FunctionDef, entry_point: str |
 
 
 def _test_methods(cls: ast.ClassDef) -> list[ast.FunctionDef]:
-    return [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test") and not is_fixture(n)]
+    """A class's test methods in the order they run: a ``TestCase``'s by name (unittest's loader sorts them, under
+    pytest too), a pytest class's as written. The order matters: the bodies run one after the other in one process."""
+    methods = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test") and not is_fixture(n)]
+    return sorted(methods, key=lambda n: n.name) if _is_testcase(cls) else methods
 
 
 def _is_testcase(cls: ast.ClassDef) -> bool:

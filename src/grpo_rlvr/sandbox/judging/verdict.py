@@ -300,7 +300,7 @@ def _parse_channel(data: bytes, plan: Plan, sent_at: list):
         if kind == "load" and load is None and set(frame) <= {"k", "e"} and type(frame.get("e", "")) is str:
             load = frame
             continue
-        if (kind == "s" and load is not None and set(frame) <= {"k", "x", "c"}
+        if (kind == "s" and load is not None and set(frame) <= {"k", "x", "c", "r"}
                 and (frame.get("x") is None or type(frame.get("x")) is int)
                 and type(frame.get("c", 0.0)) in (int, float) and len(ended) < len(sent_at)):
             ended.append(frame)
