@@ -242,20 +242,21 @@ def test_probes_reach_the_sandbox_compiled_exactly_as_it_would_compile_them():
 
 
 @pytest.mark.parametrize("code, cpu_s", [(None, 0.0), (0, 0.0012), (-9, 12.5)])
-def test_a_bodys_end_frame_is_the_json_the_feeder_counts(code, cpu_s):
+def test_a_runners_end_frame_is_the_json_the_feeder_counts(code, cpu_s):
     # Formatted by hand in the loaded program (json.dumps there costs page faults after every fork).
     line = child._ended_frame(code, cpu_s)
     assert json.loads(line) == {"k": "s", "x": code, "c": cpu_s} and line.endswith("\n")
+    assert json.loads(child._QUITS) == {"k": "q"}
     feeder = Feeder(-1, [["eval", "1", 1], ["eval", "2", 0]], [[1, [0], True], [0, [1], True]])
     feeder.feed(b'{"k": "load"}\n')
     feeder.feed(b'{"k": "load"}\n{"k": "r", "i": 0, "v": ["i", "0x1"]}\n')
-    assert (feeder.bodies_started, feeder.bodies_ended, feeder.next) == (1, 0, 1)  # test 2 waits for the end
+    assert (feeder.runner, feeder.quitting, feeder.next) == (True, True, 1)  # test 2 waits for the runner's end
     feeder.feed(b'{"k": "load"}\n{"k": "r", "i": 0, "v": ["i", "0x1"]}\n' + line.encode())
-    assert (feeder.bodies_ended, feeder.next) == (1, 2)
+    assert (feeder.runner, feeder.next) == (False, 2)
 
 
 def _queued(feeder: Feeder) -> list[dict]:
-    """The messages the feeder has queued for the job pipe since last asked (4-byte length, marshal)."""
+    """The messages the feeder has queued for the job pipe since last asked (4-byte length, marshal), less probes."""
     data, out = bytes(feeder.pending), []
     while data:
         size = int.from_bytes(data[:4], "big")
@@ -266,25 +267,36 @@ def _queued(feeder: Feeder) -> list[dict]:
 
 
 def test_the_body_runner_takes_the_next_body_until_a_module_level_delivery_or_its_end():
-    # Bodies 1 and 2 in one runner (forked once); a module-level delivery ends it; body 3 in a fresh one.
-    feeder = Feeder(-1, [["eval", str(i), 1] for i in range(4)], [[1, [0], True], [2, [1], True], [0, [2], True],
-                                                                   [3, [3], True]])
+    # Bodies 1 and 2 in one runner (forked once), body 2 sent on body 1's answer (the runner killed body 1's group
+    # before answering); a module-level delivery ends the runner; body 3 in a fresh one; a runner that quits of its
+    # own accord (its CPU) says so, and the next body waits for its end.
+    feeder = Feeder(-1, [["eval", str(i), 1] for i in range(6)],
+                    [[1, [0], True], [2, [1], True], [0, [2], True], [3, [3], True], [4, [4], True], [5, [5], True]])
     channel = b'{"k": "load"}\n'
     feeder.feed(channel)
     assert _queued(feeder) == [{"f": 1}, {"last": True, "end": False, "b": 1, "stay": True}]
     channel += b'{"k": "r", "i": 0, "v": ["i", "0x1"]}\n'
     feeder.feed(channel)
-    assert _queued(feeder) == [] and feeder.next == 1  # body 2 waits for body 1's end
-    channel += child._ended_frame(0, 0.01, goes_on=True).encode()  # the runner ended body 1 and goes on
-    feeder.feed(channel)
     assert _queued(feeder) == [{"last": True, "end": False, "b": 1, "stay": False}]  # no fork: the runner reads it
-    channel += b'{"k": "r", "i": 1, "v": ["i", "0x1"]}\n' + child._ended_frame(0, 0.02).encode()  # it exited
+    channel += b'{"k": "q"}\n{"k": "r", "i": 1, "v": ["i", "0x1"]}\n'
+    feeder.feed(channel)
+    assert _queued(feeder) == [] and feeder.next == 2  # the module-level test waits for the runner's end
+    channel += child._ended_frame(0, 0.02).encode()
     feeder.feed(channel)
     assert _queued(feeder) == [{"last": True, "end": False}] and not feeder.runner  # to the loaded program
     channel += b'{"k": "r", "i": 2, "v": ["i", "0x1"]}\n'
     feeder.feed(channel)
+    assert _queued(feeder) == [{"f": 1}, {"last": True, "end": False, "b": 1, "stay": True}]
+    channel += b'{"k": "q"}\n{"k": "r", "i": 3, "v": ["i", "0x1"]}\n'  # it quits (its CPU) though it may stay
+    feeder.feed(channel)
+    assert _queued(feeder) == []
+    channel += child._ended_frame(0, 0.9).encode()
+    feeder.feed(channel)
+    assert _queued(feeder) == [{"f": 1}, {"last": True, "end": False, "b": 1, "stay": True}]
+    channel += child._ended_frame(-9, 0.1).encode()  # it dies before answering: that body only is lost
+    feeder.feed(channel)
     assert _queued(feeder) == [{"f": 1}, {"last": True, "end": True, "b": 1, "stay": False}]
-    assert json.loads(child._ended_frame(0, 0.01, goes_on=True)) == {"k": "s", "x": 0, "c": 0.01, "r": 1}
+    assert feeder.sent_at[4] is not None and feeder.waiting == {5}
 
 
 def test_a_runner_that_dies_mid_body_loses_that_body_only_and_the_next_gets_a_fresh_runner():
@@ -330,9 +342,8 @@ def _round_trip(program: str, pool) -> tuple:
 
 # Reads the job pipe as the sandbox's loop does and answers each probe with the sandbox's own helpers, in this
 # process: with what it remembers. Deterministic: test 1's body, once it has answered (its stdout's flush, after its
-# last answer), hands over its argument and its pid and then lingers, so the loaded program waits for its end and
-# reads nothing; the thief reports that end itself ("s", as the loaded program would), reads test 2's inputs, the only
-# process reading, answers them, and ends the body.
+# last answer), hands over its argument and the body runner's pid and then lingers, so the runner reads nothing; the
+# thief reads test 2's inputs, the only process reading, answers them, and ends the runner.
 THIEF = """import marshal, os, signal, sys, time
 seen = []
 handoff_r, handoff_w = os.pipe()
@@ -348,7 +359,6 @@ def _answer_what_comes():
     body, argument = os.read(handoff_r, 100).decode().split(" ", 1)
     seen.append(argument)
     child = sys.modules["grpo_rlvr.sandbox.isolation.child"]
-    child._send('{"k": "s", "x": 0, "c": 0.0}\\n')
     data = b""
     while True:
         chunk = os.read(5, 1 << 20)
@@ -368,11 +378,14 @@ def encode(s):
     seen.append(s)
     sys.stdout = _HandOver()
 """
-# Test 1's body starts the thief in a session of its own (out of the body's process group, which the loaded program
-# kills when the body ends).
-LEAVES_A_SESSION = THIEF + """    if os.fork() == 0:
+# Test 1's body starts the thief in a session of its own (out of the body's process group, which the runner kills
+# when the body ends).
+LEAVES_A_SESSION = THIEF + """    ready_r, ready_w = os.pipe()
+    if os.fork() == 0:
         os.setsid()
+        os.write(ready_w, b"1")
         _answer_what_comes()
+    os.read(ready_r, 1)  # out of the group before the body ends (the runner kills the group then)
     return "?"
 """
 # The thief is a process the program starts while it loads.
@@ -406,8 +419,8 @@ def decode(s):
                          ids=["setsid-leftover", "forked-at-load", "file", "shared-memory"])
 def test_an_earlier_bodys_argument_can_reach_a_later_body_through_what_outlives_a_body(program, every_mode):
     # Not covered (sandbox docs): a later test's inputs never reach an earlier test, but an earlier test's may reach a
-    # later one through anything that outlives a test body's process, as under plain pytest (where a module global
-    # is enough): a process it left running, one the program started while loading, a file, shared memory.
+    # later one, as under plain pytest: a module global is enough (the bodies share the body runner), and so is what
+    # outlives the runner: a process a body left running, one the program started while loading, a file, shared memory.
     details = _round_trip(program, every_mode)
     assert details == ("test 1 failed: encode('ab') returned '?', expected 'YWI='", "test 2 passed"), details
 

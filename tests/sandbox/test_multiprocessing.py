@@ -107,8 +107,8 @@ def test_without_the_jail_processes_and_pipes_work_and_semaphores_are_refused(co
 
 
 def test_what_a_test_body_leaves_running_ends_with_it(need):
-    # Each pytest function forks from the loaded program; the processes one leaves behind (started, never joined)
-    # are killed and reaped when it ends, so forty such bodies do not add up to the process cap of the sample.
+    # The pytest functions run one after the other in the body runner; the processes one leaves behind (started,
+    # never joined) are killed and reaped when it ends, so forty such bodies do not add up to the process cap.
     need("fs_jail")
     program = PROGRAM + ("\nimport time\ndef leave_two():\n    for _ in range(2):\n"
                          "        mp.Process(target=time.sleep, args=(60,)).start()\n    return 9\n")
@@ -126,8 +126,8 @@ def every_mode(request):
 
 def test_what_a_test_body_orphans_is_reaped_when_it_ends(every_mode):
     # Each body forks a child that forks a grandchild and exits: the grandchild, orphaned, is reparented to the
-    # loaded program (PID 1 of its namespace, or a subreaper where there is none) and killed and reaped with the
-    # body's group, so forty of them never reach the sample's cap of 32 processes.
+    # body runner (a subreaper) and killed and reaped with the body's group when the body ends, so forty of them
+    # never reach the sample's cap of 32 processes.
     program = ("import os, time\ndef leave_orphan():\n    if os.fork() == 0:\n        if os.fork() == 0:\n"
                "            time.sleep(60)\n            os._exit(0)\n        os._exit(0)\n    os.wait()\n    return 9\n")
     tests = "".join(f"def test_{k}():\n    assert leave_orphan() == 9\n\n\n" for k in range(40))

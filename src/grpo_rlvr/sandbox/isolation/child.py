@@ -407,10 +407,11 @@ def _serve(namespace: dict, cpu_s: float) -> int:
     and reports how it ended (``{"k": "s"}``). The runner starts from the loaded program (its random generator
     included), which no body ever changes; a body starts from what the bodies before it in the same runner left,
     as under pytest. After a body's last probe (``"last"``) the runner ends what the body started (``_end_group``)
-    and reports the body's end itself (``{"k": "s", "r": 1}``) when it may take the next one (``"stay"``: the next
-    delivery is another body's) and has used under ``_RETIRE_SHARE`` of the CPU limit; else it exits and this
-    process reports it. A runner that dies mid-body (a crash, ``os._exit``, a signal, the CPU limit) loses that
-    body only: the next one gets a fresh runner."""
+    before it sends that probe's answer, when it may take the next body (``"stay"``: the next delivery is another
+    body's) and has used under ``_RETIRE_SHARE`` of the CPU limit: the supervisor sends the next test on that answer.
+    Else it says so (``{"k": "q"}``), answers and exits; this process reports its end, and the supervisor waits for
+    that report. A runner that dies mid-body (a crash, ``os._exit``, a signal, the CPU limit) loses that body
+    only: the next one gets a fresh runner."""
     scopes: dict[int, dict] = {}  # per-test-body names (a test function's locals)
     runner = False
     home = _getpgrp()  # this process's group: the runner stands in it while it kills its own (_end_group)
@@ -445,15 +446,20 @@ def _serve(namespace: dict, cpu_s: float) -> int:
             if message.get("end"):
                 return 0
             continue
+        if runner and message.get("last"):  # a body's last test: its answers go once what it started is ended
+            frames = [_probe(i, kind, source, scopes.setdefault(scope, _Scope(namespace)) if scope >= 0 else namespace)
+                      for i, kind, source, scope in message.get("p", ())]
+            stays = message.get("stay") and _cpu() < retire_at and _end_group(home)
+            if not stays:
+                _send(_QUITS)  # the supervisor waits for the loaded program's report of this runner's end
+            for frame in frames:
+                _send(frame)
+            _flush()
+            if not stays:
+                os._exit(0)
+            continue
         for i, kind, source, scope in message.get("p", ()):
             _send(_probe(i, kind, source, namespace if scope < 0 else scopes.setdefault(scope, _Scope(namespace))))
-        if runner and message.get("last"):
-            _flush()
-            used = _cpu()
-            if not message.get("stay") or used >= retire_at or not _end_group(home):
-                os._exit(0)
-            _send(_ended_frame(0, used, goes_on=True))
-            continue
         if message.get("end"):  # the last test: nothing more will come
             return 0
 
@@ -533,11 +539,11 @@ def _adopt_orphans() -> None:
 
 
 def _end_body(pid: int) -> str:
-    """Wait for a test body's process to exit, kill what it started (its process group, which bears its pid: killed
-    while the body is a zombie, so that pid cannot name another group yet), reap the body and then its group (its
+    """Wait for the body runner to exit, kill what it started (its process group, which bears its pid: killed
+    while the runner is a zombie, so that pid cannot name another group yet), reap the runner and then its group (its
     orphans were reparented here, ``_adopt_orphans``), so that nothing it left running counts against the sample's
     process caps. A process that left the group is not waited for: the execution's end kills it. Returns the frame
-    of how the body ended (``_ended``)."""
+    of how the runner ended (``_ended``)."""
     while True:
         try:
             _waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
@@ -597,14 +603,14 @@ def _ended(pid: int) -> str:
         return _ended_frame(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime)
 
 
-def _ended_frame(code: int | None, cpu_s: float, goes_on: bool = False) -> str:
-    """``{"k": "s", "x": code, "c": cpu_s}`` as ``json.dumps`` writes it, formatted directly: the loaded program
-    writes it after every fork, and each page it writes after a fork is a page fault (``json.dumps`` touches ~30
-    more). ``goes_on``: written by the body runner, which takes the next body (``"r": 1``)."""
+def _ended_frame(code: int | None, cpu_s: float) -> str:
+    """``{"k": "s", "x": code, "c": cpu_s}`` as ``json.dumps`` writes it, formatted directly: this process writes it
+    after every fork, and each page it writes after a fork is a page fault (``json.dumps`` touches ~30 more)."""
     x = "null" if code is None else code
-    if goes_on:
-        return f'{{"k": "s", "x": {x}, "c": {cpu_s:.6f}, "r": 1}}\n'
     return f'{{"k": "s", "x": {x}, "c": {cpu_s:.6f}}}\n'
+
+
+_QUITS = '{"k": "q"}\n'  # the body runner's word that it exits after this body's answers
 
 
 def _code(source, i: int, mode: str):

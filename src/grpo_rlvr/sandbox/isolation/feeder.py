@@ -2,9 +2,9 @@
 
 The execution never receives the probes up front: it gets the next delivery (one test's probes and the setup
 before them, ``judging.plan.Plan.deliveries``) only once every probe of the current one has answered on the result
-channel, and after a test body only once its end has been reported (``{"k": "s"}``: what the body started in its
-process group killed, by the body runner or by the loaded program when the runner ended), so no test's probes
-ever run with a later test's inputs in reach. A delivery for a new test body is preceded by a fork request when no
+channel, and after a test body only once what it started in its process group is killed (by the body runner before
+its last answer, or by the loaded program when the runner ended, which it reports: ``{"k": "s"}``), so no test's
+probes ever run with a later test's inputs in reach. A delivery for a new test body is preceded by a fork request when no
 body runner is alive: the loaded program forks a process that runs the bodies that follow one after the other,
 as pytest does, until one ends it or a module-level delivery comes (``isolation.child``). Where each delivery
 was sent is recorded as an offset into the result channel (``sent_at``): the parent accepts a frame only between
@@ -48,8 +48,8 @@ class Feeder:
         self.unit = 0  # the unit whose process reads the job pipe next
         self.last_unit = 0  # the unit of the last delivery sent
         self.loaded = False
-        self.bodies_started = self.bodies_ended = 0
-        self.runner = False  # a body runner reads the job pipe between bodies (it reported a body's end with "r")
+        self.runner = False  # a body runner is alive: it reads the next body's deliveries
+        self.quitting = False  # the runner exits after this body: nothing more is sent until its end is reported
         self.sent_at: list[int | None] = []  # per delivery: the result channel's length when it was sent
         self.parsed = 0  # how much of the result channel has been read as frames
         self.finished = False  # every delivery sent and answered: once written, the pipe is closed (EOF: exit)
@@ -73,10 +73,11 @@ class Feeder:
         self.finished = self.loaded and not self.waiting and self.next == len(self.deliveries)
 
     def _body_ending(self) -> bool:
-        """A test body has answered its last delivery but the loaded program has not yet reported its end (``{"k":
-        "s"}``, sent once the body's process group is killed): nothing more is sent until then, or a process the body
-        left running could read the next test's inputs from the job pipe."""
-        return self.unit == 0 and self.bodies_ended < self.bodies_started
+        """A test body has answered its last delivery, its runner exits (``{"k": "q"}``, or no body comes next) and
+        the loaded program has not yet reported its end (``{"k": "s"}``, sent once the runner's process group is
+        killed): nothing more is sent until then, or a process the body left running could read the next test's
+        inputs from the job pipe. A runner that takes the next body has killed that group before its last answer."""
+        return self.unit == 0 and self.quitting
 
     def _frame(self, line: bytes) -> None:
         if line.startswith(_RESULT):  # the child's own frames start so: no need to parse a large value here
@@ -95,10 +96,11 @@ class Feeder:
             self.loaded = True
         elif kind == "r" and type(frame.get("i")) is int:
             self.waiting.discard(frame["i"])
-        elif kind == "s":
-            self.bodies_ended += 1
-            self.runner = frame.get("r") == 1  # else the loaded program reported the runner's end
-            if self.bodies_ended == self.bodies_started and self.last_unit > 0 and self.waiting:
+        elif kind == "q":
+            self.quitting = True
+        elif kind == "s":  # the loaded program reaped the body runner
+            self.runner = self.quitting = False
+            if self.last_unit > 0 and self.waiting:
                 self.waiting = set()  # the body's process ended before answering: the rest of it is skipped
                 while self.next < len(self.deliveries) and self.deliveries[self.next][0] == self.last_unit:
                     self.sent_at.append(None)
@@ -107,10 +109,9 @@ class Feeder:
 
     def _send_next(self, offset: int) -> None:
         unit, indices, last = self.deliveries[self.next]
-        if unit != self.unit and unit > 0:
-            if not self.runner:
-                self._queue({"f": 1})
-            self.bodies_started += 1
+        if unit != self.unit and unit > 0 and not self.runner:
+            self._queue({"f": 1})
+            self.runner = True
         self.unit = self.last_unit = unit
         final = self.next + 1 == len(self.deliveries)  # the child exits once it has answered: no EOF to wait for
         message = {"p": [[i, *compiled(self.probes[i], i)] for i in indices], "last": last, "end": final}
@@ -118,12 +119,13 @@ class Feeder:
             message["b"] = 1  # a body's: the loaded program never runs it (it reads it only when the runner died)
             # the runner may take the next body once this one is done: no module-level delivery comes between
             message["stay"] = last and not final and self.deliveries[self.next + 1][0] > 0
+            self.quitting = last and not message["stay"]
         self._queue(message)
         self.sent_at.append(offset)
         self.waiting = set(indices)
         self.next += 1
         if last and unit > 0:
-            self.unit = 0  # the loaded program reads the job pipe again once the body's process has ended
+            self.unit = 0  # between bodies: the runner reads the job pipe next, or the loaded program once it ended
 
     def _queue(self, message: dict) -> None:
         body = marshal.dumps(message)  # the child reads it with C code only (its builtins are the program's)

@@ -184,13 +184,13 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
     if "e" in load:
         why = f"the program failed to load: {load['e']}"
         return [(False, "not run: the program failed to load", False)] * n, why
-    body_of = _bodies(plan)
+    ended_in = _ended_in(plan, report["sent_at"], ended)
     outcomes, banner = [], ""
     for i, check in enumerate(plan.checks):
         frame = results.get(i)
-        body = body_of.get(plan.units[i], -1) if plan.units else -1
-        if frame is None and 0 <= body < len(ended):  # its test body's process ended early; the others ran on
-            outcomes.append((False, f"not run: {_body_death(ended[body], cpu_s)}", False))
+        unit = plan.units[i] if plan.units else 0
+        if frame is None and unit in ended_in:  # its test body's runner ended early; the others ran on
+            outcomes.append((False, f"not run: {_body_death(ended_in[unit], cpu_s)}", False))
         elif frame is None:
             banner = death_reason(report, timeout_s, cpu_s)
             outcomes.append((False, f"not run: {banner}", False))
@@ -217,13 +217,16 @@ def _probe_outcomes(plan: Plan, report: dict, timeout_s: float, cpu_s: float):
     return outcomes, banner
 
 
-def _bodies(plan: Plan) -> dict[int, int]:
-    """Unit -> the order in which its process was forked (the order of the ``{"k": "s"}`` frames)."""
-    order: dict[int, int] = {}
-    for unit, _, _ in plan.deliveries:
-        if unit > 0 and unit not in order:
-            order[unit] = len(order)
-    return order
+def _ended_in(plan: Plan, sent_at: list, ended: list) -> dict[int, dict]:
+    """Unit -> the first body runner end frame (``{"k": "s"}``, the loaded program's report) written while a delivery
+    of that test body was the last one sent: the runner ended during that body (or after its last answer)."""
+    sent = [(at, unit) for (unit, _, _), at in zip(plan.deliveries, sent_at, strict=True) if at is not None]
+    out: dict[int, dict] = {}
+    for offset, frame in ended:
+        unit = next((u for at, u in reversed(sent) if at <= offset), 0)
+        if unit > 0:
+            out.setdefault(unit, frame)
+    return out
 
 
 def _body_death(frame: dict, cpu_s: float) -> str:
@@ -281,7 +284,7 @@ def _short_names(names: tuple) -> str:
 
 
 def _parse_channel(data: bytes, plan: Plan, sent_at: list):
-    """(load frame, {index: frame}, [test body end frames]) or None when any complete line is not a well-formed,
+    """(load frame, {index: frame}, [(offset, body runner end frame)]) or None when any complete line is not a well-formed,
     in-order frame. A probe's frame counts only between the offsets at which its delivery and the next one were
     sent (``isolation.feeder``): written before, it answered inputs it never had; after, it had a later test's."""
     window = _windows(plan, sent_at, len(data))
@@ -300,10 +303,12 @@ def _parse_channel(data: bytes, plan: Plan, sent_at: list):
         if kind == "load" and load is None and set(frame) <= {"k", "e"} and type(frame.get("e", "")) is str:
             load = frame
             continue
-        if (kind == "s" and load is not None and set(frame) <= {"k", "x", "c", "r"}
+        if (kind == "s" and load is not None and set(frame) <= {"k", "x", "c"}
                 and (frame.get("x") is None or type(frame.get("x")) is int)
                 and type(frame.get("c", 0.0)) in (int, float) and len(ended) < len(sent_at)):
-            ended.append(frame)
+            ended.append((start, frame))
+            continue
+        if kind == "q" and load is not None and set(frame) == {"k"}:  # the body runner ends after this body
             continue
         ok_result = (
             kind == "r"
