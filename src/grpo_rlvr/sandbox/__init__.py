@@ -36,13 +36,15 @@ execution a PID namespace, and nsjail forks a process per run, which the warm te
 Throughput (``benchmarks/bench_unit_tests.py``, 190 finishing programs, 2 workers, every layer on): 1.99 ms
 per finishing program, the whole corpus in 1.17x the time its looping programs alone must take. Per-test
 isolation (``benchmarks/bench_per_test.py --programs 60 --rounds 3 --workers 1``: 57 programs' 228 asserts as an
-assert list and as one pytest function each, on this 2-CPU VM at load 5.4): 2.45-2.69x the CPU of the assert list
-(3.7-3.9 ms against 9.6-10.0 ms per program). Each test body but the last is a fork of the loaded program, and a
-bare fork, exit and wait of it alone costs 0.8-0.9 ms of CPU there (the kernel copying and then freeing the page
-tables of its ~8 MB of anonymous memory, ~0.04 ms per MB, and Python's after-fork steps): with three forked bodies
-per four-test program that puts the floor at 1.6-1.7x, so the 1.5x sought is out of reach while every body gets a
-process of its own. Most of the rest is copy-on-write: each page of the loaded program a body writes (Python writes
-the reference count of every object it touches) is copied, ~300 pages a body.
+assert list and as one pytest function each, on this 2-CPU VM, niced, at load 1.3-1.4, alternating with the design
+before it): 1.44-1.79x the CPU of the assert list (5.1-6.4 ms against 8.2-9.3 ms per program), down from
+2.22-2.53x (12.6-13.2 ms per program) with a fresh process per test body. The test bodies run one after the other
+in one body runner forked once per program (3 forks per four-test program before, 1 now); a bare fork, exit and
+wait of the loaded program costs 1.0-1.1 ms of CPU there (the kernel copying and then freeing the page tables of
+its ~8 MB of anonymous memory, ~0.04 ms per MB, and Python's after-fork steps), which puts the floor at 1.2x with one
+runner (1.5-1.65x with a process per body). Most of the rest is copy-on-write (each page of the loaded program the
+runner writes is copied: Python writes the reference count of every object it touches) and the runner's end; the
+1.5x sought is met in some rounds, not reliably, on this noisy VM.
 
 Plans are made in a planner process (``judging.planner``), where the test's own code runs; verdicts are decided in this
 process (``judging.parent_expr``, ``judging.verdict``): for an assert, only the calls into the
