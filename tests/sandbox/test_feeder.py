@@ -305,7 +305,10 @@ def test_a_runner_that_dies_mid_body_loses_that_body_only_and_the_next_gets_a_fr
              "def test_e():\n    assert add(2, 3) == 5\n")
     verdict = run_unit_tests("def add(a, b):\n    return a + b\n", tests, limits=SandboxLimits(timeout_s=20.0, cpu_s=1.0))
     assert [d.endswith("passed") for d in verdict.details] == [True, False, True, False, True], verdict.details
-    assert "exited with code 3" in verdict.details[1] and "CPU limit" in verdict.details[3], verdict.details
+    assert "exited with code 3" in verdict.details[1], verdict.details
+    # the endless body is ended by its CPU limit (RLIMIT_CPU) where the jail runs; in a default container (no
+    # namespaces: scripts/test-container.sh) the supervisor's own watch of the tree's CPU may kill it first
+    assert "CPU limit" in verdict.details[3] or "killed by SIGKILL" in verdict.details[3], verdict.details
 
 
 def test_a_probes_frame_is_written_as_json_dumps_would_write_it():
