@@ -87,6 +87,37 @@ def test_a_helper_of_the_class_gets_the_constant_it_reads_and_the_test_is_weak()
     assert verdict.score == 1.0 and verdict.weak == 1, verdict.reason
 
 
+COUNTS_ITS_SETUPS = ("import unittest\n\n\nclass T(unittest.TestCase):\n    made = 0\n\n    @classmethod\n"
+                     "    def setUpClass(cls):\n        T.made += 1\n\n    def test_a(self):\n"
+                     "        self.assertEqual(add(1, 2), 3)\n\n    def test_b(self):\n"
+                     "        self.assertGreaterEqual(T.made, 1)\n")
+
+
+def test_a_class_attribute_the_set_up_changes_exists_in_the_sandbox():
+    """``made = 0`` with ``T.made += 1`` in ``setUpClass``: state of the class, not a value to withhold (it was
+    left out of the class the sandbox got, and every test failed 'setup failed: … has no attribute made')."""
+    import subprocess
+    import sys
+
+    right = "def add(a, b):\n    return a + b\n"
+    plain = subprocess.run([sys.executable, "-m", "unittest", "-q"], input="", capture_output=True, text=True,
+                           cwd=_module_folder(right + "\n" + COUNTS_ITS_SETUPS))
+    assert plain.returncode == 0, plain.stderr                      # right in plain unittest first
+    verdict = run_unit_tests(right, COUNTS_ITS_SETUPS, limits=LIMITS)
+    assert verdict.score == 1.0, verdict.details
+    wrong = run_unit_tests("def add(a, b):\n    return a - b\n", COUNTS_ITS_SETUPS, limits=LIMITS)
+    assert wrong.details[0].startswith("test 1 failed") and wrong.score < 1.0, wrong.details
+
+
+def _module_folder(source: str) -> str:
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp(prefix="plain-unittest-"))
+    (folder / "test_it.py").write_text(source)
+    return str(folder)
+
+
 def test_a_test_method_that_takes_a_fixture_pytest_lacks_is_refused():
     with pytest.raises(ValueError, match="asks for the fixture 'nothing_like_it'"):
         make_plan("class TestX:\n    def test_a(self, nothing_like_it):\n        assert f() == 1\n")

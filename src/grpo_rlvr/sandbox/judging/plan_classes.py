@@ -101,6 +101,7 @@ def plan_class(b: PlanBuilder, cls: ast.ClassDef, methods: list[ast.FunctionDef]
     read_inside = set().union(*(read_names(n) for n in sent_whole)) if sent_whole else set()
     read_inside |= {f"self.{name[4:]}" for name in read_inside if name.startswith("cls.")}
     kept = {name for name in consts if f"self.{name}" in read_inside or f"{cls.name}.{name}" in read_inside}
+    kept |= set(consts) & _class_state(cls)   # a class attribute the tests change is state, not a given value
     b.setup(ast.unparse(_sent_class(cls, flat, tests, set(consts) - kept)), label=f"class {cls.name}")
     for name in CLASS_SETUP:
         if name in hooks and name not in flat:  # run once; what it sets lives in the sandbox
@@ -183,6 +184,19 @@ def _class_constants(b: PlanBuilder, cls: ast.ClassDef) -> dict:
                 out[node.targets[0].id] = env.fold(node.value)
             except Exception:  # noqa: BLE001 - not a value the parent can compute: it stays in the class
                 continue
+    return out
+
+
+def _class_state(cls: ast.ClassDef) -> set[str]:
+    """Class attributes some method of ``cls`` assigns through the class (``cls.made += 1``, ``T.made = []``): they
+    must exist in the sandbox, where those statements run."""
+    receivers = {"cls", cls.name}
+    out = set()
+    for node in ast.walk(cls):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        out |= {t.attr for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                and t.value.id in receivers}
     return out
 
 
