@@ -80,12 +80,16 @@ class Tally:
         write_json_atomic(Path(output_dir) / TALLY, self.to_dict())
 
 
+def row_label(row, source: str | None = None, held_out: bool = False) -> str:
+    """``dataset row 12 (data/train.jsonl:13)`` (``held-out row …`` for the evaluation set), as training names a
+    row."""
+    return f"{'held-out' if held_out else 'dataset'} row {row}" + (f" ({source})" if source else "")
+
+
 def named(entry: dict) -> str:
     """``dataset row 12 (data/train.jsonl:13), reward 'unit_tests': why`` for a tally row."""
-    where = f"dataset row {entry.get('row')}" if entry.get("split", "train") == "train" else \
-        f"held-out row {entry.get('row')}"
-    source = f" ({entry['source']})" if entry.get("source") else ""
-    return f"{where}{source}, reward {entry.get('reward')!r}: {entry.get('why')}"
+    where = row_label(entry.get("row"), entry.get("source"), entry.get("split", "train") != "train")
+    return f"{where}, reward {entry.get('reward')!r}: {entry.get('why')}"
 
 
 def summary(tally: dict, rows: int = 3) -> list[str]:

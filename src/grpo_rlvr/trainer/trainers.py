@@ -23,7 +23,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from trl import GRPOTrainer
 
 from grpo_rlvr.errors import ConfigError
-from grpo_rlvr.records.unscorable import ROW_COLUMN, SOURCE_COLUMN, Tally, say_new_rows
+from grpo_rlvr.records.unscorable import ROW_COLUMN, SOURCE_COLUMN, Tally, row_label, say_new_rows
 from grpo_rlvr.trainer.dynamic_sampling import STATE_FILE, _read_stream_state, stack_rows
 from grpo_rlvr.trainer.group_filter import (
     RefillStream,
@@ -72,10 +72,7 @@ def _arguments_as_json(completion):
 
 def _row_named(row: dict) -> str | None:
     """``dataset row 12 (data/train.jsonl:13)``, as training names a row, or None for a row without its index."""
-    if row.get(ROW_COLUMN) is None:
-        return None
-    source = row.get(SOURCE_COLUMN)
-    return f"dataset row {row[ROW_COLUMN]}" + (f" ({source})" if source else "")
+    return None if row.get(ROW_COLUMN) is None else row_label(row[ROW_COLUMN], row.get(SOURCE_COLUMN))
 
 
 def share_from_rank_0(obj):

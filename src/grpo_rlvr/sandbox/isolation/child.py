@@ -474,6 +474,11 @@ def _reap_orphans_here() -> None:
     """In the runner: become the process a body's orphans are reparented to (as the loaded program is for the
     runner's), so that ``_end_group`` reaps them after each body; else they would stay zombies until the runner
     ends, counted against the sample's process caps. Once per runner."""
+    _subreaper()
+
+
+def _subreaper() -> None:
+    """Make this process the one its descendants' orphans are reparented to (where the kernel call is available)."""
     if sc.available():
         try:
             sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)
@@ -531,11 +536,8 @@ def _adopt_orphans() -> None:
     is not inherited by a fork costs each body a system call through ``ctypes`` otherwise (~0.2 ms)."""
     if not _ADOPTING:
         _ADOPTING.append(True)
-        if _getpid() != 1 and sc.available():
-            try:
-                sc.prctl(sc.PR_SET_CHILD_SUBREAPER, 1)
-            except OSError:
-                pass
+        if _getpid() != 1:
+            _subreaper()
 
 
 def _end_body(pid: int) -> str:
