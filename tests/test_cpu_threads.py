@@ -6,18 +6,22 @@ process is checked in tests/demo/test_pipeline.py; benchmarks/bench_demo_load.py
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 
 from artifacts import make_artifact
+from briefs import brief_for
 from grpo_rlvr.cpu_threads import passive_openmp, usable_cores
 from grpo_rlvr.run.launch import train
 from grpo_rlvr.run.render import render
 
-# Runs the rendered train.py as `python train.py` would once it has restarted itself as `python -I` (it refuses at
-# the gate, after torch has loaded), then prints torch's thread count. The probe starts isolated itself, so
-# train.py does not exec a fresh interpreter, which would drop the probe's atexit hook.
+# Runs the rendered train.py as `python train.py` would once it has restarted itself as `python -I`, then prints
+# torch's thread count. The run passes its gate and stops at the dashboard it names (swanlab, not installed here)
+# after torch has loaded and before the model does (one process checks the gate before torch loads, so a refused run
+# would show nothing). The probe starts isolated itself, so train.py does not exec a fresh interpreter, which would
+# drop the probe's atexit hook.
 PROBE = ("import runpy, sys, atexit; sys.argv = [sys.argv[1]]; "
          "atexit.register(lambda: print('TORCH-THREADS', sys.modules['torch'].get_num_threads(), file=sys.stderr)); "
          "runpy.run_path(sys.argv[0], run_name='__main__')")
@@ -28,11 +32,19 @@ def bare_env(**extra) -> dict:
     return {**env, "OMP_DISPLAY_ENV": "VERBOSE", "TOKENIZERS_PARALLELISM": "false", **extra}
 
 
+def gated_run_stopping_before_the_model(workspace):
+    """A reviewed run whose dashboard (swanlab) cannot start here: train.py stops after torch loads."""
+    assert importlib.util.find_spec("swanlab") is None, "swanlab is installed here: pick a dashboard that is not"
+    brief = brief_for(workspace, "dash", {"grpo": {"report_to": "swanlab"}})
+    make_artifact(brief, workspace / "out" / "inspection")
+    return render(brief).dir
+
+
 def probe_train_py(run, env, cpus=None):
     out = subprocess.run([sys.executable, "-I", "-c", PROBE, str(run / "train.py")], cwd=run, capture_output=True,
                          text=True, timeout=300, env=env,
                          preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
-    assert out.returncode == 1 and "grpo-rlvr inspect BRIEF" in out.stderr, out.stderr[-2000:]  # refused, as meant
+    assert out.returncode == 2 and "SwanLabCallback cannot start" in out.stderr, out.stderr[-2000:]  # as meant
     threads = int(out.stderr.split("TORCH-THREADS ")[1].split()[0])
     return out.stderr, threads
 
@@ -44,7 +56,7 @@ def test_passive_is_a_default_the_user_can_override():
 
 
 def test_rendered_train_py_sleeps_its_waiting_threads_and_uses_the_cores_it_may(workspace):
-    run = render(workspace / "brief.yaml").dir
+    run = gated_run_stopping_before_the_model(workspace)
     one_cpu = {min(os.sched_getaffinity(0))}
     err, threads = probe_train_py(run, bare_env(), cpus=one_cpu)
     assert "GOMP_SPINCOUNT = '0'" in err and threads == 1

@@ -23,10 +23,11 @@ from grpo_rlvr.run.render import RUN_FILES, render
 CLI = [sys.executable, "-m", "grpo_rlvr"]
 VENV_ON_PATH = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}  # an activated venv
 # Runs the rendered train.py as `python train.py` would, then reports whether the model code (modeling_qwen2,
-# imported only to build or load the model) was imported.
+# imported only to build or load the model) was imported, and whether torch was.
 PROBE = ("import runpy, sys, atexit; sys.argv = [sys.argv[1]]; "
          "atexit.register(lambda: print('MODEL-CODE-LOADED' if any(m.startswith('transformers.models.qwen2') "
          "and '.modeling_' in m for m in sys.modules) else 'NO-MODEL-CODE', file=sys.stderr)); "
+         "atexit.register(lambda: print('TORCH-LOADED' if 'torch' in sys.modules else 'NO-TORCH', file=sys.stderr)); "
          "runpy.run_path(sys.argv[0], run_name='__main__')")
 
 
@@ -53,7 +54,9 @@ def test_unreviewed_run_refused_by_train_py_and_launch_sh_before_loading_the_mod
         assert out.returncode == 1, out.stderr[-2000:]
         assert "training refused (nothing was loaded)" in out.stderr and "without a verdict" in out.stderr
         assert "Traceback" not in out.stderr
-    assert "NO-MODEL-CODE" in run_py(run, probe=True).stderr
+    probed = run_py(run, probe=True).stderr
+    # one process checks before torch loads: a refusal costs the check, not torch's and TRL's import
+    assert "NO-MODEL-CODE" in probed and "NO-TORCH" in probed
     assert not (run / "output" / "metrics.jsonl").exists()
     # the header no longer offers a way around the gate
     head = (run / "train.py").read_text().split('"""')[1]
@@ -77,7 +80,7 @@ def test_an_edited_rendered_file_is_refused_by_grpo_rlvr_train_and_by_train_py(w
     assert cli.returncode == 1 and f"{name} was changed after render" in cli.stderr, cli.stderr
     itself = run_py(run, probe=True)
     assert itself.returncode == 1 and f"{name} was changed after render" in itself.stderr
-    assert "NO-MODEL-CODE" in itself.stderr
+    assert "NO-MODEL-CODE" in itself.stderr and "NO-TORCH" in itself.stderr
 
 
 def test_a_stale_summary_is_never_reported(tmp_path):

@@ -1,8 +1,8 @@
 """The check a rendered run makes before it trains: the gate passes and the rendered files are unchanged.
 
 ``grpo-rlvr train`` calls :func:`check_run` before launching anything; the rendered ``train.py`` calls
-:func:`refuse_unless_gated` itself, after building its GRPOConfig (which starts the process group) and before
-any model loads. Rank 0 runs the check and broadcasts the outcome, so every rank of ``accelerate launch``,
+:func:`refuse_unless_gated` itself before any model loads: one process before torch and TRL are imported, several
+after building their GRPOConfig (which starts the process group). Rank 0 runs the check and broadcasts the outcome, so every rank of ``accelerate launch``,
 ``launch.sh`` or ``slurm.sh`` refuses together (exit 1, the gate's reasons on stderr).
 
 What is checked: ``brief.lock.json`` parses and records a SHA-256 of every rendered file, each file still has
@@ -40,6 +40,7 @@ stamps. On several nodes with separate disks, only node 0's copy of the model an
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -181,17 +182,22 @@ def smoke_config(cfg: dict, max_steps: int | None) -> dict:
 
 def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, resume: str | None = None,
                         saves: bool | None = None) -> RunCheck | None:
-    """Called by the rendered train.py after GRPOConfig is built: exit 1 on every rank unless the run may train.
-    ``saves``: whether the run saves checkpoints (its ``save_strategy``), kept in the run's lock record so that a
-    second trainer's refusal promises a checkpoint only where there will be one.
+    """Called by the rendered train.py before any model loads: exit 1 on every rank unless the run may train. One
+    process calls it before torch loads; several call it once GRPOConfig has started their process group
+    (``WORLD_SIZE`` > 1), which the outcome is broadcast over. ``saves``: whether the run saves checkpoints (its
+    ``save_strategy``), kept in the run's lock record so that a second trainer's refusal promises a checkpoint only
+    where there will be one.
 
     Returns the passing check on the main process (train.py hands it to :func:`refuse_if_changed_since_check`
     and the checkpoint ledger), None on the other ranks."""
-    from accelerate import PartialState
+    main, processes = True, 1
+    if int(os.environ.get("WORLD_SIZE") or 1) > 1:
+        from accelerate import PartialState
 
-    state = PartialState()
+        state = PartialState()
+        main, processes = state.is_main_process, state.num_processes
     outcome, check = [None], None
-    if state.is_main_process:
+    if main:
         from grpo_rlvr.records.one_trainer import hold
         from grpo_rlvr.records.provenance import door
 
@@ -199,7 +205,7 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
         # one trainer per run: this process holds the run's lock from here until it exits (records/one_trainer)
         if busy := hold(run_dir, started_by, resume, saves=False if smoke else saves, smoke=smoke):
             outcome = [[busy]]
-    if state.is_main_process and outcome[0] is None:
+    if main and outcome[0] is None:
         try:
             check = check_run(run_dir, smoke=smoke, resume=resume, start=None if smoke else started_by)
             problems = list(check.problems)
@@ -218,17 +224,17 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
                 from grpo_rlvr.records.provenance import append_start
 
                 append_start(Path(output_dir), check.start)
-    if state.num_processes > 1:
+    if processes > 1:
         from accelerate.utils import broadcast_object_list
 
         outcome = broadcast_object_list(outcome, from_process=0)
     problems = outcome[0]
     if problems:
-        if state.is_main_process:
+        if main:
             print("train.py: training refused (nothing was loaded):\n" + "\n".join(f"- {p}" for p in problems),
                   file=sys.stderr, flush=True)
         sys.exit(1)
-    if smoke and state.is_main_process:
+    if smoke and main:
         print(f"train.py: UNREVIEWED SMOKE TEST: the gate was skipped; at most {SMOKE_MAX_STEPS} steps, no "
               "checkpoint, no final model. This is not a training run.", file=sys.stderr, flush=True)
     return check
