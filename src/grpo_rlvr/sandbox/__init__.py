@@ -74,9 +74,12 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     each assert agrees with plain Python, right and wrong programs, four formats);
   - test classes and hooks as pytest and unittest run them: ``self`` a fresh instance of the class per test, state
     kept on it (``self.s = Stack()`` makes ``self.s`` the program's: its values cross, so an object that says yes
-    to everything earns nothing), ``setUp``/``setup_method``/``setUpClass``/``setup_class`` and their tear-downs,
-    ``setup_function``/``setup_module``/``setUpModule``, class constants kept out of the sandbox
-    (``test_plan_classes``, all tests);
+    to everything earns nothing), ``setUp``/``setup_method`` and their tear-downs around each test,
+    ``setUpClass``/``setup_class`` once per class before its first test (what it sets on the class is one object
+    for all the class's tests, a count its methods carry on included; one that raises fails every test of the
+    class) and ``tearDownClass``/``teardown_class`` once after its last, ``setup_function``/``setup_module``/
+    ``setUpModule``, class constants and the values a class set-up gives kept out of the sandbox
+    (``test_plan_classes``, all tests, each suite checked in plain pytest and unittest first);
   - ``multiprocessing``: with the jail each execution has a ``/dev/shm`` of its own (``private_shm``), so ``Pool``,
     ``Queue``, ``Lock``, ``Value`` and ``ProcessPoolExecutor`` work, fork being the default start method on every
     Python; without it (a default container) processes, pipes, ``Process`` and ``Pipe`` work, and what needs a POSIX
@@ -193,9 +196,15 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - module state one test function changes for the next carries over as under pytest (the random generator's
     state included: a module-level ``random.seed`` seeds the first body, the next draws on;
     ``test_real_programs::test_a_module_level_seed_carries_from_one_test_body_to_the_next``), but not across a
-    fresh runner: after a body that ended the runner, a module-level statement between bodies, or a runner that
-    used 5% of the CPU limit, the next body starts from the loaded program's state. Threads a body started go on
-    in the runner during later bodies, as under pytest. The order is the module's test functions, then each
+    fresh runner: after a body that ended the runner, a module-scoped fixture made between bodies (in the loaded
+    program, before the first body that needs it), or a runner that used 5% of the CPU limit, the next body starts
+    from the loaded program's state, and a test class's set-up runs again in the fresh runner before the class's
+    next test (its state was lost with the old runner:
+    ``test_plan_classes::test_a_fresh_runner_runs_the_class_set_up_again_before_the_next_test_of_the_class``).
+    Threads a body started go on in the runner during later bodies, as under pytest. A value a class set-up gives
+    (``cls.seen = []``) that a test changes in place other than by a list, dict or set method called on
+    ``self.seen`` or an item assignment to it (those make it state of the sandbox's, as assignments through the
+    class do) does not carry to the class's next test. The order is the module's test functions, then each
     class's methods (a ``TestCase``'s by name, as unittest runs them): where plain pytest interleaves functions
     and classes as written, a later body may see different state;
   - without the jail: POSIX semaphores (``Pool``, ``Queue``, ``Lock``: PermissionError;

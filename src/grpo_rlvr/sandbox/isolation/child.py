@@ -411,8 +411,10 @@ def _serve(namespace: dict, cpu_s: float) -> int:
     body's) and has used under ``_RETIRE_SHARE`` of the CPU limit: the supervisor sends the next test on that answer.
     Else it says so (``{"k": "q"}``), answers and exits; this process reports its end, and the supervisor waits for
     that report. A runner that dies mid-body (a crash, ``os._exit``, a signal, the CPU limit) loses that body
-    only: the next one gets a fresh runner."""
+    only: the next one gets a fresh runner. A test class's set-up comes with each of its tests (``"o"``: its scope
+    runs once per process, ``_answer``): a fresh runner runs it again before the class's next test."""
     scopes: dict[int, dict] = {}  # per-test-body names (a test function's locals)
+    done: dict[int, list] = {}  # the frames of the ``once`` scopes this process ran (a test class's set-up)
     runner = False
     home = _getpgrp()  # this process's group: the runner stands in it while it kills its own (_end_group)
     retire_at = _RETIRE_SHARE * max(1, math.ceil(cpu_s))
@@ -432,7 +434,7 @@ def _serve(namespace: dict, cpu_s: float) -> int:
             _adopt_orphans()
             pid = os.fork()
             if pid == 0:
-                runner, scopes = True, {}
+                runner, scopes, done = True, {}, {}
                 _restore_generator(generator)
                 try:
                     _setpgid(0, 0)  # a group of its own: what a body starts ends with it (_end_group)
@@ -447,8 +449,8 @@ def _serve(namespace: dict, cpu_s: float) -> int:
                 return 0
             continue
         if runner and message.get("last"):  # a body's last test: its answers go once what it started is ended
-            frames = [_probe(i, kind, source, scopes.setdefault(scope, _Scope(namespace)) if scope >= 0 else namespace)
-                      for i, kind, source, scope in message.get("p", ())]
+            frames: list = []
+            _answer(message, namespace, scopes, done, frames.append)
             stays = message.get("stay") and _cpu() < retire_at and _end_group(home)
             if not stays:
                 _send(_QUITS)  # the supervisor waits for the loaded program's report of this runner's end
@@ -458,10 +460,27 @@ def _serve(namespace: dict, cpu_s: float) -> int:
             if not stays:
                 os._exit(0)
             continue
-        for i, kind, source, scope in message.get("p", ()):
-            _send(_probe(i, kind, source, namespace if scope < 0 else scopes.setdefault(scope, _Scope(namespace))))
+        _answer(message, namespace, scopes, done, _send)
         if message.get("end"):  # the last test: nothing more will come
             return 0
+
+
+def _answer(message: dict, namespace: dict, scopes: dict, done: dict, out) -> None:
+    """Run a message's probes in order, handing each one's frame to ``out``. A probe of a ``once`` scope (the
+    message's ``"o"``: a test class's set-up, sent before each of its tests) runs only where this process has not run
+    that scope yet; else it is answered with the frame its run gave then (``done``), under its own index."""
+    once = message.get("o")
+    replayed = {scope: 0 for scope in once if scope in done} if once else {}
+    for i, kind, source, scope in message.get("p", ()):
+        k = replayed.get(scope) if once else None
+        if k is not None and k < _len(done[scope]):
+            replayed[scope] = k + 1
+            out({**done[scope][k], "i": i})
+            continue
+        frame = _probe(i, kind, source, namespace if scope < 0 else scopes.setdefault(scope, _Scope(namespace)))
+        if once and scope in once and k is None:
+            done.setdefault(scope, []).append(frame)
+        out(frame)
 
 
 def _cpu() -> float:

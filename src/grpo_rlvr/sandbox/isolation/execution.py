@@ -93,7 +93,7 @@ def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_
         _close_all(*mine)
         return {"error": why}
     setup, watch, status, cpu_s = {}, {}, None, 0.0
-    feeder = Feeder(job_w, job.get("probes", []), job.get("deliveries", []))
+    feeder = Feeder(job_w, job.get("probes", []), job.get("deliveries", []), job.get("once", ()))
     job_w = -1  # the feeder's now
     try:
         _send_job(feeder.fd, {"mode": job["mode"], "program": job["program"], "limits": limits, "uid": uid})
