@@ -80,6 +80,10 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     class) and ``tearDownClass``/``teardown_class`` once after its last, ``setup_function``/``setup_module``/
     ``setUpModule``, class constants and the values a class set-up gives kept out of the sandbox
     (``test_plan_classes``, all tests, each suite checked in plain pytest and unittest first);
+  - the test bodies run in pytest's order: the module's test functions and classes as written, a pytest class's
+    methods as written and a ``TestCase``'s by name (as pytest runs it), a test defined twice once, in one body
+    runner, so what a test leaves in the program the next one sees as under plain pytest (``test_plan_code_order``,
+    the tests up to ``test_a_test_defined_twice_is_one_test_as_its_last_definition``);
   - ``multiprocessing``: with the jail each execution has a ``/dev/shm`` of its own (``private_shm``), so ``Pool``,
     ``Queue``, ``Lock``, ``Value`` and ``ProcessPoolExecutor`` work, fork being the default start method on every
     Python; without it (a default container) processes, pipes, ``Process`` and ``Pipe`` work, and what needs a POSIX
@@ -201,12 +205,14 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     from the loaded program's state, and a test class's set-up runs again in the fresh runner before the class's
     next test (its state was lost with the old runner:
     ``test_plan_classes::test_a_fresh_runner_runs_the_class_set_up_again_before_the_next_test_of_the_class``).
-    Threads a body started go on in the runner during later bodies, as under pytest. A value a class set-up gives
-    (``cls.seen = []``) that a test changes in place other than by a list, dict or set method called on
-    ``self.seen`` or an item assignment to it (those make it state of the sandbox's, as assignments through the
-    class do) does not carry to the class's next test. The order is the module's test functions, then each
-    class's methods (a ``TestCase``'s by name, as unittest runs them): where plain pytest interleaves functions
-    and classes as written, a later body may see different state;
+    Threads a body started go on in the runner during later bodies, as under pytest. A value of the test module's
+    own (a module-level list of the test's) that a test changes in place does not carry to the next test: each
+    body gets the module's value, computed here
+    (``test_plan_code_order::test_a_value_of_the_test_modules_own_that_a_test_changes_in_place_does_not_carry_to_the_next``);
+    nor does a value a class set-up gives (``cls.seen = []``) that a test changes in place other than by a list,
+    dict or set method called on ``self.seen`` or an item assignment to it (those make it state of the sandbox's,
+    as assignments through the class do). The order is pytest's; ``python -m unittest`` or ``unittest.main()``
+    would run a module's ``TestCase`` classes by name, and a suite whose classes pass state on may differ there;
   - without the jail: POSIX semaphores (``Pool``, ``Queue``, ``Lock``: PermissionError;
     ``test_multiprocessing::test_without_the_jail_processes_and_pipes_work_and_semaphores_are_refused``), UNIX
     sockets reached or held by name (``Manager``: PermissionError; ``test_containers::test_no_bit_passes_between_programs_running_at_once``),

@@ -18,8 +18,11 @@ dropped: the sandbox runs the tests itself, so patching ``unittest``, ``pytest``
 ``conftest.py`` in the working directory, changes nothing. Code that defines tests but runs none (a
 ``check`` without an ``entry_point``; only definitions) is a ValueError that names the fix. The test functions
 and methods run one after the other in one process forked from the loaded program, as pytest runs a module's tests
-(``judging.plan.Plan.deliveries``): the module's functions first, then each class's methods (a ``TestCase``'s in
-name order, as unittest runs them).
+(``judging.plan.Plan.deliveries``), in pytest's order: the module's test functions and classes as written (a name
+defined twice once, as its last definition, where it was first defined), a pytest class's methods as written and a
+``TestCase``'s in name order (pytest runs a ``TestCase`` through unittest's loader, which sorts them). ``python -m
+unittest`` and ``unittest.main()`` would run the ``TestCase`` classes themselves in name order: a module whose classes
+carry state from one to the next may then differ.
 pytest's parametrize, fixtures and marks: ``judging.plan_pytest``.
 Not covered: async tests.
 """
@@ -181,8 +184,8 @@ def _is_testcase(cls: ast.ClassDef) -> bool:
 
 def _plan_test_functions(body, functions, classes) -> Plan:
     """The module's statements in order (a test class's definition and a test function that runs whole defined where
-    they stand), ``setup_module``, then the tests: the module's test functions, then each class's methods in
-    ``_test_methods``' order."""
+    they stand), ``setup_module``, then the tests in the order pytest runs them: the module's test functions and
+    classes as written (``_in_order``), each class's methods in ``_test_methods``' order."""
     b = PlanBuilder()
     defined: dict[int, object] = {}
 
@@ -197,13 +200,22 @@ def _plan_test_functions(body, functions, classes) -> Plan:
     hooks = module_hooks(body)
     setup_module(b, hooks)
     scope = 0
-    for node in functions + classes:
+    for node in _in_order(functions + classes):
         if isinstance(node, ast.ClassDef):
             scope = plan_class(b, defined[id(node)], _test_methods(node), _is_testcase(node), scope, collection)
         else:
             scope = _plan_test_function(b, node, collection, hooks, scope)
     teardown_module(b, hooks)
     return b.build("tests")
+
+
+def _in_order(tests: list) -> list:
+    """The module's test functions and classes in the order pytest collects them: the module's namespace, so as
+    written, and a name defined twice only once, where it was first defined, as its last definition."""
+    named: dict[str, object] = {}
+    for node in sorted(tests, key=lambda n: n.lineno):
+        named[node.name] = node
+    return list(named.values())
 
 
 def _runs_whole(fn) -> bool:
