@@ -344,20 +344,17 @@ def _round_trip(program: str, pool) -> tuple:
 
 
 # Reads the job pipe as the sandbox's loop does and answers each probe with the sandbox's own helpers, in this
-# process: with what it remembers. Deterministic: test 1's body, once it has answered (its stdout's flush, after its
-# last answer), hands over its argument and the body runner's pid and then lingers, so the runner reads nothing; the
-# thief reads test 2's inputs, the only process reading, answers them, and ends the runner.
+# process: with what it remembers. Deterministic: test 1's body replaces the runner's read of the job pipe, so that
+# once it has answered, the runner hands over its argument and its pid and then lingers, reading nothing; the thief
+# reads test 2's inputs, the only process reading, answers them, and ends the runner.
 THIEF = """import marshal, os, signal, sys, time
 seen = []
 handoff_r, handoff_w = os.pipe()
 def decode(s):
     return seen[-1] if seen else "?"
-class _HandOver:
-    def write(self, text):
-        return len(text)
-    def flush(self):
-        os.write(handoff_w, f"{os.getpid()} {seen[-1]}".encode())
-        time.sleep(60)
+def _hand_over():
+    os.write(handoff_w, f"{os.getpid()} {seen[-1]}".encode())
+    time.sleep(60)
 def _answer_what_comes():
     body, argument = os.read(handoff_r, 100).decode().split(" ", 1)
     seen.append(argument)
@@ -379,7 +376,7 @@ def _answer_what_comes():
     os._exit(0)
 def encode(s):
     seen.append(s)
-    sys.stdout = _HandOver()
+    sys.modules["grpo_rlvr.sandbox.isolation.child"]._recv = _hand_over
 """
 # Test 1's body starts the thief in a session of its own (out of the body's process group, which the runner kills
 # when the body ends).

@@ -440,7 +440,6 @@ def _serve(namespace: dict, cpu_s: float) -> int:
                     _setpgid(0, 0)  # a group of its own: what a body starts ends with it (_end_group)
                 except OSError:
                     pass
-                _reap_orphans_here()
                 continue
             _send(_end_body(pid))
             continue
@@ -451,13 +450,17 @@ def _serve(namespace: dict, cpu_s: float) -> int:
         if runner and message.get("last"):  # a body's last test: its answers go once what it started is ended
             frames: list = []
             _answer(message, namespace, scopes, done, frames.append)
+            if message.get("end"):  # the last test of all: the supervisor ends the whole execution on its answers
+                for frame in frames:
+                    _send(frame)
+                continue
             stays = message.get("stay") and _cpu() < retire_at and _end_group(home)
             if not stays:
                 _send(_QUITS)  # the supervisor waits for the loaded program's report of this runner's end
             for frame in frames:
                 _send(frame)
-            _flush()
             if not stays:
+                _flush()
                 os._exit(0)
             continue
         _answer(message, namespace, scopes, done, _send)
@@ -489,13 +492,6 @@ def _cpu() -> float:
     return t[0] + t[1]
 
 
-def _reap_orphans_here() -> None:
-    """In the runner: become the process a body's orphans are reparented to (as the loaded program is for the
-    runner's), so that ``_end_group`` reaps them after each body; else they would stay zombies until the runner
-    ends, counted against the sample's process caps. Once per runner."""
-    _subreaper()
-
-
 def _subreaper() -> None:
     """Make this process the one its descendants' orphans are reparented to (where the kernel call is available)."""
     if sc.available():
@@ -505,11 +501,18 @@ def _subreaper() -> None:
             pass
 
 
+_RUNNER_ADOPTS: list[bool] = []  # the body runner is a subreaper (``_end_group``); only runners set it
+
+
 def _end_group(home: int) -> bool:
     """In the runner, after a body: kill what the body started (the runner's process group, less the runner, which
     steps into the loaded program's group ``home`` meanwhile) and reap it, as ``_end_body`` does for the runner.
     Threads the body started go on (as under pytest). A process that left the group is not ended: the execution's
-    end kills it. True when the group could be killed."""
+    end kills it. The first time a body started a process, the runner makes itself the process the later bodies'
+    orphans are reparented to, so that it reaps them here; else they would stay zombies until the runner ends,
+    counted against the sample's process caps (the first such body's orphans are: the loaded program reaps them
+    then). A body that starts none costs no such call (through ``ctypes``, ~40 pages written in a fresh runner).
+    True when the group could be killed."""
     me = _getpid()
     try:
         _setpgid(0, home)
@@ -517,9 +520,13 @@ def _end_group(home: int) -> bool:
         return False
     try:
         _killpg(me, signal.SIGKILL)
-    except OSError:  # nothing left in it (the common case: the body started nothing)
+    except OSError:  # nothing in it, not even a zombie (the common case: the body started nothing)
         pass
-    _reap_group(me)
+    else:
+        _reap_group(me)
+        if not _RUNNER_ADOPTS:
+            _RUNNER_ADOPTS.append(True)
+            _subreaper()
     try:
         _setpgid(0, 0)
     except OSError:
