@@ -410,7 +410,8 @@ def _serve(namespace: dict, cpu_s: float) -> int:
     before it sends that probe's answer, when it may take the next body (``"stay"``: the next delivery is another
     body's) and has used under ``_RETIRE_SHARE`` of the CPU limit: the supervisor sends the next test on that answer.
     Else it says so (``{"k": "q"}``), answers and exits; this process reports its end, and the supervisor waits for
-    that report. A runner that dies mid-body (a crash, ``os._exit``, a signal, the CPU limit) loses that body
+    that report. After the last test of all (``"end"``) the runner only answers: the supervisor ends the execution
+    on those answers (``isolation.execution``). A runner that dies mid-body (a crash, ``os._exit``, a signal, the CPU limit) loses that body
     only: the next one gets a fresh runner. A test class's set-up comes with each of its tests (``"o"``: its scope
     runs once per process, ``_answer``): a fresh runner runs it again before the class's next test."""
     scopes: dict[int, dict] = {}  # per-test-body names (a test function's locals)
@@ -473,17 +474,30 @@ def _answer(message: dict, namespace: dict, scopes: dict, done: dict, out) -> No
     message's ``"o"``: a test class's set-up, sent before each of its tests) runs only where this process has not run
     that scope yet; else it is answered with the frame its run gave then (``done``), under its own index."""
     once = message.get("o")
-    replayed = {scope: 0 for scope in once if scope in done} if once else {}
+    replayed = {scope: 0 for scope in once if scope in done} if once else None
     for i, kind, source, scope in message.get("p", ()):
-        k = replayed.get(scope) if once else None
-        if k is not None and k < _len(done[scope]):
-            replayed[scope] = k + 1
-            out({**done[scope][k], "i": i})
-            continue
-        frame = _probe(i, kind, source, namespace if scope < 0 else scopes.setdefault(scope, _Scope(namespace)))
-        if once and scope in once and k is None:
-            done.setdefault(scope, []).append(frame)
-        out(frame)
+        if once and scope in once:
+            k = replayed.get(scope)
+            if k is None:  # run here for the first time: remembered
+                frame = _probe(i, kind, source, _scope(scope, namespace, scopes))
+                done.setdefault(scope, []).append(frame)
+                out(frame)
+                continue
+            if k < _len(done[scope]):
+                replayed[scope] = k + 1
+                out({**done[scope][k], "i": i})
+                continue
+        out(_probe(i, kind, source, _scope(scope, namespace, scopes)))
+
+
+def _scope(scope: int, namespace: dict, scopes: dict) -> dict:
+    """Where a probe of ``scope`` runs: the program's namespace (``scope`` < 0), or that test body's own names."""
+    if scope < 0:
+        return namespace
+    where = scopes.get(scope)
+    if where is None:
+        where = scopes[scope] = _Scope(namespace)
+    return where
 
 
 def _cpu() -> float:

@@ -57,10 +57,11 @@ class Feeder:
         self.finished = False  # every delivery sent and answered: once written, the pipe is closed (EOF: exit)
 
     def prefetch(self) -> None:
-        """Queue the first delivery before the program has loaded, when every test runs in the loaded program
-        itself (one body: an assert list, one ``check``): the program may then see the first test's inputs while
-        it loads, which tells it nothing the first test does not (one round trip less per sample)."""
-        if self.deliveries and all(unit == 0 for unit, _, _ in self.deliveries):
+        """Queue the first delivery (with the fork request before it when it is a test body's) before the program
+        has loaded: the program may then see the first test's inputs while it loads, which tells it nothing the
+        first test does not (every later test may know an earlier one's inputs anyway: a body runner starts from the
+        loaded program, and the bodies share it); one round trip less per sample."""
+        if self.deliveries:
             self._send_next(0)
 
     def feed(self, result: bytes | bytearray) -> None:
