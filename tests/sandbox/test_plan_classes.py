@@ -217,3 +217,29 @@ def test_the_class_tear_down_runs_once_after_the_class_s_last_test(tmp_path):
     plain = pytest_tests({"c": (COUNTER, tests)}, tmp_path)["c"]
     assert all(plain.values()) and len(plain) == 3, plain
     assert _per_test(COUNTER, tests) == plain
+
+
+BUMPS = "class Bumps:\n    def __init__(self):\n        self.n = 0\n\n    def bump(self):\n        self.n += 1\n        return self.n\n"
+CLASS_SET_UPS = {  # each passes in plain pytest only if the class set-up ran once for both tests
+    "setup_class_not_a_classmethod_run_whole": "class TestA:\n    def setup_class(cls):\n        cls.c = Bumps()\n"
+                                               "        return None\n\n    def test_1(self):\n"
+                                               "        assert self.c.bump() == 1\n\n    def test_2(self):\n"
+                                               "        assert self.c.bump() == 2\n",
+    "setUpClass_run_whole": "import unittest\n\n\nclass T(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n"
+                            "        cls.c = Bumps()\n        if cls.c is None:\n            return\n\n    def test_1(self):\n"
+                            "        self.assertEqual(self.c.bump(), 1)\n\n    def test_2(self):\n"
+                            "        self.assertEqual(self.c.bump(), 2)\n",
+    "a_list_changed_in_place": "class TestA:\n    @classmethod\n    def setup_class(cls):\n        cls.seen = []\n\n"
+                               "    def test_1(self):\n        self.seen.append(Bumps().bump())\n"
+                               "        assert len(self.seen) == 1\n\n    def test_2(self):\n"
+                               "        self.seen.append(Bumps().bump())\n        assert len(self.seen) == 2\n",
+}
+
+
+def test_class_set_ups_run_whole_or_keeping_a_list_agree_with_plain_pytest(tmp_path):
+    from .plain_runs import pytest_tests
+
+    plain = pytest_tests({name: (BUMPS, tests) for name, tests in CLASS_SET_UPS.items()}, tmp_path)
+    for name, tests in CLASS_SET_UPS.items():
+        assert len(plain[name]) == 2 and all(plain[name].values()), (name, plain[name])
+        assert _per_test(BUMPS, tests) == plain[name], name

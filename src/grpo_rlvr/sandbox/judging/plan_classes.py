@@ -121,11 +121,13 @@ def define_class(b: PlanBuilder, cls: ast.ClassDef, methods: list[ast.FunctionDe
     tests = {m.name for m in methods if _flat_test(m)}
     consts = _class_constants(b, cls)
     sent_whole = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                  and n.name not in flat and n.name not in tests]
+                  and n.name not in flat and n.name not in tests
+                  and n.name not in CLASS_TEARDOWN]  # it runs after the tests and fails nothing: it weakens none
     read_inside = set().union(*(read_names(n) for n in sent_whole)) if sent_whole else set()
     read_inside |= {f"self.{name[4:]}" for name in read_inside if name.startswith("cls.")}
     kept = {name for name in consts if f"self.{name}" in read_inside or f"{cls.name}.{name}" in read_inside}
-    kept |= set(consts) & (_class_state(cls, CLASS_TEARDOWN) | _mutated(cls))  # state the tests change, not a given value
+    # a class attribute the tests change is state, not a given value
+    kept |= set(consts) & (_class_state(cls, CLASS_TEARDOWN) | _mutated(cls))
     b.setup(ast.unparse(_sent_class(cls, flat, tests, set(consts) - kept)), label=f"class {cls.name}")
     return Defined(cls, hooks, flat, tests, consts, kept, read_inside)
 
@@ -140,7 +142,7 @@ def plan_class(b: PlanBuilder, d: Defined, methods: list[ast.FunctionDef], unitt
     lost with that runner. Its tear-down runs once after the last test."""
     cls = d.cls
     class_scope, scope = scope, scope + 1
-    block = _class_setup(b, d, class_scope)
+    block = _class_setup(b, d, class_scope, unittest_style)
     fixtures = {**collection.fixtures, **fixtures_of(cls.body, owner=cls.name)} if collection else {}
     last = None
     for m in methods:
@@ -166,7 +168,7 @@ def plan_class(b: PlanBuilder, d: Defined, methods: list[ast.FunctionDef], unitt
     return scope
 
 
-def _class_setup(b: PlanBuilder, d: Defined, scope: int) -> tuple[list, list] | None:
+def _class_setup(b: PlanBuilder, d: Defined, scope: int, unittest_style: bool) -> tuple[list, list] | None:
     """The class's set-up (``setUpClass``/``setup_class``) planned in ``scope``, where ``self`` is the class; its
     probes and checks taken out (``PlanBuilder.repeat`` places them before each test), or None without one. The
     class's constants are known in ``scope``'s names, and every test's start from them."""
@@ -187,7 +189,7 @@ def _class_setup(b: PlanBuilder, d: Defined, scope: int) -> tuple[list, list] | 
             b.setup(f"self = {d.cls.name}", scope, label=f"the class {d.cls.name}")
             _flattened(b, hook, scope, None, state)
         else:
-            b.setup(_class_call(name, hook, d.cls.name, False), scope, label=f"{d.cls.name}.{name}()")
+            b.setup(_class_call(name, hook, d.cls.name, unittest_style), scope, label=f"{d.cls.name}.{name}()")
             _rebound(b, hook, scope)
     b.once.add(scope)
     return b.taken(start)
@@ -328,14 +330,16 @@ class _Rename(ast.NodeTransformer):
         return ast.copy_location(ast.Name(self.new, node.ctx), node) if node.id == self.old else node
 
 
-def _flattened(b: PlanBuilder, fn: ast.FunctionDef, scope: int, test_name: str | None, state: set = frozenset()) -> None:
+def _flattened(b: PlanBuilder, fn: ast.FunctionDef, scope: int, test_name: str | None,
+               state: set = frozenset()) -> None:
     """A hook's statements planned in ``scope``, its first argument (``self``, ``cls``) read as ``self`` and its
     second (pytest's ``method``) bound to the test method (``test_name``; None for the class's set-up);
     ``super().setUp()`` and the like are dropped (the base classes' hooks do nothing a test can see). A statement
     that assigns one of the attributes in ``state`` is sent to the sandbox as it is (``PlanBuilder.setup``)."""
     first = fn.args.args[0].arg
     if len(fn.args.args) > 1:
-        b.setup(f"{fn.args.args[1].arg} = getattr(type(self), {test_name!r}, None)", scope)
+        method = f"getattr(type(self), {test_name!r}, None)" if test_name is not None else "None"
+        b.setup(f"{fn.args.args[1].arg} = {method}", scope)
     for node in fn.body:
         if is_docstring(node) or ast.unparse(node).startswith("super()"):
             continue

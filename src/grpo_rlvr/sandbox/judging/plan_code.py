@@ -193,7 +193,8 @@ def _plan_test_functions(body, functions, classes) -> Plan:
         if isinstance(node, ast.ClassDef):
             defined[id(node)] = define_class(b, node, _test_methods(node))
         elif _runs_whole(node):
-            b.setup(ast.unparse(stripped(node) if isinstance(node, ast.FunctionDef) else node), label=f"def {node.name}")
+            source = ast.unparse(stripped(node) if isinstance(node, ast.FunctionDef) else node)
+            b.setup(source, label=f"def {node.name}")
 
     _module_setup(b, body, functions + classes, place)
     collection = Collection(body, b.env(GLOBAL))
