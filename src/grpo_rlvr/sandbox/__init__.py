@@ -36,15 +36,19 @@ execution a PID namespace, and nsjail forks a process per run, which the warm te
 Throughput (``benchmarks/bench_unit_tests.py``, 190 finishing programs, 2 workers, every layer on): 1.99 ms
 per finishing program, the whole corpus in 1.17x the time its looping programs alone must take. Per-test
 isolation (``benchmarks/bench_per_test.py --programs 60 --rounds 3 --workers 1``: 57 programs' 228 asserts as an
-assert list and as one pytest function each, on this 2-CPU VM, niced, at load 1.3-1.4, alternating with the design
-before it): 1.44-1.79x the CPU of the assert list (5.1-6.4 ms against 8.2-9.3 ms per program), down from
-2.22-2.53x (12.6-13.2 ms per program) with a fresh process per test body. The test bodies run one after the other
-in one body runner forked once per program (3 forks per four-test program before, 1 now); a bare fork, exit and
-wait of the loaded program costs 1.0-1.1 ms of CPU there (the kernel copying and then freeing the page tables of
-its ~8 MB of anonymous memory, ~0.04 ms per MB, and Python's after-fork steps), which puts the floor at 1.2x with one
-runner (1.5-1.65x with a process per body). Most of the rest is copy-on-write (each page of the loaded program the
-runner writes is copied: Python writes the reference count of every object it touches) and the runner's end; the
-1.5x sought is met in some rounds, not reliably, on this noisy VM.
+assert list and as one pytest function each, on this 2-CPU VM shared with other work, niced, at load 0.3-1.7,
+eleven runs alternating with the design before): 1.15-1.52x the CPU of the assert list (median 1.29x; 6.4-9.7 ms per
+program), against 1.39-2.03x (median 1.59x; 7.6-12.7 ms) before; the same runs' exact count (its "counted exactly"
+line: no 10 ms ticks), three of them: 1.19-1.47x against 1.46-1.77x. Runs vary this much with what else the VM's
+other core does. The test bodies run one after the other in one body runner forked once per program; a bare fork, exit and wait of the loaded program costs 1.0-1.4 ms of CPU there
+(the kernel copying and then freeing the page tables of its ~8 MB of anonymous memory, ~0.04 ms per MB, and
+Python's after-fork steps), which puts the floor at 1.2x with one runner. The rest is per runner, not per body
+(measured with marks inside the child): the pages the runner writes for the first time (each is copied, ~4 us in
+this VM: ~200 for its start and first body, almost none for its later bodies) and the runner's own steps. So the
+execution is ended as soon as its last test has answered (the runner never exits and is never reaped on its own),
+the runner makes itself a subreaper (a ``ctypes`` call, ~40 pages) only once a body has started a process, it
+flushes its output only when it exits, and the first delivery (with its fork request) is queued before the program
+has loaded.
 
 Plans are made in a planner process (``judging.planner``), where the test's own code runs; verdicts are decided in this
 process (``judging.parent_expr``, ``judging.verdict``): for an assert, only the calls into the

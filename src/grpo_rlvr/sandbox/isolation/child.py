@@ -411,9 +411,10 @@ def _serve(namespace: dict, cpu_s: float) -> int:
     body's) and has used under ``_RETIRE_SHARE`` of the CPU limit: the supervisor sends the next test on that answer.
     Else it says so (``{"k": "q"}``), answers and exits; this process reports its end, and the supervisor waits for
     that report. After the last test of all (``"end"``) the runner only answers: the supervisor ends the execution
-    on those answers (``isolation.execution``). A runner that dies mid-body (a crash, ``os._exit``, a signal, the CPU limit) loses that body
-    only: the next one gets a fresh runner. A test class's set-up comes with each of its tests (``"o"``: its scope
-    runs once per process, ``_answer``): a fresh runner runs it again before the class's next test."""
+    on those answers (``isolation.execution``). A runner that dies mid-body (a crash, ``os._exit``, a signal, the
+    CPU limit) loses that body only: the next one gets a fresh runner. A test class's set-up comes with each of its
+    tests (``"o"``: its scope runs once per process, ``_answer``): a fresh runner runs it again before the class's
+    next test."""
     scopes: dict[int, dict] = {}  # per-test-body names (a test function's locals)
     done: dict[int, list] = {}  # the frames of the ``once`` scopes this process ran (a test class's set-up)
     runner = False
