@@ -7,7 +7,8 @@ Run: ``python benchmarks/bench_per_test.py [--programs 200] [--workers N] [--rou
 
 Measured: CPU seconds of the whole run, this process (judging) and each supervisor's tree (the supervisor, its
 executions and their test bodies: ``utime + stime + cutime + cstime`` of the supervisor before and after, as
-``/proc`` counts them) together, for each format; plans are made before the clock starts (in training a row's plan
+``/proc`` counts them, in 10 ms ticks) together, for each format, and the same counted exactly (this process's
+``getrusage``, each supervisor's ``schedstat``, each execution's ``wait4`` as its report gives it); plans are made before the clock starts (in training a row's plan
 is cached for its whole group). Printed: CPU and wall time per format, the ratio pytest / asserts of CPU (the
 issue's bound: 1.5x), and whether both formats agree on every program's verdict. Rounds alternate the formats and
 the median of each is kept. Also printed: the floors of that ratio with a fresh process per test body (the design
@@ -58,15 +59,36 @@ def tree_cpu(pool: Pool) -> float:
     return total
 
 
-def measure(pool: Pool, jobs: list, workers: int) -> tuple[float, float, list]:
-    """(CPU seconds, wall seconds, verdicts) of one batch."""
+def exact_cpu(pool: Pool) -> float:
+    """CPU seconds the supervisors of ``pool`` have run, exactly (``/proc/PID/schedstat``, in ns; each is one thread)."""
+    return sum(int(Path(f"/proc/{s.pids[0]}/schedstat").read_text().split()[0]) for s in list(pool._idle)) / 1e9
+
+
+class Executions:
+    """Wraps ``pool.run``: adds up each execution's CPU as its supervisor reaped it (``wait4``: exact, its test bodies'
+    included)."""
+
+    def __init__(self, pool: Pool):
+        self.cpu_s, self._run = 0.0, pool.run
+        pool.run = self
+
+    def __call__(self, message: dict, *args, **kwargs) -> dict:
+        reply = self._run(message, *args, **kwargs)
+        self.cpu_s += sum(r.get("cpu_s", 0.0) for r in reply.get("reports", []))
+        return reply
+
+
+def measure(pool: Pool, jobs: list, workers: int, executions: Executions) -> tuple[float, float, float, list]:
+    """(CPU seconds in ticks, CPU seconds counted exactly, wall seconds, verdicts) of one batch."""
     limits = SandboxLimits(timeout_s=5.0, cpu_s=5.0)
     before_self, before_tree, start = resource.getrusage(resource.RUSAGE_SELF), tree_cpu(pool), time.perf_counter()
+    before_exact, before_executions = exact_cpu(pool), executions.cpu_s
     verdicts = run_batch(jobs, limits, workers, pool)
     wall = time.perf_counter() - start
     after_self, after_tree = resource.getrusage(resource.RUSAGE_SELF), tree_cpu(pool)
     own = (after_self.ru_utime + after_self.ru_stime) - (before_self.ru_utime + before_self.ru_stime)
-    return own + after_tree - before_tree, wall, [(v.passed, v.total) for v in verdicts]
+    exact = own + exact_cpu(pool) - before_exact + executions.cpu_s - before_executions
+    return own + after_tree - before_tree, exact, wall, [(v.passed, v.total) for v in verdicts]
 
 
 def main() -> int:
@@ -81,15 +103,18 @@ def main() -> int:
         for _, tests, entry in fmt_jobs:
             plan_tests(tests if isinstance(tests, str) else list(tests), entry)
     pool = Pool(args.workers)
+    executions = Executions(pool)
     try:
-        measure(pool, jobs["asserts"][: args.workers], args.workers)  # the supervisors started, outside the clock
+        measure(pool, jobs["asserts"][: args.workers], args.workers, executions)  # supervisors started off the clock
         cpu: dict[str, list[float]] = {"asserts": [], "pytest": []}
+        exact: dict[str, list[float]] = {"asserts": [], "pytest": []}
         wall: dict[str, list[float]] = {"asserts": [], "pytest": []}
         verdicts, bare_fork_ms = {}, []
         for _ in range(args.rounds):
             for fmt in ("asserts", "pytest"):
-                c, w, verdicts[fmt] = measure(pool, jobs[fmt], args.workers)
+                c, e, w, verdicts[fmt] = measure(pool, jobs[fmt], args.workers, executions)
                 cpu[fmt].append(c)
+                exact[fmt].append(e)
                 wall[fmt].append(w)
             bare_fork_ms.append(float(run_code_in(pool, _BARE_FORK, limits=SandboxLimits(timeout_s=60, cpu_s=60)).stdout))
     finally:
@@ -106,6 +131,10 @@ def main() -> int:
     ratio = statistics.median(cpu["pytest"]) / statistics.median(cpu["asserts"])
     print(f"per-test isolation: pytest functions cost {ratio:.2f}x the CPU of the same asserts as a list "
           f"(bound 1.5x)")
+    exact_ratio = statistics.median(exact["pytest"]) / statistics.median(exact["asserts"])
+    print(f"  counted exactly (this process's getrusage, the supervisors' schedstat, each execution's wait4, not in "
+          f"10 ms ticks): {exact_ratio:.2f}x ({statistics.median(exact['asserts']) / len(corpus) * 1000:.2f} against "
+          f"{statistics.median(exact['pytest']) / len(corpus) * 1000:.2f} ms per program)")
     fork_ms, asserts_cpu = statistics.median(bare_fork_ms), statistics.median(cpu["asserts"])
     print(f"floors: a bare fork+exit+wait of a loaded program costs {fork_ms:.2f} ms CPU here; a fresh process per "
           f"body but each program's last ({per_body} forks) -> {(asserts_cpu + per_body * fork_ms / 1000) / asserts_cpu:.2f}x; "

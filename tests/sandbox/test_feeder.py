@@ -344,20 +344,17 @@ def _round_trip(program: str, pool) -> tuple:
 
 
 # Reads the job pipe as the sandbox's loop does and answers each probe with the sandbox's own helpers, in this
-# process: with what it remembers. Deterministic: test 1's body, once it has answered (its stdout's flush, after its
-# last answer), hands over its argument and the body runner's pid and then lingers, so the runner reads nothing; the
-# thief reads test 2's inputs, the only process reading, answers them, and ends the runner.
+# process: with what it remembers. Deterministic: test 1's body replaces the runner's read of the job pipe, so that
+# once it has answered, the runner hands over its argument and its pid and then lingers, reading nothing; the thief
+# reads test 2's inputs, the only process reading, answers them, and ends the runner.
 THIEF = """import marshal, os, signal, sys, time
 seen = []
 handoff_r, handoff_w = os.pipe()
 def decode(s):
     return seen[-1] if seen else "?"
-class _HandOver:
-    def write(self, text):
-        return len(text)
-    def flush(self):
-        os.write(handoff_w, f"{os.getpid()} {seen[-1]}".encode())
-        time.sleep(60)
+def _hand_over():
+    os.write(handoff_w, f"{os.getpid()} {seen[-1]}".encode())
+    time.sleep(60)
 def _answer_what_comes():
     body, argument = os.read(handoff_r, 100).decode().split(" ", 1)
     seen.append(argument)
@@ -379,7 +376,7 @@ def _answer_what_comes():
     os._exit(0)
 def encode(s):
     seen.append(s)
-    sys.stdout = _HandOver()
+    sys.modules["grpo_rlvr.sandbox.isolation.child"]._recv = _hand_over
 """
 # Test 1's body starts the thief in a session of its own (out of the body's process group, which the runner kills
 # when the body ends).
@@ -436,3 +433,27 @@ def test_a_process_reading_a_later_tests_inputs_cannot_answer_an_earlier_test(ev
                                        "            for i, kind, source, scope")
     details = _round_trip(program, every_mode)
     assert all("tampered" in d for d in details), details
+
+
+def test_a_once_scope_runs_once_per_process_and_answers_again_with_what_it_gave():
+    # A test class's set-up comes before each of its tests (scope 7 here, a ``once`` scope): the process that already
+    # ran it answers its probes with the frames of that run, under the new indices; a fresh process runs it again.
+    namespace = {"made": []}
+    first = {"p": [[0, "exec", "made.append(1)", 7], [1, "eval", "len(made)", 7], [2, "eval", "len(made) * 10", 3]],
+             "o": [7]}
+    second = {"p": [[3, "exec", "made.append(1)", 7], [4, "eval", "len(made)", 7], [5, "eval", "len(made) * 10", 4]],
+              "o": [7]}
+    done: dict = {}
+    frames: list = []
+    child._answer(first, namespace, {}, done, frames.append)
+    child._answer(second, namespace, {}, done, frames.append)
+    assert namespace["made"] == [1]
+    assert [(f["i"], f.get("v")) for f in frames] == [(0, None), (1, ["i", "0x1"]), (2, ["i", "0xa"]),
+                                                      (3, None), (4, ["i", "0x1"]), (5, ["i", "0xa"])]
+    assert all(json.dumps(f).startswith('{"k": "r", "i": ') for f in frames)  # as the feeder reads them
+    fresh: list = []
+    child._answer(second, namespace, {}, {}, fresh.append)  # a fresh runner: nothing done there yet
+    assert namespace["made"] == [1, 1] and fresh[1]["v"] == ["i", "0x2"]
+    feeder = Feeder(-1, [["exec", "x = 1", 7], ["eval", "x", 3]], [[1, [0, 1], True]], once=[7])
+    feeder.feed(b'{"k": "load"}\n')
+    assert _queued(feeder) == [{"f": 1}, {"last": True, "end": True, "b": 1, "stay": False, "o": [7]}]

@@ -126,8 +126,9 @@ def every_mode(request):
 
 def test_what_a_test_body_orphans_is_reaped_when_it_ends(every_mode):
     # Each body forks a child that forks a grandchild and exits: the grandchild, orphaned, is reparented to the
-    # body runner (a subreaper) and killed and reaped with the body's group when the body ends, so forty of them
-    # never reach the sample's cap of 32 processes.
+    # body runner (a subreaper once a body has started a process: the first body's goes to the loaded program) and
+    # killed and reaped with the body's group when the body ends, so forty of them never reach the sample's cap of
+    # 32 processes.
     program = ("import os, time\ndef leave_orphan():\n    if os.fork() == 0:\n        if os.fork() == 0:\n"
                "            time.sleep(60)\n            os._exit(0)\n        os._exit(0)\n    os.wait()\n    return 9\n")
     tests = "".join(f"def test_{k}():\n    assert leave_orphan() == 9\n\n\n" for k in range(40))

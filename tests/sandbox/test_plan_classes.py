@@ -123,3 +123,123 @@ def test_a_test_method_that_takes_a_fixture_pytest_lacks_is_refused():
         make_plan("class TestX:\n    def test_a(self, nothing_like_it):\n        assert f() == 1\n")
     with pytest.raises(ValueError, match="a unittest method takes none"):
         make_plan("import unittest\nclass T(unittest.TestCase):\n    def test_a(self, x):\n        assert f() == 1\n")
+
+
+# --- the class set-up once per class, as unittest and pytest run it -----------------------------------------------
+
+COUNTER = ("class Counter:\n    made = 0\n\n    def __init__(self):\n        Counter.made += 1\n        self.seen = []\n\n"
+           "    def push(self, x):\n        self.seen.append(x)\n        return len(self.seen)\n")
+FORGETS = COUNTER.replace("        self.seen.append(x)\n        return len(self.seen)", "        return 1")  # keeps nothing
+ONCE = ("import unittest\n\n\nclass TestShared(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n"
+        "        cls.db = Counter()\n        cls.calls = 0\n        cls.expected = 918273\n\n"
+        "    def test_a_first(self):\n        type(self).calls += 1\n        self.assertEqual(self.db.push(1), 1)\n"
+        "        self.assertEqual(Counter.made, 1)\n\n    def test_b_second(self):\n        TestShared.calls += 1\n"
+        "        self.assertEqual(self.calls, 2)\n        self.assertEqual(self.db.push(2), 2)\n"
+        "        self.assertEqual(Counter.made, 1)\n\n    def test_c_expected(self):\n"
+        "        self.assertEqual(self.db.push(3) * 306091, self.expected)\n\n"
+        "    @classmethod\n    def tearDownClass(cls):\n        cls.db = None\n\n\n"
+        "class TestSetupClass:\n    @classmethod\n    def setup_class(cls):\n        cls.db = Counter()\n\n"
+        "    def test_x(self):\n        assert self.db.push(5) == 1\n\n    def test_y(self):\n"
+        "        assert self.db.push(6) == 2\n        assert Counter.made == 2\n")
+
+
+def _per_test(program: str, tests: str, limits: SandboxLimits = LIMITS) -> dict[str, bool]:
+    """Each test's outcome in the sandbox, by the label plain pytest gives it."""
+    verdict = run_unit_tests(program, tests, limits=limits)
+    labels = make_plan(tests).tests
+    return {label: detail.startswith(f"test {i + 1} passed")
+            for i, (label, detail) in enumerate(zip(labels, verdict.details, strict=True))}
+
+
+@pytest.mark.parametrize("program", [COUNTER, FORGETS], ids=["right", "keeps-nothing"])
+def test_the_class_set_up_runs_once_per_class_as_under_unittest_and_pytest(program, tmp_path):
+    # setUpClass / setup_class run once, before the class's first test: what they set on the class (a Counter, a
+    # count the methods carry on) is one object for all its tests. Plain pytest first, then the sandbox, test by test.
+    import subprocess
+    import sys
+
+    from .plain_runs import pytest_tests
+
+    plain = pytest_tests({"c": (program, ONCE)}, tmp_path)["c"]
+    assert all(plain.values()) == (program is COUNTER), plain
+    if program is COUNTER:
+        unit = subprocess.run([sys.executable, "-m", "unittest", "-q"], capture_output=True, text=True,
+                              cwd=_module_folder(program + "\n" + ONCE))
+        assert unit.returncode == 0 and "Ran 3 tests" in unit.stderr, unit.stderr
+    assert _per_test(program, ONCE) == plain
+
+
+def test_values_the_class_set_up_gives_stay_here_and_its_programs_values_cross():
+    plan = make_plan(ONCE)
+    assert "918273" not in repr(plan.probes)
+    verdict = run_unit_tests(COUNTER, ONCE, limits=LIMITS)
+    # test_c compares a program value with the set-up's value: strong; the counts through the class are state of the
+    # sandbox (weak), as is everything a method run whole checks
+    assert verdict.score == 1.0 and "test 3 passed" in verdict.details[2] and "inside" not in verdict.details[2], \
+        verdict.details
+
+
+def test_a_class_set_up_that_raises_fails_every_test_of_that_class_only(tmp_path):
+    from .plain_runs import pytest_tests
+
+    tests = ("import unittest\n\n\nclass TestBroken(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n"
+             "        cls.db = Counter(1)\n\n    def test_a(self):\n        self.assertEqual(self.db.push(1), 1)\n\n"
+             "    def test_b(self):\n        self.assertEqual(add_one(1), 2)\n\n\n"
+             "class TestFine(unittest.TestCase):\n    def test_c(self):\n        self.assertEqual(add_one(2), 3)\n")
+    program = COUNTER + "\n\ndef add_one(x):\n    return x + 1\n"
+    plain = pytest_tests({"c": (program, tests)}, tmp_path)["c"]
+    assert plain == {"TestBroken.test_a": False, "TestBroken.test_b": False, "TestFine.test_c": True}, plain
+    assert _per_test(program, tests) == plain
+    verdict = run_unit_tests(program, tests, limits=LIMITS)
+    assert all("setup failed: self.db = Counter(1) raised TypeError" in d for d in verdict.details[:2]), verdict.details
+
+
+def test_a_fresh_runner_runs_the_class_set_up_again_before_the_next_test_of_the_class():
+    # test_b ends the body runner (os._exit); test_c runs in a fresh runner forked from the loaded program, where the
+    # class's state was never set up: the set-up runs again there (one Counter made in that runner, its count afresh).
+    tests = ("import os\nimport unittest\n\n\nclass T(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n"
+             "        cls.db = Counter()\n\n    def test_a(self):\n        self.assertEqual(self.db.push(1), 1)\n\n"
+             "    def test_b(self):\n        os._exit(3)\n\n    def test_c(self):\n"
+             "        self.assertEqual(self.db.push(2), 1)\n        self.assertEqual(Counter.made, 1)\n")
+    verdict = run_unit_tests(COUNTER, tests, limits=LIMITS)
+    assert [" passed" in d for d in verdict.details] == [True, False, True], verdict.details
+    assert "exited with code 3" in verdict.details[1], verdict.details
+
+
+def test_the_class_tear_down_runs_once_after_the_class_s_last_test(tmp_path):
+    from .plain_runs import pytest_tests
+
+    tests = ("import unittest\n\nended = []\n\n\nclass TestFirst(unittest.TestCase):\n    @classmethod\n"
+             "    def tearDownClass(cls):\n        ended.append(cls.__name__)\n\n    def test_a(self):\n"
+             "        self.assertEqual(ended, [])\n\n    def test_b(self):\n        self.assertEqual(ended, [])\n\n\n"
+             "class TestSecond(unittest.TestCase):\n    def test_after(self):\n        self.assertEqual(ended, ['TestFirst'])\n"
+             "        self.assertEqual(Counter().push(1), 1)\n")
+    plain = pytest_tests({"c": (COUNTER, tests)}, tmp_path)["c"]
+    assert all(plain.values()) and len(plain) == 3, plain
+    assert _per_test(COUNTER, tests) == plain
+
+
+BUMPS = "class Bumps:\n    def __init__(self):\n        self.n = 0\n\n    def bump(self):\n        self.n += 1\n        return self.n\n"
+CLASS_SET_UPS = {  # each passes in plain pytest only if the class set-up ran once for both tests
+    "setup_class_not_a_classmethod_run_whole": "class TestA:\n    def setup_class(cls):\n        cls.c = Bumps()\n"
+                                               "        return None\n\n    def test_1(self):\n"
+                                               "        assert self.c.bump() == 1\n\n    def test_2(self):\n"
+                                               "        assert self.c.bump() == 2\n",
+    "setUpClass_run_whole": "import unittest\n\n\nclass T(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n"
+                            "        cls.c = Bumps()\n        if cls.c is None:\n            return\n\n    def test_1(self):\n"
+                            "        self.assertEqual(self.c.bump(), 1)\n\n    def test_2(self):\n"
+                            "        self.assertEqual(self.c.bump(), 2)\n",
+    "a_list_changed_in_place": "class TestA:\n    @classmethod\n    def setup_class(cls):\n        cls.seen = []\n\n"
+                               "    def test_1(self):\n        self.seen.append(Bumps().bump())\n"
+                               "        assert len(self.seen) == 1\n\n    def test_2(self):\n"
+                               "        self.seen.append(Bumps().bump())\n        assert len(self.seen) == 2\n",
+}
+
+
+def test_class_set_ups_run_whole_or_keeping_a_list_agree_with_plain_pytest(tmp_path):
+    from .plain_runs import pytest_tests
+
+    plain = pytest_tests({name: (BUMPS, tests) for name, tests in CLASS_SET_UPS.items()}, tmp_path)
+    for name, tests in CLASS_SET_UPS.items():
+        assert len(plain[name]) == 2 and all(plain[name].values()), (name, plain[name])
+        assert _per_test(BUMPS, tests) == plain[name], name

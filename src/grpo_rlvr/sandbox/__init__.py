@@ -36,15 +36,19 @@ execution a PID namespace, and nsjail forks a process per run, which the warm te
 Throughput (``benchmarks/bench_unit_tests.py``, 190 finishing programs, 2 workers, every layer on): 1.99 ms
 per finishing program, the whole corpus in 1.17x the time its looping programs alone must take. Per-test
 isolation (``benchmarks/bench_per_test.py --programs 60 --rounds 3 --workers 1``: 57 programs' 228 asserts as an
-assert list and as one pytest function each, on this 2-CPU VM, niced, at load 1.3-1.4, alternating with the design
-before it): 1.44-1.79x the CPU of the assert list (5.1-6.4 ms against 8.2-9.3 ms per program), down from
-2.22-2.53x (12.6-13.2 ms per program) with a fresh process per test body. The test bodies run one after the other
-in one body runner forked once per program (3 forks per four-test program before, 1 now); a bare fork, exit and
-wait of the loaded program costs 1.0-1.1 ms of CPU there (the kernel copying and then freeing the page tables of
-its ~8 MB of anonymous memory, ~0.04 ms per MB, and Python's after-fork steps), which puts the floor at 1.2x with one
-runner (1.5-1.65x with a process per body). Most of the rest is copy-on-write (each page of the loaded program the
-runner writes is copied: Python writes the reference count of every object it touches) and the runner's end; the
-1.5x sought is met in some rounds, not reliably, on this noisy VM.
+assert list and as one pytest function each, on this 2-CPU VM shared with other work, niced, at load 0.3-1.7,
+eleven runs alternating with the design before): 1.15-1.52x the CPU of the assert list (median 1.29x; 6.4-9.7 ms per
+program), against 1.39-2.03x (median 1.59x; 7.6-12.7 ms) before; the same runs' exact count (its "counted exactly"
+line: no 10 ms ticks), three of them: 1.19-1.47x against 1.46-1.77x. Runs vary this much with what else the VM's
+other core does. The test bodies run one after the other in one body runner forked once per program; a bare fork, exit and wait of the loaded program costs 1.0-1.4 ms of CPU there
+(the kernel copying and then freeing the page tables of its ~8 MB of anonymous memory, ~0.04 ms per MB, and
+Python's after-fork steps), which puts the floor at 1.2x with one runner. The rest is per runner, not per body
+(measured with marks inside the child): the pages the runner writes for the first time (each is copied, ~4 us in
+this VM: ~200 for its start and first body, almost none for its later bodies) and the runner's own steps. So the
+execution is ended as soon as its last test has answered (the runner never exits and is never reaped on its own),
+the runner makes itself a subreaper (a ``ctypes`` call, ~40 pages) only once a body has started a process, it
+flushes its output only when it exits, and the first delivery (with its fork request) is queued before the program
+has loaded.
 
 Plans are made in a planner process (``judging.planner``), where the test's own code runs; verdicts are decided in this
 process (``judging.parent_expr``, ``judging.verdict``): for an assert, only the calls into the
@@ -74,9 +78,16 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
     each assert agrees with plain Python, right and wrong programs, four formats);
   - test classes and hooks as pytest and unittest run them: ``self`` a fresh instance of the class per test, state
     kept on it (``self.s = Stack()`` makes ``self.s`` the program's: its values cross, so an object that says yes
-    to everything earns nothing), ``setUp``/``setup_method``/``setUpClass``/``setup_class`` and their tear-downs,
-    ``setup_function``/``setup_module``/``setUpModule``, class constants kept out of the sandbox
-    (``test_plan_classes``, all tests);
+    to everything earns nothing), ``setUp``/``setup_method`` and their tear-downs around each test,
+    ``setUpClass``/``setup_class`` once per class before its first test (what it sets on the class is one object
+    for all the class's tests, a count its methods carry on included; one that raises fails every test of the
+    class) and ``tearDownClass``/``teardown_class`` once after its last, ``setup_function``/``setup_module``/
+    ``setUpModule``, class constants and the values a class set-up gives kept out of the sandbox
+    (``test_plan_classes``, all tests, each suite checked in plain pytest and unittest first);
+  - the test bodies run in pytest's order: the module's test functions and classes as written, a pytest class's
+    methods as written and a ``TestCase``'s by name (as pytest runs it), a test defined twice once, in one body
+    runner, so what a test leaves in the program the next one sees as under plain pytest (``test_plan_code_order``,
+    the tests up to ``test_a_test_defined_twice_is_one_test_as_its_last_definition``);
   - ``multiprocessing``: with the jail each execution has a ``/dev/shm`` of its own (``private_shm``), so ``Pool``,
     ``Queue``, ``Lock``, ``Value`` and ``ProcessPoolExecutor`` work, fork being the default start method on every
     Python; without it (a default container) processes, pipes, ``Process`` and ``Pipe`` work, and what needs a POSIX
@@ -193,11 +204,19 @@ weak and not covered, each line with the tests in ``tests/sandbox`` that show it
   - module state one test function changes for the next carries over as under pytest (the random generator's
     state included: a module-level ``random.seed`` seeds the first body, the next draws on;
     ``test_real_programs::test_a_module_level_seed_carries_from_one_test_body_to_the_next``), but not across a
-    fresh runner: after a body that ended the runner, a module-level statement between bodies, or a runner that
-    used 5% of the CPU limit, the next body starts from the loaded program's state. Threads a body started go on
-    in the runner during later bodies, as under pytest. The order is the module's test functions, then each
-    class's methods (a ``TestCase``'s by name, as unittest runs them): where plain pytest interleaves functions
-    and classes as written, a later body may see different state;
+    fresh runner: after a body that ended the runner, a module-scoped fixture made between bodies (in the loaded
+    program, before the first body that needs it), or a runner that used 5% of the CPU limit, the next body starts
+    from the loaded program's state, and a test class's set-up runs again in the fresh runner before the class's
+    next test (its state was lost with the old runner:
+    ``test_plan_classes::test_a_fresh_runner_runs_the_class_set_up_again_before_the_next_test_of_the_class``).
+    Threads a body started go on in the runner during later bodies, as under pytest. A value of the test module's
+    own (a module-level list of the test's) that a test changes in place does not carry to the next test: each
+    body gets the module's value, computed here
+    (``test_plan_code_order::test_a_value_of_the_test_modules_own_that_a_test_changes_in_place_does_not_carry_to_the_next``);
+    nor does a value a class set-up gives (``cls.seen = []``) that a test changes in place other than by a list,
+    dict or set method called on ``self.seen`` or an item assignment to it (those make it state of the sandbox's,
+    as assignments through the class do). The order is pytest's; ``python -m unittest`` or ``unittest.main()``
+    would run a module's ``TestCase`` classes by name, and a suite whose classes pass state on may differ there;
   - without the jail: POSIX semaphores (``Pool``, ``Queue``, ``Lock``: PermissionError;
     ``test_multiprocessing::test_without_the_jail_processes_and_pipes_work_and_semaphores_are_refused``), UNIX
     sockets reached or held by name (``Manager``: PermissionError; ``test_containers::test_no_bit_passes_between_programs_running_at_once``),

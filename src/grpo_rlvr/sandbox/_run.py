@@ -219,6 +219,7 @@ def _message(plan: Plan, program: str, limits: SandboxLimits) -> dict:
         "program": program,
         "probes": [list(p) for p in plan.probes],
         "deliveries": [[unit, list(indices), last] for unit, indices, last in plan.deliveries],
+        "once": list(plan.once),
         "stdin": stdin,
         "keep_stdout": keep,
         "limits": sent,

@@ -410,9 +410,13 @@ def _serve(namespace: dict, cpu_s: float) -> int:
     before it sends that probe's answer, when it may take the next body (``"stay"``: the next delivery is another
     body's) and has used under ``_RETIRE_SHARE`` of the CPU limit: the supervisor sends the next test on that answer.
     Else it says so (``{"k": "q"}``), answers and exits; this process reports its end, and the supervisor waits for
-    that report. A runner that dies mid-body (a crash, ``os._exit``, a signal, the CPU limit) loses that body
-    only: the next one gets a fresh runner."""
+    that report. After the last test of all (``"end"``) the runner only answers: the supervisor ends the execution
+    on those answers (``isolation.execution``). A runner that dies mid-body (a crash, ``os._exit``, a signal, the
+    CPU limit) loses that body only: the next one gets a fresh runner. A test class's set-up comes with each of its
+    tests (``"o"``: its scope runs once per process, ``_answer``): a fresh runner runs it again before the class's
+    next test."""
     scopes: dict[int, dict] = {}  # per-test-body names (a test function's locals)
+    done: dict[int, list] = {}  # the frames of the ``once`` scopes this process ran (a test class's set-up)
     runner = False
     home = _getpgrp()  # this process's group: the runner stands in it while it kills its own (_end_group)
     retire_at = _RETIRE_SHARE * max(1, math.ceil(cpu_s))
@@ -432,13 +436,12 @@ def _serve(namespace: dict, cpu_s: float) -> int:
             _adopt_orphans()
             pid = os.fork()
             if pid == 0:
-                runner, scopes = True, {}
+                runner, scopes, done = True, {}, {}
                 _restore_generator(generator)
                 try:
                     _setpgid(0, 0)  # a group of its own: what a body starts ends with it (_end_group)
                 except OSError:
                     pass
-                _reap_orphans_here()
                 continue
             _send(_end_body(pid))
             continue
@@ -447,34 +450,61 @@ def _serve(namespace: dict, cpu_s: float) -> int:
                 return 0
             continue
         if runner and message.get("last"):  # a body's last test: its answers go once what it started is ended
-            frames = [_probe(i, kind, source, scopes.setdefault(scope, _Scope(namespace)) if scope >= 0 else namespace)
-                      for i, kind, source, scope in message.get("p", ())]
+            frames: list = []
+            _answer(message, namespace, scopes, done, frames.append)
+            if message.get("end"):  # the last test of all: the supervisor ends the whole execution on its answers
+                for frame in frames:
+                    _send(frame)
+                continue
             stays = message.get("stay") and _cpu() < retire_at and _end_group(home)
             if not stays:
                 _send(_QUITS)  # the supervisor waits for the loaded program's report of this runner's end
             for frame in frames:
                 _send(frame)
-            _flush()
             if not stays:
+                _flush()
                 os._exit(0)
             continue
-        for i, kind, source, scope in message.get("p", ()):
-            _send(_probe(i, kind, source, namespace if scope < 0 else scopes.setdefault(scope, _Scope(namespace))))
+        _answer(message, namespace, scopes, done, _send)
         if message.get("end"):  # the last test: nothing more will come
             return 0
+
+
+def _answer(message: dict, namespace: dict, scopes: dict, done: dict, out) -> None:
+    """Run a message's probes in order, handing each one's frame to ``out``. A probe of a ``once`` scope (the
+    message's ``"o"``: a test class's set-up, sent before each of its tests) runs only where this process has not run
+    that scope yet; else it is answered with the frame its run gave then (``done``), under its own index."""
+    once = message.get("o")
+    replayed = {scope: 0 for scope in once if scope in done} if once else None
+    for i, kind, source, scope in message.get("p", ()):
+        if once and scope in once:
+            k = replayed.get(scope)
+            if k is None:  # run here for the first time: remembered
+                frame = _probe(i, kind, source, _scope(scope, namespace, scopes))
+                done.setdefault(scope, []).append(frame)
+                out(frame)
+                continue
+            if k < _len(done[scope]):
+                replayed[scope] = k + 1
+                out({**done[scope][k], "i": i})
+                continue
+        out(_probe(i, kind, source, _scope(scope, namespace, scopes)))
+
+
+def _scope(scope: int, namespace: dict, scopes: dict) -> dict:
+    """Where a probe of ``scope`` runs: the program's namespace (``scope`` < 0), or that test body's own names."""
+    if scope < 0:
+        return namespace
+    where = scopes.get(scope)
+    if where is None:
+        where = scopes[scope] = _Scope(namespace)
+    return where
 
 
 def _cpu() -> float:
     """CPU seconds of this process so far, every thread's (what ``RLIMIT_CPU`` counts)."""
     t = _times()
     return t[0] + t[1]
-
-
-def _reap_orphans_here() -> None:
-    """In the runner: become the process a body's orphans are reparented to (as the loaded program is for the
-    runner's), so that ``_end_group`` reaps them after each body; else they would stay zombies until the runner
-    ends, counted against the sample's process caps. Once per runner."""
-    _subreaper()
 
 
 def _subreaper() -> None:
@@ -486,11 +516,18 @@ def _subreaper() -> None:
             pass
 
 
+_RUNNER_ADOPTS: list[bool] = []  # the body runner is a subreaper (``_end_group``); only runners set it
+
+
 def _end_group(home: int) -> bool:
     """In the runner, after a body: kill what the body started (the runner's process group, less the runner, which
     steps into the loaded program's group ``home`` meanwhile) and reap it, as ``_end_body`` does for the runner.
     Threads the body started go on (as under pytest). A process that left the group is not ended: the execution's
-    end kills it. True when the group could be killed."""
+    end kills it. The first time a body started a process, the runner makes itself the process the later bodies'
+    orphans are reparented to, so that it reaps them here; else they would stay zombies until the runner ends,
+    counted against the sample's process caps (the first such body's orphans are: the loaded program reaps them
+    then). A body that starts none costs no such call (through ``ctypes``, ~40 pages written in a fresh runner).
+    True when the group could be killed."""
     me = _getpid()
     try:
         _setpgid(0, home)
@@ -498,9 +535,13 @@ def _end_group(home: int) -> bool:
         return False
     try:
         _killpg(me, signal.SIGKILL)
-    except OSError:  # nothing left in it (the common case: the body started nothing)
+    except OSError:  # nothing in it, not even a zombie (the common case: the body started nothing)
         pass
-    _reap_group(me)
+    else:
+        _reap_group(me)
+        if not _RUNNER_ADOPTS:
+            _RUNNER_ADOPTS.append(True)
+            _subreaper()
     try:
         _setpgid(0, 0)
     except OSError:

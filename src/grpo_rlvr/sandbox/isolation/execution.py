@@ -93,7 +93,7 @@ def _execute(job: dict, env: Env, uid: int | None, sample_deadline: float, keep_
         _close_all(*mine)
         return {"error": why}
     setup, watch, status, cpu_s = {}, {}, None, 0.0
-    feeder = Feeder(job_w, job.get("probes", []), job.get("deliveries", []))
+    feeder = Feeder(job_w, job.get("probes", []), job.get("deliveries", []), job.get("once", ()))
     job_w = -1  # the feeder's now
     try:
         _send_job(feeder.fd, {"mode": job["mode"], "program": job["program"], "limits": limits, "uid": uid})
@@ -175,8 +175,10 @@ def _send_job(fd: int, job: dict) -> None:
 
 def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict, env: Env,
            sample_deadline: float, feeder: Feeder | None) -> dict:
-    """Pump the pipes until the child exits, the clock or the sample's budget runs out, the output cap is hit,
-    or the tree passes a cap; feed the probes as the child answers (``feeder``). Closes ``stdin_w``."""
+    """Pump the pipes until the child exits, every probe has answered (``feeder.finished``: the execution is then
+    killed without waiting for it to end, a body runner included), the clock or the sample's budget runs out, the
+    output cap is hit, or the tree passes a cap; feed the probes as the child answers (``feeder``). Closes
+    ``stdin_w``."""
     start = time.monotonic()
     deadline = min(start + limits["timeout_s"], sample_deadline)
     cap = limits["max_output_bytes"]
@@ -235,6 +237,8 @@ def _watch(pid: int, stdin_data: bytes, stdin_w: int, bufs: dict, limits: dict, 
                 break
             if feeder and feeder.fd >= 0:
                 fed = _feed(feeder, bufs[res_r], fed, feeding is None)
+            if feeder and feeder.finished:  # every test answered: nothing more of it is judged, it is ended now
+                break
             want = feeder.fd if feeder and feeder.fd >= 0 and feeder.pending else None
             if want != feeding:
                 if feeding is not None:

@@ -9,7 +9,8 @@ body runner is alive: the loaded program forks a process that runs the bodies th
 as pytest does, until one ends it or a module-level delivery comes (``isolation.child``). Where each delivery
 was sent is recorded as an offset into the result channel (``sent_at``): the parent accepts a frame only between
 its delivery's offset and the next one's, so a process that pretends to have answered gains nothing from the
-inputs it then receives. The supervisor parses the frames only to know when to go on (bounded: each complete
+inputs it then receives. A delivery holding a test class's set-up names its scope (``"o"``: run once per process,
+``isolation.child._answer``). The supervisor parses the frames only to know when to go on (bounded: each complete
 line once); the parent judges them.
 Covered: pipelined writes that never block the supervisor, a test body whose process ends before it answered
 (its later deliveries are skipped: ``skipped``), forged or garbled frames (the parent refuses them).
@@ -38,10 +39,11 @@ _FLAGS = __future__.annotations.compiler_flag
 class Feeder:
     """The supervisor's side of one execution's job pipe after the job itself: what to send next, and when."""
 
-    def __init__(self, fd: int, probes: list, deliveries: list):
+    def __init__(self, fd: int, probes: list, deliveries: list, once=()):
         self.fd = fd
         self.probes = probes
         self.deliveries = deliveries  # [unit, [probe indices], last of its unit]
+        self.once = set(once)  # scopes run once per process (``judging.plan.Plan.once``)
         self.pending = bytearray()  # bytes queued for the job pipe
         self.next = 0  # the next delivery to send
         self.waiting: set[int] = set()  # probes of the last delivery sent that have not answered yet
@@ -55,10 +57,11 @@ class Feeder:
         self.finished = False  # every delivery sent and answered: once written, the pipe is closed (EOF: exit)
 
     def prefetch(self) -> None:
-        """Queue the first delivery before the program has loaded, when every test runs in the loaded program
-        itself (one body: an assert list, one ``check``): the program may then see the first test's inputs while
-        it loads, which tells it nothing the first test does not (one round trip less per sample)."""
-        if self.deliveries and all(unit == 0 for unit, _, _ in self.deliveries):
+        """Queue the first delivery (with the fork request before it when it is a test body's) before the program
+        has loaded: the program may then see the first test's inputs while it loads, which tells it nothing the
+        first test does not (every later test may know an earlier one's inputs anyway: a body runner starts from the
+        loaded program, and the bodies share it); one round trip less per sample."""
+        if self.deliveries:
             self._send_next(0)
 
     def feed(self, result: bytes | bytearray) -> None:
@@ -115,6 +118,9 @@ class Feeder:
         self.unit = self.last_unit = unit
         final = self.next + 1 == len(self.deliveries)  # the child exits once it has answered: no EOF to wait for
         message = {"p": [[i, *compiled(self.probes[i], i)] for i in indices], "last": last, "end": final}
+        once = {self.probes[i][2] for i in indices} & self.once if self.once else None
+        if once:
+            message["o"] = sorted(once)
         if unit > 0:
             message["b"] = 1  # a body's: the loaded program never runs it (it reads it only when the runner died)
             # the runner may take the next body once this one is done: no module-level delivery comes between

@@ -97,6 +97,7 @@ def _handle(request: dict, env: execution.Env) -> dict:
     for stdin, keep in zip(request["stdin"], request["keep_stdout"], strict=True):
         job = {key: request[key] for key in ("mode", "program", "probes", "limits")}
         job["deliveries"] = request.get("deliveries", [])
+        job["once"] = request.get("once", [])
         job["stdin"] = stdin
         try:
             report = execution.execute(job, env, sample_deadline, keep)

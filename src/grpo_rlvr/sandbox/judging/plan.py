@@ -67,7 +67,9 @@ class Check:
 class Plan:
     """What to run. ``probes`` go to the sandbox (kind, source, scope); ``checks`` stay here, one per probe;
     ``tests`` name the counted tests; ``units``: per probe, the process that runs it (0: the loaded program
-    itself; k > 0: the k-th test body, in the body runner forked from the loaded program, see ``deliveries``)."""
+    itself; k > 0: the k-th test body, in the body runner forked from the loaded program, see ``deliveries``);
+    ``once``: the scopes whose probes run once per process (a test class's set-up, repeated before each of its
+    methods: a process that already ran them answers with what they gave then, see ``isolation.child``)."""
 
     mode: str
     probes: tuple[tuple[str, str, int], ...] = ()
@@ -75,6 +77,7 @@ class Plan:
     tests: tuple[str, ...] = ()
     cases: tuple[tuple[str, str], ...] = ()  # stdio mode: (stdin, expected stdout)
     units: tuple[int, ...] = ()
+    once: tuple[int, ...] = ()
 
     @property
     def total(self) -> int:
@@ -83,14 +86,19 @@ class Plan:
     @functools.cached_property
     def deliveries(self) -> tuple[tuple[int, tuple[int, ...], bool], ...]:
         """How the probes reach the sandbox: ``(unit, probe indices, last of its unit)`` in order, one test at a
-        time. A delivery holds one test's probes and the setup before them; the sandbox gets the next one only
-        once every probe of this one has answered, so no test ever runs with a later test's inputs in reach. A
-        unit's deliveries go to one process: the loaded program for unit 0 (an assert list, one ``check`` body:
-        one body in Python too, whose asserts see what earlier ones did), the body runner for the others (a test
-        function or method each: run one after the other in a process forked once from the loaded program, as
-        pytest runs a module's tests; a fresh fork for the bodies after one that ended it)."""
+        time. A delivery holds one test's probes and the setup before them (and, for a test body of one test, the
+        tear-down after them); the sandbox gets the next one only once every probe of this one has answered, so no
+        test ever runs with a later test's inputs in reach. A unit's deliveries go to one process: the loaded
+        program for unit 0 (an assert list, one ``check`` body: one body in Python too, whose asserts see what
+        earlier ones did), the body runner for the others (a test function or method each: run one after the
+        other in a process forked once from the loaded program, as pytest runs a module's tests; a fresh fork for
+        the bodies after one that ended it)."""
         out: list[tuple[int, list[int]]] = []
         last_probe = {c.test: i for i, c in enumerate(self.checks) if c.test is not None}
+        tests_of: dict[int, set] = {}
+        for c in self.checks:
+            tests_of.setdefault(c.scope, set()).add(c.test)
+        alone = {scope for scope, tests in tests_of.items() if scope != GLOBAL and len(tests - {None}) == 1}
         current: list[int] = []
         for i, unit in enumerate(self.units):
             if current and self.units[current[0]] != unit:
@@ -98,7 +106,9 @@ class Plan:
                 current = []
             current.append(i)
             test = self.checks[i].test
-            if test is not None and last_probe[test] == i:
+            scope = self.probes[i][2]
+            tear_down = i + 1 < len(self.probes) and scope in alone and self.probes[i + 1][2] == scope
+            if test is not None and last_probe[test] == i and not tear_down:
                 out.append((unit, current))
                 current = []
         if current:
@@ -116,6 +126,7 @@ class PlanBuilder:
         self.checks: list[Check] = []
         self.tests: list[str] = []
         self.envs: dict[int, Env] = {GLOBAL: Env()}
+        self.once: set[int] = set()  # scopes run once per process (``Plan.once``)
         self._unroll_budget: list[int] | None = None  # shared by the loops nested in one unrolled loop
 
     def env(self, scope: int) -> Env:
@@ -127,10 +138,12 @@ class PlanBuilder:
         self.tests.append(label[:80])
         return len(self.tests) - 1
 
-    def setup(self, source: str, scope: int = GLOBAL, label: str = "", optional: bool = False) -> None:
+    def setup(self, source: str, scope: int = GLOBAL, label: str = "", optional: bool = False,
+              keep: bool = True) -> None:
         """A setup statement (or several). One that binds values the parent computes (``x = 3``, ``EXPECTED =
         math.sqrt(2)``, even ``x = random.randint(0, 9)``) is not sent: the names stay here, and code sent to
-        the sandbox gets their values as literals (``inline_constants``)."""
+        the sandbox gets their values as literals (``inline_constants``). ``keep`` False: sent all the same, and
+        what it binds is the sandbox's (state that code there changes: ``cls.calls = 0`` for ``cls.calls += 1``)."""
         try:
             statements = ast.parse(source).body
         except SyntaxError:
@@ -138,19 +151,22 @@ class PlanBuilder:
         env = self.env(scope)
         sent, seeds = [], []
         for node in statements:
-            if env.run_here(node):  # withheld: only the parent knows these names
+            if keep and env.run_here(node):  # withheld: only the parent knows these names
                 seeds += seeding(inline_constants(node, env)[0])  # and where the program runs: its generator
                 continue
             names = _assigned_names(node)
             probe = env.copy()
             probe.bind(node)
-            if names and all(name in probe.consts for name in names):
+            if keep and names and all(name in probe.consts for name in names):
                 env.bind(node)
                 continue
             self._hand_over(node, scope, sent)
             code, exposed = inline_constants(node, env)
             self._expose(exposed, scope)
-            env.bind(node)
+            if keep:
+                env.bind(node)
+            else:
+                env.taint(node)
             sent.append(ast.unparse(code))
         if statements and not sent and not seeds:
             return
@@ -161,16 +177,41 @@ class PlanBuilder:
 
     def setup_before(self, scope: int, source: str, label: str) -> None:
         """A module-level setup statement that must run before test body ``scope`` starts (its process is forked
-        from the loaded program then): placed before that body's first probe."""
+        from the loaded program then): placed before that body's first probe (its class's set-up included)."""
         start = len(self.probes)
         self.setup(source, label=label)
         first = next((i for i, (_, _, s) in enumerate(self.probes[:start]) if s == scope), None)
-        if first is None or len(self.probes) == start:
+        while first and self.probes[first - 1][2] in self.once:
+            first -= 1
+        self._move(start, first)
+
+    def define(self, source: str, label: str) -> None:
+        """A module-level definition a test body needs (a fixture's function): placed before the first test body,
+        with the module's other definitions, so that no module-level delivery comes between two bodies (the body
+        runner would end there, and the bodies after it would lose what the earlier ones left)."""
+        start = len(self.probes)
+        self.setup(source, label=label)
+        self._move(start, next((i for i, (_, _, s) in enumerate(self.probes[:start]) if s != GLOBAL), None))
+
+    def _move(self, start: int, to: int | None) -> None:
+        """Move the probes from ``start`` on to index ``to`` (None: leave them at the end)."""
+        if to is None or len(self.probes) == start:
             return
         moved = self.probes[start:], self.checks[start:]
         del self.probes[start:], self.checks[start:]
-        self.probes[first:first] = moved[0]
-        self.checks[first:first] = moved[1]
+        self.probes[to:to] = moved[0]
+        self.checks[to:to] = moved[1]
+
+    def taken(self, start: int) -> tuple[list, list]:
+        """The probes and checks from ``start`` on, removed (to be placed with ``repeat``)."""
+        block = self.probes[start:], self.checks[start:]
+        del self.probes[start:], self.checks[start:]
+        return block
+
+    def repeat(self, block: tuple[list, list], scope: int) -> None:
+        """Place ``block`` (probes of a ``once`` scope) again, its failures failing the tests of ``scope``."""
+        self.probes += block[0]
+        self.checks += [dataclasses.replace(c, scope=scope) for c in block[1]]
 
     def _hand_over(self, node: ast.AST, scope: int, sent: list | None = None) -> None:
         """The test's mutable values that ``node`` reads, where it also touches the program, go to the sandbox
@@ -405,15 +446,19 @@ class PlanBuilder:
         if not self.tests:
             raise ValueError(f"{what} holds no test: no assert that checks the program")
         return Plan(mode="eval", probes=tuple(self.probes), checks=tuple(self.checks), tests=tuple(self.tests),
-                    units=self._units())
+                    units=self._units(), once=tuple(sorted(self.once)))
 
     def _units(self) -> tuple[int, ...]:
         """Unit 0 for module-level probes; each test body (a scope) a unit of its own, run by the sandbox's body
         runner one after the other (a body sees what earlier ones left, as under pytest); a single body runs in the
-        loaded program itself (no fork)."""
-        scopes = [s for s in dict.fromkeys(scope for _, _, scope in self.probes) if s != GLOBAL]
+        loaded program itself (no fork). A ``once`` scope's probes (a class's set-up) go with the body after them."""
+        scopes = [s for s in dict.fromkeys(scope for _, _, scope in self.probes) if s != GLOBAL and s not in self.once]
         unit_of = {scope: k + 1 for k, scope in enumerate(scopes)} if len(scopes) > 1 else {}
-        return tuple(unit_of.get(scope, 0) for _, _, scope in self.probes)
+        units = [unit_of.get(scope, 0) for _, _, scope in self.probes]
+        for i in reversed(range(len(units) - 1)):
+            if self.probes[i][2] in self.once:
+                units[i] = units[i + 1]
+        return tuple(units)
 
 
 SEED_MODULES = {"random": "random", "np": "numpy", "numpy": "numpy", "torch": "torch"}

@@ -18,8 +18,11 @@ dropped: the sandbox runs the tests itself, so patching ``unittest``, ``pytest``
 ``conftest.py`` in the working directory, changes nothing. Code that defines tests but runs none (a
 ``check`` without an ``entry_point``; only definitions) is a ValueError that names the fix. The test functions
 and methods run one after the other in one process forked from the loaded program, as pytest runs a module's tests
-(``judging.plan.Plan.deliveries``): the module's functions first, then each class's methods (a ``TestCase``'s in
-name order, as unittest runs them).
+(``judging.plan.Plan.deliveries``), in pytest's order: the module's test functions and classes as written (a name
+defined twice once, as its last definition, where it was first defined), a pytest class's methods as written and a
+``TestCase``'s in name order (pytest runs a ``TestCase`` through unittest's loader, which sorts them). ``python -m
+unittest`` and ``unittest.main()`` would run the ``TestCase`` classes themselves in name order: a module whose classes
+carry state from one to the next may then differ.
 pytest's parametrize, fixtures and marks: ``judging.plan_pytest``.
 Not covered: async tests.
 """
@@ -40,7 +43,14 @@ from .plan import (
     is_docstring,
     is_no_op,
 )
-from .plan_classes import around_function, module_hooks, plan_class, setup_module, teardown_module
+from .plan_classes import (
+    around_function,
+    define_class,
+    module_hooks,
+    plan_class,
+    setup_module,
+    teardown_module,
+)
 from .plan_pytest import (
     Collection,
     call_args,
@@ -102,11 +112,16 @@ def _called_with(body: list[ast.stmt]) -> str | None:
     return None
 
 
-def _module_setup(b: PlanBuilder, body: list[ast.stmt], skip: list[ast.stmt]) -> None:
+def _module_setup(b: PlanBuilder, body: list[ast.stmt], skip: list[ast.stmt], place=None) -> None:
     """Module-level statements other than the tests themselves: setup (pytest's decorators dropped, ``pytestmark``
-    read by ``judging.plan_pytest`` only); module-level asserts: tests."""
+    read by ``judging.plan_pytest`` only); module-level asserts: tests. ``place``: called with each test of ``skip``
+    where it stands (its definition, sent where Python would run it)."""
     for node in body:
-        if any(node is s for s in skip) or _is_runner(node) or is_docstring(node) or _is_pytestmark(node):
+        if any(node is s for s in skip):
+            if place is not None:
+                place(node)
+            continue
+        if _is_runner(node) or is_docstring(node) or _is_pytestmark(node):
             continue
         if isinstance(node, ast.FunctionDef) and is_fixture(node):  # sent only if run there (judging.plan_pytest)
             continue
@@ -168,18 +183,46 @@ def _is_testcase(cls: ast.ClassDef) -> bool:
 
 
 def _plan_test_functions(body, functions, classes) -> Plan:
+    """The module's statements in order (a test class's definition and a test function that runs whole defined where
+    they stand), ``setup_module``, then the tests in the order pytest runs them: the module's test functions and
+    classes as written (``_in_order``), each class's methods in ``_test_methods``' order."""
     b = PlanBuilder()
-    _module_setup(b, body, functions + classes)
+    defined: dict[int, object] = {}
+
+    def place(node) -> None:
+        if isinstance(node, ast.ClassDef):
+            defined[id(node)] = define_class(b, node, _test_methods(node))
+        elif _runs_whole(node):
+            source = ast.unparse(stripped(node) if isinstance(node, ast.FunctionDef) else node)
+            b.setup(source, label=f"def {node.name}")
+
+    _module_setup(b, body, functions + classes, place)
     collection = Collection(body, b.env(GLOBAL))
     hooks = module_hooks(body)
     setup_module(b, hooks)
     scope = 0
-    for fn in functions:
-        scope = _plan_test_function(b, fn, collection, hooks, scope)
-    for cls in classes:
-        scope = plan_class(b, cls, _test_methods(cls), _is_testcase(cls), scope, collection)
+    for node in _in_order(functions + classes):
+        if isinstance(node, ast.ClassDef):
+            scope = plan_class(b, defined[id(node)], _test_methods(node), _is_testcase(node), scope, collection)
+        else:
+            scope = _plan_test_function(b, node, collection, hooks, scope)
     teardown_module(b, hooks)
     return b.build("tests")
+
+
+def _in_order(tests: list) -> list:
+    """The module's test functions and classes in the order pytest collects them: the module's namespace, so as
+    written, and a name defined twice only once, where it was first defined, as its last definition."""
+    named: dict[str, object] = {}
+    for node in sorted(tests, key=lambda n: n.lineno):
+        named[node.name] = node
+    return list(named.values())
+
+
+def _runs_whole(fn) -> bool:
+    """A test function not planned statement by statement (async, returning or yielding, or with a decorator other
+    than pytest's): it is defined in the sandbox and called there."""
+    return not isinstance(fn, ast.FunctionDef) or not flattenable(fn) or decorated_as_test(fn)
 
 
 def _plan_test_function(b: PlanBuilder, fn, collection: Collection, hooks: dict, scope: int) -> int:
@@ -187,9 +230,7 @@ def _plan_test_function(b: PlanBuilder, fn, collection: Collection, hooks: dict,
     marks = collection.module_marks + list(fn.decorator_list)
     cases = collection.cases(fn, collection.fixtures)
     needed = collection.needed(fn, collection.fixtures, marks) if cases else []
-    whole = not isinstance(fn, ast.FunctionDef) or not flattenable(fn) or decorated_as_test(fn)
-    if whole and cases:
-        b.setup(ast.unparse(stripped(fn) if isinstance(fn, ast.FunctionDef) else fn), label=f"def {fn.name}")
+    whole = _runs_whole(fn)
     for case in cases:
         label = case_label(fn.name, case)
         test = b.new_test(label)

@@ -470,7 +470,7 @@ def _called(b, fixture: Fixture, param: ast.expr | None, where: int, scope: int,
 def _define(b, fixture: Fixture, scope: int) -> None:
     """Send a fixture's definition to the sandbox, once, the first time a test needs it run there (a fixture computed
     here never goes: its values, often the expected ones, stay here): a module's as the function it is, a class's
-    attached to its class."""
+    attached to its class; before the first test body (``PlanBuilder.define``)."""
     defined = b.__dict__.setdefault("defined_fixtures", set())
     key = (fixture.owner, fixture.fn.name)
     if key in defined:
@@ -478,12 +478,12 @@ def _define(b, fixture: Fixture, scope: int) -> None:
     defined.add(key)
     fn = stripped(fixture.fn)
     if not fixture.owner:
-        b.setup_before(scope, ast.unparse(fn), label=f"def {fn.name}")
+        b.define(ast.unparse(fn), label=f"def {fn.name}")
         return
     hidden = f"__fixture_method_{fixture.owner}_{fn.name}"
     fn.name = hidden
-    b.setup_before(scope, f"{ast.unparse(fn)}\n{fixture.owner}.{fixture.fn.name} = {hidden}\ndel {hidden}",
-                   label=f"def {fixture.owner}.{fixture.fn.name}")
+    b.define(f"{ast.unparse(fn)}\n{fixture.owner}.{fixture.fn.name} = {hidden}\ndel {hidden}",
+             label=f"def {fixture.owner}.{fixture.fn.name}")
 
 
 def decorated_as_test(fn: ast.FunctionDef) -> bool:
