@@ -49,16 +49,19 @@ def test_an_optimizer_from_a_package_this_machine_lacks_is_a_missing_package_not
 
 
 def test_the_rendered_train_py_names_the_field_without_a_traceback(workspace):
-    """A run rendered from a brief that skipped validate: train.py refuses in seconds, before any model loads, with
-    the field and the fix (exit 2), and records it for diagnose and watch."""
+    """A reviewed run rendered from a brief that skipped validate: train.py passes the gate, then refuses in
+    seconds, before any model loads, with the field and the fix (exit 2), and records it for diagnose and watch."""
     import json
     import subprocess
     import sys
 
+    from artifacts import make_artifact
     from briefs import brief_for
     from grpo_rlvr.run.render import render
 
-    run = render(brief_for(workspace, "b", {"grpo": {"optim": "adamw_foo"}})).dir
+    brief = brief_for(workspace, "b", {"grpo": {"optim": "adamw_foo"}})
+    make_artifact(brief, workspace / "out" / "inspection")   # the gate passes: what stops the run is TRL's refusal
+    run = render(brief).dir
     out = subprocess.run([sys.executable, str(run / "train.py")], capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr[-3000:]
     assert "Error: grpo.optim: TRL's GRPOConfig refuses optim: 'adamw_foo'" in out.stderr
