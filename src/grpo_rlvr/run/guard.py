@@ -180,6 +180,12 @@ def smoke_config(cfg: dict, max_steps: int | None) -> dict:
     return {**cfg, "max_steps": steps, "logging_steps": 1, "save_strategy": "no", "report_to": "none"}
 
 
+def one_process() -> bool:
+    """Whether this training is one process (no launcher set ``WORLD_SIZE`` above 1): it checks its gate before torch
+    loads; several processes check once their process group has started (:func:`refuse_unless_gated`)."""
+    return int(os.environ.get("WORLD_SIZE") or 1) <= 1
+
+
 def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, resume: str | None = None,
                         saves: bool | None = None) -> RunCheck | None:
     """Called by the rendered train.py before any model loads: exit 1 on every rank unless the run may train. One
@@ -191,7 +197,7 @@ def refuse_unless_gated(run_dir: Path, output_dir: Path, smoke: bool = False, re
     Returns the passing check on the main process (train.py hands it to :func:`refuse_if_changed_since_check`
     and the checkpoint ledger), None on the other ranks."""
     main, processes = True, 1
-    if int(os.environ.get("WORLD_SIZE") or 1) > 1:
+    if not one_process():
         from accelerate import PartialState
 
         state = PartialState()

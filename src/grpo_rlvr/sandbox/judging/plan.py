@@ -154,7 +154,7 @@ class PlanBuilder:
             if keep and env.run_here(node):  # withheld: only the parent knows these names
                 seeds += seeding(inline_constants(node, env)[0])  # and where the program runs: its generator
                 continue
-            names = _assigned_names(node)
+            names = assigned_names(node)
             probe = env.copy()
             probe.bind(node)
             if keep and names and all(name in probe.consts for name in names):
@@ -495,7 +495,7 @@ def flattenable(fn: ast.FunctionDef) -> bool:
     return True
 
 
-def _assigned_names(node: ast.stmt) -> list[str]:
+def assigned_names(node: ast.stmt) -> list[str]:
     """The names (``x``, ``self.x``) an assignment binds; [] for anything else or other targets."""
     if isinstance(node, ast.Assign):
         targets = node.targets

@@ -35,7 +35,7 @@ import copy
 from dataclasses import dataclass
 
 from .expected_values import read_names
-from .plan import GLOBAL, PlanBuilder, flattenable, is_docstring
+from .plan import GLOBAL, PlanBuilder, assigned_names, flattenable, is_docstring
 from .plan_pytest import (
     Case,
     Collection,
@@ -345,19 +345,8 @@ def _flattened(b: PlanBuilder, fn: ast.FunctionDef, scope: int, test_name: str |
             continue
         node = _Rename(first, "self").visit(copy.deepcopy(node)) if first != "self" else node
         node = ast.fix_missing_locations(node)
-        if state and _assigns_self(node) & state:
+        if state and {name[5:] for name in assigned_names(node) if name.startswith("self.")} & state:
             b.setup(ast.unparse(node), scope, keep=False)
         else:
             b.statement(node, None, scope)
 
-
-def _assigns_self(node: ast.stmt) -> set[str]:
-    """The attributes of ``self`` a statement assigns (``self.calls = 0``, ``self.a, self.b = ...``)."""
-    targets = node.targets if isinstance(node, ast.Assign) else \
-        [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-    out = set()
-    for target in targets:
-        for t in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
-            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                out.add(t.attr)
-    return out
