@@ -25,7 +25,7 @@ case "${GRPO_RLVR_TORCH:-}" in
 esac
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 stamp=.venv/.grpo-rlvr-installed
-want=$( { cat pyproject.toml constraints.txt; [ -z "${GRPO_RLVR_TORCH:-}" ] || echo "torch=$GRPO_RLVR_TORCH"; } | sha256sum | cut -d' ' -f1)
+want=$( { cat pyproject.toml constraints.txt scripts/compile-venv.sh; [ -z "${GRPO_RLVR_TORCH:-}" ] || echo "torch=$GRPO_RLVR_TORCH"; } | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "Installing grpo-rlvr and its tested stack into .venv (first run: a minute or two from pip's cache, longer when it downloads)..." >&2
   if [ -z "${GRPO_RLVR_TORCH:-}" ] && ! command -v nvidia-smi >/dev/null; then
@@ -43,7 +43,7 @@ urllib.request.urlopen(url, timeout=20)' "$cpu_index" 2>/dev/null; then
     exit 2
   fi
   log=.venv/install.log
-  # --no-compile: byte-compiling torch & co. at install time costs a minute; Python compiles on first import.
+  # --no-compile: pip byte-compiles on one core; scripts/compile-venv.sh below does it on every core.
   if ! .venv/bin/python -m pip install --no-compile --disable-pip-version-check "${torch_index[@]}" -c constraints.txt -e ".[dev]" \
        >"$log" 2>&1; then
     grep -v "is ignored" "$log" | tail -40 >&2
@@ -55,5 +55,6 @@ urllib.request.urlopen(url, timeout=20)' "$cpu_index" 2>/dev/null; then
          "$log). Remove .venv, then run again with GRPO_RLVR_TORCH_CPU_INDEX naming a reachable mirror of the CPU index" >&2
     exit 1
   fi
+  scripts/compile-venv.sh .venv
   echo "$want" > "$stamp"
 fi

@@ -54,6 +54,7 @@ fi
 if "$VENV/bin/python" -c "import sys, torch; sys.exit(torch.version.cuda is not None)"; then
   "$VENV/bin/python" -m pip uninstall -y --disable-pip-version-check torchvision torchaudio torchcodec >> "$log" 2>&1
 fi
+scripts/compile-venv.sh "$VENV"   # up-to-date files are skipped: seconds after the first run
 # What was resolved, beside the pins; pip check says which of the project's own bounds the new releases pass.
 "$VENV/bin/python" - "${NEWEST[@]}" torch tokenizers huggingface_hub safetensors numpy <<'EOF'
 import re, sys

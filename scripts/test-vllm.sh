@@ -23,7 +23,7 @@ if [ ! -x "$VENV"/bin/python ] && ! "$PY" -c 'import sys; sys.exit(sys.version_i
 fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 stamp=$VENV/.grpo-rlvr-installed
-want=$( (cat pyproject.toml constraints.txt constraints-vllm.txt; echo "$PKG") | sha256sum | cut -d' ' -f1)
+want=$( (cat pyproject.toml constraints.txt constraints-vllm.txt scripts/compile-venv.sh; echo "$PKG") | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "Installing grpo-rlvr and $PKG $VERSION into $VENV (first run: a few minutes)..." >&2
   log=$VENV/install.log
@@ -39,6 +39,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   if "$VENV/bin/python" -c "import sys, torch; sys.exit(torch.version.cuda is not None)"; then
     "$VENV/bin/python" -m pip uninstall -y --disable-pip-version-check torchvision torchaudio torchcodec >> "$log" 2>&1
   fi
+  scripts/compile-venv.sh "$VENV"
   echo "$want" > "$stamp"
 fi
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false GRPO_RLVR_VLLM_LANE=1

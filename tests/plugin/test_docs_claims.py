@@ -293,7 +293,7 @@ def bootstrap_copy(tmp_path) -> dict:
     import shutil
 
     (tmp_path / "scripts").mkdir()
-    for name in ("pyproject.toml", "constraints.txt", "scripts/bootstrap.sh"):
+    for name in ("pyproject.toml", "constraints.txt", "scripts/bootstrap.sh", "scripts/compile-venv.sh"):
         shutil.copy(REPO / name, tmp_path / name)
     stub = tmp_path / "python-stub"
     stub.write_text(STUB_PYTHON)
@@ -316,8 +316,9 @@ def test_the_install_offers_torchs_cpu_only_build_as_the_readme_says(tmp_path, t
     out = subprocess.run(["bash", str(tmp_path / "scripts/bootstrap.sh")], env=env, capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0, out.stderr
-    [pip] = (tmp_path / "pip.log").read_text().splitlines()
-    assert pip.startswith("-m pip install") and "-c constraints.txt -e .[dev]" in pip, pip
+    [pip, compiled] = (tmp_path / "pip.log").read_text().splitlines()   # then scripts/compile-venv.sh, on every core
+    assert pip.startswith("-m pip install --no-compile") and "-c constraints.txt -e .[dev]" in pip, pip
+    assert compiled.startswith("-m compileall") and "-j 0" in compiled, compiled
     assert (f"--extra-index-url {index}" in pip) if index else ("--extra-index-url" not in pip), pip
     env["GRPO_RLVR_TORCH"] = "cuda"
     bad = subprocess.run(["bash", str(tmp_path / "scripts/bootstrap.sh")], env=env, capture_output=True, text=True,
@@ -352,3 +353,31 @@ def test_the_cpu_build_asked_for_is_the_cpu_build_installed(tmp_path, fails, cod
     assert out.returncode == code and said in out.stderr, (out.returncode, out.stderr)
     assert not (tmp_path / ".venv" / ".grpo-rlvr-installed").exists()   # the next run tries again
     assert (tmp_path / "pip.log").exists() == (code == 1)               # refused before pip, or checked after it
+
+
+def test_compile_venv_writes_the_bytecode_python_then_loads_where_pythondontwritebytecode_is_set(tmp_path):
+    """scripts/compile-venv.sh byte-compiles an environment's packages even where PYTHONDONTWRITEBYTECODE is set (there
+    Python itself never writes what it compiles, so each process would compile TRL again: 2.5x the CPU of its import,
+    benchmarks/bench_import_compiled.py); a file that does not compile is left as it is, and the script succeeds."""
+    import importlib.util
+    import os
+    import sys
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "installed_pkg").mkdir()
+    (site / "installed_pkg" / "__init__.py").write_text("VALUE = 42\n")
+    (site / "installed_pkg" / "py2_data.py").write_text("print 'old syntax'\n")   # test data some packages ship
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    out = subprocess.run(["bash", str(REPO / "scripts" / "compile-venv.sh"), str(venv)], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    pyc = Path(importlib.util.cache_from_source(str(site / "installed_pkg" / "__init__.py")))
+    assert pyc.read_bytes()[:4] == importlib.util.MAGIC_NUMBER
+    assert not Path(importlib.util.cache_from_source(str(site / "installed_pkg" / "py2_data.py"))).exists()
+    used = subprocess.run([str(venv / "bin" / "python"), "-v", "-c", "import installed_pkg; print(installed_pkg.VALUE)"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert used.stdout == "42\n" and f"code object from '{pyc}'" in used.stderr, used.stderr[-2000:]
