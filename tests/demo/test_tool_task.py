@@ -35,6 +35,10 @@ JUDGED = [
     (_called(123, 465, "588", "<answer>588</answer>"), True, False),            # miscopied an operand
     (_called(123, 456, "600", "<answer>600</answer>"), True, False),            # a wrong reply is not the sum
     (_called(123, 456, "579", "<answer>579</answer>>"), False, False),          # text after the tag
+    (_called(123, 456, "579", "<answer>579.</answer>"), True, True),            # a full stop ends the sentence
+    (_called(123, 456, "579", "<answer> 0579 </answer>"), True, True),
+    (_called(123, 456, "579", "<answer>579.5</answer>"), True, False),
+    (_called(123, 456, "579", "<answer>579,</answer>"), True, False),
     (_called(123, 456, "579", "579"), False, False),                            # no tag
     (_called(123, 456, "579", "<answer>579</answer><answer>579</answer>"), False, False),
     ([{"role": "assistant", "content": "",

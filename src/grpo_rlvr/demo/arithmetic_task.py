@@ -44,6 +44,11 @@ def oracle_judgement(prompt_text: str, completion_text: str) -> tuple[bool, bool
     text = completion_text.strip()
     well_formed = text.startswith("<answer>") and text.endswith("</answer>") and text.count("<answer>") == 1
     inner = text[len("<answer>"):-len("</answer>")] if well_formed else ""
+    return well_formed, well_formed and number_read(inner) == truth
+
+
+def number_read(inner: str) -> Fraction | None:
+    """The number a person reads in an answer tag's text (``3``, ``3.``, ``3.0``, ``03``, ``+3``, ``: 3``, ``is 3``),
+    or None where there is none; written here, apart from the rewards, for the demos' oracles."""
     number = re.sub(r"^(?:is\s+|:\s*)", "", inner.strip()).rstrip(". ")
-    correct = well_formed and _NUMBER.fullmatch(number) is not None and Fraction(number) == truth
-    return well_formed, correct
+    return Fraction(number) if _NUMBER.fullmatch(number) else None

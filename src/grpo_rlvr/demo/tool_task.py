@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 import re
 
+from grpo_rlvr.demo.arithmetic_task import number_read
 from grpo_rlvr.examples.tool.tools import add
 
 NAME = "tool"
@@ -89,10 +90,11 @@ def _operands(prompt_text: str) -> tuple[int, int]:
 
 def oracle_judgement(prompt_text: str, completion_text: str) -> tuple[bool, bool]:
     """(well_formed, correct) of the final answer, decided without the reward code or the tool: exactly one
-    ``<answer>…</answer>`` and nothing around it, and inside it the prompt's sum, recomputed here."""
+    ``<answer>…</answer>`` and nothing around it, and inside it the prompt's sum, recomputed here, as a person reads a
+    number (``579.`` ends a sentence: it is 579)."""
     a, b = _operands(prompt_text)
     text = completion_text.strip()
     well_formed = text.startswith("<answer>") and text.endswith("</answer>") and text.count("<answer>") == 1 \
         and text.count("</answer>") == 1
-    inner = text[len("<answer>"):-len("</answer>")].strip() if well_formed else ""
-    return well_formed, well_formed and inner.isdigit() and int(inner) == a + b
+    inner = text[len("<answer>"):-len("</answer>")] if well_formed else ""
+    return well_formed, well_formed and number_read(inner) == a + b   # "579." is 579, as in the arithmetic demo
