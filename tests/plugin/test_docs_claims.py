@@ -381,3 +381,28 @@ def test_compile_venv_writes_the_bytecode_python_then_loads_where_pythondontwrit
     used = subprocess.run([str(venv / "bin" / "python"), "-v", "-c", "import installed_pkg; print(installed_pkg.VALUE)"],
                           env=env, capture_output=True, text=True, timeout=60)
     assert used.stdout == "42\n" and f"code object from '{pyc}'" in used.stderr, used.stderr[-2000:]
+
+
+@pytest.mark.parametrize("flags", ["fpu sse4_2 avx avx2 fma", "fpu avx2 avx512f avx512bw avx512_vnni", "fpu avx2 avx_vnni"])
+def test_the_avx2_lane_stops_only_where_it_would_repeat_the_main_lane(tmp_path, flags):
+    """CI's AVX2 lane (`scripts/test-avx2.sh --unless-native`) runs nothing where the CPU's own kernels are AVX2 (torch
+    picks AVX2 and the CPU has no AVX-512 or AVX-VNNI flag: the main lane ran those kernels); with either flag it goes
+    on to hold the kernels to AVX2 and run pytest (here only collecting one file)."""
+    import os
+
+    python = REPO / ".venv" / "bin" / "python"
+    if not python.exists():
+        pytest.skip("the script runs the repository's .venv (scripts/bootstrap.sh makes it); this lane has none")
+    native = subprocess.run([str(python), "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+                            env={k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"},
+                            capture_output=True, text=True, check=True, timeout=120).stdout.strip()
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+    out = subprocess.run(["bash", str(REPO / "scripts" / "test-avx2.sh"), "--unless-native", "--collect-only", "-q",
+                          "-p", "no:cacheprovider", "tests/diagnosis/test_plain_trl.py"],
+                         env={**os.environ, "GRPO_RLVR_CPUINFO": str(cpuinfo)}, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    skipped = "nothing to repeat" in out.stdout
+    assert skipped == (native == "AVX2" and "512" not in flags and "vnni" not in flags), out.stdout[-2000:]
+    assert skipped != ("test_plain_trl.py::" in out.stdout), out.stdout[-2000:]
