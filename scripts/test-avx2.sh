@@ -6,12 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+capability() { .venv/bin/python -c 'import torch; print(torch.backends.cpu.get_cpu_capability())'; }   # torch's pick
 # --unless-native (CI): on a CPU whose widest vector extension is AVX2 (no AVX-512, no AVX-VNNI flag in
 # /proc/cpuinfo, or GRPO_RLVR_CPUINFO's file, and torch picks AVX2 unprompted), the main lane already ran these tests
 # with these kernels: the lane says so and runs nothing.
 if [ "${1:-}" = --unless-native ]; then
   shift
-  native=$(env -u ATEN_CPU_CAPABILITY .venv/bin/python -c 'import torch; print(torch.backends.cpu.get_cpu_capability())')
+  native=$(unset ATEN_CPU_CAPABILITY; capability)
   if [ "$native" = AVX2 ] && ! grep -qE '^flags.*\b(avx512[a-z_0-9]*|avx_vnni)\b' "${GRPO_RLVR_CPUINFO:-/proc/cpuinfo}"; then
     echo "this CPU's own kernels are AVX2 (torch: $native; no AVX-512 or AVX-VNNI flag): the main lane ran the" \
          "training-outcome tests with them already; nothing to repeat"
@@ -19,7 +20,7 @@ if [ "${1:-}" = --unless-native ]; then
   fi
 fi
 export ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
-capability=$(.venv/bin/python -c 'import torch; print(torch.backends.cpu.get_cpu_capability())')
+capability=$(capability)
 if [ "$capability" != "AVX2" ]; then
   echo "Error: torch reports CPU capability $capability with ATEN_CPU_CAPABILITY=avx2; this CPU cannot run the AVX2 lane" >&2
   exit 2
